@@ -1,0 +1,244 @@
+/* kgate public API: register CUDA kernel cases so the kgate gates can run over them.
+ *
+ * A *case* is one kernel (or chain of kernels) at one shape and dtype. kgate owns the
+ * lifecycle: it calls setup() once, then launch() many times (the hot path), reference()
+ * when it needs the expected output, and teardown() last. Every callback runs on the thread
+ * that called kg_cli_main(); none is called concurrently.
+ *
+ * Conventions (as in the rest of kgate):
+ *   - functions return 0 or a negative KG_E* code; kg_error_last() gives the message;
+ *   - objects returned through a first out-parameter belong to the caller and have a _free;
+ *   - options structs have an _INIT initializer.
+ *
+ * Minimal example (a .cu file of a user's runner):
+ *
+ *   static int my_setup(const kg_setup_args *a, void **state, kg_case_io *io);
+ *   static int my_launch(void *state, cudaStream_t s);      // hot path: kernels only
+ *   static int my_ref(void *state, cudaStream_t s, void *ref_host);
+ *   static void my_teardown(void *state);
+ *   static const kg_kernel_ref my_syms[] = { KG_KERNEL(my_kernel, 256, 0) };
+ *   static const kg_case_desc my_case = {
+ *       .id = "my_op/n=4097/f32", .op = "my_op", .setup = my_setup, .launch = my_launch,
+ *       .reference = my_ref, .teardown = my_teardown, .ref_dtype = KG_DTYPE_F64,
+ *       .parity = KG_PARITY_TOLERANCE_INIT(1e-5, 1e-6, 0.999999),
+ *       .bytes_moved = 3.0 * 4097 * 4, .kernels = my_syms, .n_kernels = 1 };
+ *   int main(int argc, char **argv) {
+ *       kg_registry *reg = NULL; int rc = kg_registry_new(&reg);
+ *       if (rc == 0) rc = kg_registry_add(reg, &my_case);
+ *       return kg_cli_main(reg, rc, argc, argv);     // frees reg, returns the exit code
+ *   }
+ */
+#ifndef KGATE_KGATE_H
+#define KGATE_KGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KG_VERSION_MAJOR 0
+#define KG_VERSION_MINOR 1
+#define KG_VERSION_PATCH 0
+#define KG_VERSION_STRING "0.1.0"
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+/* Error codes: every kgate function returns 0 or one of these (negative). */
+enum {
+    KG_OK = 0,
+    KG_EINVAL = -1,    /* bad argument, flag or input value */
+    KG_ENOMEM = -2,    /* out of host memory */
+    KG_EIO = -3,       /* file could not be read or written */
+    KG_EPARSE = -4,    /* malformed input file (JSON, allowlist, baseline, marks) */
+    KG_ECUDA = -5,     /* a CUDA runtime or driver call failed */
+    KG_ENODEV = -6,    /* no CUDA device is present */
+    KG_ECUBLAS = -7,   /* a cuBLAS call failed */
+    KG_ECUPTI = -8,    /* a CUPTI call failed */
+    KG_EGIT = -9,      /* a libgit2 call failed */
+    KG_EHTTP = -10,    /* an HTTP request failed (libcurl or status code) */
+    KG_EEXISTS = -11,  /* duplicate (case id, mark key) */
+    KG_ENOTFOUND = -12,/* no such case, mark, file or ref */
+    KG_ECONFLICT = -13,/* concurrent update lost a race; retry */
+    KG_EREFUSED = -14, /* refused by policy (diagnostic report, dirty marks file, ...) */
+    KG_EINTERNAL = -15
+};
+
+/* Message of the last error set on this thread ("" if none). Valid until the next error. */
+const char *kg_error_last(void);
+/* Name of an error code, e.g. "KG_EPARSE". */
+const char *kg_error_name(int code);
+/* Record an error (printf-style); returns code so callers can `return kg_error_set(...)`. */
+int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Check a CUDA runtime call; on failure record file/line and `goto cleanup` with rc set.
+ * The enclosing function needs `int rc` and a `cleanup:` label. */
+#define KG_CUDA_CHECK(expr)                                                              \
+    do {                                                                                 \
+        cudaError_t kg_e_ = (expr);                                                      \
+        if (kg_e_ != cudaSuccess) {                                                      \
+            rc = kg_error_set(KG_ECUDA, __FILE__, __LINE__, "%s failed: %s (%s)", #expr, \
+                              cudaGetErrorName(kg_e_), cudaGetErrorString(kg_e_));       \
+            goto cleanup;                                                                \
+        }                                                                                \
+    } while (0)
+
+/* Check that the last kernel launch was accepted (launchers call it right after <<<>>>). */
+#define KG_LAUNCH_CHECK() KG_CUDA_CHECK(cudaGetLastError())
+
+/* Propagate a kgate error code: `goto cleanup` when expr < 0. */
+#define KG_TRY(expr)                 \
+    do {                             \
+        if ((rc = (expr)) < 0)       \
+            goto cleanup;            \
+    } while (0)
+
+/* ---- data types and parity ---------------------------------------------------------- */
+
+typedef enum {
+    KG_DTYPE_F32 = 0,
+    KG_DTYPE_F64 = 1,
+    KG_DTYPE_BF16 = 2,
+    KG_DTYPE_F16 = 3,
+    KG_DTYPE_I32 = 4,
+    KG_DTYPE_U8 = 5
+} kg_dtype;
+
+size_t kg_dtype_size(kg_dtype t);
+const char *kg_dtype_name(kg_dtype t);
+
+typedef enum {
+    KG_PARITY_TOLERANCE = 0, /* all three thresholds must hold; NaN/Inf never pass */
+    KG_PARITY_BITWISE = 1    /* output bytes equal the reference bytes (ref_dtype == out dtype) */
+} kg_parity_kind;
+
+typedef struct {
+    kg_parity_kind kind;
+    double max_abs;    /* max |out - ref| allowed */
+    double max_rel_l2; /* ||out - ref||_2 / ||ref||_2 allowed */
+    double min_cosine; /* cosine(out, ref) required */
+} kg_parity_policy;
+
+#define KG_PARITY_TOLERANCE_INIT(abs_, rel_l2_, cos_) \
+    { KG_PARITY_TOLERANCE, (abs_), (rel_l2_), (cos_) }
+#define KG_PARITY_BITWISE_INIT { KG_PARITY_BITWISE, 0.0, 0.0, 1.0 }
+
+/* ---- cases ---------------------------------------------------------------------------- */
+
+/* A __global__ function the case launches, with the launch configuration it uses:
+ * the resource preflight reads its attributes and theoretical occupancy. `name` is the
+ * source-level name (for templates as the demangler prints it, e.g. "k<float, 128>"). */
+typedef struct {
+    const void *func;
+    const char *name;
+    int block_threads;
+    size_t dynamic_smem;
+} kg_kernel_ref;
+
+#define KG_KERNEL(fn, block, smem) { (const void *)(fn), #fn, (block), (size_t)(smem) }
+
+/* Passed to setup(). */
+typedef struct {
+    uint64_t seed;          /* fill inputs from this seed (kg_rng_*), never zeros */
+    const void *params;     /* the case's kg_case_desc.params */
+    cudaStream_t stream;    /* a non-blocking stream setup may use (it is synchronized after) */
+    int device;             /* current device ordinal */
+} kg_setup_args;
+
+/* Filled by setup(): the output the gates check. Setup owns the memory. */
+typedef struct {
+    void *out;              /* device pointer to the output */
+    size_t out_count;       /* elements */
+    kg_dtype out_dtype;
+    size_t rows;            /* for batch invariance: number of independent rows (0 = n/a) */
+} kg_case_io;
+
+typedef struct kg_case_desc {
+    const char *id;         /* unique, stable: "<op>/<params>/<dtype>", e.g. "axpy/n=4097/f32" */
+    const char *op;         /* kernel family, e.g. "axpy" */
+    const void *params;     /* opaque, handed to setup() */
+
+    /* Allocate persistent buffers, fill inputs from args->seed, fill *io. Outside the hot
+     * path: anything is allowed here. On failure return <0 after kg_error_set(). */
+    int (*setup)(const kg_setup_args *args, void **state, kg_case_io *io);
+    /* The hot path: enqueue the work on `stream` and return. It must be idempotent (a pure
+     * function of the inputs), allocate nothing, synchronize nothing, copy nothing to or
+     * from the host, and launch only on `stream` (or on streams forked from it with events). */
+    int (*launch)(void *state, cudaStream_t stream);
+    /* Expected output into ref_host (io->out_count elements of ref_dtype). May use the GPU
+     * (e.g. cuBLAS) on `stream` but must leave ref_host complete on return. */
+    int (*reference)(void *state, cudaStream_t stream, void *ref_host);
+    void (*teardown)(void *state);
+
+    kg_dtype ref_dtype;       /* KG_DTYPE_F64 for CPU float64 references */
+    const char *ref_kind;     /* "cpu-f64", "cublas", ... for the report */
+    kg_parity_policy parity;
+
+    /* Work model (for GB/s, TFLOP/s and % of measured ceilings). */
+    double bytes_moved;       /* bytes read + written by one launch() */
+    double flops;             /* floating-point operations of one launch() (0 if memory-bound) */
+
+    const kg_kernel_ref *kernels;  /* every __global__ launch() uses */
+    int n_kernels;
+
+    /* Batch invariance (optional): launch_rows computes only the first `rows` rows of the
+     * output into the same places; row r must equal row r of the full launch byte for byte. */
+    int batch_invariant;
+    int (*launch_rows)(void *state, int rows, cudaStream_t stream);
+
+    /* Defects only (selftest runners): the gate that must catch this case and why. */
+    const char *expect_gate;
+    const char *expect_reason;
+} kg_case_desc;
+
+/* ---- registry ------------------------------------------------------------------------- */
+
+typedef struct kg_registry kg_registry;
+
+int kg_registry_new(kg_registry **out);
+/* Copies the descriptor (strings and arrays must outlive the registry). Fails with
+ * KG_EEXISTS on a duplicate id and KG_EINVAL on a missing required field. */
+int kg_registry_add(kg_registry *reg, const kg_case_desc *desc);
+int kg_registry_add_all(kg_registry *reg, const kg_case_desc *descs, size_t n);
+size_t kg_registry_count(const kg_registry *reg);
+const kg_case_desc *kg_registry_get(const kg_registry *reg, size_t i);
+void kg_registry_free(kg_registry *reg);
+
+/* Run the kgate command line over the registry; returns the process exit code (see
+ * docs/production-ci.md: 0 pass, 1 gate failed, 2 usage or input error, 3 no GPU,
+ * 4 runtime error). `reg_rc` is the result of registration: a negative code is reported
+ * and exits 2. Takes ownership of reg (frees it). */
+int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv);
+
+/* Exit codes of kg_cli_main. */
+enum {
+    KG_EXIT_PASS = 0,
+    KG_EXIT_GATE_FAILED = 1,
+    KG_EXIT_USAGE = 2,
+    KG_EXIT_NO_GPU = 3,
+    KG_EXIT_RUNTIME = 4
+};
+
+/* ---- helpers for setup() -------------------------------------------------------------- */
+
+/* Deterministic generator (splitmix64-seeded xoshiro256**); state is 4 words. */
+typedef struct { uint64_t s[4]; } kg_rng;
+void kg_rng_seed(kg_rng *r, uint64_t seed, uint64_t stream_id);
+uint64_t kg_rng_next(kg_rng *r);
+/* Uniform in [lo, hi); never produces an all-zero buffer for lo < hi. */
+void kg_rng_fill_f32(kg_rng *r, float *dst, size_t n, float lo, float hi);
+void kg_rng_fill_bf16(kg_rng *r, uint16_t *dst, size_t n, float lo, float hi);
+
+uint16_t kg_f32_to_bf16(float f);  /* round to nearest even */
+float kg_bf16_to_f32(uint16_t h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KGATE_KGATE_H */

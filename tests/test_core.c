@@ -1,0 +1,113 @@
+/* Core pieces that need no GPU: registry rules, rng, atomic files, report shape. */
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "kg_core.h"
+#include "kg_test.h"
+
+static int fake_setup(const kg_setup_args *a, void **s, kg_case_io *io)
+{
+    (void)a; (void)s; (void)io;
+    return 0;
+}
+static int fake_launch(void *s, cudaStream_t st) { (void)s; (void)st; return 0; }
+static int fake_ref(void *s, cudaStream_t st, void *r) { (void)s; (void)st; (void)r; return 0; }
+
+int main(void)
+{
+    kg_registry *reg = NULL;
+    CHECK(kg_registry_new(&reg) == 0);
+    kg_case_desc d = { .id = "t/n=1/f32", .op = "t", .setup = fake_setup, .launch = fake_launch,
+                       .reference = fake_ref, .parity = KG_PARITY_TOLERANCE_INIT(0, 0, 1) };
+    CHECK(kg_registry_add(reg, &d) == 0);
+    CHECK(kg_registry_add(reg, &d) == KG_EEXISTS);
+    CHECK(strstr(kg_error_last(), "duplicate case id 't/n=1/f32'") != NULL);
+    kg_case_desc bad = d;
+    bad.id = "has space";
+    CHECK(kg_registry_add(reg, &bad) == KG_EINVAL);
+    bad.id = "x";
+    bad.launch = NULL;
+    CHECK(kg_registry_add(reg, &bad) == KG_EINVAL);
+    bad = d;
+    bad.id = "y";
+    bad.batch_invariant = 1;
+    CHECK(kg_registry_add(reg, &bad) == KG_EINVAL);
+    CHECK(kg_registry_count(reg) == 1);
+
+    kg_selection sel;
+    CHECK(kg_select(&sel, reg, "^t/") == 0 && sel.n == 1);
+    kg_selection_free(&sel);
+    CHECK(kg_select(&sel, reg, "nomatch") == KG_ENOTFOUND);
+    CHECK(strstr(kg_error_last(), "matches no case") != NULL);
+    CHECK(kg_select(&sel, reg, "([") == KG_EINVAL);
+    kg_registry_free(reg);
+
+    /* rng: reproducible from the seed, different per seed, never zero */
+    kg_rng r1, r2;
+    float a[1000], b[1000];
+    kg_rng_seed(&r1, 42, 1);
+    kg_rng_seed(&r2, 42, 1);
+    kg_rng_fill_f32(&r1, a, 1000, -1, 1);
+    kg_rng_fill_f32(&r2, b, 1000, -1, 1);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    kg_rng_seed(&r2, 43, 1);
+    kg_rng_fill_f32(&r2, b, 1000, -1, 1);
+    CHECK(memcmp(a, b, sizeof a) != 0);
+    int zeros = 0, inrange = 1;
+    for (int i = 0; i < 1000; i++) {
+        zeros += a[i] == 0.0f;
+        inrange &= a[i] >= -1 && a[i] < 1;
+    }
+    CHECK(zeros == 0 && inrange);
+    CHECK(kg_case_seed(1, "a") != kg_case_seed(1, "b"));
+    CHECK(kg_case_seed(1, "a") == kg_case_seed(1, "a"));
+
+    /* number parsing names the flag */
+    uint64_t u;
+    int iv;
+    CHECK(kg_parse_u64("--seed", "12x", &u) == KG_EINVAL &&
+          strstr(kg_error_last(), "--seed") != NULL);
+    CHECK(kg_parse_u64("--seed", "-1", &u) == KG_EINVAL);
+    CHECK(kg_parse_u64("--seed", "123", &u) == 0 && u == 123);
+    CHECK(kg_parse_int("--device", "99999", 0, 1024, &iv) == KG_EINVAL);
+
+    /* atomic write: content lands whole, no temp file remains */
+    char dir[] = "/tmp/kgtestXXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[256], *txt = NULL;
+    snprintf(path, sizeof path, "%s/f.json", dir);
+    CHECK(kg_file_write_atomic(path, "{\"a\":1}\n", 8) == 0);
+    size_t len = 0;
+    CHECK(kg_file_read(&txt, &len, path) == 0 && len == 8 && strcmp(txt, "{\"a\":1}\n") == 0);
+    free(txt);
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/nodir/f.json", dir);
+    CHECK(kg_file_write_atomic(missing, "x", 1) == KG_EIO);
+    CHECK(kg_path_check_writable(missing) == KG_EINVAL);
+    CHECK(kg_path_check_writable(dir) == KG_EINVAL);
+
+    /* report shape */
+    kg_report *rep = NULL;
+    CHECK(kg_report_new(&rep, "parity", true) == 0);
+    kg_report_set_seed(rep, 7);
+    CHECK(kg_report_add(rep, "parity", "t/n=1/f32", KG_VERDICT_FAIL, "why", NULL) == 0);
+    CHECK(kg_report_add(rep, "parity", "t/n=2/f32", KG_VERDICT_PASS, "", NULL) == 0);
+    CHECK(kg_report_write(rep, path) == 0);
+    kg_report_free(rep);
+    CHECK(kg_file_read(&txt, &len, path) == 0);
+    cJSON *j = cJSON_Parse(txt);
+    CHECK(j != NULL);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "schema")), "kgate-report/1") == 0);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "mode")), "diagnostic") == 0);
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "certifying")));
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(j, "seed")) == 7);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "results")) == 2);
+    cJSON *s = cJSON_GetObjectItem(j, "summary");
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(s, "FAIL")) == 1 &&
+          cJSON_GetNumberValue(cJSON_GetObjectItem(s, "PASS")) == 1);
+    cJSON_Delete(j);
+    free(txt);
+    unlink(path);
+    rmdir(dir);
+    return kg_test_done("test_core");
+}

@@ -1,0 +1,183 @@
+/* axpy: out = a*x + y in fp32.
+ *
+ * The simplest memory-bound case: 8 bytes read and 4 written per element, no reuse, so the
+ * only thing that matters is issuing wide, coalesced loads. The kernel is OUT-OF-PLACE (it
+ * never overwrites x or y), which makes every launch a pure function of the inputs: kgate
+ * launches it many times in a row and the output must be the same every time.
+ *
+ * Alignment: none required from the caller beyond cudaMalloc's (x, y, out are 256-byte
+ * aligned, so the float4 main loop is always aligned); n may be any value >= 1, the n % 4
+ * leftover elements go through a scalar tail.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "cases.h"
+
+/* Grid-stride loop over float4 chunks, then the scalar tail (at most 3 elements) handled by
+ * the first threads of the grid. Grid-stride lets the grid be capped (KG_AXPY_MAX_GRID) so
+ * huge n does not need billions of blocks, while small n still launches only what it needs. */
+__global__ void __launch_bounds__(KG_AXPY_BLOCK)
+axpy_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
+            float *__restrict__ out, size_t n)
+{
+    const size_t n4 = n / 4;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const float4 *x4 = reinterpret_cast<const float4 *>(x);
+    const float4 *y4 = reinterpret_cast<const float4 *>(y);
+    float4 *o4 = reinterpret_cast<float4 *>(out);
+    for (size_t i = tid; i < n4; i += stride) {
+        const float4 xv = x4[i];
+        const float4 yv = y4[i];
+        float4 r;
+        r.x = fmaf(a, xv.x, yv.x);
+        r.y = fmaf(a, xv.y, yv.y);
+        r.z = fmaf(a, xv.z, yv.z);
+        r.w = fmaf(a, xv.w, yv.w);
+        o4[i] = r;
+    }
+    const size_t t = n4 * 4 + tid;
+    if (t < n)
+        out[t] = fmaf(a, x[t], y[t]);
+}
+
+/* Blocks needed to give every float4 one thread, capped; depends on n only. */
+extern "C" unsigned kg_axpy_grid(size_t n)
+{
+    size_t n4 = n / 4;
+    size_t g = kg_ceil_div(n4 > 0 ? n4 : 1, KG_AXPY_BLOCK);
+    return (unsigned)(g > KG_AXPY_MAX_GRID ? KG_AXPY_MAX_GRID : g);
+}
+
+extern "C" int kg_axpy_launch(float a, const float *x, const float *y, float *out, size_t n,
+                              cudaStream_t s)
+{
+    int rc = 0;
+    if (n == 0)
+        return 0;
+    axpy_kernel<<<kg_axpy_grid(n), KG_AXPY_BLOCK, 0, s>>>(a, x, y, out, n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* CPU float64 reference: out[i] = a*x[i] + y[i] with the exact fp32 inputs. */
+extern "C" void kg_axpy_reference_f64(float a, const float *x, const float *y, double *out,
+                                      size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = (double)a * (double)x[i] + (double)y[i];
+}
+
+/* ---- case callbacks -------------------------------------------------------------------- */
+
+extern "C" void kg_axpy_teardown(void *state)
+{
+    kg_axpy_state *st = (kg_axpy_state *)state;
+    if (!st)
+        return;
+    cudaFree(st->x);
+    cudaFree(st->y);
+    cudaFree(st->out);
+    free(st->x_host);
+    free(st->y_host);
+    free(st);
+}
+
+extern "C" int kg_axpy_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    const kg_axpy_params *p = (const kg_axpy_params *)args->params;
+    kg_axpy_state *st = NULL;
+    kg_rng rng;
+    size_t bytes;
+
+    if (!p || p->n == 0) {
+        rc = kg_error_set(KG_EINVAL, __FILE__, __LINE__, "axpy: n must be >= 1");
+        goto cleanup;
+    }
+    st = (kg_axpy_state *)calloc(1, sizeof(*st));
+    if (!st) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "axpy: out of host memory");
+        goto cleanup;
+    }
+    st->n = p->n;
+    bytes = p->n * sizeof(float);
+    st->x_host = (float *)malloc(bytes);
+    st->y_host = (float *)malloc(bytes);
+    if (!st->x_host || !st->y_host) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "axpy: out of host memory (n=%zu)",
+                          p->n);
+        goto cleanup;
+    }
+    /* One rng stream per buffer so x, y and a are independent of each other and of n. */
+    kg_rng_seed(&rng, args->seed, 1);
+    kg_rng_fill_f32(&rng, st->x_host, p->n, -1.0f, 1.0f);
+    kg_rng_seed(&rng, args->seed, 2);
+    kg_rng_fill_f32(&rng, st->y_host, p->n, -1.0f, 1.0f);
+    kg_rng_seed(&rng, args->seed, 3);
+    kg_rng_fill_f32(&rng, &st->a, 1, 0.5f, 2.0f);
+
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->x, bytes));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->y, bytes));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->out, bytes));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, bytes, cudaMemcpyHostToDevice, args->stream));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->y, st->y_host, bytes, cudaMemcpyHostToDevice, args->stream));
+    KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
+
+    io->out = st->out;
+    io->out_count = st->n;
+    io->out_dtype = KG_DTYPE_F32;
+    io->rows = 0;
+    *state = st;
+    st = NULL;
+cleanup:
+    kg_axpy_teardown(st);
+    return rc;
+}
+
+static int axpy_launch(void *state, cudaStream_t stream)
+{
+    kg_axpy_state *st = (kg_axpy_state *)state;
+    return kg_axpy_launch(st->a, st->x, st->y, st->out, st->n, stream);
+}
+
+extern "C" int kg_axpy_reference(void *state, cudaStream_t stream, void *ref_host)
+{
+    kg_axpy_state *st = (kg_axpy_state *)state;
+    (void)stream;
+    kg_axpy_reference_f64(st->a, st->x_host, st->y_host, (double *)ref_host, st->n);
+    return 0;
+}
+
+/* ---- cases ----------------------------------------------------------------------------- */
+
+static const kg_kernel_ref axpy_kernels[] = { KG_KERNEL(axpy_kernel, KG_AXPY_BLOCK, 0) };
+
+static const kg_axpy_params axpy_p1 = { 1 };
+static const kg_axpy_params axpy_p4097 = { 4097 };
+static const kg_axpy_params axpy_p1m = { (1u << 20) + 3 };
+static const kg_axpy_params axpy_p32m = { (1u << 25) + 1 };
+
+/* Parity: each output is one fp32 FMA of exact fp32 inputs, so |out - ref| <= 0.5 ulp(out)
+ * <= 2^-24 * |a*x+y| < 2^-24 * 3 ~ 1.8e-7 (|a| < 2, |x|,|y| < 1). max_abs 1e-6 leaves ~5x
+ * margin; the relative L2 error of correctly rounded fp32 is ~3e-8, so 1e-6 is 30x margin
+ * and any wrong or missing element (a NaN from the poisoned output) fails. */
+/* -> KG_AXPY_PARITY = (max_abs 1e-6, rel_l2 1e-6, cosine 0.9999999), in cases.h. */
+
+#define AXPY_CASE(ID, P)                                                                   \
+    {                                                                                      \
+        /* .id */ ID, /* .op */ "axpy", /* .params */ &(P), kg_axpy_setup, axpy_launch,    \
+            kg_axpy_reference, kg_axpy_teardown, KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY,     \
+            /* bytes: read x and y, write out */ 12.0 * (double)(P).n, /* .flops */ 0.0,   \
+            axpy_kernels, 1, 0, NULL, NULL, NULL                                           \
+    }
+
+extern "C" const kg_case_desc kg_axpy_cases[] = {
+    AXPY_CASE("axpy/n=1/f32", axpy_p1),
+    AXPY_CASE("axpy/n=4097/f32", axpy_p4097),
+    AXPY_CASE("axpy/n=1048579/f32", axpy_p1m),
+    /* 384 MiB moved per launch: the large-end bandwidth case. */
+    AXPY_CASE("axpy/n=33554433/f32", axpy_p32m),
+};
+extern "C" const size_t kg_axpy_n_cases = sizeof(kg_axpy_cases) / sizeof(kg_axpy_cases[0]);

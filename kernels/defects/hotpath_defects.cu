@@ -1,0 +1,597 @@
+/* Planted hot-path defects: each case is a real launcher with exactly ONE production-hot-path
+ * bug; the hotpath gate must FAIL it, and its message must contain .expect_reason. Most reuse
+ * the axpy case's setup/reference/teardown (so parity still passes) and differ only in what
+ * launch() does around an ordinary axpy kernel.
+ *
+ * One case is informational, not a defect: the cuBLAS GEMM of cublas_gemm.cu WITHOUT a
+ * preset workspace (.expect_reason = "observe"): the gate reports whatever cuBLAS really
+ * does there (allocations, syncs, or nothing).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../cases.h"
+#include "../common.cuh"
+#include "../cublas_util.h"
+
+extern "C" int kg_hotpath_defects_register(kg_registry *reg);
+
+/* ---- shared: axpy kernel + wrapped axpy state ------------------------------------------- */
+
+#define HP_BLOCK 256
+
+__global__ void __launch_bounds__(HP_BLOCK)
+hp_axpy_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
+               float *__restrict__ out, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = fmaf(a, x[i], y[i]);
+}
+
+static int hp_axpy(float a, const float *x, const float *y, float *out, size_t n, cudaStream_t s)
+{
+    int rc = 0;
+    unsigned grid = (unsigned)(kg_ceil_div(n, HP_BLOCK) > 4096 ? 4096 : kg_ceil_div(n, HP_BLOCK));
+    hp_axpy_kernel<<<grid, HP_BLOCK, 0, s>>>(a, x, y, out, n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+typedef struct {
+    kg_axpy_state *ax;
+    cudaStream_t s2;       /* unjoined-stream defect */
+    cudaEvent_t ev;        /* event-sync and fork events */
+    float *pinned;         /* D2H defect target */
+    void **leaked;         /* malloc defect: every per-launch allocation, freed at teardown */
+    size_t n_leaked, cap_leaked;
+} hp_axpy_state;
+
+static const kg_axpy_params hp_axpy_p = { (size_t)1 << 16 };
+
+static void hp_axpy_teardown(void *state)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    if (!st)
+        return;
+    if (st->s2) {
+        cudaStreamSynchronize(st->s2);
+        cudaStreamDestroy(st->s2);
+    }
+    if (st->ev)
+        cudaEventDestroy(st->ev);
+    cudaFreeHost(st->pinned);
+    for (size_t i = 0; i < st->n_leaked; i++)
+        cudaFree(st->leaked[i]);
+    free(st->leaked);
+    kg_axpy_teardown(st->ax);
+    free(st);
+}
+
+static int hp_axpy_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    void *ax = NULL;
+    hp_axpy_state *st = (hp_axpy_state *)calloc(1, sizeof(*st));
+    if (!st)
+        return kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath defect: out of memory");
+    KG_TRY(kg_axpy_setup(args, &ax, io));
+    st->ax = (kg_axpy_state *)ax;
+    /* Every defect gets the same extras; each launcher uses at most one of them. */
+    KG_CUDA_CHECK(cudaStreamCreateWithFlags(&st->s2, cudaStreamNonBlocking));
+    KG_CUDA_CHECK(cudaEventCreateWithFlags(&st->ev, cudaEventDisableTiming));
+    KG_CUDA_CHECK(cudaMallocHost((void **)&st->pinned, sizeof(float)));
+    *state = st;
+    st = NULL;
+cleanup:
+    hp_axpy_teardown(st);
+    return rc;
+}
+
+static int hp_axpy_reference(void *state, cudaStream_t stream, void *ref_host)
+{
+    return kg_axpy_reference(((hp_axpy_state *)state)->ax, stream, ref_host);
+}
+
+#define AX(st) ((st)->ax)
+
+/* DEFECT: a fresh device scratch per call (cached "for later", freed only at teardown). */
+static int hp_launch_malloc(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    kg_axpy_state *a = AX(st);
+    float *tmp = NULL;
+    if (st->n_leaked == st->cap_leaked) {
+        size_t cap = st->cap_leaked ? 2 * st->cap_leaked : 64;
+        void **nl = (void **)realloc(st->leaked, cap * sizeof(void *));
+        if (!nl)
+            return kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath defect: out of memory");
+        st->leaked = nl;
+        st->cap_leaked = cap;
+    }
+    KG_CUDA_CHECK(cudaMalloc((void **)&tmp, a->n * sizeof(float)));
+    st->leaked[st->n_leaked++] = tmp;
+    KG_TRY(hp_axpy(a->a, a->x, a->y, tmp, a->n, s));
+    /* A device-to-device copy on the case stream is allowed: only cudaMalloc is the defect. */
+    KG_CUDA_CHECK(cudaMemcpyAsync(a->out, tmp, a->n * sizeof(float), cudaMemcpyDeviceToDevice, s));
+cleanup:
+    return rc;
+}
+
+/* DEFECT: stream-ordered temporary (graph-capturable, still an allocation per call). */
+static int hp_launch_malloc_async(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    float *tmp = NULL;
+    KG_CUDA_CHECK(cudaMallocAsync((void **)&tmp, a->n * sizeof(float), s));
+    KG_TRY(hp_axpy(a->a, a->x, a->y, tmp, a->n, s));
+    KG_CUDA_CHECK(cudaMemcpyAsync(a->out, tmp, a->n * sizeof(float), cudaMemcpyDeviceToDevice, s));
+    KG_CUDA_CHECK(cudaFreeAsync(tmp, s));
+    tmp = NULL;
+cleanup:
+    if (tmp)
+        (void)cudaFreeAsync(tmp, s);
+    return rc;
+}
+
+/* DEFECT: the cudaFree(0) "make sure a context exists" idiom left in the hot path. */
+static int hp_launch_free(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    KG_CUDA_CHECK(cudaFree(NULL));
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+cleanup:
+    return rc;
+}
+
+/* DEFECT: waits for its own stream before returning. */
+static int hp_launch_stream_sync(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+cleanup:
+    return rc;
+}
+
+/* DEFECT: waits for the whole device. */
+static int hp_launch_device_sync(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+    KG_CUDA_CHECK(cudaDeviceSynchronize());
+cleanup:
+    return rc;
+}
+
+/* DEFECT: records a completion event and blocks the host on it. */
+static int hp_launch_event_sync(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    kg_axpy_state *a = AX(st);
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+    KG_CUDA_CHECK(cudaEventRecord(st->ev, s));
+    KG_CUDA_CHECK(cudaEventSynchronize(st->ev));
+cleanup:
+    return rc;
+}
+
+/* DEFECT: a "debug" copy of the first output element to (pinned) host memory. Async and
+ * capturable, but a device->host transfer on every call. */
+static int hp_launch_d2h(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    kg_axpy_state *a = AX(st);
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->pinned, a->out, sizeof(float), cudaMemcpyDeviceToHost, s));
+cleanup:
+    return rc;
+}
+
+/* DEFECT: the kernel goes to the legacy default stream (stream 0), not the given stream. */
+static int hp_launch_stream0(void *state, cudaStream_t s)
+{
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    (void)s;
+    return hp_axpy(a->a, a->x, a->y, a->out, a->n, 0);
+}
+
+/* DEFECT: forks the second half onto a helper stream (event fork: correct) and never joins
+ * it back (no event recorded on the helper and waited on by `s`): capture ends unjoined,
+ * and eager callers may read the output before the second half is written. */
+static int hp_launch_unjoined(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    kg_axpy_state *a = AX(st);
+    size_t half = (a->n / 2) & ~(size_t)3;
+    KG_CUDA_CHECK(cudaEventRecord(st->ev, s));
+    KG_CUDA_CHECK(cudaStreamWaitEvent(st->s2, st->ev, 0));
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, half, s));
+    KG_TRY(hp_axpy(a->a, a->x + half, a->y + half, a->out + half, a->n - half, st->s2));
+cleanup:
+    return rc;
+}
+
+static const kg_kernel_ref hp_axpy_k[] = { KG_KERNEL(hp_axpy_kernel, HP_BLOCK, 0) };
+
+/* ---- atomicAdd reduction (nondeterministic) ---------------------------------------------
+ * out[j] = sum of x[i] over i % HP_BINS == j. Each thread sums 16 of its bin's elements and
+ * atomically adds its partial: thousands of float atomics per bin arrive in an order that
+ * changes from run to run, and with magnitudes spread over 2^-8..2^8 every order rounds
+ * differently. DEFECT: order-dependent float atomics in the result. */
+#define HP_BINS 64
+#define HP_ATOMIC_PER_THREAD 16
+
+__global__ void __launch_bounds__(HP_BLOCK)
+hp_atomic_sum_kernel(const float *__restrict__ x, float *__restrict__ out, size_t n)
+{
+    const size_t base = (size_t)blockIdx.x * HP_BLOCK * HP_ATOMIC_PER_THREAD + threadIdx.x;
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < HP_ATOMIC_PER_THREAD; k++) {
+        const size_t i = base + (size_t)k * HP_BLOCK;
+        if (i < n)
+            s += x[i];
+    }
+    atomicAdd(&out[threadIdx.x % HP_BINS], s); /* DEFECT */
+}
+
+typedef struct {
+    size_t n;
+    float *x, *out;
+    float *x_host;
+} hp_atomic_state;
+
+static const kg_axpy_params hp_atomic_p = { (size_t)1 << 22 };
+
+static void hp_atomic_teardown(void *state)
+{
+    hp_atomic_state *st = (hp_atomic_state *)state;
+    if (!st)
+        return;
+    cudaFree(st->x);
+    cudaFree(st->out);
+    free(st->x_host);
+    free(st);
+}
+
+static int hp_atomic_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    const kg_axpy_params *p = (const kg_axpy_params *)args->params;
+    kg_rng rng;
+    hp_atomic_state *st = (hp_atomic_state *)calloc(1, sizeof(*st));
+    if (!st || !(st->x_host = (float *)malloc(p->n * sizeof(float)))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath atomic: out of memory");
+        goto cleanup;
+    }
+    st->n = p->n;
+    /* Mantissa and sign from [-1, 1), exponent spread over 2^-8..2^8. */
+    kg_rng_seed(&rng, args->seed, 1);
+    kg_rng_fill_f32(&rng, st->x_host, st->n, -1.0f, 1.0f);
+    for (size_t i = 0; i < st->n; i++)
+        st->x_host[i] = ldexpf(st->x_host[i], (int)(kg_rng_next(&rng) % 17) - 8);
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->x, st->n * sizeof(float)));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->out, HP_BINS * sizeof(float)));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, st->n * sizeof(float),
+                                  cudaMemcpyHostToDevice, args->stream));
+    io->out = st->out;
+    io->out_count = HP_BINS;
+    io->out_dtype = KG_DTYPE_F32;
+    io->rows = 0;
+    *state = st;
+    st = NULL;
+cleanup:
+    hp_atomic_teardown(st);
+    return rc;
+}
+
+static int hp_atomic_launch(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_atomic_state *st = (hp_atomic_state *)state;
+    unsigned grid = (unsigned)kg_ceil_div(st->n, (size_t)HP_BLOCK * HP_ATOMIC_PER_THREAD);
+    KG_CUDA_CHECK(cudaMemsetAsync(st->out, 0, HP_BINS * sizeof(float), s));
+    hp_atomic_sum_kernel<<<grid, HP_BLOCK, 0, s>>>(st->x, st->out, st->n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+static int hp_atomic_reference(void *state, cudaStream_t stream, void *ref_host)
+{
+    hp_atomic_state *st = (hp_atomic_state *)state;
+    double *ref = (double *)ref_host;
+    (void)stream;
+    for (int j = 0; j < HP_BINS; j++)
+        ref[j] = 0.0;
+    for (size_t i = 0; i < st->n; i++)
+        ref[i % HP_BINS] += st->x_host[i];
+    return 0;
+}
+
+static const kg_kernel_ref hp_atomic_k[] = { KG_KERNEL(hp_atomic_sum_kernel, HP_BLOCK, 0) };
+
+/* ---- batch-variant scaling ----------------------------------------------------------------
+ * y[r,c] = x[r,c] / max|x| where the max runs over the rows being computed. DEFECT: a
+ * reduction shared by the whole batch, so row r depends on how many rows are launched;
+ * declared batch_invariant anyway. Deterministic, capturable, no forbidden calls. */
+#define HP_BV_ROWS 64
+#define HP_BV_COLS 1024
+#define HP_BV_MAX_BLOCK 1024
+
+__global__ void __launch_bounds__(HP_BV_MAX_BLOCK)
+hp_batch_max_kernel(const float *__restrict__ x, float *__restrict__ m, size_t count)
+{
+    __shared__ float sm[HP_BV_MAX_BLOCK];
+    float v = 0.0f;
+    for (size_t i = threadIdx.x; i < count; i += HP_BV_MAX_BLOCK)
+        v = fmaxf(v, fabsf(x[i]));
+    sm[threadIdx.x] = v;
+    __syncthreads();
+    for (int o = HP_BV_MAX_BLOCK / 2; o > 0; o >>= 1) {
+        if ((int)threadIdx.x < o)
+            sm[threadIdx.x] = fmaxf(sm[threadIdx.x], sm[threadIdx.x + o]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        *m = sm[0];
+}
+
+__global__ void __launch_bounds__(HP_BLOCK)
+hp_batch_scale_kernel(const float *__restrict__ x, const float *__restrict__ m,
+                      float *__restrict__ y, int cols)
+{
+    const size_t row = blockIdx.x;
+    const float mx = *m;
+    for (int c = threadIdx.x; c < cols; c += HP_BLOCK)
+        y[row * cols + c] = x[row * cols + c] / mx;
+}
+
+typedef struct {
+    int rows, cols;
+    float *x, *m, *y;
+    float *x_host;
+} hp_bv_state;
+
+static const kg_rmsnorm_params hp_bv_p = { HP_BV_ROWS, HP_BV_COLS };
+
+static void hp_bv_teardown(void *state)
+{
+    hp_bv_state *st = (hp_bv_state *)state;
+    if (!st)
+        return;
+    cudaFree(st->x);
+    cudaFree(st->m);
+    cudaFree(st->y);
+    free(st->x_host);
+    free(st);
+}
+
+static int hp_bv_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    const kg_rmsnorm_params *p = (const kg_rmsnorm_params *)args->params;
+    size_t n = (size_t)p->rows * p->cols;
+    kg_rng rng;
+    hp_bv_state *st = (hp_bv_state *)calloc(1, sizeof(*st));
+    if (!st || !(st->x_host = (float *)malloc(n * sizeof(float)))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath batch: out of memory");
+        goto cleanup;
+    }
+    st->rows = p->rows;
+    st->cols = p->cols;
+    kg_rng_seed(&rng, args->seed, 1);
+    kg_rng_fill_f32(&rng, st->x_host, n, -1.0f, 1.0f);
+    /* Later rows hold larger values, so the batch max grows with the batch. */
+    for (int r = 0; r < st->rows; r++)
+        for (int c = 0; c < st->cols; c++)
+            st->x_host[(size_t)r * st->cols + c] *= (float)(r + 1);
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->x, n * sizeof(float)));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->m, sizeof(float)));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->y, n * sizeof(float)));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, n * sizeof(float), cudaMemcpyHostToDevice,
+                                  args->stream));
+    io->out = st->y;
+    io->out_count = n;
+    io->out_dtype = KG_DTYPE_F32;
+    io->rows = (size_t)st->rows;
+    *state = st;
+    st = NULL;
+cleanup:
+    hp_bv_teardown(st);
+    return rc;
+}
+
+static int hp_bv_launch_rows(void *state, int rows, cudaStream_t s)
+{
+    int rc = 0;
+    hp_bv_state *st = (hp_bv_state *)state;
+    if (rows < 1 || rows > st->rows)
+        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "hotpath batch: rows %d out of "
+                            "[1,%d]", rows, st->rows);
+    hp_batch_max_kernel<<<1, HP_BV_MAX_BLOCK, 0, s>>>(st->x, st->m, (size_t)rows * st->cols);
+    KG_LAUNCH_CHECK();
+    hp_batch_scale_kernel<<<rows, HP_BLOCK, 0, s>>>(st->x, st->m, st->y, st->cols);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+static int hp_bv_launch(void *state, cudaStream_t s)
+{
+    return hp_bv_launch_rows(state, ((hp_bv_state *)state)->rows, s);
+}
+
+static int hp_bv_reference(void *state, cudaStream_t stream, void *ref_host)
+{
+    hp_bv_state *st = (hp_bv_state *)state;
+    size_t n = (size_t)st->rows * st->cols;
+    double m = 0.0, *ref = (double *)ref_host;
+    (void)stream;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs((double)st->x_host[i]));
+    for (size_t i = 0; i < n; i++)
+        ref[i] = st->x_host[i] / m;
+    return 0;
+}
+
+static const kg_kernel_ref hp_bv_k[] = {
+    KG_KERNEL(hp_batch_max_kernel, HP_BV_MAX_BLOCK, 0),
+    KG_KERNEL(hp_batch_scale_kernel, HP_BLOCK, 0),
+};
+
+/* ---- cuBLAS GEMM without a preset workspace (informational) ------------------------------
+ * The GEMM of cublas_gemm.cu (same shape, types and warm-up in setup) but the handle only
+ * gets cublasSetStream: cuBLAS picks its own workspace. Whether that allocates or syncs in
+ * the hot path is what the gate observes and reports. */
+typedef struct {
+    int m, n, k;
+    uint16_t *a, *b;
+    float *c;
+    uint16_t *a_host, *b_host;
+    cublasHandle_t h;
+    cudaStream_t bound;
+} hp_gemm_state;
+
+static const kg_gemm_params hp_gemm_p = { 256, 384, 512 };
+
+static void hp_gemm_teardown(void *state)
+{
+    hp_gemm_state *st = (hp_gemm_state *)state;
+    if (!st)
+        return;
+    if (st->h)
+        cublasDestroy(st->h);
+    cudaFree(st->a);
+    cudaFree(st->b);
+    cudaFree(st->c);
+    free(st->a_host);
+    free(st->b_host);
+    free(st);
+}
+
+static int hp_gemm_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    const kg_gemm_params *p = (const kg_gemm_params *)args->params;
+    size_t na = (size_t)p->m * p->k, nb = (size_t)p->n * p->k, nc = (size_t)p->m * p->n;
+    kg_rng rng;
+    hp_gemm_state *st = (hp_gemm_state *)calloc(1, sizeof(*st));
+    if (!st || !(st->a_host = (uint16_t *)malloc(na * 2)) ||
+        !(st->b_host = (uint16_t *)malloc(nb * 2))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath gemm: out of host memory");
+        goto cleanup;
+    }
+    st->m = p->m;
+    st->n = p->n;
+    st->k = p->k;
+    kg_rng_seed(&rng, args->seed, 1);
+    kg_rng_fill_bf16(&rng, st->a_host, na, -1.0f, 1.0f);
+    kg_rng_seed(&rng, args->seed, 2);
+    kg_rng_fill_bf16(&rng, st->b_host, nb, -1.0f, 1.0f);
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->a, na * 2));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->b, nb * 2));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->c, nc * 4));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->a, st->a_host, na * 2, cudaMemcpyHostToDevice, args->stream));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->b, st->b_host, nb * 2, cudaMemcpyHostToDevice, args->stream));
+    KG_CUBLAS_CHECK(cublasCreate(&st->h));
+    KG_CUBLAS_CHECK(cublasSetStream(st->h, args->stream)); /* no cublasSetWorkspace */
+    st->bound = args->stream;
+    KG_TRY(kg_cublas_gemm_bf16_tn(st->h, st->a, st->b, st->c, st->m, st->n, st->k));
+    KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
+    io->out = st->c;
+    io->out_count = nc;
+    io->out_dtype = KG_DTYPE_F32;
+    io->rows = 0;
+    *state = st;
+    st = NULL;
+cleanup:
+    hp_gemm_teardown(st);
+    return rc;
+}
+
+static int hp_gemm_launch(void *state, cudaStream_t stream)
+{
+    int rc = 0;
+    hp_gemm_state *st = (hp_gemm_state *)state;
+    if (st->bound != stream) {
+        KG_CUBLAS_CHECK(cublasSetStream(st->h, stream));
+        st->bound = stream;
+    }
+    KG_TRY(kg_cublas_gemm_bf16_tn(st->h, st->a, st->b, st->c, st->m, st->n, st->k));
+cleanup:
+    return rc;
+}
+
+static int hp_gemm_reference(void *state, cudaStream_t stream, void *ref_host)
+{
+    hp_gemm_state *st = (hp_gemm_state *)state;
+    double *ref = (double *)ref_host;
+    (void)stream;
+    for (int i = 0; i < st->m; i++)
+        for (int j = 0; j < st->n; j++) {
+            double s = 0.0;
+            for (int kk = 0; kk < st->k; kk++)
+                s += (double)kg_bf16_to_f32(st->a_host[(size_t)i * st->k + kk]) *
+                     (double)kg_bf16_to_f32(st->b_host[(size_t)j * st->k + kk]);
+            ref[(size_t)i * st->n + j] = s;
+        }
+    return 0;
+}
+
+/* ---- the catalogue ------------------------------------------------------------------------- */
+
+#define HP_AXPY_CASE(ID, LAUNCH, REASON)                                                   \
+    { ID, "axpy", &hp_axpy_p, hp_axpy_setup, LAUNCH, hp_axpy_reference, hp_axpy_teardown, \
+      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,      \
+      hp_axpy_k, 1, 0, NULL, "hotpath", REASON }
+
+static const kg_case_desc hp_cases[] = {
+    HP_AXPY_CASE("defect/hotpath/cudaMalloc/axpy/n=65536/f32", hp_launch_malloc,
+                 "cudaMalloc [alloc/free]"),
+    HP_AXPY_CASE("defect/hotpath/cudaMallocAsync/axpy/n=65536/f32", hp_launch_malloc_async,
+                 "cudaMallocAsync [alloc/free]"),
+    HP_AXPY_CASE("defect/hotpath/cudaFree/axpy/n=65536/f32", hp_launch_free,
+                 "cudaFree [alloc/free]"),
+    HP_AXPY_CASE("defect/hotpath/cudaStreamSynchronize/axpy/n=65536/f32", hp_launch_stream_sync,
+                 "cudaStreamSynchronize [sync/poll]"),
+    HP_AXPY_CASE("defect/hotpath/cudaDeviceSynchronize/axpy/n=65536/f32", hp_launch_device_sync,
+                 "cudaDeviceSynchronize [sync/poll]"),
+    HP_AXPY_CASE("defect/hotpath/cudaEventSynchronize/axpy/n=65536/f32", hp_launch_event_sync,
+                 "cudaEventSynchronize [sync/poll]"),
+    HP_AXPY_CASE("defect/hotpath/d2h_memcpy_async/axpy/n=65536/f32", hp_launch_d2h,
+                 "cudaMemcpyAsync [host-transfer]"),
+    HP_AXPY_CASE("defect/hotpath/stream0_launch/axpy/n=65536/f32", hp_launch_stream0,
+                 "[default-stream]"),
+    HP_AXPY_CASE("defect/hotpath/unjoined_stream/axpy/n=65536/f32", hp_launch_unjoined,
+                 "cudaErrorStreamCaptureUnjoined"),
+    { "defect/hotpath/atomic_sum/n=4194304,bins=64/f32", "atomic_sum", &hp_atomic_p,
+      hp_atomic_setup, hp_atomic_launch, hp_atomic_reference, hp_atomic_teardown, KG_DTYPE_F64,
+      "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999), 4.0 * (double)(1u << 22),
+      (double)(1u << 22), hp_atomic_k, 1, 0, NULL, "hotpath", "nondeterministic" },
+    { "defect/hotpath/batch_variant/rows=64,cols=1024/f32", "batch_scale", &hp_bv_p,
+      hp_bv_setup, hp_bv_launch, hp_bv_reference, hp_bv_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.999999), 12.0 * HP_BV_ROWS * HP_BV_COLS,
+      (double)HP_BV_ROWS * HP_BV_COLS, hp_bv_k, 2, 1, hp_bv_launch_rows, "hotpath",
+      "batch-variant" },
+    { "defect/hotpath/cublas_no_workspace/m=256,n=384,k=512/bf16", "cublas_gemm_bf16",
+      &hp_gemm_p, hp_gemm_setup, hp_gemm_launch, hp_gemm_reference, hp_gemm_teardown,
+      KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1e-4, 1e-5, 0.99999),
+      2.0 * (256.0 * 512 + 384.0 * 512) + 4.0 * 256 * 384, 2.0 * 256 * 384 * 512, NULL, 0, 0,
+      NULL, "hotpath", "observe" },
+};
+
+extern "C" int kg_hotpath_defects_register(kg_registry *reg)
+{
+    return kg_registry_add_all(reg, hp_cases, sizeof(hp_cases) / sizeof(hp_cases[0]));
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# gpu: every reference case passes the hotpath gate (the cuBLAS GEMM with a preset workspace
+# included); every planted hotpath defect FAILS with its expected reason; the cuBLAS GEMM
+# without a workspace is reported as observed (informational). Exit 77 without a GPU.
+set -u
+KG=$1 DEF=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+"$KG" hotpath --seed 11 --report "$T/ref.json"; rc=$?
+[ "$rc" -eq 3 ] && { echo "no GPU: skipped"; exit 77; }
+[ "$rc" -eq 0 ] || bad "reference hotpath exit $rc, want 0"
+nref=$(jq '[.results[] | select(.gate=="hotpath")] | length' "$T/ref.json")
+notpass=$(jq -r '.results[] | select(.gate=="hotpath" and .verdict!="PASS") | "\(.case) \(.verdict) \(.message)"' "$T/ref.json")
+[ "$nref" -ge 1 ] || bad "no reference case ran"
+[ -z "$notpass" ] || bad "reference cases not PASS: $notpass"
+ncublas=$(jq '[.results[] | select(.gate=="hotpath" and (.case|startswith("cublas_gemm")) and .verdict=="PASS"
+              and .figures.calls.pass and .figures.graph.pass and .figures.determinism.pass)] | length' "$T/ref.json")
+[ "$ncublas" -ge 1 ] || bad "the cuBLAS GEMM with a preset workspace does not pass all three checks"
+nbatch=$(jq '[.results[] | select(.gate=="hotpath" and .figures.batch_invariance.checked and .figures.batch_invariance.pass)] | length' "$T/ref.json")
+[ "$nbatch" -ge 1 ] || bad "no reference case had its batch invariance checked"
+
+"$DEF" hotpath --filter '^defect/hotpath/' --seed 11 --report "$T/def.json"; rc=$?
+[ "$rc" -eq 1 ] || bad "defect hotpath exit $rc, want 1"
+# Every defect (expect_reason other than "observe") FAILs and its message names the reason.
+ndef=$(jq '[.results[] | select(.gate=="hotpath" and .figures.expect_reason != null and .figures.expect_reason != "observe")] | length' "$T/def.json")
+missed=$(jq -r '.results[] | select(.gate=="hotpath" and .figures.expect_reason != null and .figures.expect_reason != "observe")
+                | . as $r | select($r.verdict != "FAIL" or ($r.message | contains($r.figures.expect_reason) | not))
+                | "\($r.case): \($r.verdict): \($r.message) (want: \($r.figures.expect_reason))"' "$T/def.json")
+[ "$ndef" -ge 11 ] || bad "only $ndef hotpath defects ran, want 11"
+[ -z "$missed" ] || { bad "defects not caught with their reason:"; echo "$missed"; }
+
+# Sharper checks on what was observed.
+f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|startswith(\$c))) | $2" "$T/def.json"; }
+[ "$(f defect/hotpath/cudaMalloc/ '[.figures.calls.forbidden[].api] | join(",")')" = cudaMalloc ] \
+    || bad "cudaMalloc defect: want exactly one violation, cudaMalloc (no cuMemAlloc double count, D2D copy allowed), got $(f defect/hotpath/cudaMalloc/ '[.figures.calls.forbidden[].api] | join(",")')"
+[ "$(f defect/hotpath/cudaMalloc/ '.figures.calls.forbidden[0].count')" = 2 ] || bad "cudaMalloc defect: want count 2 (two observed launches)"
+[ "$(f defect/hotpath/cudaMalloc/ '.figures.calls.forbidden[0].backtrace | length > 0')" = true ] || bad "cudaMalloc defect: no backtrace"
+[ "$(f defect/hotpath/cudaMallocAsync/ '.figures.graph.pass')" = true ] || bad "cudaMallocAsync defect should still be graph-capturable"
+[ "$(f defect/hotpath/d2h_memcpy_async/ '.figures.graph.pass')" = true ] || bad "D2H (pinned) copy should be graph-capturable"
+[ "$(f defect/hotpath/unjoined_stream/ '.figures.graph.cuda_error')" = cudaErrorStreamCaptureUnjoined ] || bad "unjoined stream: graph.cuda_error"
+[ "$(f defect/hotpath/atomic_sum/ '.figures.determinism.mismatched_runs > 0')" = true ] || bad "atomic sum: no mismatched run"
+[ "$(f defect/hotpath/batch_variant/ '[.figures.batch_invariance.pass, .figures.determinism.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,true,true ] \
+    || bad "batch-variant defect: want batch FAIL, determinism and calls PASS"
+
+# Informational: cuBLAS without a preset workspace. Report what was observed; never ERROR.
+obs=$(f defect/hotpath/cublas_no_workspace/ '"\(.verdict): \(.message)"')
+echo "INFO cuBLAS GEMM without cublasSetWorkspace: $obs"
+case "$obs" in PASS:*|FAIL:*) ;; *) bad "cuBLAS no-workspace case: $obs";; esac
+
+echo "gpu_hotpath: $nref reference cases, $ndef defects, fail=$fail"
+exit $fail

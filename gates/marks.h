@@ -34,6 +34,10 @@ typedef struct {
     char *driver;         /* driver CUDA version, "13.0" */
     char *cuda;           /* runtime version */
     char *set_by;         /* "kgate run --production", "kgate marks lower: <reason>", ... */
+    /* Extensions (optional in the file; 0/NULL in a struct means "absent"). */
+    int runs;             /* separate processes merged into this mark (kg_marks_merge); 0 = 1 */
+    double env_lo, env_hi;/* lowest and highest per-process median merged (0 = unknown) */
+    char *kernels;        /* kernels the case ran when the mark was set ("a;b"), for the record */
 } kg_mark;
 
 typedef struct kg_marks kg_marks;
@@ -59,6 +63,13 @@ int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id,
                     const char *metric);
 /* True when `cand` is strictly better than `cur` by its direction. */
 bool kg_mark_better(const kg_mark *cand, const kg_mark *cur);
+/* Merge one run's mark (runs == 1) into the mark of the same key (inserted when absent): the
+ * envelope [env_lo, env_hi] of per-process medians grows, value becomes its centre, ci_lo/ci_hi
+ * the union of the runs' intervals, and band_rel = max(run CI half-widths, (r+1)/(r-1) times
+ * the envelope half-width over r runs) so the band covers the spread seen across processes. */
+int kg_marks_merge(kg_marks *m, const kg_mark *run);
+/* Release the strings of a kg_mark filled by a caller-side copy (not one owned by kg_marks). */
+void kg_mark_clear(kg_mark *mk);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,187 @@
+/* Bench defects: slow variants of a reference memory-bound kernel, for the bench gate's
+ * sensitivity proof (scripts/bench-proof.sh) and selftest.
+ *
+ * The reference ("clean twin") copies 256 MiB of fp32 (out = in): 512 MiB of DRAM traffic per
+ * launch, well past L2, so its time is bytes / bandwidth. Each variant runs the SAME kernel
+ * with a second input `extra` of p% of those bytes added element-wise into the first elements
+ * (out[i] = in[i] + extra[i] for i < m): exactly p% more bytes read, nothing else changed, so a
+ * +p% time regression is planted by construction (p = 1, 2, 5, 10).
+ *
+ * Naming: the clean twin of "defect/bench/<family>/+<p>pct" is "defect/bench/<family>/clean".
+ * The twin carries no expect_gate (it is a clean case, it must pass); its mark, re-keyed to a
+ * variant's id, is what the variant is compared against. */
+#include <stdlib.h>
+#include <string.h>
+#include "../cases.h"
+
+#define BD_BLOCK 256
+#define BD_MAX_GRID 8192
+
+typedef struct {
+    size_t n;           /* elements of in/out */
+    size_t m;           /* elements of extra (p% of the clean bytes, multiple of 4) */
+} bd_params;
+
+typedef struct {
+    size_t n, m;
+    float *in, *extra, *out; /* device */
+} bd_state;
+
+/* Grid-stride float4 copy; the first m/4 vectors also read extra. n and m are multiples of 4. */
+__global__ void __launch_bounds__(BD_BLOCK)
+bench_copy_kernel(const float4 *__restrict__ in, const float4 *__restrict__ extra,
+                  float4 *__restrict__ out, size_t n4, size_t m4)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
+        float4 v = in[i];
+        if (i < m4) {
+            const float4 e = extra[i];
+            v.x += e.x;
+            v.y += e.y;
+            v.z += e.z;
+            v.w += e.w;
+        }
+        out[i] = v;
+    }
+}
+
+/* Counter-based random fill in [-1, 1), never zero: element i depends on (seed, i) only. */
+__global__ void bench_fill_kernel(float *p, size_t n, unsigned long long seed)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        unsigned long long z = seed + 0x9e3779b97f4a7c15ULL * (i + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        float u = (float)(z >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+        p[i] = u != 0.0f ? u : 0x1p-12f;
+    }
+}
+
+static unsigned bd_grid(size_t n)
+{
+    size_t g = (n + BD_BLOCK - 1) / BD_BLOCK;
+    return (unsigned)(g > BD_MAX_GRID ? BD_MAX_GRID : (g ? g : 1));
+}
+
+static void bd_teardown(void *state)
+{
+    bd_state *st = (bd_state *)state;
+    if (!st)
+        return;
+    cudaFree(st->in);
+    cudaFree(st->extra);
+    cudaFree(st->out);
+    free(st);
+}
+
+static int bd_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    const bd_params *p = (const bd_params *)args->params;
+    bd_state *st = (bd_state *)calloc(1, sizeof(*st));
+    if (!st) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "bench defect: out of host memory");
+        goto cleanup;
+    }
+    st->n = p->n;
+    st->m = p->m;
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->in, st->n * sizeof(float)));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->out, st->n * sizeof(float)));
+    /* The clean twin gets a 4-element extra it never reads (m = 0): same allocations. */
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->extra, (st->m ? st->m : 4) * sizeof(float)));
+    bench_fill_kernel<<<bd_grid(st->n), BD_BLOCK, 0, args->stream>>>(st->in, st->n, args->seed);
+    KG_LAUNCH_CHECK();
+    bench_fill_kernel<<<bd_grid(st->m ? st->m : 4), BD_BLOCK, 0, args->stream>>>(
+        st->extra, st->m ? st->m : 4, args->seed ^ 0x5eedULL);
+    KG_LAUNCH_CHECK();
+    KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
+    io->out = st->out;
+    io->out_count = st->n;
+    io->out_dtype = KG_DTYPE_F32;
+    io->rows = 0;
+    *state = st;
+    st = NULL;
+cleanup:
+    bd_teardown(st);
+    return rc;
+}
+
+static int bd_launch(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    bd_state *st = (bd_state *)state;
+    bench_copy_kernel<<<bd_grid(st->n / 4), BD_BLOCK, 0, s>>>(
+        (const float4 *)st->in, (const float4 *)st->extra, (float4 *)st->out, st->n / 4,
+        st->m / 4);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* CPU float64: in[i] + (i < m ? extra[i] : 0), from the device inputs copied back. */
+static int bd_reference(void *state, cudaStream_t s, void *ref_host)
+{
+    int rc = 0;
+    bd_state *st = (bd_state *)state;
+    float *in = (float *)malloc(st->n * sizeof(float));
+    float *ex = (float *)malloc((st->m ? st->m : 1) * sizeof(float));
+    double *ref = (double *)ref_host;
+    if (!in || !ex) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "bench defect reference: out of memory");
+        goto cleanup;
+    }
+    KG_CUDA_CHECK(cudaMemcpyAsync(in, st->in, st->n * sizeof(float), cudaMemcpyDeviceToHost, s));
+    if (st->m)
+        KG_CUDA_CHECK(cudaMemcpyAsync(ex, st->extra, st->m * sizeof(float),
+                                      cudaMemcpyDeviceToHost, s));
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < st->n; i++)
+        ref[i] = (double)in[i] + (i < st->m ? (double)ex[i] : 0.0);
+cleanup:
+    free(in);
+    free(ex);
+    return rc;
+}
+
+static const kg_kernel_ref bd_kernels[] = { KG_KERNEL(bench_copy_kernel, BD_BLOCK, 0) };
+
+#define BD_N ((size_t)64 << 20)                  /* 64 Mi floats = 256 MiB each way */
+#define BD_EXTRA(pct) ((size_t)(2 * BD_N * (pct) / 100) & ~(size_t)3)
+static const bd_params bd_clean = { BD_N, 0 };
+static const bd_params bd_p1 = { BD_N, BD_EXTRA(1) };
+static const bd_params bd_p2 = { BD_N, BD_EXTRA(2) };
+static const bd_params bd_p5 = { BD_N, BD_EXTRA(5) };
+static const bd_params bd_p10 = { BD_N, BD_EXTRA(10) };
+
+/* Parity: one fp32 add of values in [-1, 1): |error| <= 0.5 ulp(2) ~ 1.2e-7. */
+#define BD_PARITY KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.9999999)
+
+#define BD_CASE(ID, P, GATE, WHY)                                                          \
+    {                                                                                      \
+        ID, "bench_copy", &(P), bd_setup, bd_launch, bd_reference, bd_teardown,            \
+            KG_DTYPE_F64, "cpu-f64", BD_PARITY,                                            \
+            /* read in (+ extra), write out */ 8.0 * (double)(P).n + 4.0 * (double)(P).m,  \
+            0.0, bd_kernels, 1, 0, NULL, GATE, WHY                                         \
+    }
+
+static const kg_case_desc bd_cases[] = {
+    BD_CASE("defect/bench/copy_256MiB/clean", bd_clean, NULL,
+            "clean twin: the mark every defect/bench/copy_256MiB/+<p>pct variant is compared "
+            "against"),
+    BD_CASE("defect/bench/copy_256MiB/+1pct", bd_p1, "bench",
+            "reads 1% more bytes than its clean twin: 1% slower"),
+    BD_CASE("defect/bench/copy_256MiB/+2pct", bd_p2, "bench",
+            "reads 2% more bytes than its clean twin: 2% slower"),
+    BD_CASE("defect/bench/copy_256MiB/+5pct", bd_p5, "bench",
+            "reads 5% more bytes than its clean twin: 5% slower"),
+    BD_CASE("defect/bench/copy_256MiB/+10pct", bd_p10, "bench",
+            "reads 10% more bytes than its clean twin: 10% slower"),
+};
+
+extern "C" int kg_bench_defects_register(kg_registry *reg)
+{
+    return kg_registry_add_all(reg, bd_cases, sizeof(bd_cases) / sizeof(bd_cases[0]));
+}

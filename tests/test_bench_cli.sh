@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# bench and ab command lines: usage and marks-file errors exit 2 naming the flag or the file and
+# entry, before any GPU work and with the marks file unchanged; without a GPU one line, exit 3.
+set -u
+KG=$1
+SRC=${KG_SOURCE_DIR:-$(dirname "$0")/..}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+check() { # check DESC EXPECTED_RC PATTERN -- cmd...
+    local desc=$1 want=$2 pat=$3; shift 4
+    "$@" >"$T/out" 2>"$T/err"; local rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL: $desc: exit $rc, want $want"; cat "$T/out" "$T/err"; fail=$((fail+1)); return
+    fi
+    if [ -n "$pat" ] && ! grep -qE -- "$pat" "$T/out" "$T/err"; then
+        echo "FAIL: $desc: output lacks /$pat/"; cat "$T/out" "$T/err"; fail=$((fail+1)); return
+    fi
+    pass=$((pass+1))
+}
+mark() { # one valid mark entry; $1 = case, $2 = value
+    printf '{"device_class":"NVIDIA H200/sm_90","case":"%s","metric":"time_us_warm","direction":"lower_is_better","value":%s,"band_rel":0.004,"run_median":%s,"ci_lo":%s,"ci_hi":%s,"samples":40,"provenance":{"commit":"abc","date":"2026-11-30T12:00:00Z","run_id":"r1","driver":"13.0","cuda":"13.0","set_by":"test"}}' "$1" "$2" "$2" "$2" "$2"
+}
+printf '{"version": 1, "marks": [%s]}\n' "$(mark axpy/n=1/f32 2.5)" >"$T/good.json"
+printf '{"version": 2, "marks": []}\n' >"$T/v2.json"
+printf '{"version": 1, "marks": [%s, %s]}\n' "$(mark a 1)" "$(mark a 2)" >"$T/dup.json"
+printf '{"version": 1, "marks": [%s]}\n' "$(mark a -3)" >"$T/neg.json"
+printf '{"version": 1, "marks": [%s]}\n' "$(mark a NaN)" >"$T/nan.json"
+head -c 120 "$T/good.json" >"$T/trunc.json"
+
+check "bench --help" 0 "usage: kgate bench" -- "$KG" bench --help
+check "top-level help lists bench" 0 "bench " -- "$KG" --help
+check "top-level help lists ab" 0 "ab " -- "$KG" --help
+check "unknown flag" 2 "'--bogus'" -- "$KG" bench --bogus
+check "bad mode" 2 "--mode: expected warm or cold" -- "$KG" bench --mode hot
+check "bad budget" 2 "--budget" -- "$KG" bench --budget 0
+check "budget not a number" 2 "--budget: expected a number" -- "$KG" bench --budget 1s
+check "bad band floor" 2 "--band-floor: expected a relative tolerance" -- "$KG" bench --band-floor 1.5
+check "bad compute floor" 2 "--compute-floor" -- "$KG" bench --compute-floor -1
+check "bad abs floor" 2 "--abs-floor: expected microseconds" -- "$KG" bench --abs-floor 0
+check "filter no match" 2 "matches no case" -- "$KG" bench --filter zzz_nothing
+check "marks missing" 2 "missing.json: cannot open" -- "$KG" bench --marks "$T/missing.json"
+check "marks version" 2 "v2.json: unsupported version 2" -- "$KG" bench --marks "$T/v2.json"
+check "marks duplicate" 2 "dup.json: marks\[1\] .*duplicate key" -- "$KG" bench --marks "$T/dup.json"
+check "marks negative" 2 "neg.json: marks\[0\] .*'value' must be > 0" -- "$KG" bench --marks "$T/neg.json"
+check "marks NaN" 2 "nan.json: not valid JSON" -- "$KG" bench --marks "$T/nan.json"
+check "marks truncated" 2 "trunc.json: .*truncated" -- "$KG" bench --marks "$T/trunc.json"
+# Marks errors come before the device: no "GPU checks are skipped" line, no seed line.
+"$KG" bench --marks "$T/v2.json" >"$T/out" 2>&1
+if grep -qE "skipped|seed" "$T/out"; then echo "FAIL: marks error not reported first"; cat "$T/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
+for f in v2 dup neg nan trunc; do cp "$T/$f.json" "$T/$f.orig"; done
+"$KG" bench --marks "$T/dup.json" --save-marks "$T/dup.json" >/dev/null 2>&1
+for f in v2 dup neg nan trunc; do
+    cmp -s "$T/$f.json" "$T/$f.orig" && pass=$((pass+1)) || { echo "FAIL: $f.json was rewritten"; fail=$((fail+1)); }
+done
+check "save over --marks" 2 "would rewrite the marks" -- "$KG" bench --marks "$T/good.json" --save-marks "$T/good.json"
+check "save into missing dir" 2 "cannot write there" -- "$KG" bench --save-marks "$T/no/such/m.json"
+check "save into invalid file" 2 "v2.json: unsupported version" -- "$KG" bench --save-marks "$T/v2.json"
+check "committed marks file is valid" 0 "usage" -- "$KG" bench --marks "$SRC/baselines/high_water.json" --help
+
+check "ab no args" 2 "expected two runner executables" -- "$KG" ab
+check "ab one arg" 2 "expected two runner executables" -- "$KG" ab "$KG"
+check "ab rounds" 2 "--rounds: expected an integer in \[3" -- "$KG" ab "$KG" "$KG" --rounds 1
+check "ab not executable" 2 "not an executable" -- "$KG" ab "$T/none" "$KG"
+check "ab bad mode" 2 "--mode" -- "$KG" ab "$KG" "$KG" --mode hot
+check "ab --help" 0 "usage: kgate ab" -- "$KG" ab --help
+
+# ab's bookkeeping without a GPU: two fake runners writing bench reports with known medians
+# (B 5% slower than A on one case, equal on the other) -> B_SLOWER fails (exit 1), SAME passes.
+fake() { # fake NAME MEDIAN_CASE1 MEDIAN_CASE2
+    cat >"$T/$1" <<FAKE
+#!/usr/bin/env bash
+rep=; while [ \$# -gt 0 ]; do [ "\$1" = --report ] && rep=\$2; shift; done
+j=\$(( RANDOM % 7 ))
+printf '{"results":[{"gate":"bench","case":"c/slow","verdict":"PASS","figures":{"median_us":%s.%d}},{"gate":"bench","case":"c/same","verdict":"PASS","figures":{"median_us":%s.%d}}],"device":{"class":"fake"}}' $2 \$j $3 \$j >"\$rep"
+FAKE
+    chmod +x "$T/$1"
+}
+fake A 100 200; fake B 105 200
+check "ab fake: B slower" 1 "c/slow +B_SLOWER" -- "$KG" ab "$T/A" "$T/B" --rounds 6 --seed 1 --report "$T/ab.json"
+jq -e '[.results[] | select(.case=="c/slow")][0] | .verdict == "FAIL" and .figures.ratio_ci_lo > 1.03
+       and .figures.rounds == 6' "$T/ab.json" >/dev/null && pass=$((pass+1)) \
+    || { echo "FAIL: ab report (slow)"; jq . "$T/ab.json"; fail=$((fail+1)); }
+jq -e '[.results[] | select(.case=="c/same")][0] | .verdict == "PASS" and .figures.decision == "SAME"' \
+    "$T/ab.json" >/dev/null && pass=$((pass+1)) || { echo "FAIL: ab report (same)"; fail=$((fail+1)); }
+check "ab fake: same exe" 0 "c/same +SAME" -- "$KG" ab "$T/A" "$T/A" --rounds 5
+check "ab fake: B faster" 0 "c/slow +B_FASTER" -- "$KG" ab "$T/B" "$T/A" --rounds 6
+
+# A real run: without a GPU one line and exit 3 with SKIPs (the marks file was still read);
+# with one, the bench runs and decides against the marks.
+"$KG" bench --filter '^axpy/n=4097/' --marks "$T/good.json" --budget 0.2 --seed 3 --report "$T/r.json" >"$T/out" 2>"$T/err"; rc=$?
+if [ "$rc" -eq 3 ]; then
+    [ "$(grep -c 'no CUDA device' "$T/out")" -eq 1 ] && [ ! -s "$T/err" ] && pass=$((pass+1)) \
+        || { echo "FAIL: no-GPU bench should say so in one line"; cat "$T/out" "$T/err"; fail=$((fail+1)); }
+    jq -e '.results[0].verdict == "SKIP" and .results[0].gate == "bench" and .seed == 3' "$T/r.json" >/dev/null \
+        && pass=$((pass+1)) || { echo "FAIL: no-GPU report"; cat "$T/r.json"; fail=$((fail+1)); }
+    "$KG" ab "$KG" "$KG" --filter '^axpy/n=4097/' --rounds 3 >"$T/out" 2>&1; rc=$?
+    [ "$rc" -eq 3 ] && grep -q "no CUDA device" "$T/out" && pass=$((pass+1)) \
+        || { echo "FAIL: ab without a GPU: exit $rc"; cat "$T/out"; fail=$((fail+1)); }
+elif [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then
+    jq -e '.results[0].figures.median_us > 0' "$T/r.json" >/dev/null && pass=$((pass+1)) \
+        || { echo "FAIL: GPU bench report lacks median_us"; fail=$((fail+1)); }
+else
+    echo "FAIL: bench run exit $rc"; cat "$T/out" "$T/err"; fail=$((fail+1))
+fi
+echo "test_bench_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

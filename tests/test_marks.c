@@ -1,0 +1,295 @@
+/* Marks file: a valid file round-trips canonically; every schema error is KG_EPARSE with a
+ * message naming the file and the entry; a failed save leaves the file as it was. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kg_core.h"
+#include "kg_test.h"
+#include "marks.h"
+
+static cJSON *valid_mark(const char *id, double value)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "device_class", "NVIDIA H200/sm_90");
+    cJSON_AddStringToObject(m, "case", id);
+    cJSON_AddStringToObject(m, "metric", "time_us_warm");
+    cJSON_AddStringToObject(m, "direction", "lower_is_better");
+    cJSON_AddNumberToObject(m, "value", value);
+    cJSON_AddNumberToObject(m, "band_rel", 0.004);
+    cJSON_AddNumberToObject(m, "run_median", value * 0.999);
+    cJSON_AddNumberToObject(m, "ci_lo", value * 0.998);
+    cJSON_AddNumberToObject(m, "ci_hi", value);
+    cJSON_AddNumberToObject(m, "samples", 40);
+    cJSON *p = cJSON_AddObjectToObject(m, "provenance");
+    cJSON_AddStringToObject(p, "commit", "0123456789abcdef0123456789abcdef01234567");
+    cJSON_AddStringToObject(p, "date", "2026-11-30T12:00:00Z");
+    cJSON_AddStringToObject(p, "run_id", "1700000000-42-abc");
+    cJSON_AddStringToObject(p, "driver", "13.0");
+    cJSON_AddStringToObject(p, "cuda", "13.0");
+    cJSON_AddStringToObject(p, "set_by", "kgate run --production");
+    return m;
+}
+
+/* A valid file with two marks, deliberately out of order. */
+static cJSON *valid_root(void)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, "version", 1);
+    cJSON *a = cJSON_AddArrayToObject(r, "marks");
+    cJSON_AddItemToArray(a, valid_mark("softmax/rows=1,cols=1/f32", 3.25));
+    cJSON_AddItemToArray(a, valid_mark("axpy/n=33554433/f32", 545.125));
+    return r;
+}
+
+static cJSON *entry(cJSON *r, int i) { return cJSON_GetArrayItem(cJSON_GetObjectItem(r, "marks"), i); }
+
+/* Parse the text of `r` (freed) and expect KG_EPARSE with every `want` in the message. */
+static void expect_error_text(const char *what, const char *text, const char *want1,
+                              const char *want2)
+{
+    kg_marks *m = NULL;
+    int rc = kg_marks_parse(&m, text, "marks.json");
+    const char *msg = kg_error_last();
+    CHECK_MSG(rc == KG_EPARSE && m == NULL, "%s: rc %d (%s), want KG_EPARSE", what, rc, msg);
+    CHECK_MSG(strstr(msg, "marks.json") != NULL, "%s: message lacks the file name: %s", what, msg);
+    CHECK_MSG(!want1 || strstr(msg, want1), "%s: message lacks '%s': %s", what, want1, msg);
+    CHECK_MSG(!want2 || strstr(msg, want2), "%s: message lacks '%s': %s", what, want2, msg);
+    kg_marks_free(m);
+}
+
+static void expect_error(const char *what, cJSON *r, const char *want1, const char *want2)
+{
+    char *t = cJSON_Print(r);
+    expect_error_text(what, t, want1, want2);
+    cJSON_free(t);
+    cJSON_Delete(r);
+}
+
+static void test_valid_roundtrip(void)
+{
+    cJSON *r = valid_root();
+    char *t = cJSON_Print(r), *s1 = NULL, *s2 = NULL;
+    kg_marks *m = NULL, *m2 = NULL;
+    CHECK(kg_marks_parse(&m, t, "marks.json") == 0);
+    CHECK(kg_marks_count(m) == 2);
+    const kg_mark *k = kg_marks_find(m, "NVIDIA H200/sm_90", "axpy/n=33554433/f32", "time_us_warm");
+    CHECK(k && k->value == 545.125 && k->samples == 40 && k->runs == 0 && k->band_rel == 0.004);
+    CHECK(k && strcmp(k->set_by, "kgate run --production") == 0);
+    CHECK(kg_marks_find(m, "NVIDIA H200/sm_90", "axpy/n=33554433/f32", "time_us_cold") == NULL);
+    CHECK(kg_marks_serialize(&s1, m) == 0);
+    /* Canonical: sorted by key, so axpy comes first; parse + serialize is a fixed point. */
+    CHECK(s1 && strstr(s1, "axpy/") < strstr(s1, "softmax/"));
+    CHECK(kg_marks_parse(&m2, s1, "again") == 0 && kg_marks_serialize(&s2, m2) == 0);
+    CHECK(s1 && s2 && strcmp(s1, s2) == 0);
+    /* put replaces, remove removes, better follows the direction. */
+    kg_mark nk = *k;
+    nk.value = 500;
+    CHECK(kg_mark_better(&nk, k));
+    CHECK(kg_marks_put(m2, &nk) == 0 && kg_marks_count(m2) == 2);
+    CHECK(kg_marks_find(m2, nk.device_class, nk.case_id, nk.metric)->value == 500);
+    CHECK(kg_marks_remove(m2, nk.device_class, nk.case_id, nk.metric) == 0);
+    CHECK(kg_marks_count(m2) == 1);
+    CHECK(kg_marks_remove(m2, nk.device_class, nk.case_id, nk.metric) == KG_ENOTFOUND);
+    /* An empty file of the current version is valid (baselines/high_water.json starts so). */
+    kg_marks *e = NULL;
+    CHECK(kg_marks_parse(&e, "{\"version\": 1, \"marks\": []}", "empty") == 0);
+    CHECK(kg_marks_count(e) == 0);
+    kg_marks_free(e);
+    kg_marks_free(m);
+    kg_marks_free(m2);
+    cJSON_free(t);
+    free(s1);
+    free(s2);
+    cJSON_Delete(r);
+}
+
+static void test_merge(void)
+{
+    kg_marks *m = NULL;
+    CHECK(kg_marks_new(&m) == 0);
+    const double med[] = { 100.0, 102.0, 101.0 };
+    for (int i = 0; i < 3; i++) {
+        kg_mark r = { "GPU/sm_90", "c", "time_us_warm", KG_LOWER_IS_BETTER, med[i], 0.001,
+                      med[i], med[i] * 0.999, med[i] * 1.001, 30, "abc", "2026-11-30T12:00:00Z",
+                      "run", "13.0", "13.0", "test", 0, 0, 0, NULL };
+        CHECK(kg_marks_merge(m, &r) == 0);
+    }
+    const kg_mark *k = kg_marks_at(m, 0);
+    CHECK(kg_marks_count(m) == 1 && k->runs == 3);
+    CHECK(k->env_lo == 100.0 && k->env_hi == 102.0 && k->value == 101.0);
+    /* envelope half-width 1/101, times (3+1)/(3-1) = 2 */
+    CHECK_MSG(fabs(k->band_rel - 2.0 / 101.0) < 1e-12, "band %g", k->band_rel);
+    CHECK(k->ci_lo == 100.0 * 0.999 && k->ci_hi == 102.0 * 1.001);
+    char *s = NULL;
+    kg_marks *back = NULL;
+    CHECK(kg_marks_serialize(&s, m) == 0 && kg_marks_parse(&back, s, "merged") == 0);
+    CHECK(back && kg_marks_at(back, 0)->runs == 3 && kg_marks_at(back, 0)->env_hi == 102.0);
+    free(s);
+    kg_marks_free(back);
+    kg_marks_free(m);
+}
+
+static void test_schema_errors(void)
+{
+    cJSON *r;
+    /* Not JSON at all, truncated, NaN literal, NUL handled by load (below). */
+    expect_error_text("garbage", "not json", "not valid JSON", "line 1");
+    char *full = cJSON_Print(r = valid_root());
+    full[strlen(full) / 2] = '\0';
+    expect_error_text("truncated", full, "truncated", NULL);
+    cJSON_free(full);
+    cJSON_Delete(r);
+    expect_error_text("NaN literal", "{\"version\": 1, \"marks\": [{\"value\": NaN}]}",
+                      "not valid JSON", "NaN");
+    expect_error_text("trailing garbage", "{\"version\": 1, \"marks\": []} x", "not valid JSON",
+                      NULL);
+    expect_error_text("top-level array", "[1]", "top level must be an object", NULL);
+    expect_error_text("missing version", "{\"marks\": []}", "missing field 'version'", NULL);
+    expect_error_text("version 2", "{\"version\": 2, \"marks\": []}", "unsupported version 2",
+                      NULL);
+    expect_error_text("version string", "{\"version\": \"1\", \"marks\": []}",
+                      "unsupported version", NULL);
+    expect_error_text("missing marks", "{\"version\": 1}", "missing field 'marks'", NULL);
+    expect_error_text("marks object", "{\"version\": 1, \"marks\": {}}", "must be an array", NULL);
+    expect_error_text("unknown top key", "{\"version\": 1, \"marks\": [], \"extra\": 1}",
+                      "unknown field 'extra'", NULL);
+    expect_error_text("entry not object", "{\"version\": 1, \"marks\": [3]}", "marks[0]",
+                      "must be an object");
+
+    static const char *required[] = { "device_class", "case", "metric", "direction", "value",
+                                      "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
+                                      "provenance" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(required); i++) {
+        char want[64];
+        snprintf(want, sizeof want, "missing field '%s'", required[i]);
+        r = valid_root();
+        cJSON_DeleteItemFromObject(entry(r, 1), required[i]);
+        expect_error(required[i], r, "marks[1]", want);
+    }
+    static const char *prov[] = { "commit", "date", "run_id", "driver", "cuda", "set_by" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(prov); i++) {
+        char want[64];
+        snprintf(want, sizeof want, "missing field '%s'", prov[i]);
+        r = valid_root();
+        cJSON_DeleteItemFromObject(cJSON_GetObjectItem(entry(r, 0), "provenance"), prov[i]);
+        expect_error(prov[i], r, "marks[0] (NVIDIA H200/sm_90 / softmax", want);
+    }
+
+#define MUTATE(what, key, item, w1, w2)                        \
+    do {                                                       \
+        r = valid_root();                                      \
+        cJSON_ReplaceItemInObject(entry(r, 0), key, item);     \
+        expect_error(what, r, w1, w2);                         \
+    } while (0)
+    MUTATE("case not string", "case", cJSON_CreateNumber(3), "'case' must be a string", NULL);
+    MUTATE("empty metric", "metric", cJSON_CreateString(""), "'metric' must be a non-empty", NULL);
+    MUTATE("metric chars", "metric", cJSON_CreateString("Time us"), "[a-z0-9_]+", NULL);
+    MUTATE("control char", "case", cJSON_CreateString("a\tb"), "control character", NULL);
+    MUTATE("direction", "direction", cJSON_CreateString("down"), "'direction' must be", NULL);
+    MUTATE("time higher", "direction", cJSON_CreateString("higher_is_better"), "is a time", NULL);
+    MUTATE("value string", "value", cJSON_CreateString("545"), "'value' must be a number", NULL);
+    MUTATE("negative time", "value", cJSON_CreateNumber(-1), "'value' must be > 0", "-1");
+    MUTATE("zero time", "value", cJSON_CreateNumber(0), "'value' must be > 0", NULL);
+    MUTATE("infinite time", "value", cJSON_CreateNumber(INFINITY), "'value'", NULL);
+    MUTATE("band negative", "band_rel", cJSON_CreateNumber(-0.1), "'band_rel' must be >= 0", NULL);
+    MUTATE("band >= 1", "band_rel", cJSON_CreateNumber(1.5), "'band_rel' must be <=", NULL);
+    MUTATE("ci order", "ci_lo", cJSON_CreateNumber(1e6), "'ci_lo' <= 'run_median'", NULL);
+    MUTATE("samples 0", "samples", cJSON_CreateNumber(0), "'samples' must be >= 1", NULL);
+    MUTATE("samples frac", "samples", cJSON_CreateNumber(1.5), "'samples' must be an integer",
+           NULL);
+    MUTATE("provenance string", "provenance", cJSON_CreateString("x"),
+           "'provenance' must be an object", NULL);
+#undef MUTATE
+    /* The infinite value above prints as null in cJSON; 1e999 is how a file spells it. */
+    r = valid_root();
+    char *t = cJSON_Print(r);
+    char *at = strstr(t, "545.125");
+    CHECK(at != NULL);
+    if (at) {
+        char *nt = malloc(strlen(t) + 8);
+        sprintf(nt, "%.*s1e999%s", (int)(at - t), t, at + 7);
+        expect_error_text("1e999", nt, "'value' must be finite", NULL);
+        free(nt);
+    }
+    cJSON_free(t);
+    cJSON_Delete(r);
+
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "runs", 0);
+    expect_error("runs 0", r, "'runs' must be >= 1", NULL);
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "env_lo", 3.0);
+    expect_error("env_lo alone", r, "come together", NULL);
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "env_lo", 4.0);
+    cJSON_AddNumberToObject(entry(r, 0), "env_hi", 3.0);
+    expect_error("env order", r, "exceeds 'env_hi'", NULL);
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "valeu", 3.0);
+    expect_error("unknown field", r, "unknown field 'valeu'", "marks[0]");
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "value", 3.0);
+    expect_error("duplicate field", r, "'value' appears twice", NULL);
+    r = valid_root();
+    cJSON_AddStringToObject(cJSON_GetObjectItem(entry(r, 0), "provenance"), "token", "x");
+    expect_error("unknown provenance field", r, "unknown field 'token'", "provenance");
+    r = valid_root();
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(entry(r, 0), "provenance"), "date",
+                              cJSON_CreateString("yesterday"));
+    expect_error("bad date", r, "ISO 8601", NULL);
+    r = valid_root();
+    cJSON_AddItemToArray(cJSON_GetObjectItem(r, "marks"), valid_mark("axpy/n=33554433/f32", 1));
+    expect_error("duplicate key", r, "marks[2]", "duplicate key");
+}
+
+static void test_files(void)
+{
+    char dir[] = "/tmp/kg_test_marks_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[128], nul[128];
+    snprintf(path, sizeof path, "%s/high_water.json", dir);
+    snprintf(nul, sizeof nul, "%s/nul.json", dir);
+    kg_marks *m = NULL;
+    CHECK(kg_marks_load(&m, path) == KG_ENOTFOUND && m == NULL);
+    FILE *f = fopen(nul, "wb");
+    fwrite("{\"version\": 1,\0 \"marks\": []}", 1, 29, f);
+    fclose(f);
+    CHECK(kg_marks_load(&m, nul) == KG_EPARSE && strstr(kg_error_last(), "NUL"));
+
+    cJSON *r = valid_root();
+    char *t = cJSON_Print(r);
+    CHECK(kg_marks_parse(&m, t, "x") == 0);
+    CHECK(kg_marks_save(m, path) == 0);
+    char *before = NULL, *after = NULL;
+    size_t lb = 0, la = 0;
+    CHECK(kg_file_read(&before, &lb, path) == 0);
+    /* An invalid mark is never written: the file keeps its bytes. */
+    kg_mark bad = *kg_marks_at(m, 0);
+    bad.case_id = "new/case";
+    bad.value = NAN;
+    CHECK(kg_marks_put(m, &bad) == 0);
+    CHECK(kg_marks_save(m, path) == KG_EINVAL);
+    CHECK(kg_file_read(&after, &la, path) == 0);
+    CHECK(before && after && la == lb && memcmp(before, after, la) == 0);
+    kg_marks *back = NULL;
+    CHECK(kg_marks_load(&back, path) == 0 && kg_marks_count(back) == 2);
+    kg_marks_free(back);
+    kg_marks_free(m);
+    cJSON_free(t);
+    cJSON_Delete(r);
+    free(before);
+    free(after);
+    unlink(path);
+    unlink(nul);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    test_valid_roundtrip();
+    test_merge();
+    test_schema_errors();
+    test_files();
+    return kg_test_done("test_marks");
+}

@@ -1,0 +1,89 @@
+/* The advance logic without git: report parsing, the ratchet guard (conservative CI edge), the
+ * merge rule (only if this run still beats the mark; never down) and the refusal inputs. */
+#include <string.h>
+#include "advance.h"
+#include "kg_test.h"
+
+static const char *report_fmt =
+    "{\"mode\":\"%s\",\"certifying\":%s,\"run_id\":\"r-1\",\"started_at\":\"2026-12-01T00:00:00Z\","
+    "\"device\":{\"class\":\"GPU X/sm_90\",\"driver_cuda_version\":\"13.0\",\"runtime_version\":"
+    "\"13.0\"},\"provenance\":{\"commit\":\"abc\"},\"gates\":[\"parity\",\"bench\"],\"results\":["
+    "{\"gate\":\"parity\",\"case\":\"a\",\"verdict\":\"%s\",\"figures\":{}},"
+    "{\"gate\":\"parity\",\"case\":\"b\",\"verdict\":\"PASS\",\"figures\":{}},"
+    "{\"gate\":\"bench\",\"case\":\"a\",\"verdict\":\"PASS\",\"figures\":{\"decision\":\"NO_MARK\","
+    "\"metric\":\"time_us_warm\",\"median_us\":10,\"ci_lo_us\":9.5,\"ci_hi_us\":%s,\"band_rel\":0.01,"
+    "\"samples\":100}},"
+    "{\"gate\":\"bench\",\"case\":\"b\",\"verdict\":\"WARN\",\"figures\":{\"decision\":\"IMPROVED\","
+    "\"metric\":\"gbps\",\"direction\":\"higher_is_better\",\"median_us\":500,\"ci_lo_us\":480,"
+    "\"ci_hi_us\":510,\"band_rel\":0.02,\"samples\":50}}%s]}";
+
+static kg_advance_input *parse(const char *mode, const char *cert, const char *pv,
+                               const char *ci_hi, const char *extra, int *rc)
+{
+    char buf[4096];
+    kg_advance_input *in = NULL;
+    snprintf(buf, sizeof buf, report_fmt, mode, cert, pv, ci_hi, extra);
+    cJSON *j = cJSON_Parse(buf);
+    *rc = kg_advance_parse(&in, j, "test.json", "test");
+    cJSON_Delete(j);
+    return in;
+}
+
+int main(void)
+{
+    int rc;
+    kg_marks *m = NULL;
+    kg_mark_moves mv = { 0 };
+    char *msg = NULL;
+
+    kg_advance_input *in = parse("production", "true", "PASS", "10.4", "", &rc);
+    CHECK(rc == 0 && in);
+    CHECK(in->certifying && in->all_passed && in->n_cands == 2);
+    CHECK(in->cands[0].cand.value == 10.4);   /* lower is better: ci_hi, not the median */
+    CHECK(in->cands[1].cand.value == 480);    /* higher is better: ci_lo */
+    CHECK(strcmp(in->cands[0].cand.device_class, "GPU X/sm_90") == 0);
+
+    CHECK(kg_marks_new(&m) == 0);
+    CHECK(kg_advance_apply(m, in, &mv) == 0 && mv.n == 2 && !mv.v[0].had_old);
+    CHECK(kg_advance_message(&msg, in, &mv) == 0);
+    CHECK(msg && strstr(msg, "a [GPU X/sm_90] time_us_warm: (none) -> 10.4") && strstr(msg, "r-1"));
+    free(msg);
+    /* The same run again moves nothing (not strictly better). */
+    CHECK(kg_advance_apply(m, in, &mv) == 0 && mv.n == 0);
+    kg_advance_input_free(in);
+
+    /* Merge rule: a worse run never lowers a mark another runner set meanwhile. */
+    in = parse("production", "true", "PASS", "11", "", &rc);
+    CHECK(rc == 0 && kg_advance_apply(m, in, &mv) == 0 && mv.n == 0);
+    CHECK(kg_marks_find(m, "GPU X/sm_90", "a", "time_us_warm")->value == 10.4);
+    kg_advance_input_free(in);
+    in = parse("production", "true", "PASS", "10.1", "", &rc);
+    CHECK(rc == 0 && kg_advance_apply(m, in, &mv) == 0 && mv.n == 1 && mv.v[0].had_old &&
+          mv.v[0].old_value == 10.4 && mv.v[0].new_value == 10.1);
+    kg_advance_input_free(in);
+
+    /* Not passing: a FAIL, a diagnostic stamp, a gate missing a case. */
+    in = parse("production", "true", "FAIL", "10", "", &rc);
+    CHECK(rc == 0 && !in->all_passed && strstr(in->why_not, "parity a: FAIL"));
+    kg_advance_input_free(in);
+    in = parse("diagnostic", "false", "PASS", "10", "", &rc);
+    CHECK(rc == 0 && !in->certifying);
+    kg_advance_input_free(in);
+    in = parse("production", "false", "PASS", "10", "", &rc);
+    CHECK(rc == 0 && !in->certifying);
+    kg_advance_input_free(in);
+    in = parse("production", "true", "PASS", "10.4",
+               ",{\"gate\":\"bench\",\"case\":\"c\",\"verdict\":\"PASS\",\"figures\":{\"decision\":"
+               "\"SAME\"}}", &rc);
+    CHECK(rc == 0 && !in->all_passed && strstr(in->why_not, "gate parity has no result for case c"));
+    kg_advance_input_free(in);
+
+    /* Malformed bench figures are a parse error naming the file and case. */
+    in = parse("production", "true", "PASS", "9", "", &rc);
+    CHECK(rc == KG_EPARSE && !in && strstr(kg_error_last(), "test.json") &&
+          strstr(kg_error_last(), "'a'"));
+
+    kg_mark_moves_free(&mv);
+    kg_marks_free(m);
+    return kg_test_done("test_advance");
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# `kgate status` against a real HTTP server on 127.0.0.1 (tests/status_server.py), per scenario:
+# retry on 500/429 (Retry-After honored), 401 (clear message, exit 4, no retry), a hang (the
+# timeout fires), GitHub and GitLab request shapes, diagnostic reports never posting success,
+# and the token appearing in no output, log or file. Loopback only; every step bounded in time.
+set -u
+KG=$1
+SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+REPORT=$SRC/tests/data/sample_report.json
+SERVER=$SRC/tests/status_server.py
+PY=$(command -v /usr/bin/python3 || command -v python3)
+T=$(mktemp -d); [ -n "${KG_KEEP:-}" ] && echo "keeping $T"
+SRV_PID=
+cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; [ -n "${KG_KEEP:-}" ] || rm -rf "$T"; }
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+TOKEN="kgtest_$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"
+SHA=0123456789abcdef0123456789abcdef01234567
+BASE_ENV=(PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}")
+
+start_server() { # start_server NAME SCRIPT
+    local name=$1
+    [ -n "$SRV_PID" ] && { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; }
+    rm -f "$T/port"
+    LOG=$T/$name.log
+    : >"$LOG"
+    KG_TEST_TOKEN=$TOKEN "$PY" "$SERVER" --port-file "$T/port" --log "$LOG" --script "$2" \
+        --hang-s 8 --max-life 40 &
+    SRV_PID=$!
+    for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+    PORT=$(cat "$T/port" 2>/dev/null) || { bad "server did not start"; return 1; }
+}
+
+# A clean environment: the CI's own variables (and any proxy) must not leak into the test.
+gh_kg() { # gh_kg NAME args...
+    local name=$1; shift
+    env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PORT" \
+        GITHUB_REPOSITORY=example/kernels GITHUB_SHA=$SHA GITHUB_TOKEN="$TOKEN" \
+        GITHUB_SERVER_URL=https://github.example GITHUB_RUN_ID=99 \
+        "$KG" status "$@" >"$T/$name.out" 2>"$T/$name.err"
+}
+nreq() { wc -l <"$LOG" | tr -d ' '; }
+jqlog() { jq -r "$1" "$LOG"; }
+
+# 1. 500 then 429 (Retry-After: 1) then 201: retried with backoff, then every gate posted.
+start_server retry "500,429:1"
+s=$(date +%s)
+gh_kg retry --from-report "$REPORT" --timeout 5 --verbose; rc=$?
+[ "$rc" -eq 0 ] && ok || { bad "retry: exit $rc"; cat "$T/retry.out" "$T/retry.err"; }
+[ "$(nreq)" -eq 6 ] && ok || bad "retry: $(nreq) requests, want 6 (3 for parity + 3 gates)"
+[ "$(jqlog .auth | sort -u)" = "authorization:match" ] && ok || bad "retry: auth header missing or wrong: $(jqlog .auth | sort -u)"
+[ "$(jqlog .path | sort -u)" = "/repos/example/kernels/statuses/$SHA" ] && ok || bad "retry: path $(jqlog .path | sort -u)"
+[ "$(jqlog .body.context | uniq | tr '\n' ' ')" = "kgate/parity kgate/preflight kgate/hotpath kgate/bench " ] \
+    && ok || bad "retry: contexts $(jqlog .body.context | tr '\n' ' ')"
+[ "$(jqlog '.body.state' | tail -4 | tr '\n' ' ')" = "failure success error failure " ] \
+    && ok || bad "retry: states $(jqlog .body.state | tr '\n' ' ')"
+gap=$(jq -rs '.[2].t - .[1].t' "$LOG")
+# backoff alone would wait 2 s here: Retry-After: 1 must win
+awk -v g="$gap" 'BEGIN { exit !(g >= 0.9 && g < 1.8) }' && ok || bad "retry: Retry-After 1 not honored (gap $gap s)"
+grep -q "^kgate/hotpath: error (ERROR: 1 of 2 cases errored (first: rmsnorm/" "$T/retry.out" && ok || bad "retry: hotpath description"
+[ "$(jqlog '.headers["Accept"]' | sort -u)" = "application/vnd.github+json" ] && ok || bad "retry: Accept header"
+jqlog .body.target_url | grep -qx "https://github.example/example/kernels/actions/runs/99" && ok || bad "retry: target_url"
+grep -q "kgate/bench: failure" "$T/retry.out" && ok || bad "retry: output lacks the bench line"
+[ $(( $(date +%s) - s )) -lt 20 ] && ok || bad "retry: took too long"
+
+# 2. 401: a clear message, exit 4, no retry; the server echoes the token and we must redact it.
+start_server unauth "401"
+gh_kg unauth --from-report "$REPORT" --verbose; rc=$?
+[ "$rc" -eq 4 ] && ok || bad "401: exit $rc, want 4"
+grep -q "HTTP 401, unauthorized" "$T/unauth.err" && grep -q "GITHUB_TOKEN" "$T/unauth.err" \
+    && ok || { bad "401: unclear message"; cat "$T/unauth.err"; }
+[ "$(nreq)" -eq 1 ] && ok || bad "401: retried ($(nreq) requests)"
+
+# 3. A hang: the total timeout (1 s here) fires; with no retry it fails within a few seconds...
+start_server hang "hang"
+s=$(date +%s)
+gh_kg hang --from-report "$REPORT" --timeout 1 --retries 0; rc=$?
+[ "$rc" -eq 4 ] && ok || bad "hang: exit $rc, want 4"
+grep -q "timed out" "$T/hang.err" && ok || { bad "hang: no timeout message"; cat "$T/hang.err"; }
+[ $(( $(date +%s) - s )) -le 5 ] && ok || bad "hang: the timeout did not bound the request"
+# ...and with a retry the next attempt goes through.
+start_server hang2 "hang"
+gh_kg hang2 --from-report "$REPORT" --timeout 1 --retries 1; rc=$?
+[ "$rc" -eq 0 ] && [ "$(nreq)" -eq 5 ] && ok || bad "hang+retry: exit $rc, $(nreq) requests"
+
+# 4. A diagnostic report never posts success: passing gates are pending and stamped.
+jq '.mode = "diagnostic" | .certifying = false' "$REPORT" >"$T/diag.json"
+start_server diag ""
+gh_kg diag --from-report "$T/diag.json"; rc=$?
+[ "$rc" -eq 0 ] && ok || bad "diagnostic: exit $rc"
+jqlog .body.state | grep -qx success && bad "diagnostic: posted success" || ok
+[ "$(jqlog 'select(.body.context == "kgate/preflight") | .body.state')" = "pending" ] && ok || bad "diagnostic: preflight not pending"
+[ "$(jqlog .body.description | grep -c '^DIAGNOSTIC (non-certifying)')" -eq 4 ] && ok || bad "diagnostic: descriptions not stamped"
+
+# 5. GitLab: project path URL-encoded, PRIVATE-TOKEN header, GitLab state names.
+start_server gitlab ""
+env -i "${BASE_ENV[@]}" GITLAB_CI=true CI_API_V4_URL="http://127.0.0.1:$PORT/api/v4" \
+    CI_PROJECT_ID=group/kernels CI_COMMIT_SHA=$SHA KGATE_STATUS_TOKEN="$TOKEN" \
+    CI_JOB_URL=https://gitlab.example/job/7 "$KG" status --from-report "$REPORT" \
+    >"$T/gitlab.out" 2>"$T/gitlab.err"; rc=$?
+[ "$rc" -eq 0 ] && ok || { bad "gitlab: exit $rc"; cat "$T/gitlab.err"; }
+[ "$(jqlog .path | sort -u)" = "/api/v4/projects/group%2Fkernels/statuses/$SHA" ] && ok || bad "gitlab: path $(jqlog .path | sort -u)"
+[ "$(jqlog .auth | sort -u)" = "private-token:match" ] && ok || bad "gitlab: auth $(jqlog .auth | sort -u)"
+[ "$(jqlog .body.name | tr '\n' ' ')" = "kgate/parity kgate/preflight kgate/hotpath kgate/bench " ] && ok || bad "gitlab: names"
+[ "$(jqlog .body.state | tr '\n' ' ')" = "failed success failed failed " ] && ok || bad "gitlab: states $(jqlog .body.state | tr '\n' ' ')"
+
+# 6. Input errors exit 2 and send nothing; a dry run sends nothing and shows no token.
+start_server inputs ""
+env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PORT" \
+    GITHUB_REPOSITORY=example/kernels GITHUB_SHA=$SHA "$KG" status --from-report "$REPORT" \
+    >"$T/notoken.out" 2>"$T/notoken.err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "no token" "$T/notoken.err" && ok || bad "no token: exit $rc"
+env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_REPOSITORY=example/kernels GITHUB_SHA=nothex \
+    GITHUB_TOKEN="$TOKEN" "$KG" status --from-report "$REPORT" >"$T/badsha.out" 2>"$T/badsha.err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "GITHUB_SHA" "$T/badsha.err" && ok || bad "bad sha: exit $rc"
+env -i "${BASE_ENV[@]}" "$KG" status --from-report "$REPORT" >"$T/noci.out" 2>"$T/noci.err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "no CI detected" "$T/noci.err" && ok || bad "no CI: exit $rc"
+gh_kg badflag --from-report "$REPORT" --timeout 0; rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--timeout" "$T/badflag.err" && ok || bad "bad --timeout: exit $rc"
+echo '{"schema": "kgate-report/1", "results": [{"gate": "x"}]}' >"$T/broken.json"
+gh_kg broken --from-report "$T/broken.json"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "results\[0\].case" "$T/broken.err" && ok || bad "broken report: exit $rc"
+gh_kg dry --from-report "$REPORT" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && [ "$(grep -c '^dry run: POST' "$T/dry.out")" -eq 4 ] && ok || bad "dry run: exit $rc"
+gh_kg drysfx --from-report "$REPORT" --dry-run --context-suffix "h200/gpu1"; rc=$?
+[ "$rc" -eq 0 ] && grep -q '"context":"kgate/bench (h200/gpu1)"' "$T/drysfx.out" && ok || bad "context suffix: exit $rc"
+[ "$(nreq)" -eq 0 ] && ok || bad "input errors or dry run sent $(nreq) requests"
+
+# 7. The token is nowhere: outputs, errors, server logs, generated files.
+if grep -rqF "$TOKEN" "$T"; then bad "the token leaked into: $(grep -rlF "$TOKEN" "$T" | tr '\n' ' ')"; else ok; fi
+
+echo "test_status: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,12 +1,29 @@
 /* kgate public API: register CUDA kernel cases so the kgate gates can run over them.
  *
+ * This is the whole API a runner of your own needs (see "Gate your own kernels" in README.md
+ * and examples/external/). It is C11 and C++17 clean and includes only the C library and the
+ * CUDA runtime API; nothing of kgate's internals.
+ *
  * A *case* is one kernel (or chain of kernels) at one shape and dtype. kgate owns the
- * lifecycle: it calls setup() once, then launch() many times (the hot path), reference()
- * when it needs the expected output, and teardown() last. Every callback runs on the thread
- * that called kg_cli_main(); none is called concurrently.
+ * lifecycle of a case *instance*:
+ *
+ *     setup()                once per instance: allocate, fill inputs from the seed, fill *io
+ *     launch()               any number of times (warm-up, checks, timing, graph capture)
+ *     reference()            when a gate needs the expected output (after at least one launch)
+ *     teardown()             once, last, only if setup() succeeded
+ *
+ * One process may create several instances of a case, one after another or alive at the same
+ * time (each gate sets its cases up afresh, and timing may keep several input sets), so keep
+ * everything a case needs in its `state`, never in globals.
+ *
+ * Threads: every callback runs on the thread that called kg_cli_main(), never concurrently
+ * with another callback. The current device is already selected when a callback runs.
  *
  * Conventions (as in the rest of kgate):
- *   - functions return 0 or a negative KG_E* code; kg_error_last() gives the message;
+ *   - functions return 0 or a negative KG_E* code and set the message first (kg_error_set,
+ *     or the KG_CUDA_CHECK / KG_LAUNCH_CHECK / KG_TRY macros); kg_error_last() reads it;
+ *   - a callback that fails makes that case's verdict ERROR with its message; the run goes on
+ *     with the other cases;
  *   - objects returned through a first out-parameter belong to the caller and have a _free;
  *   - options structs have an _INIT initializer.
  *
@@ -27,6 +44,7 @@
  *       if (rc == 0) rc = kg_registry_add(reg, &my_case);
  *       return kg_cli_main(reg, rc, argc, argv);     // frees reg, returns the exit code
  *   }
+ * (C++ designated initializers must follow the field order of kg_case_desc.)
  */
 #ifndef KGATE_KGATE_H
 #define KGATE_KGATE_H
@@ -66,11 +84,14 @@ enum {
     KG_EINTERNAL = -15
 };
 
-/* Message of the last error set on this thread ("" if none). Valid until the next error. */
+/* Message of the last error set on this thread ("" if none). The buffer is thread-local and
+ * owned by kgate: valid until the next kg_error_set on the same thread; copy it to keep it. */
 const char *kg_error_last(void);
-/* Name of an error code, e.g. "KG_EPARSE". */
+/* Name of an error code, e.g. "KG_EPARSE" (a static string). */
 const char *kg_error_name(int code);
-/* Record an error (printf-style); returns code so callers can `return kg_error_set(...)`. */
+/* Record an error (printf-style) for this thread, with the source position; returns `code` so
+ * callers can `return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "n must be >= 1");`.
+ * Messages name what was wrong (the case, field, file or flag). */
 int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
@@ -89,10 +110,11 @@ int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
         }                                                                                \
     } while (0)
 
-/* Check that the last kernel launch was accepted (launchers call it right after <<<>>>). */
+/* Check that the last kernel launch was accepted (launchers call it right after <<<>>>).
+ * Legal during stream capture, so it is fine in launch(). */
 #define KG_LAUNCH_CHECK() KG_CUDA_CHECK(cudaGetLastError())
 
-/* Propagate a kgate error code: `goto cleanup` when expr < 0. */
+/* Propagate a kgate error code: `goto cleanup` when expr < 0 (the message is already set). */
 #define KG_TRY(expr)                 \
     do {                             \
         if ((rc = (expr)) < 0)       \
@@ -101,6 +123,7 @@ int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
 
 /* ---- data types and parity ---------------------------------------------------------- */
 
+/* Element types of outputs and references. bf16/f16 are raw 16-bit patterns (uint16_t). */
 typedef enum {
     KG_DTYPE_F32 = 0,
     KG_DTYPE_F64 = 1,
@@ -110,7 +133,9 @@ typedef enum {
     KG_DTYPE_U8 = 5
 } kg_dtype;
 
+/* Bytes per element (0 for a value outside kg_dtype). */
 size_t kg_dtype_size(kg_dtype t);
+/* "f32", "bf16", ... (a static string). */
 const char *kg_dtype_name(kg_dtype t);
 
 typedef enum {
@@ -118,11 +143,14 @@ typedef enum {
     KG_PARITY_BITWISE = 1    /* output bytes equal the reference bytes (ref_dtype == out dtype) */
 } kg_parity_kind;
 
+/* How the parity gate compares the output (converted to double) with the reference.
+ * Derive the thresholds from the kernel's error bound (say how in a comment): loose enough
+ * for correct rounding differences, tight enough that a wrong element fails. */
 typedef struct {
     kg_parity_kind kind;
-    double max_abs;    /* max |out - ref| allowed */
-    double max_rel_l2; /* ||out - ref||_2 / ||ref||_2 allowed */
-    double min_cosine; /* cosine(out, ref) required */
+    double max_abs;    /* max |out - ref| allowed (>= 0) */
+    double max_rel_l2; /* ||out - ref||_2 / ||ref||_2 allowed (>= 0) */
+    double min_cosine; /* cosine(out, ref) required (<= 1) */
 } kg_parity_policy;
 
 #define KG_PARITY_TOLERANCE_INIT(abs_, rel_l2_, cos_) \
@@ -133,87 +161,114 @@ typedef struct {
 
 /* A __global__ function the case launches, with the launch configuration it uses:
  * the resource preflight reads its attributes and theoretical occupancy. `name` is the
- * source-level name (for templates as the demangler prints it, e.g. "k<float, 128>"). */
+ * source-level name (for templates as the demangler prints it, e.g. "k<float, 128>").
+ * Use KG_KERNEL in a .cu file (where `fn` is the kernel itself). */
 typedef struct {
-    const void *func;
-    const char *name;
-    int block_threads;
-    size_t dynamic_smem;
+    const void *func;        /* the kernel's host stub: (const void *)my_kernel */
+    const char *name;        /* static string */
+    int block_threads;       /* threads per block launch() uses (> 0) */
+    size_t dynamic_smem;     /* dynamic shared memory bytes per block launch() uses */
 } kg_kernel_ref;
 
 #define KG_KERNEL(fn, block, smem) { (const void *)(fn), #fn, (block), (size_t)(smem) }
 
-/* Passed to setup(). */
+/* Passed to setup(); valid only during that call (copy what you need into your state). */
 typedef struct {
-    uint64_t seed;          /* fill inputs from this seed (kg_rng_*), never zeros */
+    uint64_t seed;          /* fill inputs from this seed (kg_rng_*), never zeros. Derived
+                             * from the run's printed seed and the case id: --seed N repeats
+                             * the same inputs */
     const void *params;     /* the case's kg_case_desc.params */
-    cudaStream_t stream;    /* a non-blocking stream setup may use (it is synchronized after) */
-    int device;             /* current device ordinal */
+    cudaStream_t stream;    /* a non-blocking stream setup may use; kgate synchronizes it after
+                             * setup returns. Owned by kgate: never destroy it */
+    int device;             /* current device ordinal (already selected) */
 } kg_setup_args;
 
-/* Filled by setup(): the output the gates check. Setup owns the memory. */
+/* Filled by setup(): the output the gates check. The buffer belongs to the case (allocate it
+ * in setup, free it in teardown); kgate only reads it, and may overwrite it with a poison
+ * pattern (0xFF bytes) before a launch, so launch() must write every element. */
 typedef struct {
-    void *out;              /* device pointer to the output */
-    size_t out_count;       /* elements */
+    void *out;              /* device pointer to the output, valid until teardown() */
+    size_t out_count;       /* elements (> 0) */
     kg_dtype out_dtype;
-    size_t rows;            /* for batch invariance: number of independent rows (0 = n/a) */
+    size_t rows;            /* for batch invariance: number of independent rows (0 = n/a);
+                             * the output is `rows` contiguous rows of out_count / rows elements */
 } kg_case_io;
 
+/* One case. kg_registry_add copies this struct but not what it points to: strings, params and
+ * the kernels array must outlive the registry (static storage is the usual choice). */
 typedef struct kg_case_desc {
-    const char *id;         /* unique, stable: "<op>/<params>/<dtype>", e.g. "axpy/n=4097/f32" */
-    const char *op;         /* kernel family, e.g. "axpy" */
-    const void *params;     /* opaque, handed to setup() */
+    const char *id;         /* unique, stable: "<op>/<params>/<dtype>", e.g. "axpy/n=4097/f32";
+                             * printable ASCII without spaces, quotes or backslashes. Marks and
+                             * reports are keyed by it: renaming a case loses its marks */
+    const char *op;         /* kernel family, e.g. "axpy" (required) */
+    const void *params;     /* opaque, handed to setup() (e.g. a pointer to a static shape) */
 
-    /* Allocate persistent buffers, fill inputs from args->seed, fill *io. Outside the hot
-     * path: anything is allowed here. On failure return <0 after kg_error_set(). */
+    /* Allocate persistent buffers, fill inputs from args->seed, fill *io, store everything in
+     * *state. Outside the hot path: anything is allowed here (allocation, copies, sync).
+     * On failure return <0 after kg_error_set() and free what it allocated itself: teardown()
+     * is not called for a failed setup. Required. */
     int (*setup)(const kg_setup_args *args, void **state, kg_case_io *io);
-    /* The hot path: enqueue the work on `stream` and return. It must be idempotent (a pure
-     * function of the inputs), allocate nothing, synchronize nothing, copy nothing to or
-     * from the host, and launch only on `stream` (or on streams forked from it with events). */
+    /* The hot path: enqueue the work on `stream` and return (0, or <0 if a launch was
+     * rejected). It must be idempotent (a pure function of the inputs, writing every element
+     * of io->out), allocate nothing, synchronize nothing, copy nothing to or from the host,
+     * and launch only on `stream` (or on streams forked from it with events and joined back).
+     * kgate calls it many times, under CUPTI observation and inside CUDA graph capture, so
+     * use the `stream` it is given (kgate's; it may differ from call to call). Required. */
     int (*launch)(void *state, cudaStream_t stream);
-    /* Expected output into ref_host (io->out_count elements of ref_dtype). May use the GPU
-     * (e.g. cuBLAS) on `stream` but must leave ref_host complete on return. */
+    /* Expected output into ref_host: a host buffer of io->out_count elements of ref_dtype,
+     * owned by kgate and valid only during the call. May use the GPU (e.g. cuBLAS) on `stream`
+     * but must leave ref_host complete on return, and must not change the inputs. Required. */
     int (*reference)(void *state, cudaStream_t stream, void *ref_host);
+    /* Free everything setup made (kgate has synchronized the stream). Optional (NULL). */
     void (*teardown)(void *state);
 
-    kg_dtype ref_dtype;       /* KG_DTYPE_F64 for CPU float64 references */
-    const char *ref_kind;     /* "cpu-f64", "cublas", ... for the report */
+    kg_dtype ref_dtype;       /* dtype of the reference: KG_DTYPE_F64 for CPU float64
+                               * references; equal to the output dtype for KG_PARITY_BITWISE */
+    const char *ref_kind;     /* "cpu-f64", "cublas", ... for the report (NULL: "unspecified") */
     kg_parity_policy parity;
 
-    /* Work model (for GB/s, TFLOP/s and % of measured ceilings). */
-    double bytes_moved;       /* bytes read + written by one launch() */
-    double flops;             /* floating-point operations of one launch() (0 if memory-bound) */
+    /* Work model of one launch() (for GB/s, TFLOP/s and % of the measured ceilings). */
+    double bytes_moved;       /* bytes read + written from/to global memory */
+    double flops;             /* floating-point operations (0 if memory-bound) */
 
-    const kg_kernel_ref *kernels;  /* every __global__ launch() uses */
+    const kg_kernel_ref *kernels;  /* every __global__ launch() uses (static array) */
     int n_kernels;
 
-    /* Batch invariance (optional): launch_rows computes only the first `rows` rows of the
-     * output into the same places; row r must equal row r of the full launch byte for byte. */
+    /* Batch invariance (optional): launch_rows computes only the first `rows` rows
+     * (1 <= rows <= io->rows) of the output into the same places; row r must equal row r of
+     * the full launch byte for byte. Same rules as launch(). Needs io->rows > 0. */
     int batch_invariant;
     int (*launch_rows)(void *state, int rows, cudaStream_t stream);
 
-    /* Defects only (selftest runners): the gate that must catch this case and why. */
+    /* Defects only (kgate's own selftest catalogue): the gate that must catch this case and
+     * why. Leave NULL in your cases. */
     const char *expect_gate;
     const char *expect_reason;
 } kg_case_desc;
 
 /* ---- registry ------------------------------------------------------------------------- */
 
+/* The cases of a runner. Used from one thread; handed to kg_cli_main, which frees it. */
 typedef struct kg_registry kg_registry;
 
+/* *out = a new empty registry (caller owns it: kg_registry_free, or hand it to kg_cli_main). */
 int kg_registry_new(kg_registry **out);
 /* Copies the descriptor (strings and arrays must outlive the registry). Fails with
  * KG_EEXISTS on a duplicate id and KG_EINVAL on a missing required field. */
 int kg_registry_add(kg_registry *reg, const kg_case_desc *desc);
+/* kg_registry_add for each of n descriptors; stops at the first error. */
 int kg_registry_add_all(kg_registry *reg, const kg_case_desc *descs, size_t n);
 size_t kg_registry_count(const kg_registry *reg);
+/* The i-th registered case (borrowed; NULL when out of range). */
 const kg_case_desc *kg_registry_get(const kg_registry *reg, size_t i);
+/* Frees the registry (not the descriptors' strings or arrays); NULL is a no-op. */
 void kg_registry_free(kg_registry *reg);
 
 /* Run the kgate command line over the registry; returns the process exit code (see
  * docs/production-ci.md: 0 pass, 1 gate failed, 2 usage or input error, 3 no GPU,
  * 4 runtime error). `reg_rc` is the result of registration: a negative code is reported
- * and exits 2. Takes ownership of reg (frees it). */
+ * and exits 2. Takes ownership of reg (frees it, also on error; reg may be NULL then).
+ * Call it once, from main(); every case callback runs on this thread. */
 int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv);
 
 /* Exit codes of kg_cli_main. */
@@ -227,7 +282,9 @@ enum {
 
 /* ---- helpers for setup() -------------------------------------------------------------- */
 
-/* Deterministic generator (splitmix64-seeded xoshiro256**); state is 4 words. */
+/* Deterministic generator (splitmix64-seeded xoshiro256**); state is 4 words. Not shared
+ * between threads; seed one per buffer (stream_id) so buffers are independent of each other
+ * and of the shape. */
 typedef struct { uint64_t s[4]; } kg_rng;
 void kg_rng_seed(kg_rng *r, uint64_t seed, uint64_t stream_id);
 uint64_t kg_rng_next(kg_rng *r);

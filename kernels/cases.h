@@ -116,6 +116,15 @@ int kg_gemm_reference(void *state, cudaStream_t stream, void *ref_host);
 void kg_gemm_teardown(void *state);
 int kg_gemm_bf16_launch(const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k,
                         cudaStream_t s);
+/* Hopper path (gemm_bf16_sm90.cu, sm_90a image only): wgmma + TMA, 3 warpgroups, 128x256x64
+ * tiles, 4-stage ring of 48 KiB + alignment slack + mbarriers. kg_gemm_bf16_launch uses it when
+ * kg_gemm_bf16_wgmma_available() and kg_gemm_bf16_wgmma_fits(m, n, k). */
+#define KG_GEMM_WG_THREADS 384
+#define KG_GEMM_WG_SMEM (4 * 48 * 1024 + 1024 + 64)
+int kg_gemm_bf16_wgmma_available(void);
+int kg_gemm_bf16_wgmma_fits(int m, int n, int k);
+int kg_gemm_bf16_wgmma_launch(const uint16_t *a, const uint16_t *b, float *c, int m, int n, int k,
+                              cudaStream_t s);
 
 /* ---- parity policies (shared with the defect twins; each is justified where it is used:
  * in the comment above the case table of its kernel's .cu file) ------------------------ */

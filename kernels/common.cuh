@@ -34,6 +34,26 @@ static __device__ __forceinline__ float kg_block_sum(float v, float *smem)
     return v;
 }
 
+/* Block-wide sum that EVERY thread receives, in a fixed order: xor butterfly inside the
+ * warp (partners compute a+b and b+a, so all lanes hold identical bits), then each thread
+ * folds the per-warp values 0..BLOCK/32-1 in order. `sh` holds BLOCK/32 floats; a caller that
+ * reduces again before another barrier must alternate between two `sh` arrays. */
+template <int BLOCK>
+static __device__ __forceinline__ float kg_block_allsum(float v, float *sh)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    if ((threadIdx.x & 31) == 0)
+        sh[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = sh[0];
+#pragma unroll
+    for (int w = 1; w < BLOCK / 32; w++)
+        v += sh[w];
+    return v;
+}
+
 /* bf16 <-> fp32 on raw bits (inputs/outputs are uint16_t so the host side needs no
  * cuda_bf16.h types). bf16 -> fp32 is exact; fp32 -> bf16 rounds to nearest even. */
 static __device__ __forceinline__ float kg_bf16_lo(uint32_t pair) { return __uint_as_float(pair << 16); }

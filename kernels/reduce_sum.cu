@@ -28,7 +28,19 @@ reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ part
     const size_t tid = (size_t)blockIdx.x * KG_REDUCE_BLOCK + threadIdx.x;
     const float4 *x4 = reinterpret_cast<const float4 *>(x);
     float acc = 0.0f;
-    for (size_t i = tid; i < n4; i += stride) {
+    size_t i = tid;
+    /* Four independent loads in flight per thread, added in the same serial order as the
+     * remainder loop (the result's bits do not depend on the unrolling): one load at a time
+     * left pass 1 at ~3.75 TB/s on an H200, latency-bound. */
+    for (; i + 3 * stride < n4; i += 4 * stride) {
+        const float4 v0 = x4[i], v1 = x4[i + stride], v2 = x4[i + 2 * stride],
+                     v3 = x4[i + 3 * stride];
+        acc += (v0.x + v0.y) + (v0.z + v0.w);
+        acc += (v1.x + v1.y) + (v1.z + v1.w);
+        acc += (v2.x + v2.y) + (v2.z + v2.w);
+        acc += (v3.x + v3.y) + (v3.z + v3.w);
+    }
+    for (; i < n4; i += stride) {
         const float4 v = x4[i];
         acc += (v.x + v.y) + (v.z + v.w);
     }

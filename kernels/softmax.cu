@@ -5,9 +5,13 @@
  * defects/). The max and the sum are found in ONE pass with the online-softmax update
  * (Milakov & Gimelshein 2018): each thread keeps (m, s) = (running max, sum of exp(x - m))
  * and rescales s whenever m grows; (m, s) pairs then merge in a fixed shuffle/shared tree.
- * Pass 2 re-reads the row (mostly from L2) and writes exp(x - m) / s.
+ * Pass 2 re-reads the row (mostly from L2) and writes exp(x - m) / s. Rows that fit in the
+ * block's registers (vectorized rows up to 4096 columns; softmax_rows_regs) skip all that:
+ * one DRAM read, exact max, one exp per element, sum, store. Device code: softmax_impl.cuh.
  *
- * One row per 256-thread block, thread t owning columns t, t+256, ... (VEC at a time when
+ * One row per 256-thread block (softmax_impl.cuh can group NR rows per block; the variants
+ * are timed by kernels/tools/kernel_speed.cu); within a row,
+ * thread t owns columns t, t+256, ... (VEC at a time when
  * the row is 16-byte aligned: cols % 4 == 0 for fp32, cols % 8 == 0 for bf16; scalar
  * otherwise, so odd column counts work). The reduction order depends on cols only, so the
  * kernel is batch invariant by construction. All math is fp32; bf16 is storage only.
@@ -19,146 +23,27 @@
 #include <stdlib.h>
 #include <math.h>
 #include "cases.h"
-#include "common.cuh"
+#include "softmax_impl.cuh"
 
-/* Element and 16-byte vector access for the two storage types. */
-static __device__ __forceinline__ float sm_load(const float *p, size_t i) { return p[i]; }
-static __device__ __forceinline__ float sm_load(const uint16_t *p, size_t i)
-{
-    return kg_bf16_to_float(p[i]);
-}
-static __device__ __forceinline__ void sm_store(float *p, size_t i, float v) { p[i] = v; }
-static __device__ __forceinline__ void sm_store(uint16_t *p, size_t i, float v)
-{
-    p[i] = kg_float_to_bf16(v);
-}
-static __device__ __forceinline__ void sm_load_vec(const float *p, int i, float (&f)[4])
-{
-    const float4 v = reinterpret_cast<const float4 *>(p)[i];
-    f[0] = v.x; f[1] = v.y; f[2] = v.z; f[3] = v.w;
-}
-static __device__ __forceinline__ void sm_load_vec(const uint16_t *p, int i, float (&f)[8])
-{
-    kg_unpack8(reinterpret_cast<const uint4 *>(p)[i], f);
-}
-static __device__ __forceinline__ void sm_store_vec(float *p, int i, const float (&f)[4])
-{
-    reinterpret_cast<float4 *>(p)[i] = make_float4(f[0], f[1], f[2], f[3]);
-}
-static __device__ __forceinline__ void sm_store_vec(uint16_t *p, int i, const float (&f)[8])
-{
-    reinterpret_cast<uint4 *>(p)[i] = kg_pack8(f);
-}
+/* Variant choice (measured on an H200, docs/kernels.md): one row per block, exp'd values kept
+ * in registers: 32 registers, 8 blocks/SM, ~94% of the copy bandwidth for both dtypes. Two
+ * rows per block measured the same for bf16 (52 registers, 4 blocks/SM); recomputing exp
+ * for the store instead of keeping it lost 1-5%. */
+#define SOFTMAX_F32_NR 1
+#define SOFTMAX_BF16_NR 1
 
-/* Throughput note: with accurate expf and an IEEE division per element the bf16 kernel
- * was instruction-bound (1.7 TB/s on an H200, half of what its bytes allow). __expf
- * (ex2.approx of x*log2(e)) is within ~2 + 1.2|x| ulp, i.e. <= ~1e-6 relative for the
- * |x - max| <= 10 that carry the mass of a row, far inside the parity tolerance; for very
- * negative arguments its relative error grows but the values themselves are ~0.
- *
- * Add one value to a running (max, sum) pair. Only one exp per element: when v is not a
- * new max, add exp(v - m); when it is, rescale the old sum instead and add exp(0) = 1. */
-static __device__ __forceinline__ void online_add(float &m, float &s, float v)
+__global__ void __launch_bounds__(KG_SOFTMAX_BLOCK)
+softmax_f32_kernel(const float *__restrict__ x, float *__restrict__ y, int rows, int cols)
 {
-    if (v > m) {
-        s = s * __expf(m - v) + 1.0f; /* m == -inf (empty) gives s = 0 * 0 + 1 */
-        m = v;
-    } else {
-        s += __expf(v - m);
-    }
-}
-
-/* Merge two (max, sum) pairs. Written so that two empty pairs (-inf, 0) merge to (-inf, 0)
- * instead of 0 * exp(-inf - -inf) = NaN (threads without columns when cols < 256). */
-static __device__ __forceinline__ void online_merge(float &m, float &s, float m2, float s2)
-{
-    const float mm = fmaxf(m, m2);
-    s = (m == mm ? s : s * expf(m - mm)) + (m2 == mm ? s2 : s2 * expf(m2 - mm));
-    m = mm;
-}
-
-template <typename T, int VEC>
-static __device__ __forceinline__ void softmax_row(const T *__restrict__ x, T *__restrict__ y,
-                                                   int cols)
-{
-    __shared__ float s_m[KG_SOFTMAX_BLOCK / 32], s_s[KG_SOFTMAX_BLOCK / 32];
-    const size_t row = blockIdx.x;
-    const T *xr = x + row * (size_t)cols;
-    T *yr = y + row * (size_t)cols;
-    const bool vec = cols % VEC == 0;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-
-    /* Pass 1: per-thread online (max, sum). */
-    float m = -INFINITY, s = 0.0f;
-    if (vec) {
-        for (int i = threadIdx.x; i < cols / VEC; i += KG_SOFTMAX_BLOCK) {
-            float f[VEC];
-            sm_load_vec(xr, i, f);
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                online_add(m, s, f[j]);
-        }
-    } else {
-        for (int i = threadIdx.x; i < cols; i += KG_SOFTMAX_BLOCK)
-            online_add(m, s, sm_load(xr, i));
-    }
-    /* Fixed merge tree: shuffle-down within the warp, then warp 0 merges the 8 warps. */
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float m2 = __shfl_down_sync(0xffffffffu, m, o);
-        const float s2 = __shfl_down_sync(0xffffffffu, s, o);
-        online_merge(m, s, m2, s2);
-    }
-    if (lane == 0) {
-        s_m[warp] = m;
-        s_s[warp] = s;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        m = lane < KG_SOFTMAX_BLOCK / 32 ? s_m[lane] : -INFINITY;
-        s = lane < KG_SOFTMAX_BLOCK / 32 ? s_s[lane] : 0.0f;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float m2 = __shfl_down_sync(0xffffffffu, m, o);
-            const float s2 = __shfl_down_sync(0xffffffffu, s, o);
-            online_merge(m, s, m2, s2);
-        }
-    }
-    __syncthreads(); /* everyone has read s_m/s_s before thread 0 overwrites slot 0 */
-    if (threadIdx.x == 0) {
-        s_m[0] = m;
-        s_s[0] = s;
-    }
-    __syncthreads();
-    const float row_max = s_m[0], row_sum = s_s[0];
-
-    /* Pass 2: normalize. One reciprocal per row instead of a division per element. */
-    const float inv_sum = 1.0f / row_sum;
-    if (vec) {
-        for (int i = threadIdx.x; i < cols / VEC; i += KG_SOFTMAX_BLOCK) {
-            float f[VEC];
-            sm_load_vec(xr, i, f);
-#pragma unroll
-            for (int j = 0; j < VEC; j++)
-                f[j] = __expf(f[j] - row_max) * inv_sum;
-            sm_store_vec(yr, i, f);
-        }
-    } else {
-        for (int i = threadIdx.x; i < cols; i += KG_SOFTMAX_BLOCK)
-            sm_store(yr, i, __expf(sm_load(xr, i) - row_max) * inv_sum);
-    }
+    /* in registers up to 4096 columns */
+    softmax_rows<float, 4, 4, SOFTMAX_F32_NR, true>(x, y, rows, cols);
 }
 
 __global__ void __launch_bounds__(KG_SOFTMAX_BLOCK)
-softmax_f32_kernel(const float *__restrict__ x, float *__restrict__ y, int cols)
+softmax_bf16_kernel(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int rows, int cols)
 {
-    softmax_row<float, 4>(x, y, cols);
-}
-
-__global__ void __launch_bounds__(KG_SOFTMAX_BLOCK)
-softmax_bf16_kernel(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int cols)
-{
-    softmax_row<uint16_t, 8>(x, y, cols);
+    /* in registers up to 4096 columns */
+    softmax_rows<uint16_t, 8, 2, SOFTMAX_BF16_NR, true>(x, y, rows, cols);
 }
 
 extern "C" int kg_softmax_f32_launch(const float *x, float *y, int rows, int cols,
@@ -167,7 +52,8 @@ extern "C" int kg_softmax_f32_launch(const float *x, float *y, int rows, int col
     int rc = 0;
     if (rows <= 0)
         return 0;
-    softmax_f32_kernel<<<rows, KG_SOFTMAX_BLOCK, 0, s>>>(x, y, cols);
+    softmax_f32_kernel<<<(unsigned)kg_ceil_div((size_t)rows, SOFTMAX_F32_NR), KG_SOFTMAX_BLOCK, 0,
+                         s>>>(x, y, rows, cols);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;
@@ -179,7 +65,8 @@ extern "C" int kg_softmax_bf16_launch(const uint16_t *x, uint16_t *y, int rows, 
     int rc = 0;
     if (rows <= 0)
         return 0;
-    softmax_bf16_kernel<<<rows, KG_SOFTMAX_BLOCK, 0, s>>>(x, y, cols);
+    softmax_bf16_kernel<<<(unsigned)kg_ceil_div((size_t)rows, SOFTMAX_BF16_NR), KG_SOFTMAX_BLOCK,
+                          0, s>>>(x, y, rows, cols);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;

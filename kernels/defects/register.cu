@@ -2,8 +2,18 @@
 #include "../cases.h"
 
 extern "C" int kg_defect_cases_register(kg_registry *reg);
+extern "C" int kg_preflight_defects_register(kg_registry *reg);
+extern "C" int kg_hotpath_defects_register(kg_registry *reg);
+extern "C" int kg_bench_defects_register(kg_registry *reg);
 
 extern "C" int kg_defect_cases_register(kg_registry *reg)
 {
-    return kg_registry_add_all(reg, kg_parity_defect_cases, kg_parity_defect_n_cases);
+    int rc = kg_registry_add_all(reg, kg_parity_defect_cases, kg_parity_defect_n_cases);
+    if (rc == 0)
+        rc = kg_preflight_defects_register(reg);
+    if (rc == 0)
+        rc = kg_hotpath_defects_register(reg);
+    if (rc == 0)
+        rc = kg_bench_defects_register(reg);
+    return rc;
 }

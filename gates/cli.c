@@ -16,6 +16,15 @@ typedef struct {
 static const kg_command commands[] = {
     { "list", kg_cmd_list, "list the registered cases (no GPU needed)" },
     { "parity", kg_cmd_parity, "outputs match the reference (tolerance or bitwise)" },
+    { "selftest", kg_cmd_selftest, "prove every gate catches its planted defects" },
+    { "preflight", kg_cmd_preflight, "registers, spills, shared memory, occupancy (static without a GPU)" },
+    { "report", kg_cmd_report, "convert a report: JUnit XML, Markdown summary, HTML (no GPU)" },
+    { "status", kg_cmd_status, "post per-gate commit statuses to GitHub or GitLab" },
+    { "hotpath", kg_cmd_hotpath, "no alloc/sync/host copy in the hot path; graph-capturable; deterministic" },
+    { "bench", kg_cmd_bench, "time cases; noise-band decision against high-water marks" },
+    { "ab", kg_cmd_ab, "A/B two runner builds, interleaved processes: paired ratio and CI" },
+    { "run", kg_cmd_run, "every gate into one report; --production commits advanced marks (libgit2)" },
+    { "marks", kg_cmd_marks, "high-water marks: show, diff, lower, history, advance --from-report" },
 };
 
 static void usage(FILE *f, const char *prog)
@@ -210,36 +219,89 @@ int kg_cmd_end(kg_cmd_state *st, int rc)
     return code;
 }
 
+static cJSON *case_to_json(const kg_case_desc *d)
+{
+    cJSON *o = cJSON_CreateObject(), *k = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "id", d->id);
+    cJSON_AddStringToObject(o, "op", d->op);
+    cJSON_AddStringToObject(o, "reference", d->ref_kind ? d->ref_kind : "unspecified");
+    cJSON_AddStringToObject(o, "parity", d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
+                                                                             : "tolerance");
+    cJSON_AddNumberToObject(o, "bytes_moved", d->bytes_moved);
+    cJSON_AddNumberToObject(o, "flops", d->flops);
+    cJSON_AddBoolToObject(o, "batch_invariant", d->batch_invariant != 0);
+    for (int i = 0; i < d->n_kernels; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", d->kernels[i].name);
+        cJSON_AddNumberToObject(e, "block_threads", d->kernels[i].block_threads);
+        cJSON_AddNumberToObject(e, "dynamic_smem", (double)d->kernels[i].dynamic_smem);
+        cJSON_AddItemToArray(k, e);
+    }
+    cJSON_AddItemToObject(o, "kernels", k);
+    if (d->expect_gate)
+        cJSON_AddStringToObject(o, "expect_gate", d->expect_gate);
+    if (d->expect_reason)
+        cJSON_AddStringToObject(o, "expect_reason", d->expect_reason);
+    return o;
+}
+
+static const char list_usage[] =
+    "usage: kgate list [--filter REGEX] [--json FILE]\n\n"
+    "List the registered cases: id, reference, parity policy, work model and kernels.\n"
+    "--json writes the same as a JSON catalogue (with defect expectations, if any).\n"
+    "Needs no GPU.\n";
+
 int kg_cmd_list(kg_registry *reg, int argc, char **argv)
 {
-    static const struct option longopts[] = { KG_COMMON_LONGOPTS, { 0, 0, 0, 0 } };
-    kg_common_opts o = KG_COMMON_OPTS_INIT;
+    static const struct option longopts[] = { { "filter", required_argument, NULL, 'f' },
+                                              { "json", required_argument, NULL, 'j' },
+                                              { "help", no_argument, NULL, 'h' },
+                                              { 0, 0, 0, 0 } };
+    const char *filter = NULL, *json_path = NULL;
     kg_selection sel = { 0 };
+    cJSON *cat = NULL;
+    char *text = NULL;
     int rc = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        if (c == KG_OPT_HELP) {
-            printf("usage: kgate list [--filter REGEX]\n\nList the registered cases: id, "
-                   "reference, parity policy, work model and kernels. Needs no GPU.\n");
+        if (c == 'h') {
+            fputs(list_usage, stdout);
+            goto cleanup;
+        } else if (c == 'f') {
+            filter = optarg;
+        } else if (c == 'j') {
+            json_path = optarg;
+        } else {
+            fputs(list_usage, stderr);
+            rc = KG_ERR(KG_EINVAL, "list: unknown option or missing value: '%s'",
+                        argv[optind - 1]);
             goto cleanup;
         }
-        if (c != KG_OPT_FILTER) {
-            rc = KG_ERR(KG_EINVAL, "list: unknown or unsupported option '%s' (usage: kgate "
-                                   "list [--filter REGEX])", argv[optind - 1]);
-            goto cleanup;
-        }
-        o.filter = optarg;
     }
     if (optind < argc) {
         rc = KG_ERR(KG_EINVAL, "list: unexpected argument '%s'", argv[optind]);
         goto cleanup;
     }
-    KG_TRY(kg_select(&sel, reg, o.filter));
-    printf("%-44s %-8s %-9s %-12s %-12s %s\n", "case", "ref", "parity", "MB moved", "GFLOP",
+    KG_TRY(kg_select(&sel, reg, filter));
+    if (json_path) {
+        KG_TRY(kg_path_check_writable(json_path));
+        cat = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(cat, "cases");
+        cJSON_AddStringToObject(cat, "schema", "kgate-catalogue/1");
+        for (size_t i = 0; i < sel.n; i++)
+            cJSON_AddItemToArray(arr, case_to_json(kg_registry_get(reg, sel.idx[i])));
+        text = cJSON_Print(cat);
+        if (!text) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory writing %s", json_path);
+            goto cleanup;
+        }
+        KG_TRY(kg_file_write_atomic(json_path, text, strlen(text)));
+    }
+    printf("%-46s %-8s %-9s %-12s %-12s %s\n", "case", "ref", "parity", "MB moved", "GFLOP",
            "kernels");
     for (size_t i = 0; i < sel.n; i++) {
         const kg_case_desc *d = kg_registry_get(reg, sel.idx[i]);
-        printf("%-44s %-8s %-9s %-12.3f %-12.3f ", d->id, d->ref_kind ? d->ref_kind : "-",
+        printf("%-46s %-8s %-9s %-12.3f %-12.3f ", d->id, d->ref_kind ? d->ref_kind : "-",
                d->parity.kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance",
                d->bytes_moved / 1e6, d->flops / 1e9);
         for (int k = 0; k < d->n_kernels; k++)
@@ -248,6 +310,8 @@ int kg_cmd_list(kg_registry *reg, int argc, char **argv)
     }
     printf("%zu case(s)\n", sel.n);
 cleanup:
+    cJSON_free(text);
+    cJSON_Delete(cat);
     kg_selection_free(&sel);
     return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
 }

@@ -162,6 +162,13 @@ typedef struct {
     const char *marks_path;          /* baselines/high_water.json */
     int bench_mode;                  /* 0 warm, 1 cold */
     double bench_budget_s;           /* per case; 0 = default */
+    /* hotpath */
+    int hotpath_runs;                /* determinism runs per case; 0 = default (10) */
+    /* bench (decision and proof settings; bench.c) */
+    double bench_band_floor;         /* --band-floor, relative; 0 = default (0.005) */
+    double bench_compute_floor;      /* --compute-floor, relative; 0 = default (0.15) */
+    double bench_abs_floor_us;       /* --abs-floor, microseconds; 0 = default (0.1) */
+    const char *bench_save_marks;    /* --save-marks FILE: merge this run's marks into FILE */
 } kg_gate_ctx;
 
 #define KG_GATE_CTX_INIT { 0, 0, NULL, true, false, NULL, NULL, NULL, NULL, 0, 0.0 }
@@ -174,6 +181,12 @@ typedef int (*kg_gate_fn)(kg_report *rep, const kg_registry *reg, const kg_selec
 
 int kg_gate_parity(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
                    const kg_gate_ctx *ctx);
+int kg_gate_preflight(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
+                      const kg_gate_ctx *ctx);
+int kg_gate_hotpath(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
+                    const kg_gate_ctx *ctx); /* hotpath.c */
+int kg_gate_bench(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
+                  const kg_gate_ctx *ctx); /* bench.c */
 
 /* Shared front half of a gate command: parse common flags (calling `extra` for the others),
  * select cases, check the report path, open the device (dev NULL if none, with one line
@@ -208,7 +221,20 @@ int kg_cmd_end(kg_cmd_state *st, int rc);
 typedef int (*kg_cmd_fn)(kg_registry *reg, int argc, char **argv);
 
 int kg_cmd_list(kg_registry *reg, int argc, char **argv);
+int kg_cmd_run(kg_registry *reg, int argc, char **argv);   /* pipeline.c */
+int kg_cmd_marks(kg_registry *reg, int argc, char **argv); /* marks_cmd.c */
 int kg_cmd_parity(kg_registry *reg, int argc, char **argv);
+int kg_cmd_selftest(kg_registry *reg, int argc, char **argv); /* selftest.c */
+/* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
+int kg_selftest_defects_path(char *buf, size_t n, const char *given);
+int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
+                    const char *keep_dir, int *exit_code);
+int kg_cmd_report(kg_registry *reg, int argc, char **argv); /* export.c */
+int kg_cmd_status(kg_registry *reg, int argc, char **argv); /* status.c */
+int kg_cmd_preflight(kg_registry *reg, int argc, char **argv);
+int kg_cmd_hotpath(kg_registry *reg, int argc, char **argv);   /* hotpath.c */
+int kg_cmd_bench(kg_registry *reg, int argc, char **argv);     /* bench.c */
+int kg_cmd_ab(kg_registry *reg, int argc, char **argv);        /* ab.c */
 
 /* Map a negative KG_E* code to a process exit code (usage/input vs runtime vs no GPU). */
 int kg_exit_code_for_error(int rc);

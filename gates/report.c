@@ -161,7 +161,7 @@ void kg_report_counts(const kg_report *r, int counts[5])
     const cJSON *it;
     cJSON_ArrayForEach(it, r->results)
     {
-        kg_verdict v;
+        kg_verdict v = KG_VERDICT_PASS;
         const cJSON *vs = cJSON_GetObjectItemCaseSensitive(it, "verdict");
         if (cJSON_IsString(vs) && kg_verdict_parse(vs->valuestring, &v) == 0)
             counts[v]++;

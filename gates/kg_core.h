@@ -227,8 +227,10 @@ int kg_cmd_parity(kg_registry *reg, int argc, char **argv);
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv); /* selftest.c */
 /* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
 int kg_selftest_defects_path(char *buf, size_t n, const char *given);
+/* with_clean: also run every gate over this runner's clean cases (false alarms). `run` passes
+ * false: its own gates run over the same clean cases right after, and a FAIL there blocks too. */
 int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
-                    const char *keep_dir, int *exit_code);
+                    const char *keep_dir, bool with_clean, int *exit_code);
 int kg_cmd_report(kg_registry *reg, int argc, char **argv); /* export.c */
 int kg_cmd_status(kg_registry *reg, int argc, char **argv); /* status.c */
 int kg_cmd_preflight(kg_registry *reg, int argc, char **argv);

@@ -355,7 +355,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
         if (!ctx.quiet)
             printf("\n== selftest ==\n");
         fflush(stdout);
-        KG_TRY(kg_selftest_run(rep, defects, &st_opts, NULL, &st_code));
+        KG_TRY(kg_selftest_run(rep, defects, &st_opts, NULL, false, &st_code));
     }
     cJSON *gl = cJSON_CreateArray();
     for (size_t i = 0; i < KG_ARRAY_LEN(run_gates); i++) {

@@ -409,7 +409,7 @@ static const char selftest_usage[] =
     "            2 usage or input error, 3 no GPU (nothing escaped of what ran), 4 runtime error\n";
 
 int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
-                    const char *keep_dir, int *exit_code)
+                    const char *keep_dir, bool with_clean, int *exit_code)
 {
     int rc = 0;
     st_matrix m = { 0 };
@@ -434,7 +434,8 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
     st_env clean_env = e;
     clean_env.filter = NULL; /* --filter narrows the defects; clean cases always all run */
     KG_TRY(st_catalogue(&m, &e, defects_exe, "defects"));
-    KG_TRY(st_catalogue(&m, &clean_env, self, "clean"));
+    if (with_clean)
+        KG_TRY(st_catalogue(&m, &clean_env, self, "clean"));
     for (int g = 0; g < ST_NGATES; g++) {
         if (strcmp(st_gates[g], "bench") == 0) {
             printf("selftest: bench over the slow variants against their clean twins' marks...\n");
@@ -445,7 +446,8 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
         printf("selftest: %s over the defect catalogue and the clean cases...\n", st_gates[g]);
         fflush(stdout);
         KG_TRY(st_run_gate(&m, &e, defects_exe, "defects", g, NULL));
-        KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL));
+        if (with_clean)
+            KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL));
     }
     cJSON *sj = cJSON_CreateObject();
     cJSON *rows = cJSON_AddArrayToObject(sj, "matrix");
@@ -524,7 +526,7 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
     kg_report_set_seed(rep, o.seed);
     printf("kgate selftest: seed %llu (reproduce with --seed %llu), defects from %s\n",
            (unsigned long long)o.seed, (unsigned long long)o.seed, path);
-    KG_TRY(kg_selftest_run(rep, path, &o, keep, &code));
+    KG_TRY(kg_selftest_run(rep, path, &o, keep, true, &code));
     if (o.report_path) {
         KG_TRY(kg_report_write(rep, o.report_path));
         printf("report: %s\n", o.report_path);

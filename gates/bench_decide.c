@@ -51,6 +51,10 @@ int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_o
     out->floor_rel = fmax(o->band_floor, o->abs_floor_us > 0 ? o->abs_floor_us / mark->value : 0);
     if (run->compute_bound)
         out->floor_rel = fmax(out->floor_rel, o->compute_floor);
+    /* A mark from one process has never seen the spread between processes: until it has been
+     * merged from several (kg_marks_merge), a wider floor stands in for it. */
+    if (mark->runs <= 1)
+        out->floor_rel = fmax(out->floor_rel, o->single_run_floor);
     out->tolerance_rel = fmax(out->floor_rel, out->mark_noise_rel + out->run_noise_rel);
 
     bool worse = out->delta_rel > 0;

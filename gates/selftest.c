@@ -66,7 +66,7 @@ static int st_add_row(st_matrix *m, const char *id, const char *gate, const char
     r->id = st_strdup(id);
     r->expect_gate = st_strdup(gate);
     r->expect_reason = st_strdup(reason);
-    r->informational = reason && strcmp(reason, "observe") == 0;
+    r->informational = reason && strncmp(reason, "observe", 7) == 0;
     return 0;
 }
 
@@ -158,7 +158,7 @@ typedef struct {
 /* Run one gate of one runner into <tmpdir>/<tag>-<gate>.json and take its results. A gate
  * that exits 2 (usage/input) or dies is an error of the selftest itself. */
 static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const char *tag, int g,
-                       const char *marks)
+                       const char *marks, const char *band_floor)
 {
     int rc = 0, status = 0;
     char report[PATH_MAX], log[PATH_MAX];
@@ -182,6 +182,10 @@ static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const cha
     if (marks) {
         argv[a++] = "--marks";
         argv[a++] = marks;
+    }
+    if (band_floor) {
+        argv[a++] = "--band-floor";
+        argv[a++] = band_floor;
     }
     argv[a] = NULL;
     KG_TRY(st_spawn(argv, log, &status));
@@ -277,7 +281,10 @@ static int st_run_bench(st_matrix *m, const st_env *e)
     KG_TRY(kg_marks_save(mk, rekeyed));
     st_env be = *e;
     be.filter = "^defect/bench/";
-    KG_TRY(st_run_gate(m, &be, e->defects_exe, "defects", g, rekeyed));
+    /* A 2% floor: the twin's mark comes from other processes, whose spread on a 256 MiB copy
+     * reached ~1.8% on the H200. Selftest must never flake (it gates production): it proves
+     * that >= 5% is caught; finer sensitivity is scripts/bench-proof.sh's measurement. */
+    KG_TRY(st_run_gate(m, &be, e->defects_exe, "defects", g, rekeyed, "0.02"));
 cleanup:
     kg_marks_free(mk);
     return rc;
@@ -445,9 +452,9 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
         }
         printf("selftest: %s over the defect catalogue and the clean cases...\n", st_gates[g]);
         fflush(stdout);
-        KG_TRY(st_run_gate(&m, &e, defects_exe, "defects", g, NULL));
+        KG_TRY(st_run_gate(&m, &e, defects_exe, "defects", g, NULL, NULL));
         if (with_clean)
-            KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL));
+            KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL, NULL));
     }
     cJSON *sj = cJSON_CreateObject();
     cJSON *rows = cJSON_AddArrayToObject(sj, "matrix");

@@ -171,10 +171,14 @@ static const kg_case_desc bd_cases[] = {
     BD_CASE("defect/bench/copy_256MiB/clean", bd_clean, NULL,
             "clean twin: the mark every defect/bench/copy_256MiB/+<p>pct variant is compared "
             "against"),
+    /* +1% and +2% are "observe" (reported, not counted) in the selftest: against marks set by
+     * other processes, one process cannot tell them from the cross-process spread of this copy
+     * on an H200 (seen: a +1% variant 0.36% *faster* than its twin's 2-process mark).
+     * scripts/bench-proof.sh measures their detection rate against merged marks instead. */
     BD_CASE("defect/bench/copy_256MiB/+1pct", bd_p1, "bench",
-            "reads 1% more bytes than its clean twin: 1% slower"),
+            "observe: reads 1% more bytes than its clean twin: 1% slower"),
     BD_CASE("defect/bench/copy_256MiB/+2pct", bd_p2, "bench",
-            "reads 2% more bytes than its clean twin: 2% slower"),
+            "observe: reads 2% more bytes than its clean twin: 2% slower"),
     BD_CASE("defect/bench/copy_256MiB/+5pct", bd_p5, "bench",
             "reads 5% more bytes than its clean twin: 5% slower"),
     BD_CASE("defect/bench/copy_256MiB/+10pct", bd_p10, "bench",

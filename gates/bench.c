@@ -441,6 +441,8 @@ int kg_cmd_bench(kg_registry *reg, int argc, char **argv)
     static const kg_cmd_spec spec = { "bench", bench_usage, longopts, bench_opt };
     kg_cmd_state st;
     int rc = kg_cmd_begin(&st, &spec, reg, argc, argv);
+    if (rc == 0)
+        st.ctx.marks_path = kg_marks_path_default(st.ctx.marks_path);
     if (rc == 0 && !st.help_shown && st.ctx.bench_save_marks) {
         if (st.ctx.marks_path && strcmp(st.ctx.marks_path, st.ctx.bench_save_marks) == 0)
             rc = KG_ERR(KG_EINVAL, "--save-marks %s: would rewrite the marks this run is "

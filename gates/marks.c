@@ -603,3 +603,9 @@ cleanup:
     free(text);
     return rc;
 }
+
+const char *kg_marks_path_default(const char *given)
+{
+    const char *env = getenv("KGATE_MARKS");
+    return given ? given : (env && *env ? env : NULL);
+}

@@ -61,6 +61,9 @@ const kg_mark *kg_marks_find(const kg_marks *m, const char *device_class, const 
 int kg_marks_put(kg_marks *m, const kg_mark *mk);
 int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id,
                     const char *metric);
+/* The marks file to use: `given` (--marks), else $KGATE_MARKS (set by runners built with
+ * kgate_add_runner(... MARKS file)), else NULL (the command's own default). */
+const char *kg_marks_path_default(const char *given);
 /* True when `cand` is strictly better than `cur` by its direction. */
 bool kg_mark_better(const kg_mark *cand, const kg_mark *cur);
 /* Merge one run's mark (runs == 1) into the mark of the same key (inserted when absent): the

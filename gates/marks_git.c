@@ -77,9 +77,12 @@ cleanup:
     return rc;
 }
 
-int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *o)
+int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
 {
     int rc = 0;
+    kg_marks_git_opts eff = *opts;
+    const kg_marks_git_opts *o = &eff;
+    eff.marks_path = kg_marks_path_default(opts->marks_path);
     kg_marks_target *t = calloc(1, sizeof *t);
     git_oid base;
     bool have_base;

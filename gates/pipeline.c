@@ -298,6 +298,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
             snprintf(marks_path, sizeof marks_path, "%s", tmp_marks);
         }
     } else {
+        mo.marks_path = kg_marks_path_default(mo.marks_path);
         diag_marks_path(marks_path, sizeof marks_path, mo.marks_path);
     }
     /* No marks file yet (a fresh repository): every case is NO_MARK. An explicit --marks must

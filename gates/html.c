@@ -135,7 +135,8 @@ static void chart_ceiling(kg_sbuf *b, const kg_export_view *v)
         rows += !isnan(v->rows[i].ceiling_pct);
     if (!rows)
         return;
-    double pw = CH_W - CH_LABEL - CH_RIGHT, h = CH_TOP + rows * CH_ROW + 30;
+    /* 60 px beyond the 100% line for the value label of a full bar ("101.2%") */
+    double pw = CH_W - CH_LABEL - CH_RIGHT - 60, h = CH_TOP + rows * CH_ROW + 30;
     kg_sbuf_puts(b, "<h2>Percent of the measured ceiling</h2>\n");
     kg_sbuf_printf(b, "<svg id=\"chart-ceiling\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
                       "%.0f\" role=\"img\" aria-label=\"percent of ceiling\">\n", CH_W, h, CH_W, h);

@@ -319,16 +319,20 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     ctx.device = co.device;
     KG_TRY(kg_report_new(&rep, "run", ctx.diagnostic));
     kg_report_set_seed(rep, co.seed);
-    if (production) {
-        /* Outside CI (no KGATE_COMMIT/GITHUB_SHA/CI_COMMIT_SHA) the code under test is HEAD. */
+    {
+        /* Outside CI (no KGATE_COMMIT/GITHUB_SHA/CI_COMMIT_SHA) the code under test is HEAD of
+         * the repository we run in, when there is one (diagnostic runs too). */
         cJSON *prov = cJSON_GetObjectItemCaseSensitive(kg_report_json(rep), "provenance");
         const char *pc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prov, "commit"));
         git_oid head;
-        bool have_head;
+        bool have_head = false;
+        kg_git *g = NULL;
         if (prov && pc && strcmp(pc, "unknown") == 0 &&
-            kg_git_head_commit(t->git, &head, &have_head) == 0 && have_head)
+            (t || kg_git_open(&g, ".") == 0) &&
+            kg_git_head_commit(t ? t->git : g, &head, &have_head) == 0 && have_head)
             cJSON_ReplaceItemInObjectCaseSensitive(prov, "commit",
                                                    cJSON_CreateString(git_oid_tostr_s(&head)));
+        kg_git_free(g);
     }
     printf("kgate run: seed %llu (reproduce with --seed %llu), %zu case(s), %s\n",
            (unsigned long long)co.seed, (unsigned long long)co.seed, sel.n,

@@ -5,19 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cublas_v2.h>
+#include "kgate/cublas.h"
 #include "bench.h"
 
-/* cuBLAS check for the gates library (the kernels keep theirs in kernels/cublas_util.h). */
-#define KG_BENCH_CUBLAS_CHECK(expr)                                                        \
-    do {                                                                                   \
-        cublasStatus_t kg_s_ = (expr);                                                     \
-        if (kg_s_ != CUBLAS_STATUS_SUCCESS) {                                              \
-            rc = kg_error_set(KG_ECUBLAS, __FILE__, __LINE__, "%s failed: %s (%d)", #expr, \
-                              cublasGetStatusString(kg_s_), (int)kg_s_);                   \
-            goto cleanup;                                                                  \
-        }                                                                                  \
-    } while (0)
 
 #define CEIL_SAMPLES 15
 #define CEIL_WARMUP 3
@@ -106,7 +96,7 @@ static int gemm_op(void *p, cudaStream_t s)
     const float alpha = 1.0f, beta = 0.0f;
     KG_UNUSED(s); /* the handle is bound to s */
     /* Row-major C[M,N] = A[M,K] B[N,K]^T as column-major C^T = B A^T ("TN", cuBLAS's fastest). */
-    KG_BENCH_CUBLAS_CHECK(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &alpha,
+    KG_CUBLAS_CHECK(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &alpha,
                                        g->b, CUDA_R_16BF, g->k, g->a, CUDA_R_16BF, g->k, &beta,
                                        g->c, CUDA_R_16BF, g->n, CUBLAS_COMPUTE_32F,
                                        CUBLAS_GEMM_DEFAULT));
@@ -171,10 +161,10 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     KG_CUDA_CHECK(cudaMalloc(&ws, ws_bytes));
     KG_TRY(kg_bench_fill_bf16(ga.a, elems, seed ^ 0xa, s));
     KG_TRY(kg_bench_fill_bf16(ga.b, elems, seed ^ 0xb, s));
-    KG_BENCH_CUBLAS_CHECK(cublasCreate(&ga.h));
-    KG_BENCH_CUBLAS_CHECK(cublasSetStream(ga.h, s));
+    KG_CUBLAS_CHECK(cublasCreate(&ga.h));
+    KG_CUBLAS_CHECK(cublasSetStream(ga.h, s));
     /* cublasSetStream resets the workspace: set ours after it, so nothing allocates. */
-    KG_BENCH_CUBLAS_CHECK(cublasSetWorkspace(ga.h, ws, ws_bytes));
+    KG_CUBLAS_CHECK(cublasSetWorkspace(ga.h, ws, ws_bytes));
     KG_TRY(time_op(&med, &cs, gemm_op, &ga, s, probe_dev, probe_host));
     double flops = 2.0 * ga.m * (double)ga.n * ga.k;
     c->gemm_m = ga.m;

@@ -3,20 +3,8 @@
 #ifndef KGATE_KERNELS_CUBLAS_UTIL_H
 #define KGATE_KERNELS_CUBLAS_UTIL_H
 
-#include <cublas_v2.h>
-#include "kgate/kgate.h"
+#include "kgate/cublas.h"  /* KG_CUBLAS_CHECK */
 
-/* Check a cuBLAS call; on failure record file/line and `goto cleanup` with rc set (same
- * contract as KG_CUDA_CHECK: the caller has `int rc` and a `cleanup:` label). */
-#define KG_CUBLAS_CHECK(expr)                                                              \
-    do {                                                                                   \
-        cublasStatus_t kg_s_ = (expr);                                                     \
-        if (kg_s_ != CUBLAS_STATUS_SUCCESS) {                                              \
-            rc = kg_error_set(KG_ECUBLAS, __FILE__, __LINE__, "%s failed: %s (%d)", #expr, \
-                              cublasGetStatusString(kg_s_), (int)kg_s_);                   \
-            goto cleanup;                                                                  \
-        }                                                                                  \
-    } while (0)
 
 /* cuBLAS workspace set with cublasSetWorkspace: 32 MiB is what NVIDIA recommends for
  * Hopper (4 MiB suffices before it). With a user workspace cuBLAS allocates nothing on the

@@ -45,6 +45,11 @@ kg_install_linked_targets(kgate)
 # path: keep the link directories outside the build tree as RPATH (never the build dir).
 set_target_properties(kgate_runner kgate_defects PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS kgate_runner kgate_defects RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The defect runner's preflight fixtures (kernels/defects/preflight_defects.cu looks in
+# <bindir>/../share/kgate/defects): the baseline and allowlist its defects drifted from.
+install(FILES ${PROJECT_SOURCE_DIR}/tests/data/preflight_defects_baseline.json
+              ${PROJECT_SOURCE_DIR}/tests/data/preflight_defects_allowlist.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/kgate/defects)
 
 # Public headers only: include/kgate/ is the API; gates/*.h and kernels/*.h are internal.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kgate/

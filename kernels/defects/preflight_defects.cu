@@ -157,14 +157,27 @@ static const kg_case_desc pf_cases[] = {
 /* Defects (3) and (4) are defects only against their fixtures (the baseline entry and the
  * allowlist entry they drifted from), so the defect runner defaults to those files: any
  * `kgate-defects preflight` (the selftest, a GPU session) judges them as intended. A caller's
- * --baseline/--allowlist or environment still wins; a relocated build (no source tree) keeps
- * the ordinary defaults. */
+ * --baseline/--allowlist or environment still wins. Installed runners find the fixtures in
+ * <prefix>/share/kgate/defects (cmake/kgateInstall.cmake); in-tree ones in tests/data. */
 static void pf_default_fixture(const char *env, const char *file)
 {
     static const char self[] = "kernels/defects/preflight_defects.cu";
-    char path[4096];
+    char path[4200], exe[4000];
+    if (getenv(env))
+        return;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(path, sizeof path, "%s/../share/kgate/defects/%s", exe, file);
+            if (access(path, R_OK) == 0 && setenv(env, path, 0) == 0)
+                return;
+        }
+    }
     const char *cut = strstr(__FILE__, self);
-    if (getenv(env) || !cut)
+    if (!cut)
         return;
     snprintf(path, sizeof path, "%.*stests/data/%s", (int)(cut - __FILE__), __FILE__, file);
     if (access(path, R_OK) == 0)

@@ -166,28 +166,23 @@ static const char ab_usage[] =
     "\n"
     "exit codes: 0 B not slower, 1 B slower on a case, 2 usage error, 3 no GPU, 4 runtime error\n";
 
-enum { AB_FILTER = 0x1600, AB_ROUNDS, AB_BUDGET, AB_MODE, AB_FLOOR, AB_SEED, AB_DEVICE,
-       AB_REPORT, AB_HELP };
+enum { AB_ROUNDS = 0x1600, AB_BUDGET, AB_MODE, AB_FLOOR };
 
 int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "filter", required_argument, NULL, AB_FILTER },
+        KG_COMMON_LONGOPTS,
         { "rounds", required_argument, NULL, AB_ROUNDS },
         { "budget", required_argument, NULL, AB_BUDGET },
         { "mode", required_argument, NULL, AB_MODE },
         { "band-floor", required_argument, NULL, AB_FLOOR },
-        { "seed", required_argument, NULL, AB_SEED },
-        { "device", required_argument, NULL, AB_DEVICE },
-        { "report", required_argument, NULL, AB_REPORT },
-        { "help", no_argument, NULL, AB_HELP },
         { 0, 0, 0, 0 }
     };
-    int rc = 0, c, rounds = 10, device = 0, code = KG_EXIT_PASS;
-    const char *filter = NULL, *budget = "0.5", *mode = "warm", *report = NULL;
+    int rc = 0, c, rounds = 10, code = KG_EXIT_PASS;
+    const char *budget = "0.5", *mode = "warm";
     double floor_rel = 0.005, bud = 0;
-    uint64_t seed = 0;
-    bool seed_set = false, no_gpu = false;
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    bool no_gpu = false;
     char dir[] = "/tmp/kgate-ab-XXXXXX", devs[16], seeds[32];
     bool have_dir = false;
     ab_table t = { 0 };
@@ -198,8 +193,7 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
-        case AB_HELP: fputs(ab_usage, stdout); return KG_EXIT_PASS;
-        case AB_FILTER: filter = optarg; break;
+        case KG_OPT_HELP: fputs(ab_usage, stdout); return KG_EXIT_PASS;
         case AB_ROUNDS: KG_TRY(kg_parse_int("--rounds", optarg, 3, 1000, &rounds)); break;
         case AB_BUDGET:
             KG_TRY(kg_parse_double("--budget", optarg, &bud));
@@ -224,21 +218,13 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
                 goto cleanup;
             }
             break;
-        case AB_SEED:
-            KG_TRY(kg_parse_u64("--seed", optarg, &seed));
-            seed_set = true;
-            break;
-        case AB_DEVICE: KG_TRY(kg_parse_int("--device", optarg, 0, 1024, &device)); break;
-        case AB_REPORT:
-            if (!*optarg) {
-                rc = KG_ERR(KG_EINVAL, "--report: expected a file path");
-                goto cleanup;
-            }
-            report = optarg;
-            break;
         default:
-            fputs(ab_usage, stderr);
-            rc = KG_ERR(KG_EINVAL, "ab: unknown option or missing value: '%s'", argv[optind - 1]);
+            KG_TRY(kg_common_opt(&co, c, optarg)); /* --filter --seed --device --report */
+            if (rc == 1) {
+                rc = 0;
+                break;
+            }
+            rc = kg_opt_unknown("ab", ab_usage, argv);
             goto cleanup;
         }
     }
@@ -254,10 +240,10 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
             rc = KG_ERR(KG_EINVAL, "ab: %s: not an executable file", exe[s]);
             goto cleanup;
         }
-    if (report)
-        KG_TRY(kg_path_check_writable(report));
-    if (!seed_set)
-        seed = kg_seed_fresh();
+    if (co.report_path)
+        KG_TRY(kg_path_check_writable(co.report_path));
+    if (!co.seed_set)
+        co.seed = kg_seed_fresh();
     if (!mkdtemp(dir)) {
         rc = KG_ERR(KG_EIO, "ab: cannot create a temporary directory: %s", strerror(errno));
         goto cleanup;
@@ -265,11 +251,11 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     have_dir = true;
     t.rounds = rounds;
     KG_TRY(kg_report_new(&rep, "ab", true));
-    kg_report_set_seed(rep, seed);
+    kg_report_set_seed(rep, co.seed);
     printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n", exe[0],
-           exe[1], rounds, (unsigned long long)seed);
-    snprintf(devs, sizeof devs, "%d", device);
-    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)seed);
+           exe[1], rounds, (unsigned long long)co.seed);
+    snprintf(devs, sizeof devs, "%d", co.device);
+    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)co.seed);
     for (int r = 0; r < rounds && !no_gpu; r++) {
         for (int s = 0; s < 2; s++) {
             char rp[96], lp[96];
@@ -290,9 +276,9 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
             args[n++] = (char *)mode;
             args[n++] = "--report";
             args[n++] = rp;
-            if (filter) {
+            if (co.filter) {
                 args[n++] = "--filter";
-                args[n++] = (char *)filter;
+                args[n++] = (char *)co.filter;
             }
             args[n] = NULL;
             KG_TRY(run_side(exe[s], args, lp, &ec));
@@ -380,9 +366,9 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
                n[KG_VERDICT_ERROR]);
     }
 write:
-    if (report) {
-        KG_TRY(kg_report_write(rep, report));
-        printf("report: %s\n", report);
+    if (co.report_path) {
+        KG_TRY(kg_report_write(rep, co.report_path));
+        printf("report: %s\n", co.report_path);
     }
 cleanup:
     if (have_dir) { /* our own files only: A<r>/B<r> .json/.log, then the directory */

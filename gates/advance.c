@@ -24,18 +24,8 @@ void kg_advance_input_free(kg_advance_input *in)
 {
     if (!in)
         return;
-    for (size_t i = 0; i < in->n_cands; i++) {
-        kg_mark *c = &in->cands[i].cand;
-        free(c->device_class);
-        free(c->case_id);
-        free(c->metric);
-        free(c->commit);
-        free(c->date);
-        free(c->run_id);
-        free(c->driver);
-        free(c->cuda);
-        free(c->set_by);
-    }
+    for (size_t i = 0; i < in->n_cands; i++)
+        kg_mark_clear(&in->cands[i].cand);
     free(in->cands);
     free(in->run_id);
     free(in->device_class);
@@ -310,7 +300,12 @@ cleanup:
 
 int kg_advance_message(char **out, const kg_advance_input *in, const kg_mark_moves *moves)
 {
-    size_t cap = 512 + moves->n * 400;
+    /* Sized from the strings (ids from a report can be long): a fixed per-line guess let a
+     * truncated snprintf push n past cap, and `cap - n` then wrapped around. */
+    size_t cap = 512 + 2 * strlen(in->run_id);
+    for (size_t i = 0; i < moves->n; i++)
+        cap += 160 + strlen(moves->v[i].case_id) + strlen(moves->v[i].device_class) +
+               strlen(moves->v[i].metric);
     char *b = malloc(cap);
     size_t n = 0;
     *out = NULL;

@@ -56,6 +56,13 @@ int kg_cli_fail(int rc)
     return kg_exit_code_for_error(rc);
 }
 
+int kg_opt_unknown(const char *command, const char *usage, char *const *argv)
+{
+    fputs(usage, stderr);
+    return KG_ERR(KG_EINVAL, "%s: unknown option or missing value: '%s'", command,
+                  argv[optind - 1]);
+}
+
 int kg_common_opt(kg_common_opts *o, int opt, const char *arg)
 {
     int rc;
@@ -149,12 +156,8 @@ int kg_cmd_begin(kg_cmd_state *st, const kg_cmd_spec *spec, kg_registry *reg, in
             h = spec->extra(&st->ctx, c, optarg);
         if (h < 0)
             return h;
-        if (h == 0) {
-            fputs(spec->usage, stderr);
-            const char *bad = argv[optind - 1];
-            return KG_ERR(KG_EINVAL, "%s: unknown option or missing value: '%s'", spec->command,
-                          bad);
-        }
+        if (h == 0)
+            return kg_opt_unknown(spec->command, spec->usage, argv);
     }
     if (optind < argc) {
         fputs(spec->usage, stderr);
@@ -272,9 +275,7 @@ int kg_cmd_list(kg_registry *reg, int argc, char **argv)
         } else if (c == 'j') {
             json_path = optarg;
         } else {
-            fputs(list_usage, stderr);
-            rc = KG_ERR(KG_EINVAL, "list: unknown option or missing value: '%s'",
-                        argv[optind - 1]);
+            rc = kg_opt_unknown("list", list_usage, argv);
             goto cleanup;
         }
     }

@@ -383,8 +383,9 @@ static const char report_usage[] =
     "  --junit FILE     JUnit XML: one testcase per case x gate (classname = gate)\n"
     "  --markdown FILE  Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request note)\n"
     "  --html FILE      standalone HTML report with inline SVG charts (no network needed)\n"
-    "FILE may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag or\n"
-    "malformed report (nothing written), 4 a file could not be written.\n";
+    "FILE may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag,\n"
+    "malformed report or unwritable output path (checked before anything is written),\n"
+    "4 a write failed after those checks.\n";
 
 int kg_cmd_report(kg_registry *reg, int argc, char **argv)
 {
@@ -411,9 +412,7 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
         case O_HTML: html = optarg; break;
         case O_HELP: fputs(report_usage, stdout); goto cleanup;
         default:
-            fputs(report_usage, stderr);
-            rc = KG_ERR(KG_EINVAL, "report: unknown option or missing value: '%s'",
-                        argv[optind - 1]);
+            rc = kg_opt_unknown("report", report_usage, argv);
             goto cleanup;
         }
     }

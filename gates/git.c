@@ -12,12 +12,15 @@
 
 static int git_inited;
 
-static void git_init_once(void)
+static int git_init_once(void)
 {
+    int rc = 0;
     if (!git_inited) {
-        git_libgit2_init(); /* process-wide; released at exit */
+        KG_GIT_CHECK(git_libgit2_init()); /* process-wide; released at exit */
         git_inited = 1;
     }
+cleanup:
+    return rc;
 }
 
 /* Replace every occurrence of the token in msg (messages must never carry a secret). */
@@ -70,7 +73,7 @@ int kg_git_open(kg_git **out, const char *path)
     int rc = 0, e;
     kg_git *g = NULL;
     *out = NULL;
-    git_init_once();
+    KG_TRY(git_init_once());
     g = calloc(1, sizeof *g);
     if (!g) {
         rc = KG_ERR(KG_ENOMEM, "out of memory opening a repository");
@@ -534,13 +537,26 @@ cleanup:
     return rc;
 }
 
+const char *kg_git_remote_shown(char *buf, size_t n, const char *remote)
+{
+    const char *sep = strstr(remote, "://");
+    const char *host = sep ? sep + 3 : remote;
+    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (sep && at && (!slash || at < slash))
+        snprintf(buf, n, "%.*s***%s", (int)(host - remote), remote, at);
+    else
+        snprintf(buf, n, "%s", remote);
+    return buf;
+}
+
 int kg_git_push(kg_git *g, const char *remote, const char *refname)
 {
     int rc = 0, e;
     git_remote *r = NULL;
     remote_state st = { 0 };
     git_push_options po = GIT_PUSH_OPTIONS_INIT;
-    char spec[1024];
+    char spec[1024], shown[1024];
+    kg_git_remote_shown(shown, sizeof shown, remote);
     KG_TRY(open_remote(&r, g, remote));
     snprintf(spec, sizeof spec, "%s:%s", refname, refname); /* no '+': never forced */
     char *specs[1] = { spec };
@@ -552,13 +568,13 @@ int kg_git_push(kg_git *g, const char *remote, const char *refname)
     if (e == GIT_ENONFASTFORWARD) {
         /* libgit2 checks fast-forward against the advertised tip before sending. */
         rc = KG_ERR(KG_ECONFLICT, "push of %s to %s rejected: the remote moved (not a fast "
-                                  "forward)", refname, remote);
+                                  "forward)", refname, shown);
         goto cleanup;
     }
     KG_GIT_CHECK(e);
     if (st.rejected[0]) {
         redact(st.rejected, sizeof st.rejected);
-        rc = KG_ERR(KG_ECONFLICT, "push to %s rejected by the remote: %s", remote, st.rejected);
+        rc = KG_ERR(KG_ECONFLICT, "push to %s rejected by the remote: %s", shown, st.rejected);
         goto cleanup;
     }
 cleanup:

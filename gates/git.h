@@ -104,6 +104,8 @@ int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *ti
 /* Push `refname` to the same name on `remote` without force. A rejected update (not a fast
  * forward, or refused by the server) is KG_ECONFLICT. Credentials: KGATE_GIT_TOKEN. */
 int kg_git_push(kg_git *g, const char *remote, const char *refname);
+/* `remote` as it may be shown: credentials in a URL (scheme://user:TOKEN@host) become ***. */
+const char *kg_git_remote_shown(char *buf, size_t n, const char *remote);
 
 /* 1 when `descendant` has `ancestor` in its history (or equals it), else 0; <0 on error. */
 int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *ancestor);

@@ -1,6 +1,7 @@
 /* libcurl wrapper: one request with timeouts, bounded retries (exponential backoff on 429, 5xx
  * and transient transport errors, Retry-After honored up to a cap), and messages that never
  * carry the secret. Redirects are not followed, so a token is never sent to another host. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -184,8 +185,10 @@ int kg_http_request(kg_http_response *out, const char *method, const char *url,
                             e == CURLE_OPERATION_TIMEDOUT ? "timed out: " : "", msg,
                             retry ? "gave up" : "not retried", a, a == 1 ? "" : "s");
             } else {
+                /* Redact the whole body first: a token cut by the excerpt would not match. */
+                if (bb.p)
+                    kg_http_redact(bb.p, o->secret);
                 excerpt(ex, sizeof ex, bb.p);
-                kg_http_redact(ex, o->secret);
                 rc = KG_ERR(KG_EHTTP, "%s %s: HTTP %ld, %s%s%s%s", method, safe_url,
                             out->status, status_hint(out->status), ex[0] ? "; response: " : "",
                             ex, retry ? " (retries exhausted)" : "");
@@ -193,7 +196,9 @@ int kg_http_request(kg_http_response *out, const char *method, const char *url,
             goto cleanup;
         }
         /* Server-suggested delay wins over our schedule, within the cap: bounded runtime. */
-        long wait = retry_after > 0 ? (long)retry_after * 1000 : delay;
+        long wait = delay;
+        if (retry_after > 0) /* seconds from the server: cap before scaling (no overflow) */
+            wait = retry_after > LONG_MAX / 1000 ? LONG_MAX : (long)retry_after * 1000;
         if (o->backoff_max_ms > 0 && wait > o->backoff_max_ms)
             wait = o->backoff_max_ms;
         if (o->verbose)

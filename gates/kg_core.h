@@ -67,6 +67,9 @@ enum { KG_OPT_FILTER = 0x1000, KG_OPT_SEED, KG_OPT_DEVICE, KG_OPT_REPORT, KG_OPT
 
 /* Handle one common option (returns 1 if handled, 0 if not common, <0 on a bad value). */
 int kg_common_opt(kg_common_opts *o, int opt, const char *arg);
+/* getopt_long refused argv[optind - 1]: print `usage` to stderr, set "CMD: unknown option or
+ * missing value: 'ARG'" and return KG_EINVAL. */
+int kg_opt_unknown(const char *command, const char *usage, char *const *argv);
 /* Parse an unsigned integer flag value strictly (whole string, range). */
 int kg_parse_u64(const char *flag, const char *s, uint64_t *out);
 int kg_parse_int(const char *flag, const char *s, int lo, int hi, int *out);
@@ -82,6 +85,8 @@ void kg_selection_free(kg_selection *s);
 
 /* A seed from /dev/urandom when the user gave none (it is printed and reported). */
 uint64_t kg_seed_fresh(void);
+/* The running executable's path (/proc/self/exe); KG_EINTERNAL if unknown or too long. */
+int kg_self_exe(char *buf, size_t n);
 
 /* ---- case instances -------------------------------------------------------------------- */
 

@@ -2,11 +2,11 @@
  * marks. `lower` is the only way a mark goes down: an explicit commit carrying the reason. */
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "advance.h"
+#include "export.h" /* kg_sbuf */
 #include "marks_git.h"
 
 enum {
@@ -62,9 +62,9 @@ static int parse_args(marks_args *a, int argc, char **argv, const char *sub, int
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (c == '?' || c == ':') {
-            fputs(marks_usage, stderr);
-            return KG_ERR(KG_EINVAL, "marks %s: unknown option or missing value: '%s'", sub,
-                          argv[optind - 1]);
+            char cmd[64];
+            snprintf(cmd, sizeof cmd, "marks %s", sub);
+            return kg_opt_unknown(cmd, marks_usage, argv);
         }
         if (c == MO_HELP) {
             fputs(marks_usage, stdout);
@@ -97,6 +97,8 @@ static int parse_args(marks_args *a, int argc, char **argv, const char *sub, int
             return KG_ERR(KG_EINVAL, "marks %s: unexpected argument '%s'", sub, argv[optind]);
         pos[(*npos)++] = argv[optind++];
     }
+    /* No --marks: the runner's default ($KGATE_MARKS), as for bench and run. */
+    a->git.marks_path = kg_marks_path_default(a->git.marks_path);
 cleanup:
     return rc;
 }
@@ -400,60 +402,9 @@ cleanup:
     return rc;
 }
 
-/* XML-escape into a growing buffer. */
-typedef struct {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int w = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (w < 0) {
-            b->oom = true;
-            return;
-        }
-        if (b->s && (size_t)w < b->cap - b->n) {
-            b->n += (size_t)w;
-            return;
-        }
-        size_t nc = (b->cap ? b->cap * 2 : 8192) + (size_t)w;
-        char *ns = realloc(b->s, nc);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = nc;
-    }
-}
-
-static void sb_xml(sbuf *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': sb_printf(b, "&lt;"); break;
-        case '>': sb_printf(b, "&gt;"); break;
-        case '&': sb_printf(b, "&amp;"); break;
-        case '"': sb_printf(b, "&quot;"); break;
-        default: sb_printf(b, "%c", *s);
-        }
-    }
-}
-
 /* One chart per series: the mark as a step line, its noise band (value * (1 +- band_rel))
  * shaded, the setting run's CI as a bar, and who moved it under each point. */
-static void draw_series(sbuf *b, const hist_ud *h, const char *series, double y0)
+static void draw_series(kg_sbuf *b, const hist_ud *h, const char *series, double y0)
 {
     const double W = 960, H = 300, L = 80, R = 20, T = 30, B = 90;
     double lo = INFINITY, hi = -INFINITY;
@@ -473,62 +424,62 @@ static void draw_series(sbuf *b, const hist_ud *h, const char *series, double y0
     double dx = cnt > 1 ? (W - L - R) / (double)(cnt - 1) : 0;
 #define XP(k) (L + (cnt > 1 ? dx * (double)(k) : (W - L - R) / 2))
 #define YP(v) (y0 + T + (H - T - B) * (1 - ((v)-lo) / (hi - lo)))
-    sb_printf(b, "<g><text x=\"%g\" y=\"%g\" font-size=\"14\" font-weight=\"bold\">", L, y0 + 18);
-    sb_xml(b, h->a->case_id);
-    sb_printf(b, " &#8212; ");
-    sb_xml(b, series);
-    sb_printf(b, " (mark per commit; shaded: noise band; bar: run CI)</text>\n");
-    sb_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
+    kg_sbuf_printf(b, "<g><text x=\"%g\" y=\"%g\" font-size=\"14\" font-weight=\"bold\">", L, y0 + 18);
+    kg_sbuf_xml(b, h->a->case_id);
+    kg_sbuf_printf(b, " &#8212; ");
+    kg_sbuf_xml(b, series);
+    kg_sbuf_printf(b, " (mark per commit; shaded: noise band; bar: run CI)</text>\n");
+    kg_sbuf_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
                  "stroke=\"#999\"/>\n", L, y0 + T, W - L - R, H - T - B);
     for (int k = 0; k <= 4; k++) {
         double v = lo + (hi - lo) * k / 4.0;
-        sb_printf(b, "<text x=\"%g\" y=\"%g\" font-size=\"11\" text-anchor=\"end\">%.4g</text>\n",
+        kg_sbuf_printf(b, "<text x=\"%g\" y=\"%g\" font-size=\"11\" text-anchor=\"end\">%.4g</text>\n",
                   L - 6, YP(v) + 4, v);
     }
     /* Band: upper edge left to right, lower edge back. */
-    sb_printf(b, "<polygon fill=\"#4a90d9\" fill-opacity=\"0.2\" stroke=\"none\" points=\"");
+    kg_sbuf_printf(b, "<polygon fill=\"#4a90d9\" fill-opacity=\"0.2\" stroke=\"none\" points=\"");
     size_t k = 0;
     for (size_t i = 0; i < h->n; i++)
         if (strcmp(h->p[i].series, series) == 0) {
-            sb_printf(b, "%g,%g ", XP(k), YP(h->p[i].value * (1 + h->p[i].band)));
+            kg_sbuf_printf(b, "%g,%g ", XP(k), YP(h->p[i].value * (1 + h->p[i].band)));
             k++;
         }
     for (size_t i = h->n; i-- > 0;)
         if (strcmp(h->p[i].series, series) == 0) {
             k--;
-            sb_printf(b, "%g,%g ", XP(k), YP(h->p[i].value * (1 - h->p[i].band)));
+            kg_sbuf_printf(b, "%g,%g ", XP(k), YP(h->p[i].value * (1 - h->p[i].band)));
         }
-    sb_printf(b, "\"/>\n<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"2\" points=\"");
+    kg_sbuf_printf(b, "\"/>\n<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"2\" points=\"");
     k = 0;
     for (size_t i = 0; i < h->n; i++)
         if (strcmp(h->p[i].series, series) == 0) {
-            sb_printf(b, "%g,%g ", XP(k), YP(h->p[i].value));
+            kg_sbuf_printf(b, "%g,%g ", XP(k), YP(h->p[i].value));
             k++;
         }
-    sb_printf(b, "\"/>\n");
+    kg_sbuf_printf(b, "\"/>\n");
     k = 0;
     for (size_t i = 0; i < h->n; i++) {
         const hpoint *p = &h->p[i];
         if (strcmp(p->series, series) != 0)
             continue;
         double x = XP(k);
-        sb_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#555\"/>\n", x,
+        kg_sbuf_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#555\"/>\n", x,
                   YP(p->ci_lo), x, YP(p->ci_hi));
-        sb_printf(b, "<circle cx=\"%g\" cy=\"%g\" r=\"4\" fill=\"#1f5fa8\"><title>", x,
+        kg_sbuf_printf(b, "<circle cx=\"%g\" cy=\"%g\" r=\"4\" fill=\"#1f5fa8\"><title>", x,
                   YP(p->value));
-        sb_printf(b, "%s by ", p->commit);
-        sb_xml(b, p->author);
-        sb_printf(b, " on %s: %.6g (band +-%.2f%%, run CI [%.6g, %.6g]) ", p->date, p->value,
+        kg_sbuf_printf(b, "%s by ", p->commit);
+        kg_sbuf_xml(b, p->author);
+        kg_sbuf_printf(b, " on %s: %.6g (band +-%.2f%%, run CI [%.6g, %.6g]) ", p->date, p->value,
                   100 * p->band, p->ci_lo, p->ci_hi);
-        sb_xml(b, p->set_by);
-        sb_printf(b, "</title></circle>\n");
-        sb_printf(b, "<text font-size=\"10\" transform=\"translate(%g,%g) rotate(35)\">%.7s ", x,
+        kg_sbuf_xml(b, p->set_by);
+        kg_sbuf_printf(b, "</title></circle>\n");
+        kg_sbuf_printf(b, "<text font-size=\"10\" transform=\"translate(%g,%g) rotate(35)\">%.7s ", x,
                   y0 + H - B + 14, p->commit);
-        sb_xml(b, p->author);
-        sb_printf(b, "</text>\n");
+        kg_sbuf_xml(b, p->author);
+        kg_sbuf_printf(b, "</text>\n");
         k++;
     }
-    sb_printf(b, "</g>\n");
+    kg_sbuf_printf(b, "</g>\n");
 #undef XP
 #undef YP
 }
@@ -541,7 +492,7 @@ static int marks_history(int argc, char **argv)
     kg_git *g = NULL;
     char *rel = NULL, *refname = NULL;
     hist_ud h = { &a, NULL, 0 };
-    sbuf b = { 0 };
+    kg_sbuf b = KG_SBUF_INIT;
     char **series = NULL;
     size_t ns = 0;
     git_oid start;
@@ -593,42 +544,42 @@ static int marks_history(int argc, char **argv)
         }
     }
     if (html) {
-        sb_printf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kgate marks "
+        kg_sbuf_printf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kgate marks "
                       "history: ");
-        sb_xml(&b, a.case_id);
-        sb_printf(&b, "</title></head><body style=\"font-family:sans-serif\">\n");
+        kg_sbuf_xml(&b, a.case_id);
+        kg_sbuf_printf(&b, "</title></head><body style=\"font-family:sans-serif\">\n");
     }
-    sb_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
+    kg_sbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
                   "font-family=\"sans-serif\">\n", 300 * ns + 10);
     for (size_t i = 0; i < ns; i++)
         draw_series(&b, &h, series[i], 300.0 * (double)i);
-    sb_printf(&b, "</svg>\n");
+    kg_sbuf_printf(&b, "</svg>\n");
     if (html) {
-        sb_printf(&b, "<table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">"
+        kg_sbuf_printf(&b, "<table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">"
                       "<tr><th>commit</th><th>date (UTC)</th><th>moved by</th><th>series</th>"
                       "<th>mark</th><th>band</th><th>run CI</th><th>set by</th></tr>\n");
         for (size_t i = 0; i < h.n; i++) {
             const hpoint *p = &h.p[i];
-            sb_printf(&b, "<tr><td>%s</td><td>%s</td><td>", p->commit, p->date);
-            sb_xml(&b, p->author);
-            sb_printf(&b, "</td><td>");
-            sb_xml(&b, p->series);
-            sb_printf(&b, "</td><td>%.6g</td><td>&#177;%.2f%%</td><td>[%.6g, %.6g]</td><td>",
+            kg_sbuf_printf(&b, "<tr><td>%s</td><td>%s</td><td>", p->commit, p->date);
+            kg_sbuf_xml(&b, p->author);
+            kg_sbuf_printf(&b, "</td><td>");
+            kg_sbuf_xml(&b, p->series);
+            kg_sbuf_printf(&b, "</td><td>%.6g</td><td>&#177;%.2f%%</td><td>[%.6g, %.6g]</td><td>",
                       p->value, 100 * p->band, p->ci_lo, p->ci_hi);
-            sb_xml(&b, p->set_by);
-            sb_printf(&b, "</td></tr>\n");
+            kg_sbuf_xml(&b, p->set_by);
+            kg_sbuf_printf(&b, "</td></tr>\n");
         }
-        sb_printf(&b, "</table></body></html>\n");
+        kg_sbuf_printf(&b, "</table></body></html>\n");
     }
-    if (b.oom) {
+    if (b.err) {
         rc = KG_ERR(KG_ENOMEM, "out of memory drawing the history");
         goto cleanup;
     }
-    KG_TRY(kg_file_write_atomic(a.out, b.s, b.n));
+    KG_TRY(kg_sbuf_write(&b, a.out));
     printf("marks history: %zu point(s) in %zu series for %s -> %s\n", h.n, ns, a.case_id, a.out);
 cleanup:
     free(series);
-    free(b.s);
+    kg_sbuf_free(&b);
     free(h.p);
     free(rel);
     free(refname);

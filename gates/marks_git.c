@@ -192,9 +192,11 @@ static int rebase_on_remote(kg_marks_target *t, const kg_marks_git_opts *o,
     int rc = 0, lockfd = -1;
     git_oid remote_tip;
     bool rexists;
+    char shown[1024];
+    kg_git_remote_shown(shown, sizeof shown, o->push_remote);
     KG_TRY(kg_git_fetch(t->git, o->push_remote, t->refname, &remote_tip, &rexists));
     if (!rexists) {
-        rc = KG_ERR(KG_EGIT, "push to %s was rejected but the remote has no %s", o->push_remote,
+        rc = KG_ERR(KG_EGIT, "push to %s was rejected but the remote has no %s", shown,
                     t->refname);
         goto cleanup;
     }
@@ -203,7 +205,7 @@ static int rebase_on_remote(kg_marks_target *t, const kg_marks_git_opts *o,
         KG_TRY(d);
         if (d == 0) {
             rc = KG_ERR(KG_ECONFLICT, "%s on %s and the local branch have diverged beyond the "
-                                      "marks commit; pull and rerun", t->refname, o->push_remote);
+                                      "marks commit; pull and rerun", t->refname, shown);
             goto cleanup;
         }
     }

@@ -137,8 +137,11 @@ static int production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
         printf("  %s [%s] %s: %s -> %.6g (band +-%.2f%%)\n", m->case_id, m->device_class,
                m->metric, old, m->new_value, 100.0 * m->band_rel);
     }
-    if (o->push_remote && res.pushed)
-        printf("marks: pushed %s to %s\n", t->refname, o->push_remote);
+    if (o->push_remote && res.pushed) {
+        char shown[1024];
+        printf("marks: pushed %s to %s\n", t->refname,
+               kg_git_remote_shown(shown, sizeof shown, o->push_remote));
+    }
 cleanup:
     kg_mark_moves_free(&u.moves);
     return rc;
@@ -237,8 +240,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
             h = marks_git_opt(&mo, c, optarg);
         KG_TRY(h);
         if (h == 0) {
-            fputs(run_usage, stderr);
-            rc = KG_ERR(KG_EINVAL, "run: unknown option or missing value: '%s'", argv[optind - 1]);
+            rc = kg_opt_unknown("run", run_usage, argv);
             goto cleanup;
         }
     }
@@ -305,11 +307,8 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
      * exist (the bench gate says so). */
     ctx.marks_path = (mo.marks_path || tmp_marks[0] || access(marks_path, F_OK) == 0) ? marks_path
                                                                                       : NULL;
-    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (el > 0) {
-        exe[el] = '\0';
-        ctx.self_exe = exe;
-    }
+    if (kg_self_exe(exe, sizeof exe) == 0)
+        ctx.self_exe = exe; /* else preflight reads /proc/self/exe itself */
     KG_TRY(kg_select(&sel, reg, co.filter));
     if (co.report_path)
         KG_TRY(kg_path_check_writable(co.report_path));
@@ -460,9 +459,7 @@ int kg_cmd_marks_advance(int argc, char **argv)
         }
         KG_TRY(h = marks_git_opt(&mo, c, optarg));
         if (h == 0) {
-            fputs(advance_usage, stderr);
-            rc = KG_ERR(KG_EINVAL, "marks advance: unknown option or missing value: '%s'",
-                        argv[optind - 1]);
+            rc = kg_opt_unknown("marks advance", advance_usage, argv);
             goto cleanup;
         }
     }

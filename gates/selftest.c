@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "kg_core.h"
+#include "export.h" /* kg_report_load */
 #include "marks.h"
 
 extern char **environ;
@@ -67,6 +67,9 @@ static int st_add_row(st_matrix *m, const char *id, const char *gate, const char
     r->expect_gate = st_strdup(gate);
     r->expect_reason = st_strdup(reason);
     r->informational = reason && strncmp(reason, "observe", 7) == 0;
+    /* The row is counted already, so st_matrix_free frees whatever was copied. */
+    if (!r->id || (gate && !r->expect_gate) || (reason && !r->expect_reason))
+        return KG_ERR(KG_ENOMEM, "selftest: out of memory");
     return 0;
 }
 
@@ -84,9 +87,14 @@ static int st_spawn(const char *const *argv, const char *log, int *status)
     int rc = 0, ws = 0;
     pid_t pid;
     posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return KG_ERR(KG_ENOMEM, "selftest: posix_spawn_file_actions_init failed");
+    /* Unchecked, a failed action would run the child with its output on our terminal. */
+    if (posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0) {
+        rc = KG_ERR(KG_ENOMEM, "selftest: posix_spawn file actions failed");
+        goto cleanup;
+    }
     int e = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     if (e != 0) {
         rc = KG_ERR(KG_EINVAL, "selftest: cannot run %s: %s", argv[0], strerror(e));
@@ -104,6 +112,7 @@ cleanup:
     return rc;
 }
 
+/* The catalogue of `list --json` (not a report: kg_report_load would refuse it). */
 static int st_load_json(cJSON **out, const char *path)
 {
     int rc = 0;
@@ -194,7 +203,7 @@ static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const cha
                     status, log);
         goto cleanup;
     }
-    KG_TRY(st_load_json(&j, report));
+    KG_TRY(kg_report_load(&j, report)); /* checked like `kgate report --from` */
     st_take_results(m, j, g);
 cleanup:
     cJSON_Delete(j);
@@ -292,21 +301,25 @@ cleanup:
 
 int kg_selftest_defects_path(char *buf, size_t n, const char *given)
 {
+    int w;
     if (given) {
-        snprintf(buf, n, "%s", given);
+        w = snprintf(buf, n, "%s", given);
     } else if (getenv("KGATE_DEFECTS") && *getenv("KGATE_DEFECTS")) {
-        snprintf(buf, n, "%s", getenv("KGATE_DEFECTS"));
+        w = snprintf(buf, n, "%s", getenv("KGATE_DEFECTS"));
     } else {
         char self[PATH_MAX];
-        ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (l <= 0)
-            return KG_ERR(KG_EINTERNAL, "selftest: cannot locate the running executable");
-        self[l] = '\0';
+        int rc = kg_self_exe(self, sizeof self);
+        if (rc < 0)
+            return rc;
         char *slash = strrchr(self, '/');
         if (slash)
             *slash = '\0';
-        snprintf(buf, n, "%s/kgate-defects", self);
+        w = snprintf(buf, n, "%s/kgate-defects", self);
     }
+    /* A cut path could name another executable. */
+    if (w < 0 || (size_t)w >= n)
+        return KG_ERR(KG_EINVAL, "selftest: defect runner path too long (--defects PATH or "
+                                 "KGATE_DEFECTS)");
     if (access(buf, X_OK) != 0)
         return KG_ERR(KG_EINVAL, "selftest: defect runner '%s' not found or not executable "
                                  "(--defects PATH or KGATE_DEFECTS)", buf);
@@ -423,10 +436,7 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
     st_counts c;
     char tmpl[] = "/tmp/kgate-selftest-XXXXXX", self[PATH_MAX], seed[32], dev[16];
     const char *dir = keep_dir;
-    ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (l <= 0)
-        return KG_ERR(KG_EINTERNAL, "selftest: cannot locate the running executable");
-    self[l] = '\0';
+    KG_TRY(kg_self_exe(self, sizeof self));
     if (!dir) {
         if (!mkdtemp(tmpl))
             return KG_ERR(KG_EIO, "selftest: cannot create a temporary directory: %s",
@@ -450,7 +460,8 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
             KG_TRY(st_run_bench(&m, &e));
             continue;
         }
-        printf("selftest: %s over the defect catalogue and the clean cases...\n", st_gates[g]);
+        printf("selftest: %s over the defect catalogue%s...\n", st_gates[g],
+               with_clean ? " and the clean cases" : "");
         fflush(stdout);
         KG_TRY(st_run_gate(&m, &e, defects_exe, "defects", g, NULL, NULL));
         if (with_clean)
@@ -514,9 +525,7 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
         } else if (c == 'k') {
             keep = optarg;
         } else {
-            fputs(selftest_usage, stderr);
-            rc = KG_ERR(KG_EINVAL, "selftest: unknown option or missing value: '%s'",
-                        argv[optind - 1]);
+            rc = kg_opt_unknown("selftest", selftest_usage, argv);
             goto cleanup;
         }
     }

@@ -423,9 +423,7 @@ int kg_cmd_status(kg_registry *reg, int argc, char **argv)
         case O_RETRIES: KG_TRY(kg_parse_int("--retries", optarg, 0, 10, &o.retries)); break;
         case O_HELP: fputs(status_usage, stdout); goto cleanup;
         default:
-            fputs(status_usage, stderr);
-            rc = KG_ERR(KG_EINVAL, "status: unknown option or missing value: '%s'",
-                        argv[optind - 1]);
+            rc = kg_opt_unknown("status", status_usage, argv);
             goto cleanup;
         }
     }

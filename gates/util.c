@@ -119,6 +119,16 @@ uint64_t kg_seed_fresh(void)
     return s & 0xffffffffffffULL; /* 48 bits: short enough to paste into --seed */
 }
 
+int kg_self_exe(char *buf, size_t n)
+{
+    ssize_t l = n > 1 ? readlink("/proc/self/exe", buf, n - 1) : -1;
+    /* readlink does not terminate, and a result filling the buffer may be truncated. */
+    if (l <= 0 || (size_t)l >= n - 1)
+        return KG_ERR(KG_EINTERNAL, "cannot locate the running executable (/proc/self/exe)");
+    buf[l] = '\0';
+    return 0;
+}
+
 uint64_t kg_case_seed(uint64_t seed, const char *case_id)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a of the id, mixed with the run seed */

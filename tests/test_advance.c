@@ -48,6 +48,16 @@ int main(void)
     CHECK(kg_advance_message(&msg, in, &mv) == 0);
     CHECK(msg && strstr(msg, "a [GPU X/sm_90] time_us_warm: (none) -> 10.4") && strstr(msg, "r-1"));
     free(msg);
+    {
+        /* Long ids (from a report) fit: the message is sized from its strings. */
+        static char longid[3000], dc[] = "GPU X/sm_90", metric[] = "time_us_warm";
+        memset(longid, 'x', sizeof longid - 1);
+        kg_mark_move lm = { dc, longid, metric, false, 0, 1.5, 0.01, KG_LOWER_IS_BETTER };
+        kg_mark_moves lmv = { &lm, 1 };
+        CHECK(kg_advance_message(&msg, in, &lmv) == 0);
+        CHECK(msg && strstr(msg, longid) && strstr(msg, "Run-Id: r-1\n"));
+        free(msg);
+    }
     /* The same run again moves nothing (not strictly better). */
     CHECK(kg_advance_apply(m, in, &mv) == 0 && mv.n == 0);
     kg_advance_input_free(in);

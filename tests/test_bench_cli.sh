@@ -63,6 +63,8 @@ check "ab one arg" 2 "expected two runner executables" -- "$KG" ab "$KG"
 check "ab rounds" 2 "--rounds: expected an integer in \[3" -- "$KG" ab "$KG" "$KG" --rounds 1
 check "ab not executable" 2 "not an executable" -- "$KG" ab "$T/none" "$KG"
 check "ab bad mode" 2 "--mode" -- "$KG" ab "$KG" "$KG" --mode hot
+check "ab bad seed" 2 "--seed: expected a non-negative integer" -- "$KG" ab "$KG" "$KG" --seed x
+check "ab bad device" 2 "--device: expected an integer" -- "$KG" ab "$KG" "$KG" --device -1
 check "ab --help" 0 "usage: kgate ab" -- "$KG" ab --help
 
 # ab's bookkeeping without a GPU: two fake runners writing bench reports with known medians

@@ -24,6 +24,13 @@ check "--version" 0 "kgate [0-9]" -- "$KG" --version
 check "list" 0 "case\(s\)" -- "$KG" list
 check "list filter" 0 "^axpy/" -- "$KG" list --filter '^axpy/'
 check "list bad filter" 2 "matches no case" -- "$KG" list --filter 'no-such-case'
+for c in list parity report status selftest run ab; do
+    check "$c unknown flag" 2 "$c: unknown option or missing value: '--bogus'" -- "$KG" $c --bogus
+done
+check "marks show unknown flag" 2 "marks show: unknown option or missing value: '--bogus'" -- "$KG" marks show --bogus
+check "report flag without value" 2 "report: unknown option or missing value: '--from'" -- "$KG" report --from
+check "selftest missing defects" 2 "not found or not executable" -- "$KG" selftest --defects "$T/none"
+check "selftest defects path too long" 2 "path too long" -- "$KG" selftest --defects "/$(printf 'a%.0s' $(seq 5000))"
 check "parity --help" 0 "usage: kgate parity" -- "$KG" parity --help
 check "parity unknown flag" 2 "'--bogus'" -- "$KG" parity --bogus
 check "parity missing value" 2 "--filter" -- "$KG" parity --filter

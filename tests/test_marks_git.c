@@ -82,6 +82,13 @@ int main(void)
     kg_marks_target *t = NULL;
     kg_marks_commit_result res;
     kg_marks *at = NULL;
+    char shown[256];
+    /* A --push URL is shown without its credentials; paths and scp-style remotes as given. */
+    CHECK(strcmp(kg_git_remote_shown(shown, sizeof shown, "https://x:tok123@h.example/o/r.git"),
+                 "https://***@h.example/o/r.git") == 0);
+    CHECK(strcmp(kg_git_remote_shown(shown, sizeof shown, "https://h.example/a@b"),
+                 "https://h.example/a@b") == 0);
+    CHECK(strcmp(kg_git_remote_shown(shown, sizeof shown, "/srv/git/m.git"), "/srv/git/m.git") == 0);
     snprintf(dir, sizeof dir, "/tmp/kg-test-marks-git-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     sh("git init -q && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m init");

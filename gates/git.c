@@ -23,22 +23,13 @@ cleanup:
     return rc;
 }
 
-/* Replace every occurrence of the token in msg (messages must never carry a secret). */
-static void redact(char *msg, size_t cap)
+/* The push token never reaches a message (tokens shorter than 4 characters are not real ones
+ * and would blank ordinary text). */
+static void redact(char *msg)
 {
     const char *tok = getenv(KG_GIT_TOKEN_ENV);
-    size_t tl = tok ? strlen(tok) : 0;
-    char *p;
-    if (tl < 4)
-        return;
-    while ((p = strstr(msg, tok)) != NULL) {
-        size_t rest = strlen(p + tl);
-        if ((size_t)(p - msg) + 3 + rest + 1 > cap)
-            rest = cap - (size_t)(p - msg) - 4;
-        memmove(p + 3, p + tl, rest);
-        memcpy(p, "***", 3);
-        p[3 + rest] = '\0';
-    }
+    if (tok && strlen(tok) >= 4)
+        kg_redact(msg, tok);
 }
 
 int kg_git_error(int git_rc, const char *expr, const char *file, int line)
@@ -46,7 +37,7 @@ int kg_git_error(int git_rc, const char *expr, const char *file, int line)
     const git_error *e = git_error_last();
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", e && e->message ? e->message : "unknown libgit2 error");
-    redact(msg, sizeof msg);
+    redact(msg);
     /* A ref that moved under us (CAS lost, or held locked by another writer) is a race to
      * retry, not a failure. */
     int code = (git_rc == GIT_EMODIFIED || git_rc == GIT_ELOCKED || git_rc == GIT_EEXISTS)
@@ -573,7 +564,7 @@ int kg_git_push(kg_git *g, const char *remote, const char *refname)
     }
     KG_GIT_CHECK(e);
     if (st.rejected[0]) {
-        redact(st.rejected, sizeof st.rejected);
+        redact(st.rejected);
         rc = KG_ERR(KG_ECONFLICT, "push to %s rejected by the remote: %s", shown, st.rejected);
         goto cleanup;
     }

@@ -7,19 +7,6 @@
 #include <time.h>
 #include "http.h"
 
-void kg_http_redact(char *s, const char *secret)
-{
-    size_t n = secret ? strlen(secret) : 0;
-    if (!s || n == 0)
-        return;
-    char *p;
-    while ((p = strstr(s, secret)) != NULL) {
-        size_t keep = n < 3 ? n : 3;
-        memset(p, '*', keep);
-        memmove(p + keep, p + n, strlen(p + n) + 1);
-    }
-}
-
 void kg_http_response_free(kg_http_response *r)
 {
     free(r->body);
@@ -113,7 +100,7 @@ int kg_http_request(kg_http_response *out, const char *method, const char *url,
     char safe_url[1024];
     memset(out, 0, sizeof *out);
     snprintf(safe_url, sizeof safe_url, "%s", url);
-    kg_http_redact(safe_url, o->secret);
+    kg_redact(safe_url, o->secret);
     KG_TRY(kg_http_global_init());
     for (const char *const *hd = headers; hd && *hd; hd++) {
         struct curl_slist *n = curl_slist_append(hl, *hd);
@@ -169,7 +156,7 @@ int kg_http_request(kg_http_response *out, const char *method, const char *url,
             char msg[CURL_ERROR_SIZE + 64];
             snprintf(msg, sizeof msg, "%s", e == CURLE_OK ? "" : (errbuf[0] ? errbuf
                                                                : curl_easy_strerror(e)));
-            kg_http_redact(msg, o->secret);
+            kg_redact(msg, o->secret);
             fprintf(stderr, "http: %s %s -> %ld%s%s (attempt %d/%d)\n", method, safe_url,
                     out->status, e == CURLE_OK ? "" : ", ", msg, a, attempts);
         }
@@ -180,14 +167,14 @@ int kg_http_request(kg_http_response *out, const char *method, const char *url,
             char ex[201], msg[CURL_ERROR_SIZE + 64];
             if (e != CURLE_OK) {
                 snprintf(msg, sizeof msg, "%s", errbuf[0] ? errbuf : curl_easy_strerror(e));
-                kg_http_redact(msg, o->secret);
+                kg_redact(msg, o->secret);
                 rc = KG_ERR(KG_EHTTP, "%s %s: %s%s (%s after %d attempt%s)", method, safe_url,
                             e == CURLE_OPERATION_TIMEDOUT ? "timed out: " : "", msg,
                             retry ? "gave up" : "not retried", a, a == 1 ? "" : "s");
             } else {
                 /* Redact the whole body first: a token cut by the excerpt would not match. */
                 if (bb.p)
-                    kg_http_redact(bb.p, o->secret);
+                    kg_redact(bb.p, o->secret);
                 excerpt(ex, sizeof ex, bb.p);
                 rc = KG_ERR(KG_EHTTP, "%s %s: HTTP %ld, %s%s%s%s", method, safe_url,
                             out->status, status_hint(out->status), ex[0] ? "; response: " : "",
@@ -211,7 +198,7 @@ cleanup:
         out->body = bb.p;
         out->body_len = bb.len;
         if (out->body)
-            kg_http_redact(out->body, o->secret);
+            kg_redact(out->body, o->secret);
         bb.p = NULL;
     }
     free(bb.p);

@@ -55,9 +55,6 @@ int kg_http_global_init(void);
 int kg_http_request(kg_http_response *out, const char *method, const char *url,
                     const char *const *headers, const char *body, const kg_http_opts *o);
 
-/* Replace every occurrence of secret in s (in place) with "***". */
-void kg_http_redact(char *s, const char *secret);
-
 #ifdef __cplusplus
 }
 #endif

@@ -83,6 +83,10 @@ typedef struct {
 int kg_select(kg_selection *out, const kg_registry *reg, const char *filter);
 void kg_selection_free(kg_selection *s);
 
+/* Replace every occurrence of `secret` in s, in place, by "***" (a shorter secret by as many
+ * stars as it has characters): messages, logs and reports never carry a token. */
+void kg_redact(char *s, const char *secret);
+
 /* A seed from /dev/urandom when the user gave none (it is printed and reported). */
 uint64_t kg_seed_fresh(void);
 /* The running executable's path (/proc/self/exe); KG_EINTERNAL if unknown or too long. */

@@ -173,3 +173,16 @@ int kg_parse_double(const char *flag, const char *s, double *out)
     *out = v;
     return 0;
 }
+
+void kg_redact(char *s, const char *secret)
+{
+    size_t n = secret ? strlen(secret) : 0;
+    if (!s || n == 0)
+        return;
+    char *p;
+    while ((p = strstr(s, secret)) != NULL) {
+        size_t keep = n < 3 ? n : 3; /* never longer than the secret: shrinks in place */
+        memset(p, '*', keep);
+        memmove(p + keep, p + n, strlen(p + n) + 1);
+    }
+}

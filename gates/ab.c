@@ -6,15 +6,11 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "kg_core.h"
 #include "stats.h"
-
-extern char **environ;
 
 #define AB_MAX_CASES 4096
 
@@ -77,39 +73,6 @@ static void log_tail(const char *path)
     size_t start = len > 1500 ? len - 1500 : 0;
     fprintf(stderr, "---- %s (tail) ----\n%s\n----\n", path, text + start);
     free(text);
-}
-
-/* Run one side once: exe bench ... --report rep, output to log. Returns the exit code or <0. */
-static int run_side(const char *exe, char *const *args, const char *log, int *exit_code)
-{
-    int rc = 0, st = 0;
-    pid_t pid;
-    posix_spawn_file_actions_t fa;
-    bool fa_init = false;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return KG_ERR(KG_ENOMEM, "ab: posix_spawn_file_actions_init failed");
-    fa_init = true;
-    if (posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0) {
-        rc = KG_ERR(KG_ENOMEM, "ab: posix_spawn file actions failed");
-        goto cleanup;
-    }
-    int e = posix_spawnp(&pid, exe, &fa, NULL, args, environ);
-    if (e != 0) {
-        rc = KG_ERR(KG_EINVAL, "ab: cannot run '%s': %s", exe, strerror(e));
-        goto cleanup;
-    }
-    while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) {
-            rc = KG_ERR(KG_EIO, "ab: waitpid failed: %s", strerror(errno));
-            goto cleanup;
-        }
-    }
-    *exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-cleanup:
-    if (fa_init)
-        posix_spawn_file_actions_destroy(&fa);
-    return rc;
 }
 
 /* Read a child's report: median_us of every bench result into column `round` of side a/b. */
@@ -281,7 +244,7 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
                 args[n++] = (char *)co.filter;
             }
             args[n] = NULL;
-            KG_TRY(run_side(exe[s], args, lp, &ec));
+            KG_TRY(kg_run_logged(&ec, (const char *const *)args, lp, false, "ab"));
             if (ec == KG_EXIT_NO_GPU) {
                 no_gpu = true;
                 printf("kgate: no CUDA device available: A/B skipped\n");

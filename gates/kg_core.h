@@ -87,6 +87,12 @@ void kg_selection_free(kg_selection *s);
  * stars as it has characters): messages, logs and reports never carry a token. */
 void kg_redact(char *s, const char *secret);
 
+/* Run argv (argv[0] a path, or a name looked up in PATH) with stdout and stderr into `log`
+ * (appended or truncated), wait, and give its exit status (128 + signal when killed).
+ * `who` prefixes the error messages ("selftest", "ab"). */
+int kg_run_logged(int *exit_code, const char *const *argv, const char *log, bool append,
+                  const char *who);
+
 /* A seed from /dev/urandom when the user gave none (it is printed and reported). */
 uint64_t kg_seed_fresh(void);
 /* The running executable's path (/proc/self/exe); KG_EINTERNAL if unknown or too long. */

@@ -5,16 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "export.h" /* kg_report_load */
 #include "marks.h"
-
-extern char **environ;
 
 /* The gates selftest drives, in order. The bench gate needs marks, so its defects are
  * compared against marks that selftest records first from their clean twins (see below). */
@@ -79,37 +75,6 @@ static int st_gate_index(const char *gate)
         if (strcmp(st_gates[g], gate) == 0)
             return g;
     return -1;
-}
-
-/* Run argv with stdout+stderr into log; *status gets the exit code (or 128+signal). */
-static int st_spawn(const char *const *argv, const char *log, int *status)
-{
-    int rc = 0, ws = 0;
-    pid_t pid;
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return KG_ERR(KG_ENOMEM, "selftest: posix_spawn_file_actions_init failed");
-    /* Unchecked, a failed action would run the child with its output on our terminal. */
-    if (posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0) {
-        rc = KG_ERR(KG_ENOMEM, "selftest: posix_spawn file actions failed");
-        goto cleanup;
-    }
-    int e = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    if (e != 0) {
-        rc = KG_ERR(KG_EINVAL, "selftest: cannot run %s: %s", argv[0], strerror(e));
-        goto cleanup;
-    }
-    while (waitpid(pid, &ws, 0) < 0) {
-        if (errno != EINTR) {
-            rc = KG_ERR(KG_EINTERNAL, "selftest: waitpid: %s", strerror(errno));
-            goto cleanup;
-        }
-    }
-    *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-cleanup:
-    posix_spawn_file_actions_destroy(&fa);
-    return rc;
 }
 
 /* The catalogue of `list --json` (not a report: kg_report_load would refuse it). */
@@ -197,7 +162,7 @@ static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const cha
         argv[a++] = band_floor;
     }
     argv[a] = NULL;
-    KG_TRY(st_spawn(argv, log, &status));
+    KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
     if (status == KG_EXIT_USAGE || status > KG_EXIT_RUNTIME) {
         rc = KG_ERR(KG_EINTERNAL, "selftest: `%s %s` exited %d (log: %s)", exe, st_gates[g],
                     status, log);
@@ -218,7 +183,7 @@ static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const ch
     snprintf(cat, sizeof cat, "%s/%s-catalogue.json", e->tmpdir, tag);
     snprintf(log, sizeof log, "%s/%s-list.log", e->tmpdir, tag);
     const char *argv[] = { exe, "list", "--json", cat, NULL };
-    KG_TRY(st_spawn(argv, log, &status));
+    KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
     if (status != 0) {
         rc = KG_ERR(KG_EINVAL, "selftest: `%s list` exited %d (log: %s)", exe, status, log);
         goto cleanup;
@@ -262,7 +227,7 @@ static int st_run_bench(st_matrix *m, const st_env *e)
         const char *argv[] = { e->defects_exe, "bench", "--filter", "^defect/bench/.*/clean$",
                                "--seed", e->seed, "--device", e->device, "--save-marks", marks,
                                "--report", rep, NULL };
-        KG_TRY(st_spawn(argv, log, &status));
+        KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
         if (status == KG_EXIT_NO_GPU)
             return 0; /* no GPU: the bench column stays "not run" */
         if (status != 0) {

@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "kg_core.h"
 
@@ -185,4 +187,38 @@ void kg_redact(char *s, const char *secret)
         memset(p, '*', keep);
         memmove(p + keep, p + n, strlen(p + n) + 1);
     }
+}
+
+extern char **environ;
+
+int kg_run_logged(int *exit_code, const char *const *argv, const char *log, bool append,
+                  const char *who)
+{
+    int rc = 0, ws = 0;
+    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return KG_ERR(KG_ENOMEM, "%s: posix_spawn_file_actions_init failed", who);
+    /* Unchecked, a failed action would run the child with its output on our terminal. */
+    int flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC);
+    if (posix_spawn_file_actions_addopen(&fa, 1, log, flags, 0644) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0) {
+        rc = KG_ERR(KG_ENOMEM, "%s: posix_spawn file actions failed", who);
+        goto cleanup;
+    }
+    int e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    if (e != 0) {
+        rc = KG_ERR(KG_EINVAL, "%s: cannot run '%s': %s", who, argv[0], strerror(e));
+        goto cleanup;
+    }
+    while (waitpid(pid, &ws, 0) < 0) {
+        if (errno != EINTR) {
+            rc = KG_ERR(KG_EINTERNAL, "%s: waitpid failed: %s", who, strerror(errno));
+            goto cleanup;
+        }
+    }
+    *exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+cleanup:
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
 }

@@ -1,7 +1,7 @@
 /* The advance logic without git: report parsing, the ratchet guard (conservative CI edge), the
  * merge rule (only if this run still beats the mark; never down) and the refusal inputs. */
 #include <string.h>
-#include "advance.h"
+#include "marks/advance.h"
 #include "kg_test.h"
 
 static const char *report_fmt =

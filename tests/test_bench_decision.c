@@ -2,8 +2,8 @@
  * many seeds), +5% is REGRESSED, -5% IMPROVED, wide noise SAME, the floors and the direction. */
 #include <math.h>
 #include <string.h>
-#include "bench.h"
-#include "kg_core.h"
+#include "bench/bench.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
 
 #define N 40

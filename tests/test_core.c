@@ -2,7 +2,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "kg_core.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
 
 static int fake_setup(const kg_setup_args *a, void **s, kg_case_io *io)

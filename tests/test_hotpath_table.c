@@ -4,8 +4,8 @@
  * `test_hotpath_table --print` writes the generated Markdown (paste it between the markers). */
 #include <stdlib.h>
 #include <string.h>
-#include "cupti_watch.h"
-#include "kg_core.h"
+#include "hotpath/cupti_watch.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
 
 #define BEGIN_MARK "<!-- kgate:hotpath-table:begin -->\n"

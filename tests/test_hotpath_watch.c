@@ -4,8 +4,8 @@
  * staying allowed, one violation per runtime call even with the driver call underneath,
  * direct driver calls (what cuBLAS does) judged on their own, counts and backtraces. */
 #include <string.h>
-#include "cupti_watch.h"
-#include "kg_core.h"
+#include "hotpath/cupti_watch.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
 
 #define S_OK ((cudaStream_t)(uintptr_t)0x5000) /* a non-default stream handle */

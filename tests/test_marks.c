@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "kg_core.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
-#include "marks.h"
+#include "marks/marks.h"
 
 static cJSON *valid_mark(const char *id, double value)
 {

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "advance.h"
+#include "marks/advance.h"
 #include "kg_test.h"
-#include "marks_git.h"
+#include "marks/marks_git.h"
 
 static char dir[256];
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cubin.h"
-#include "kg_core.h"
+#include "preflight/cubin.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
 
 static void put32(unsigned char *p, uint32_t v)

@@ -3,9 +3,9 @@
  * same per-architecture limits. */
 #include <string.h>
 #include <cuda_occupancy.h>
-#include "kg_core.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
-#include "occupancy.h"
+#include "preflight/occupancy.h"
 
 static int nvidia_blocks(const kg_arch_limits *L, int threads, int regs, size_t smem,
                          size_t dyn)

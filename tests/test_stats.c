@@ -2,9 +2,9 @@
  * binomial tables), Mann-Whitney U, the seeded bootstrap and the paired ratio. */
 #include <math.h>
 #include <string.h>
-#include "kg_core.h"
+#include "core/kg_core.h"
 #include "kg_test.h"
-#include "stats.h"
+#include "core/stats.h"
 
 #define NEAR(a, b, tol) (fabs((a) - (b)) <= (tol))
 

@@ -1,0 +1,210 @@
+/* Ceilings measured on the device in the same run: a large device-to-device copy (GB/s, bytes
+ * read + written) and a large bf16 cuBLAS GEMM (TFLOP/s) on random inputs. The GEMM also
+ * records the kernel cuBLAS chose (CUPTI activity) and the SM clock of every sample: the H200
+ * shows two performance modes for 8192^3 across processes, and these say which explains it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kgate/cublas.h"
+#include "bench/bench.h"
+
+
+#define CEIL_SAMPLES 15
+#define CEIL_WARMUP 3
+
+typedef struct {
+    double us[CEIL_SAMPLES];
+    double mhz[CEIL_SAMPLES];
+} ceil_samples;
+
+static cJSON *samples_json(const ceil_samples *cs, double median_us)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "median_us", median_us);
+    cJSON_AddItemToObject(o, "samples_us", cJSON_CreateDoubleArray(cs->us, CEIL_SAMPLES));
+    cJSON *c = cJSON_AddArrayToObject(o, "sm_clock_mhz");
+    for (int i = 0; c && i < CEIL_SAMPLES; i++)
+        cJSON_AddItemToArray(c, isfinite(cs->mhz[i]) ? cJSON_CreateNumber(cs->mhz[i])
+                                                     : cJSON_CreateNull());
+    return o;
+}
+
+/* Time one operation CEIL_SAMPLES times with events, probing the clock after each. */
+typedef int (*ceil_op)(void *arg, cudaStream_t s);
+
+static int time_op(double *median_us, ceil_samples *cs, ceil_op op, void *arg, cudaStream_t s,
+                   unsigned long long *probe_dev, unsigned long long *probe_host)
+{
+    int rc = 0;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    const bool probe = kg_clock_probe_init() == 0;
+    KG_CUDA_CHECK(cudaEventCreate(&e0));
+    KG_CUDA_CHECK(cudaEventCreate(&e1));
+    for (int i = 0; i < CEIL_WARMUP; i++)
+        KG_TRY(op(arg, s));
+    for (int i = 0; i < CEIL_SAMPLES; i++) {
+        float ms = 0;
+        KG_CUDA_CHECK(cudaEventRecord(e0, s));
+        KG_TRY(op(arg, s));
+        KG_CUDA_CHECK(cudaEventRecord(e1, s));
+        if (probe) {
+            KG_TRY(kg_clock_probe_launch(probe_dev, 20000u, s));
+            KG_CUDA_CHECK(cudaMemcpyAsync(probe_host, probe_dev, 2 * sizeof *probe_host,
+                                          cudaMemcpyDeviceToHost, s));
+        }
+        KG_CUDA_CHECK(cudaStreamSynchronize(s));
+        KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        cs->us[i] = ms * 1000.0;
+        cs->mhz[i] = (probe && probe_host[1]) ? probe_host[0] * 1000.0 / (double)probe_host[1]
+                                              : NAN;
+    }
+    *median_us = kg_stats_median(cs->us, CEIL_SAMPLES);
+cleanup:
+    if (e0)
+        (void)cudaEventDestroy(e0);
+    if (e1)
+        (void)cudaEventDestroy(e1);
+    return rc;
+}
+
+typedef struct {
+    void *src, *dst;
+    size_t bytes;
+} copy_arg;
+
+static int copy_op(void *a, cudaStream_t s)
+{
+    int rc = 0;
+    copy_arg *c = a;
+    KG_CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, s));
+cleanup:
+    return rc;
+}
+
+typedef struct {
+    cublasHandle_t h;
+    uint16_t *a, *b, *c;
+    int m, n, k;
+} gemm_arg;
+
+static int gemm_op(void *p, cudaStream_t s)
+{
+    int rc = 0;
+    gemm_arg *g = p;
+    const float alpha = 1.0f, beta = 0.0f;
+    KG_UNUSED(s); /* the handle is bound to s */
+    /* Row-major C[M,N] = A[M,K] B[N,K]^T as column-major C^T = B A^T ("TN", cuBLAS's fastest). */
+    KG_CUBLAS_CHECK(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &alpha,
+                                       g->b, CUDA_R_16BF, g->k, g->a, CUDA_R_16BF, g->k, &beta,
+                                       g->c, CUDA_R_16BF, g->n, CUBLAS_COMPUTE_32F,
+                                       CUBLAS_GEMM_DEFAULT));
+cleanup:
+    return rc;
+}
+
+void kg_bench_ceilings_free(kg_bench_ceilings *c)
+{
+    cJSON_Delete(c->detail);
+    memset(c, 0, sizeof *c);
+}
+
+int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t seed,
+                              const kg_bench_opts *o)
+{
+    int rc = 0;
+    cudaStream_t s = NULL;
+    copy_arg ca = { NULL, NULL, 0 };
+    gemm_arg ga = { NULL, NULL, NULL, NULL, 0, 0, 0 };
+    void *ws = NULL;
+    unsigned long long *probe_dev = NULL, *probe_host = NULL;
+    ceil_samples cs;
+    double med = 0;
+    const size_t ws_bytes = (size_t)32 << 20;
+    size_t free_b = 0, total_b = 0;
+    KG_UNUSED(o);
+    memset(c, 0, sizeof *c);
+    if (!(c->detail = cJSON_CreateObject()))
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    KG_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    KG_CUDA_CHECK(cudaMalloc((void **)&probe_dev, 2 * sizeof *probe_dev));
+    KG_CUDA_CHECK(cudaMallocHost((void **)&probe_host, 2 * sizeof *probe_host));
+    KG_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+
+    /* Copy: 1 GiB (less on small GPUs), random bytes (never time on zeros). */
+    ca.bytes = (size_t)1 << 30;
+    while (ca.bytes > ((size_t)64 << 20) && 3 * ca.bytes > free_b)
+        ca.bytes /= 2;
+    KG_CUDA_CHECK(cudaMalloc(&ca.src, ca.bytes));
+    KG_CUDA_CHECK(cudaMalloc(&ca.dst, ca.bytes));
+    KG_TRY(kg_bench_fill_bf16(ca.src, ca.bytes / 2, seed ^ 0xc0b1, s));
+    KG_TRY(time_op(&med, &cs, copy_op, &ca, s, probe_dev, probe_host));
+    c->copy_bytes = 2.0 * (double)ca.bytes;
+    c->copy_gbps = c->copy_bytes / (med * 1e-6) / 1e9;
+    cJSON *cj = samples_json(&cs, med);
+    if (cj) {
+        cJSON_AddNumberToObject(cj, "bytes_per_copy", (double)ca.bytes);
+        cJSON_AddNumberToObject(cj, "gbps", c->copy_gbps);
+        cJSON_AddItemToObject(c->detail, "copy", cj);
+    }
+    (void)cudaFree(ca.src);
+    (void)cudaFree(ca.dst);
+    ca.src = ca.dst = NULL;
+
+    /* GEMM: 8192^3 bf16 (4096^3 when memory is short), fp32 accumulation, random inputs. */
+    ga.m = ga.n = ga.k = (free_b > ((size_t)2 << 30)) ? 8192 : 4096;
+    size_t elems = (size_t)ga.m * ga.k;
+    KG_CUDA_CHECK(cudaMalloc((void **)&ga.a, elems * 2));
+    KG_CUDA_CHECK(cudaMalloc((void **)&ga.b, elems * 2));
+    KG_CUDA_CHECK(cudaMalloc((void **)&ga.c, elems * 2));
+    KG_CUDA_CHECK(cudaMalloc(&ws, ws_bytes));
+    KG_TRY(kg_bench_fill_bf16(ga.a, elems, seed ^ 0xa, s));
+    KG_TRY(kg_bench_fill_bf16(ga.b, elems, seed ^ 0xb, s));
+    KG_CUBLAS_CHECK(cublasCreate(&ga.h));
+    KG_CUBLAS_CHECK(cublasSetStream(ga.h, s));
+    /* cublasSetStream resets the workspace: set ours after it, so nothing allocates. */
+    KG_CUBLAS_CHECK(cublasSetWorkspace(ga.h, ws, ws_bytes));
+    KG_TRY(time_op(&med, &cs, gemm_op, &ga, s, probe_dev, probe_host));
+    double flops = 2.0 * ga.m * (double)ga.n * ga.k;
+    c->gemm_m = ga.m;
+    c->gemm_n = ga.n;
+    c->gemm_k = ga.k;
+    c->gemm_tflops = flops / (med * 1e-6) / 1e12;
+    cJSON *gj = samples_json(&cs, med);
+    if (gj) {
+        cJSON_AddNumberToObject(gj, "m", ga.m);
+        cJSON_AddNumberToObject(gj, "n", ga.n);
+        cJSON_AddNumberToObject(gj, "k", ga.k);
+        cJSON_AddNumberToObject(gj, "tflops", c->gemm_tflops);
+        cJSON_AddStringToObject(gj, "inputs", "random bf16 in [-1, 1)");
+        if (kg_kernel_trace_begin() == 0) { /* which kernel cuBLAS chose in this process */
+            int orc = gemm_op(&ga, s);
+            cudaError_t se = cudaStreamSynchronize(s);
+            cJSON *k = kg_kernel_trace_end();
+            if (k)
+                cJSON_AddItemToObject(gj, "kernels", k);
+            KG_TRY(orc);
+            KG_CUDA_CHECK(se);
+        }
+        cJSON_AddItemToObject(c->detail, "gemm", gj);
+    }
+cleanup:
+    if (ga.h)
+        (void)cublasDestroy(ga.h);
+    if (s)
+        (void)cudaStreamSynchronize(s);
+    (void)cudaFree(ca.src);
+    (void)cudaFree(ca.dst);
+    (void)cudaFree(ga.a);
+    (void)cudaFree(ga.b);
+    (void)cudaFree(ga.c);
+    (void)cudaFree(ws);
+    (void)cudaFree(probe_dev);
+    if (probe_host)
+        (void)cudaFreeHost(probe_host);
+    if (s)
+        (void)cudaStreamDestroy(s);
+    KG_UNUSED(env);
+    return rc;
+}

@@ -1,0 +1,304 @@
+/* The bench timing engine: warm-up, a CUDA graph of k launches on the case's non-blocking
+ * stream, CUDA-event timing of graph replays, adaptive sampling to a target CI width or a
+ * budget, the SM clock after every sample (dropping throttled samples), and kernel names from
+ * CUPTI activity over one extra replay after the timed ones.
+ *
+ * Cold mode flushes L2 before every sample with a memset of 2x the L2 size, outside the timed
+ * region, and times one launch per sample (k = 1): a graph of k launches would only be cold for
+ * its first launch. Inputs are not rotated: the flush evicts every input line before every
+ * timed launch, which is what rotation would achieve, without needing k copies of the inputs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "bench/bench.h"
+
+#define KG_PROBE_SPAN_NS 20000u
+#define KG_MAX_K 1000
+
+struct kg_bench_env {
+    const kg_device_info *dev;
+    void *flush;
+    size_t flush_bytes;
+    unsigned long long *probe_dev;
+    unsigned long long *probe_host; /* pinned */
+    cudaEvent_t ev0, ev1;
+    kg_nvml *nvml;
+    unsigned gen;
+    bool probe_ok;          /* the clock probe loaded (else clocks are unknown, none dropped) */
+    double max_mhz;         /* max SM clock: device attribute, else NVML; 0 = unknown */
+};
+
+double kg_bench_env_max_clock_mhz(const kg_bench_env *e) { return e->max_mhz; }
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int kg_bench_env_new(kg_bench_env **out, const kg_device_info *dev, const kg_bench_opts *o)
+{
+    int rc = 0;
+    kg_bench_env *e = calloc(1, sizeof *e);
+    *out = NULL;
+    if (!e)
+        return KG_ERR(KG_ENOMEM, "out of memory for the bench");
+    e->dev = dev;
+    KG_CUDA_CHECK(cudaMalloc((void **)&e->probe_dev, 2 * sizeof(unsigned long long)));
+    KG_CUDA_CHECK(cudaMallocHost((void **)&e->probe_host, 2 * sizeof(unsigned long long)));
+    KG_CUDA_CHECK(cudaEventCreate(&e->ev0));
+    KG_CUDA_CHECK(cudaEventCreate(&e->ev1));
+    if (o->mode == 1) {
+        e->flush_bytes = 2 * (size_t)(dev->l2_bytes > 0 ? dev->l2_bytes : (64 << 20));
+        KG_CUDA_CHECK(cudaMalloc(&e->flush, e->flush_bytes));
+    }
+    e->nvml = kg_nvml_open(dev->uuid);
+    e->max_mhz = dev->sm_clock_khz / 1000.0;
+    if (!(e->max_mhz > 0)) {
+        double m = kg_nvml_sm_max_clock(e->nvml);
+        e->max_mhz = isfinite(m) ? m : 0;
+    }
+    e->probe_ok = kg_clock_probe_init() == 0;
+    if (!e->probe_ok)
+        fprintf(stderr, "kgate bench: SM clock probe unavailable (%s): clocks not recorded\n",
+                kg_error_last());
+    *out = e;
+    e = NULL;
+cleanup:
+    kg_bench_env_free(e);
+    return rc;
+}
+
+void kg_bench_env_free(kg_bench_env *e)
+{
+    if (!e)
+        return;
+    if (e->flush)
+        (void)cudaFree(e->flush);
+    if (e->probe_dev)
+        (void)cudaFree(e->probe_dev);
+    if (e->probe_host)
+        (void)cudaFreeHost(e->probe_host);
+    if (e->ev0)
+        (void)cudaEventDestroy(e->ev0);
+    if (e->ev1)
+        (void)cudaEventDestroy(e->ev1);
+    kg_nvml_close(e->nvml);
+    free(e);
+}
+
+cJSON *kg_bench_env_nvml_json(kg_bench_env *e) { return kg_nvml_snapshot(e->nvml); }
+
+void kg_bench_result_free(kg_bench_result *r)
+{
+    free(r->all_us);
+    free(r->clock_mhz);
+    free(r->drop);
+    free(r->kept_us);
+    cJSON_Delete(r->kernels);
+    cJSON_Delete(r->nvml);
+    memset(r, 0, sizeof *r);
+}
+
+/* Capture k launches into a graph. On a capture failure (the case is not capturable) the
+ * capture is discarded, the error cleared, and *exec stays NULL: the engine launches directly. */
+static int capture(cudaGraphExec_t *exec, const kg_case_desc *d, void *state, cudaStream_t s,
+                   int k)
+{
+    int rc = 0, lrc = 0;
+    cudaGraph_t g = NULL;
+    *exec = NULL;
+    KG_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < k && lrc == 0; i++)
+        lrc = d->launch(state, s);
+    cudaError_t e = cudaStreamEndCapture(s, &g);
+    if (lrc < 0 || e != cudaSuccess || !g) {
+        (void)cudaGetLastError();
+        goto cleanup; /* not capturable: direct launches */
+    }
+    if (cudaGraphInstantiate(exec, g, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        *exec = NULL;
+        goto cleanup;
+    }
+    KG_CUDA_CHECK(cudaGraphUpload(*exec, s));
+cleanup:
+    if (g)
+        (void)cudaGraphDestroy(g);
+    return rc;
+}
+
+static int replay(cudaGraphExec_t exec, const kg_case_desc *d, void *state, cudaStream_t s,
+                  int k)
+{
+    int rc = 0;
+    if (exec) {
+        KG_CUDA_CHECK(cudaGraphLaunch(exec, s));
+        return 0;
+    }
+    for (int i = 0; i < k; i++)
+        KG_TRY(d->launch(state, s));
+cleanup:
+    return rc;
+}
+
+/* One sample: [flush] ev0 replay ev1 probe, then wait. */
+static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, void *state,
+                  cudaStream_t s, int k, bool cold, double *us, double *mhz)
+{
+    int rc = 0;
+    float ms = 0;
+    if (cold)
+        KG_CUDA_CHECK(cudaMemsetAsync(e->flush, (int)(++e->gen & 0xff), e->flush_bytes, s));
+    KG_CUDA_CHECK(cudaEventRecord(e->ev0, s));
+    KG_TRY(replay(exec, d, state, s, k));
+    KG_CUDA_CHECK(cudaEventRecord(e->ev1, s));
+    if (e->probe_ok) {
+        KG_TRY(kg_clock_probe_launch(e->probe_dev, KG_PROBE_SPAN_NS, s));
+        KG_CUDA_CHECK(cudaMemcpyAsync(e->probe_host, e->probe_dev,
+                                      2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    }
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+    KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e->ev0, e->ev1));
+    *us = (double)ms * 1000.0 / k;
+    *mhz = (e->probe_ok && e->probe_host[1])
+               ? (double)e->probe_host[0] * 1000.0 / (double)e->probe_host[1] : NAN;
+cleanup:
+    return rc;
+}
+
+/* Median time of one direct launch (ms), to choose k. */
+static int estimate_ms(kg_bench_env *e, const kg_case_desc *d, void *state, cudaStream_t s,
+                       double *ms_out)
+{
+    int rc = 0;
+    float t[3] = { 0 };
+    for (int i = 0; i < 3; i++) {
+        KG_CUDA_CHECK(cudaEventRecord(e->ev0, s));
+        KG_TRY(d->launch(state, s));
+        KG_CUDA_CHECK(cudaEventRecord(e->ev1, s));
+        KG_CUDA_CHECK(cudaEventSynchronize(e->ev1));
+        KG_CUDA_CHECK(cudaEventElapsedTime(&t[i], e->ev0, e->ev1));
+    }
+    double m[3] = { t[0], t[1], t[2] };
+    kg_stats_sort(m, 3);
+    *ms_out = fmax(m[1], 1e-6);
+cleanup:
+    return rc;
+}
+
+static int stats_clock(kg_bench_result *r)
+{
+    double *c = malloc((r->taken ? r->taken : 1) * sizeof *c);
+    size_t n = 0;
+    if (!c)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->taken; i++)
+        if (!r->drop[i] && isfinite(r->clock_mhz[i]))
+            c[n++] = r->clock_mhz[i];
+    kg_stats_sort(c, n);
+    r->clock_min = n ? c[0] : NAN;
+    r->clock_max = n ? c[n - 1] : NAN;
+    r->clock_median = kg_stats_quantile_sorted(c, n, 0.5);
+    free(c);
+    return 0;
+}
+
+int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
+                       uint64_t seed, int device, const kg_bench_opts *o)
+{
+    int rc = 0;
+    kg_instance inst;
+    bool opened = false, tracing = false;
+    cudaGraphExec_t exec = NULL;
+    double est_ms = 0;
+    const bool cold = o->mode == 1;
+    const size_t cap = (size_t)(o->max_samples > 0 ? o->max_samples : 1);
+    const double clock_floor = o->min_clock_frac * env->max_mhz;
+    memset(res, 0, sizeof *res);
+    res->all_us = calloc(cap, sizeof *res->all_us);
+    res->clock_mhz = calloc(cap, sizeof *res->clock_mhz);
+    res->drop = calloc(cap, 1);
+    res->kept_us = calloc(cap, sizeof *res->kept_us);
+    if (!res->all_us || !res->clock_mhz || !res->drop || !res->kept_us) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory for %zu samples", cap);
+        goto cleanup;
+    }
+    KG_TRY(kg_instance_open(&inst, d, seed, device));
+    opened = true;
+    cudaStream_t s = inst.stream;
+    for (int i = 0; i < 3; i++) /* warm-up: module load, caches, clocks */
+        KG_TRY(d->launch(inst.state, s));
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+    KG_TRY(estimate_ms(env, d, inst.state, s, &est_ms));
+    res->k = 1;
+    if (!cold && est_ms < o->min_replay_ms)
+        res->k = (int)fmin(KG_MAX_K, ceil(o->min_replay_ms / est_ms));
+    KG_TRY(capture(&exec, d, inst.state, s, res->k));
+    res->graph = exec != NULL;
+    KG_TRY(replay(exec, d, inst.state, s, res->k)); /* the first replay is not timed */
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+
+    double t0 = now_s();
+    for (;;) {
+        double us = 0, mhz = NAN;
+        KG_TRY(sample(env, exec, d, inst.state, s, res->k, cold, &us, &mhz));
+        size_t i = res->taken++;
+        res->all_us[i] = us;
+        res->clock_mhz[i] = mhz;
+        /* Throttled (far below the max clock): dropped, and counted in the report. */
+        res->drop[i] = isfinite(mhz) && clock_floor > 0 && mhz < clock_floor;
+        if (res->drop[i])
+            res->dropped++;
+        else
+            res->kept_us[res->kept++] = us;
+        res->elapsed_s = now_s() - t0;
+        if (res->kept >= (size_t)o->min_samples && (res->kept < 200 || res->kept % 10 == 0)) {
+            kg_summary sm;
+            KG_TRY(kg_stats_summarize(&sm, res->kept_us, res->kept, o->ci_level));
+            if (sm.ci_coverage >= o->ci_level && sm.ci_rel_width <= o->target_ci_rel) {
+                res->stop = "ci_converged";
+                break;
+            }
+        }
+        if (res->elapsed_s >= o->budget_s) {
+            res->stop = "budget";
+            break;
+        }
+        if (res->taken >= cap) {
+            res->stop = "max_samples";
+            break;
+        }
+    }
+    if (res->kept > 0) {
+        KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
+        res->have_sum = true;
+    }
+    KG_TRY(stats_clock(res));
+
+    if (o->kernels) {
+        /* Names and GPU durations: one direct launch (always traced) and one graph replay
+         * (its records carry graph node ids, where CUPTI traces an already-instantiated graph). */
+        if (kg_kernel_trace_begin() == 0) {
+            tracing = true;
+            KG_TRY(d->launch(inst.state, s));
+            if (exec)
+                KG_TRY(replay(exec, d, inst.state, s, res->k));
+            KG_CUDA_CHECK(cudaStreamSynchronize(s));
+            tracing = false;
+            res->kernels = kg_kernel_trace_end();
+        }
+    }
+    res->nvml = kg_nvml_snapshot(env->nvml);
+cleanup:
+    if (tracing)
+        cJSON_Delete(kg_kernel_trace_end());
+    if (exec)
+        (void)cudaGraphExecDestroy(exec);
+    if (opened)
+        kg_instance_close(&inst);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* The SM clock probe: a one-thread kernel that reads %clock64 (SM cycles) against %globaltimer
+ * (ns). It first waits for the global timer to tick, so both ends of the measured span sit on
+ * timer edges and the timer's coarse update period (up to ~1 us on some GPUs) does not bias the
+ * estimate; a 20 us span gives the clock to well under 1%. It runs right after a timed sample,
+ * outside the timed region, on the same stream: it sees the clock the sample ended at.
+ *
+ * The kernel is PTX JIT-compiled at run time through the runtime's library API
+ * (cudaLibraryLoadData, CUDA >= 12) rather than a .cu in the gate library: that library is
+ * compiled with the C warning flags, which nvcc rejects; and the driver API (cuModuleLoadData)
+ * would make every runner need libcuda.so.1 at load time, also on machines without a GPU. */
+#include <stdlib.h>
+#include <string.h>
+#include "bench/bench.h"
+
+static const char probe_ptx[] =
+    ".version 7.0\n"
+    ".target sm_60\n"
+    ".address_size 64\n"
+    ".visible .entry kg_clock_probe(.param .u64 p_out, .param .u32 p_span)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<2>;\n"
+    "  .reg .b64 %rd<12>;\n"
+    "  ld.param.u64 %rd1, [p_out];\n"
+    "  ld.param.u32 %r1, [p_span];\n"
+    "  cvt.u64.u32 %rd2, %r1;\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n"
+    "  mov.u64 %rd3, %globaltimer;\n"
+    "$Lwait:\n"                        /* wait for a timer tick: t0 is on an edge */
+    "  mov.u64 %rd4, %globaltimer;\n"
+    "  setp.eq.u64 %p1, %rd4, %rd3;\n"
+    "  @%p1 bra $Lwait;\n"
+    "  mov.u64 %rd5, %clock64;\n"
+    "$Lspin:\n"                        /* spin until span ns have passed: t1 is on an edge */
+    "  mov.u64 %rd6, %globaltimer;\n"
+    "  sub.u64 %rd7, %rd6, %rd4;\n"
+    "  setp.lt.u64 %p2, %rd7, %rd2;\n"
+    "  @%p2 bra $Lspin;\n"
+    "  mov.u64 %rd8, %clock64;\n"
+    "  sub.u64 %rd9, %rd8, %rd5;\n"
+    "  st.global.u64 [%rd1], %rd9;\n"
+    "  st.global.u64 [%rd1+8], %rd7;\n"
+    "  ret;\n"
+    "}\n";
+
+/* One library per process: the runtime loads it into the current device's context on first
+ * use (the bench runs on one device per process). */
+static cudaLibrary_t g_lib;
+static cudaKernel_t g_kernel;
+
+int kg_clock_probe_init(void)
+{
+    int rc = 0;
+    if (g_kernel)
+        return 0;
+    KG_CUDA_CHECK(cudaLibraryLoadData(&g_lib, probe_ptx, NULL, NULL, 0, NULL, NULL, 0));
+    KG_CUDA_CHECK(cudaLibraryGetKernel(&g_kernel, g_lib, "kg_clock_probe"));
+cleanup:
+    if (rc < 0) {
+        g_kernel = NULL;
+        (void)cudaGetLastError();
+    }
+    return rc;
+}
+
+int kg_clock_probe_launch(unsigned long long *dev_out2, unsigned span_ns, cudaStream_t s)
+{
+    int rc = 0;
+    void *args[] = { &dev_out2, &span_ns };
+    dim3 one = { 1, 1, 1 };
+    if (!g_kernel)
+        return KG_ERR(KG_ECUDA, "clock probe: not loaded (kg_clock_probe_init)");
+    KG_CUDA_CHECK(cudaLaunchKernel((const void *)g_kernel, one, one, args, 0, s));
+cleanup:
+    return rc;
+}
+
+int kg_bench_fill_bf16(uint16_t *dev, size_t n, uint64_t seed, cudaStream_t s)
+{
+    int rc = 0;
+    const size_t chunk = n < ((size_t)4 << 20) ? n : ((size_t)4 << 20);
+    uint16_t *h = NULL;
+    kg_rng g;
+    if (n == 0)
+        return 0;
+    h = malloc(chunk * sizeof *h);
+    if (!h)
+        return KG_ERR(KG_ENOMEM, "out of memory for random inputs");
+    /* 8 MiB of random bf16 from the seed, then doubled in place on the device: the data is
+     * random at every scale that matters for power and caches, and filling stays fast. */
+    kg_rng_seed(&g, seed, 0x66696c6c /* "fill" */);
+    kg_rng_fill_bf16(&g, h, chunk, -1.0f, 1.0f);
+    KG_CUDA_CHECK(cudaMemcpyAsync(dev, h, chunk * sizeof *h, cudaMemcpyHostToDevice, s));
+    for (size_t done = chunk; done < n;) {
+        size_t len = done < n - done ? done : n - done;
+        KG_CUDA_CHECK(cudaMemcpyAsync(dev + done, dev, len * sizeof *dev,
+                                      cudaMemcpyDeviceToDevice, s));
+        done += len;
+    }
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+cleanup:
+    free(h);
+    return rc;
+}

@@ -1,0 +1,87 @@
+/* Device probing: the one place that decides "no GPU" and describes the GPU in reports. */
+#include <stdio.h>
+#include <string.h>
+#include <cuda_runtime_api.h>
+#include "core/kg_core.h"
+
+int kg_device_open(kg_device_info *info, int ordinal)
+{
+    int rc = 0, count = 0;
+    struct cudaDeviceProp p;
+    memset(info, 0, sizeof *info);
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+        e == cudaErrorStubLibrary || e == cudaErrorSystemNotReady ||
+        e == cudaErrorNotSupported || e == cudaErrorSystemDriverMismatch || count == 0) {
+        (void)cudaGetLastError();
+        return KG_ERR(KG_ENODEV, "no CUDA device available (%s)",
+                      e == cudaSuccess ? "0 devices" : cudaGetErrorName(e));
+    }
+    KG_CUDA_CHECK(e);
+    if (ordinal < 0 || ordinal >= count)
+        return KG_ERR(KG_EINVAL, "--device %d: only %d CUDA device(s) present", ordinal, count);
+    KG_CUDA_CHECK(cudaSetDevice(ordinal));
+    KG_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));
+    info->ordinal = ordinal;
+    snprintf(info->name, sizeof info->name, "%s", p.name);
+    const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+    snprintf(info->uuid, sizeof info->uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+    info->cc_major = p.major;
+    info->cc_minor = p.minor;
+    info->sm_count = p.multiProcessorCount;
+    info->global_mem = p.totalGlobalMem;
+    info->l2_bytes = p.l2CacheSize;
+    info->max_smem_per_sm = (int)p.sharedMemPerMultiprocessor;
+    info->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    info->max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+    info->regs_per_sm = p.regsPerMultiprocessor;
+    info->warp_size = p.warpSize;
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, ordinal) == cudaSuccess)
+        info->sm_clock_khz = v;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess)
+        info->mem_clock_khz = v;
+    (void)cudaGetLastError();
+    KG_CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
+    KG_CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+cleanup:
+    return rc;
+}
+
+void kg_device_class(const kg_device_info *info, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/sm_%d%d", info->name, info->cc_major, info->cc_minor);
+}
+
+static void version_str(char *b, size_t n, int v)
+{
+    snprintf(b, n, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+cJSON *kg_device_to_json(const kg_device_info *d)
+{
+    char buf[64], cls[320];
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "uuid", d->uuid);
+    kg_device_class(d, cls, sizeof cls);
+    cJSON_AddStringToObject(o, "class", cls);
+    snprintf(buf, sizeof buf, "%d.%d", d->cc_major, d->cc_minor);
+    cJSON_AddStringToObject(o, "compute_capability", buf);
+    cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
+    cJSON_AddNumberToObject(o, "sm_count", d->sm_count);
+    cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem);
+    cJSON_AddNumberToObject(o, "l2_bytes", d->l2_bytes);
+    cJSON_AddNumberToObject(o, "sm_clock_max_mhz", d->sm_clock_khz / 1000.0);
+    cJSON_AddNumberToObject(o, "mem_clock_max_mhz", d->mem_clock_khz / 1000.0);
+    version_str(buf, sizeof buf, d->driver_version);
+    cJSON_AddStringToObject(o, "driver_cuda_version", buf);
+    version_str(buf, sizeof buf, d->runtime_version);
+    cJSON_AddStringToObject(o, "runtime_version", buf);
+    return o;
+}

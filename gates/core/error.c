@@ -1,0 +1,50 @@
+/* Error state: one thread-local message readable through kg_error_last(). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/kg_core.h"
+
+static _Thread_local char kg_errbuf[2048];
+
+const char *kg_error_last(void) { return kg_errbuf; }
+
+const char *kg_error_name(int code)
+{
+    switch (code) {
+    case KG_OK: return "KG_OK";
+    case KG_EINVAL: return "KG_EINVAL";
+    case KG_ENOMEM: return "KG_ENOMEM";
+    case KG_EIO: return "KG_EIO";
+    case KG_EPARSE: return "KG_EPARSE";
+    case KG_ECUDA: return "KG_ECUDA";
+    case KG_ENODEV: return "KG_ENODEV";
+    case KG_ECUBLAS: return "KG_ECUBLAS";
+    case KG_ECUPTI: return "KG_ECUPTI";
+    case KG_EGIT: return "KG_EGIT";
+    case KG_EHTTP: return "KG_EHTTP";
+    case KG_EEXISTS: return "KG_EEXISTS";
+    case KG_ENOTFOUND: return "KG_ENOTFOUND";
+    case KG_ECONFLICT: return "KG_ECONFLICT";
+    case KG_EREFUSED: return "KG_EREFUSED";
+    case KG_EINTERNAL: return "KG_EINTERNAL";
+    default: return "KG_E?";
+    }
+}
+
+int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
+{
+    char msg[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* Only runtime failures carry file:line; input errors speak to the user plainly. */
+    if (code == KG_ECUDA || code == KG_ECUBLAS || code == KG_ECUPTI || code == KG_EGIT ||
+        code == KG_EHTTP || code == KG_EINTERNAL) {
+        const char *base = strrchr(file, '/');
+        snprintf(kg_errbuf, sizeof kg_errbuf, "%s [%s:%d]", msg, base ? base + 1 : file, line);
+    } else {
+        snprintf(kg_errbuf, sizeof kg_errbuf, "%s", msg);
+    }
+    return code;
+}

@@ -1,0 +1,131 @@
+/* Files: whole reads, and atomic writes (temp file beside the target, fsync, rename) so a
+ * crash or a failing run never leaves a half-written report or marks file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "core/kg_core.h"
+
+int kg_file_read(char **out, size_t *len, const char *path)
+{
+    int rc = 0;
+    char *buf = NULL;
+    FILE *f = fopen(path, "rb");
+    *out = NULL;
+    if (!f) {
+        rc = KG_ERR(errno == ENOENT ? KG_ENOTFOUND : KG_EIO, "%s: cannot open: %s", path,
+                    strerror(errno));
+        goto cleanup;
+    }
+    size_t cap = 4096, n = 0;
+    buf = malloc(cap);
+    if (!buf) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory reading %s", path);
+        goto cleanup;
+    }
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+        if (cap - n - 1 == 0) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                rc = KG_ERR(KG_ENOMEM, "out of memory reading %s", path);
+                goto cleanup;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (ferror(f)) {
+        rc = KG_ERR(KG_EIO, "%s: read error", path);
+        goto cleanup;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    buf = NULL;
+    if (len)
+        *len = n;
+cleanup:
+    free(buf);
+    if (f)
+        fclose(f);
+    return rc;
+}
+
+static int temp_path_for(char *tmp, size_t n, const char *path)
+{
+    int w = snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+    if (w < 0 || (size_t)w >= n)
+        return KG_ERR(KG_EINVAL, "%s: path too long", path);
+    return 0;
+}
+
+int kg_file_write_atomic(const char *path, const void *data, size_t len)
+{
+    int rc = 0, fd = -1;
+    char tmp[4096];
+    tmp[0] = '\0';
+    KG_TRY(temp_path_for(tmp, sizeof tmp, path));
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = KG_ERR(KG_EIO, "%s: cannot create a file there: %s", path, strerror(errno));
+        tmp[0] = '\0';
+        goto cleanup;
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = KG_ERR(KG_EIO, "%s: write failed: %s", path, strerror(errno));
+            goto cleanup;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+        rc = KG_ERR(KG_EIO, "%s: fsync failed: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        rc = KG_ERR(KG_EIO, "%s: close failed: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        rc = KG_ERR(KG_EIO, "%s: rename failed: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    tmp[0] = '\0';
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    if (tmp[0])
+        unlink(tmp);
+    return rc;
+}
+
+int kg_path_check_writable(const char *path)
+{
+    int rc = 0;
+    char tmp[4096];
+    struct stat st;
+    KG_TRY(temp_path_for(tmp, sizeof tmp, path));
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return KG_ERR(KG_EINVAL, "%s: is a directory, not a file", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return KG_ERR(KG_EINVAL, "%s: cannot write there: %s", path, strerror(errno));
+    close(fd);
+    unlink(tmp);
+cleanup:
+    return rc;
+}

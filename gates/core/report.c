@@ -1,0 +1,190 @@
+/* The JSON report every command writes: context (tool, device, seed, mode, provenance) and one
+ * result per (gate, case). Diagnostic reports are stamped non-certifying at the top level. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/kg_core.h"
+
+#define KG_REPORT_SCHEMA "kgate-report/1"
+
+struct kg_report {
+    cJSON *root;
+    cJSON *results;
+};
+
+static const char *verdict_names[] = { "PASS", "WARN", "FAIL", "SKIP", "ERROR" };
+
+const char *kg_verdict_name(kg_verdict v)
+{
+    return ((unsigned)v < KG_ARRAY_LEN(verdict_names)) ? verdict_names[v] : "?";
+}
+
+int kg_verdict_parse(const char *s, kg_verdict *out)
+{
+    for (size_t i = 0; s && i < KG_ARRAY_LEN(verdict_names); i++)
+        if (strcmp(s, verdict_names[i]) == 0) {
+            *out = (kg_verdict)i;
+            return 0;
+        }
+    return KG_ERR(KG_EPARSE, "unknown verdict '%s'", s ? s : "(null)");
+}
+
+static void add_provenance(cJSON *root)
+{
+    /* CI systems name the commit and run; locally KGATE_COMMIT may be set by the caller. */
+    static const char *keys[] = { "KGATE_COMMIT", "GITHUB_SHA", "GITHUB_REPOSITORY",
+                                  "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_REF",
+                                  "GITHUB_WORKFLOW", "GITHUB_EVENT_NAME", "RUNNER_NAME",
+                                  "CI_COMMIT_SHA", "CI_PROJECT_ID", "CI_PROJECT_PATH",
+                                  "CI_PIPELINE_ID", "CI_JOB_ID", "CI_COMMIT_REF_NAME",
+                                  "CI_RUNNER_DESCRIPTION", "KGATE_BUILD_TYPE" };
+    cJSON *p = cJSON_AddObjectToObject(root, "provenance");
+    const char *commit = NULL;
+    for (size_t i = 0; p && i < KG_ARRAY_LEN(keys); i++) {
+        const char *v = getenv(keys[i]);
+        if (v && *v) {
+            cJSON_AddStringToObject(p, keys[i], v);
+            if (!commit && (strcmp(keys[i], "KGATE_COMMIT") == 0 ||
+                            strcmp(keys[i], "GITHUB_SHA") == 0 ||
+                            strcmp(keys[i], "CI_COMMIT_SHA") == 0))
+                commit = v;
+        }
+    }
+    if (p)
+        cJSON_AddStringToObject(p, "commit", commit ? commit : "unknown");
+#ifdef KG_BUILD_TYPE
+    if (p && !getenv("KGATE_BUILD_TYPE"))
+        cJSON_AddStringToObject(p, "build_type", KG_BUILD_TYPE);
+#endif
+}
+
+int kg_report_new(kg_report **out, const char *command, bool diagnostic)
+{
+    int rc = 0;
+    char buf[64];
+    kg_report *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r || !(r->root = cJSON_CreateObject())) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory creating a report");
+        goto cleanup;
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    cJSON_AddStringToObject(r->root, "schema", KG_REPORT_SCHEMA);
+    cJSON *tool = cJSON_AddObjectToObject(r->root, "tool");
+    cJSON_AddStringToObject(tool, "name", "kgate");
+    cJSON_AddStringToObject(tool, "version", KG_VERSION_STRING);
+    cJSON_AddStringToObject(r->root, "command", command);
+    cJSON_AddStringToObject(r->root, "mode", diagnostic ? "diagnostic" : "production");
+    cJSON_AddBoolToObject(r->root, "certifying", !diagnostic);
+    if (diagnostic)
+        cJSON_AddStringToObject(r->root, "notice",
+                                "DIAGNOSTIC RUN: NON-CERTIFYING. These results never advance "
+                                "high-water marks and certify nothing.");
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cJSON_AddStringToObject(r->root, "started_at", buf);
+    snprintf(buf, sizeof buf, "%lld-%ld-%llx", (long long)now, (long)getpid(),
+             (unsigned long long)kg_seed_fresh() & 0xffffffULL);
+    cJSON_AddStringToObject(r->root, "run_id", buf);
+    add_provenance(r->root);
+    r->results = cJSON_AddArrayToObject(r->root, "results");
+    if (!tool || !r->results) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory creating a report");
+        goto cleanup;
+    }
+    *out = r;
+    r = NULL;
+cleanup:
+    kg_report_free(r);
+    return rc;
+}
+
+void kg_report_free(kg_report *r)
+{
+    if (!r)
+        return;
+    cJSON_Delete(r->root);
+    free(r);
+}
+
+void kg_report_set_seed(kg_report *r, uint64_t seed)
+{
+    cJSON_DeleteItemFromObject(r->root, "seed");
+    cJSON_AddNumberToObject(r->root, "seed", (double)seed);
+}
+
+void kg_report_set_device(kg_report *r, const kg_device_info *dev)
+{
+    kg_report_set_extra(r, "device", kg_device_to_json(dev));
+}
+
+void kg_report_set_no_device(kg_report *r, const char *why)
+{
+    kg_report_set_extra(r, "device", cJSON_CreateNull());
+    kg_report_set_extra(r, "no_device", cJSON_CreateString(why));
+}
+
+void kg_report_set_extra(kg_report *r, const char *key, cJSON *value)
+{
+    if (!value)
+        return;
+    if (cJSON_HasObjectItem(r->root, key))
+        cJSON_ReplaceItemInObject(r->root, key, value);
+    else
+        cJSON_AddItemToObject(r->root, key, value);
+}
+
+cJSON *kg_report_json(kg_report *r) { return r->root; }
+
+int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdict v,
+                  const char *message, cJSON *figures)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o) {
+        cJSON_Delete(figures);
+        return KG_ERR(KG_ENOMEM, "out of memory adding a result");
+    }
+    cJSON_AddStringToObject(o, "gate", gate);
+    cJSON_AddStringToObject(o, "case", case_id);
+    cJSON_AddStringToObject(o, "verdict", kg_verdict_name(v));
+    cJSON_AddStringToObject(o, "message", message ? message : "");
+    cJSON_AddItemToObject(o, "figures", figures ? figures : cJSON_CreateObject());
+    cJSON_AddItemToArray(r->results, o);
+    return 0;
+}
+
+void kg_report_counts(const kg_report *r, int counts[5])
+{
+    memset(counts, 0, 5 * sizeof counts[0]);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, r->results)
+    {
+        kg_verdict v = KG_VERDICT_PASS;
+        const cJSON *vs = cJSON_GetObjectItemCaseSensitive(it, "verdict");
+        if (cJSON_IsString(vs) && kg_verdict_parse(vs->valuestring, &v) == 0)
+            counts[v]++;
+    }
+}
+
+int kg_report_write(kg_report *r, const char *path)
+{
+    int rc = 0;
+    int c[5];
+    kg_report_counts(r, c);
+    cJSON *s = cJSON_CreateObject();
+    if (!s)
+        return KG_ERR(KG_ENOMEM, "out of memory writing the report");
+    for (int i = 0; i < 5; i++)
+        cJSON_AddNumberToObject(s, kg_verdict_name((kg_verdict)i), c[i]);
+    kg_report_set_extra(r, "summary", s);
+    char *text = cJSON_Print(r->root);
+    if (!text)
+        return KG_ERR(KG_ENOMEM, "out of memory writing the report");
+    size_t len = strlen(text);
+    text[len] = '\n'; /* cJSON's terminator becomes the final newline */
+    rc = kg_file_write_atomic(path, text, len + 1);
+    cJSON_free(text);
+    return rc;
+}

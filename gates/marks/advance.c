@@ -1,0 +1,332 @@
+/* The advance logic (see advance.h): report -> candidate marks -> ratchet over current marks.
+ *
+ * Ratchet guard: a candidate's value is the conservative edge of the run's confidence interval
+ * of the median (ci_hi for lower-is-better times), never the median or the best sample. A lucky
+ * run therefore cannot set a mark that ordinary later runs of the same code would "regress"
+ * from; the mark only moves as far as the evidence of the run supports. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "marks/advance.h"
+
+static char *xstrdup(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+void kg_advance_input_free(kg_advance_input *in)
+{
+    if (!in)
+        return;
+    for (size_t i = 0; i < in->n_cands; i++)
+        kg_mark_clear(&in->cands[i].cand);
+    free(in->cands);
+    free(in->run_id);
+    free(in->device_class);
+    free(in);
+}
+
+static void why(kg_advance_input *in, const char *fmt, const char *a, const char *b,
+                const char *c)
+{
+    size_t n = strlen(in->why_not);
+    if (n + 4 >= sizeof in->why_not)
+        return;
+    if (n)
+        snprintf(in->why_not + n, sizeof in->why_not - n, "; ");
+    n = strlen(in->why_not);
+    snprintf(in->why_not + n, sizeof in->why_not - n, fmt, a, b, c);
+    in->all_passed = false;
+}
+
+static int num_field(double *out, const cJSON *fig, const char *key, const char *name,
+                     const char *case_id)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(fig, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be a finite number",
+                      name, case_id, key);
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* Every gate listed in report.gates must have a result for every case seen in the report. */
+static void check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON *results)
+{
+    const cJSON *g, *r, *r2;
+    cJSON_ArrayForEach(g, gates)
+    {
+        const char *gn = cJSON_GetStringValue(g);
+        if (!gn)
+            continue;
+        cJSON_ArrayForEach(r, results)
+        {
+            const char *cs = jstr(r, "case"), *rg = jstr(r, "gate");
+            bool found = false;
+            /* selftest rows name defect cases that the gates of this run never see */
+            if (rg && strcmp(rg, "selftest") == 0)
+                continue;
+            cJSON_ArrayForEach(r2, results)
+            {
+                const char *g2 = jstr(r2, "gate"), *c2 = jstr(r2, "case");
+                if (g2 && c2 && strcmp(g2, gn) == 0 && strcmp(c2, cs) == 0) {
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) {
+                why(in, "gate %s has no result for case %s%s", gn, cs, "");
+                return;
+            }
+        }
+    }
+}
+
+static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, const char *name,
+                    const char *set_by)
+{
+    int rc = 0;
+    const char *cs = jstr(res, "case");
+    const cJSON *fig = cJSON_GetObjectItemCaseSensitive(res, "figures");
+    const char *dec = jstr(fig, KG_FIG_DECISION), *metric = jstr(fig, KG_FIG_METRIC);
+    const char *dir = jstr(fig, KG_FIG_DIRECTION);
+    double med = 0, lo = 0, hi = 0, band = 0, samples = 0;
+    if (!cJSON_IsObject(fig) || !dec)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
+                      KG_FIG_DECISION);
+    if (strcmp(dec, "SAME") == 0)
+        in->n_same++;
+    if (strcmp(dec, "IMPROVED") != 0 && strcmp(dec, "NO_MARK") != 0)
+        return 0;
+    if (!metric || !*metric)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
+                      KG_FIG_METRIC);
+    KG_TRY(num_field(&med, fig, KG_FIG_MEDIAN, name, cs));
+    KG_TRY(num_field(&lo, fig, KG_FIG_CI_LO, name, cs));
+    KG_TRY(num_field(&hi, fig, KG_FIG_CI_HI, name, cs));
+    KG_TRY(num_field(&band, fig, KG_FIG_BAND, name, cs));
+    KG_TRY(num_field(&samples, fig, KG_FIG_SAMPLES, name, cs));
+    if (!(lo > 0 && lo <= med && med <= hi) || band < 0 || band >= 1 || samples < 1 ||
+        samples != floor(samples)) {
+        rc = KG_ERR(KG_EPARSE, "%s: bench result for '%s': need 0 < ci_lo <= median <= ci_hi, "
+                               "0 <= band_rel < 1 and an integer samples >= 1 (got %g <= %g <= %g, "
+                               "band %g, samples %g)", name, cs, lo, med, hi, band, samples);
+        goto cleanup;
+    }
+    kg_direction d = KG_LOWER_IS_BETTER;
+    if (dir && (strcmp(dir, "higher_is_better") == 0 || strcmp(dir, "higher") == 0))
+        d = KG_HIGHER_IS_BETTER;
+    else if (dir && strcmp(dir, "lower_is_better") != 0 && strcmp(dir, "lower") != 0) {
+        rc = KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.direction '%s' is neither "
+                               "lower_is_better nor higher_is_better", name, cs, dir);
+        goto cleanup;
+    }
+    kg_advance_cand *nc = realloc(in->cands, (in->n_cands + 1) * sizeof *nc);
+    if (!nc) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    in->cands = nc;
+    kg_advance_cand *c = &in->cands[in->n_cands++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->decision, sizeof c->decision, "%s", dec);
+    kg_mark *m = &c->cand;
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
+    const char *started = jstr(root, "started_at");
+    char now[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    m->direction = d;
+    /* The ratchet guard: the conservative edge of the interval, not the median. */
+    m->value = d == KG_LOWER_IS_BETTER ? hi : lo;
+    m->band_rel = band;
+    m->run_median = med;
+    m->ci_lo = lo;
+    m->ci_hi = hi;
+    m->samples = (int)samples;
+    m->device_class = xstrdup(in->device_class);
+    m->case_id = xstrdup(cs);
+    m->metric = xstrdup(metric);
+    m->commit = xstrdup(jstr(prov, "commit") ? jstr(prov, "commit") : "unknown");
+    m->date = xstrdup(started ? started : now);
+    m->run_id = xstrdup(in->run_id);
+    m->driver = xstrdup(jstr(dev, KG_RK_DRIVER) ? jstr(dev, KG_RK_DRIVER) : "unknown");
+    m->cuda = xstrdup(jstr(dev, KG_RK_RUNTIME) ? jstr(dev, KG_RK_RUNTIME) : "unknown");
+    m->set_by = xstrdup(set_by);
+    if (!m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
+        !m->driver || !m->cuda || !m->set_by)
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+cleanup:
+    return rc;
+}
+
+int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name,
+                     const char *set_by)
+{
+    int rc = 0;
+    kg_advance_input *in = calloc(1, sizeof *in);
+    const cJSON *res, *it;
+    int n_bad = 0;
+    *out = NULL;
+    if (!in) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = KG_ERR(KG_EPARSE, "%s: not a kgate report (expected a JSON object)", name);
+        goto cleanup;
+    }
+    const char *mode = jstr(root, KG_RK_MODE), *run_id = jstr(root, KG_RK_RUN_ID);
+    const cJSON *cert = cJSON_GetObjectItemCaseSensitive(root, KG_RK_CERTIFYING);
+    res = cJSON_GetObjectItemCaseSensitive(root, KG_RK_RESULTS);
+    if (!mode || !cJSON_IsBool(cert) || !run_id || !cJSON_IsArray(res)) {
+        rc = KG_ERR(KG_EPARSE, "%s: not a kgate report (needs mode, certifying, run_id and "
+                               "results)", name);
+        goto cleanup;
+    }
+    /* Both stamps must agree: anything but an explicit production stamp is non-certifying. */
+    in->certifying = strcmp(mode, "production") == 0 && cJSON_IsTrue(cert);
+    in->all_passed = true;
+    if (!(in->run_id = strdup(run_id))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
+    const char *cls = jstr(dev, KG_RK_DEVICE_CLASS);
+    if (cls && *cls) {
+        if (!(in->device_class = strdup(cls))) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+    } else {
+        why(in, "no GPU in the run (report.device.class is missing)%s%s%s", "", "", "");
+    }
+    cJSON_ArrayForEach(it, res)
+    {
+        const char *g = jstr(it, "gate"), *cs = jstr(it, "case"), *vs = jstr(it, "verdict");
+        kg_verdict v;
+        if (!g || !cs || !vs || kg_verdict_parse(vs, &v) < 0) {
+            rc = KG_ERR(KG_EPARSE, "%s: a result lacks gate/case/verdict or has an unknown "
+                                   "verdict", name);
+            goto cleanup;
+        }
+        in->counts[v]++;
+        if (v == KG_VERDICT_FAIL || v == KG_VERDICT_ERROR || v == KG_VERDICT_SKIP) {
+            if (++n_bad <= 3) /* the first few name the problem; the count says the rest */
+                why(in, "%s %s: %s", g, cs, vs);
+            else
+                in->all_passed = false;
+        }
+        if (strcmp(g, KG_BENCH_GATE) == 0) {
+            in->n_bench++;
+            if (in->device_class && (v == KG_VERDICT_PASS || v == KG_VERDICT_WARN))
+                KG_TRY(add_cand(in, it, root, name, set_by));
+        }
+    }
+    if (n_bad > 3) {
+        char more[32];
+        snprintf(more, sizeof more, "%d", n_bad - 3);
+        why(in, "and %s more not passing%s%s", more, "", "");
+    }
+    const cJSON *gates = cJSON_GetObjectItemCaseSensitive(root, KG_RK_GATES);
+    if (cJSON_IsArray(gates))
+        check_coverage(in, gates, res);
+    *out = in;
+    in = NULL;
+cleanup:
+    kg_advance_input_free(in);
+    return rc;
+}
+
+void kg_mark_moves_free(kg_mark_moves *mv)
+{
+    for (size_t i = 0; mv && i < mv->n; i++) {
+        free(mv->v[i].device_class);
+        free(mv->v[i].case_id);
+        free(mv->v[i].metric);
+    }
+    if (mv) {
+        free(mv->v);
+        mv->v = NULL;
+        mv->n = 0;
+    }
+}
+
+int kg_advance_apply(kg_marks *m, const kg_advance_input *in, kg_mark_moves *moves)
+{
+    int rc = 0;
+    kg_mark_moves_free(moves);
+    for (size_t i = 0; i < in->n_cands; i++) {
+        const kg_mark *c = &in->cands[i].cand;
+        const kg_mark *cur = kg_marks_find(m, c->device_class, c->case_id, c->metric);
+        /* Merge rule: a mark moves only if this run still beats it (never down). */
+        if (cur && !kg_mark_better(c, cur))
+            continue;
+        kg_mark_move mv = { 0 };
+        mv.had_old = cur != NULL;
+        mv.old_value = cur ? cur->value : 0;
+        mv.new_value = c->value;
+        mv.band_rel = c->band_rel;
+        mv.direction = c->direction;
+        mv.device_class = strdup(c->device_class);
+        mv.case_id = strdup(c->case_id);
+        mv.metric = strdup(c->metric);
+        kg_mark_move *nv = realloc(moves->v, (moves->n + 1) * sizeof *nv);
+        if (!nv || !mv.device_class || !mv.case_id || !mv.metric) {
+            free(mv.device_class);
+            free(mv.case_id);
+            free(mv.metric);
+            if (nv)
+                moves->v = nv;
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        moves->v = nv;
+        moves->v[moves->n++] = mv;
+        KG_TRY(kg_marks_put(m, c));
+    }
+cleanup:
+    return rc;
+}
+
+int kg_advance_message(char **out, const kg_advance_input *in, const kg_mark_moves *moves)
+{
+    /* Sized from the strings (ids from a report can be long): a fixed per-line guess let a
+     * truncated snprintf push n past cap, and `cap - n` then wrapped around. */
+    size_t cap = 512 + 2 * strlen(in->run_id);
+    for (size_t i = 0; i < moves->n; i++)
+        cap += 160 + strlen(moves->v[i].case_id) + strlen(moves->v[i].device_class) +
+               strlen(moves->v[i].metric);
+    char *b = malloc(cap);
+    size_t n = 0;
+    *out = NULL;
+    if (!b)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    n += (size_t)snprintf(b + n, cap - n, "kgate: advance %zu high-water mark%s (run %s)\n\n",
+                          moves->n, moves->n == 1 ? "" : "s", in->run_id);
+    for (size_t i = 0; i < moves->n; i++) {
+        const kg_mark_move *m = &moves->v[i];
+        char old[48];
+        if (m->had_old)
+            snprintf(old, sizeof old, "%.6g", m->old_value);
+        else
+            snprintf(old, sizeof old, "(none)");
+        n += (size_t)snprintf(b + n, cap - n, "- %s [%s] %s: %s -> %.6g (band +-%.2f%%)\n",
+                              m->case_id, m->device_class, m->metric, old, m->new_value,
+                              100.0 * m->band_rel);
+    }
+    snprintf(b + n, cap - n, "\nEach new mark is the %s edge of the run's confidence interval "
+                             "(ratchet guard).\nRun-Id: %s\n",
+             "conservative", in->run_id);
+    *out = b;
+    return 0;
+}

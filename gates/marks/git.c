@@ -1,0 +1,631 @@
+/* libgit2 wrapper (see git.h). Every libgit2 call is checked with KG_GIT_CHECK, which records
+ * git_error_last() with file and line; tokens are redacted from any message we keep. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "marks/git.h"
+
+static int git_inited;
+
+static int git_init_once(void)
+{
+    int rc = 0;
+    if (!git_inited) {
+        KG_GIT_CHECK(git_libgit2_init()); /* process-wide; released at exit */
+        git_inited = 1;
+    }
+cleanup:
+    return rc;
+}
+
+/* The push token never reaches a message (tokens shorter than 4 characters are not real ones
+ * and would blank ordinary text). */
+static void redact(char *msg)
+{
+    const char *tok = getenv(KG_GIT_TOKEN_ENV);
+    if (tok && strlen(tok) >= 4)
+        kg_redact(msg, tok);
+}
+
+int kg_git_error(int git_rc, const char *expr, const char *file, int line)
+{
+    const git_error *e = git_error_last();
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", e && e->message ? e->message : "unknown libgit2 error");
+    redact(msg);
+    /* A ref that moved under us (CAS lost, or held locked by another writer) is a race to
+     * retry, not a failure. */
+    int code = (git_rc == GIT_EMODIFIED || git_rc == GIT_ELOCKED || git_rc == GIT_EEXISTS)
+                   ? KG_ECONFLICT
+                   : KG_EGIT;
+    return kg_error_set(code, file, line, "libgit2: %s failed (%d): %s", expr, git_rc, msg);
+}
+
+static char *dup_slash(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = malloc(n + 2);
+    if (!d)
+        return NULL;
+    memcpy(d, s, n);
+    if (n == 0 || s[n - 1] != '/')
+        d[n++] = '/';
+    d[n] = '\0';
+    return d;
+}
+
+int kg_git_open(kg_git **out, const char *path)
+{
+    int rc = 0, e;
+    kg_git *g = NULL;
+    *out = NULL;
+    KG_TRY(git_init_once());
+    g = calloc(1, sizeof *g);
+    if (!g) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory opening a repository");
+        goto cleanup;
+    }
+    e = git_repository_open_ext(&g->repo, path, 0, NULL);
+    if (e == GIT_ENOTFOUND) {
+        rc = KG_ERR(KG_EREFUSED, "%s: not inside a git repository (marks are versioned in git; "
+                                 "run from a clone or pass --marks FILE inside one)", path);
+        goto cleanup;
+    }
+    KG_GIT_CHECK(e);
+    const char *wd = git_repository_workdir(g->repo);
+    if (wd && !(g->workdir = dup_slash(wd))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory opening a repository");
+        goto cleanup;
+    }
+    if (!(g->gitdir = dup_slash(git_repository_path(g->repo)))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory opening a repository");
+        goto cleanup;
+    }
+    *out = g;
+    g = NULL;
+cleanup:
+    kg_git_free(g);
+    return rc;
+}
+
+void kg_git_free(kg_git *g)
+{
+    if (!g)
+        return;
+    git_repository_free(g->repo);
+    free(g->workdir);
+    free(g->gitdir);
+    free(g);
+}
+
+int kg_git_relpath(const kg_git *g, const char *file, char **out)
+{
+    char dirbuf[PATH_MAX], real[PATH_MAX], wreal[PATH_MAX];
+    *out = NULL;
+    if (!g->workdir)
+        return KG_ERR(KG_EREFUSED, "%s: the repository is bare (no work tree)", file);
+    snprintf(dirbuf, sizeof dirbuf, "%s", file);
+    char *slash = strrchr(dirbuf, '/');
+    const char *base = slash ? slash + 1 : dirbuf;
+    const char *dir = slash ? (slash == dirbuf ? "/" : dirbuf) : ".";
+    if (slash)
+        *slash = '\0';
+    if (!*base)
+        return KG_ERR(KG_EINVAL, "%s: expected a file path", file);
+    if (!realpath(dir, real))
+        return KG_ERR(KG_EINVAL, "%s: directory %s: %s", file, dir, strerror(errno));
+    if (!realpath(g->workdir, wreal))
+        return KG_ERR(KG_EIO, "%s: %s", g->workdir, strerror(errno));
+    size_t wl = strlen(wreal);
+    const char *rel;
+    if (strcmp(real, wreal) == 0)
+        rel = "";
+    else if (strncmp(real, wreal, wl) == 0 && real[wl] == '/')
+        rel = real + wl + 1;
+    else
+        return KG_ERR(KG_EINVAL, "%s: outside the work tree of the repository at %s", file,
+                      g->workdir);
+    size_t n = strlen(rel) + strlen(base) + 2;
+    char *r = malloc(n);
+    if (!r)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    snprintf(r, n, "%s%s%s", rel, *rel ? "/" : "", base);
+    *out = r;
+    return 0;
+}
+
+int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is_head)
+{
+    int rc = 0, e;
+    git_reference *head = NULL;
+    char *name = NULL;
+    const char *head_target = NULL;
+    *refname = NULL;
+    *is_head = false;
+    e = git_reference_lookup(&head, g->repo, "HEAD");
+    if (e == 0 && git_reference_type(head) == GIT_REFERENCE_SYMBOLIC)
+        head_target = git_reference_symbolic_target(head);
+    else if (e != 0 && e != GIT_ENOTFOUND)
+        KG_GIT_CHECK(e);
+    if (marks_ref) {
+        size_t n = strlen(marks_ref) + 16;
+        if (!(name = malloc(n))) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        snprintf(name, n, "%s%s", strncmp(marks_ref, "refs/", 5) == 0 ? "" : "refs/heads/",
+                 marks_ref);
+        if (!git_reference_is_valid_name(name)) {
+            rc = KG_ERR(KG_EINVAL, "--marks-ref '%s': not a valid reference name", marks_ref);
+            goto cleanup;
+        }
+    } else {
+        if (!head_target) {
+            rc = KG_ERR(KG_EREFUSED, "HEAD is detached in %s: marks are committed on a branch; "
+                                     "check out a branch or pass --marks-ref REF",
+                        g->workdir ? g->workdir : g->gitdir);
+            goto cleanup;
+        }
+        if (!(name = strdup(head_target))) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+    }
+    *is_head = g->workdir && head_target && strcmp(head_target, name) == 0;
+    *refname = name;
+    name = NULL;
+cleanup:
+    free(name);
+    git_reference_free(head);
+    return rc;
+}
+
+int kg_git_tip(kg_git *g, const char *refname, git_oid *tip, bool *exists)
+{
+    int rc = 0;
+    memset(tip, 0, sizeof *tip);
+    int e = git_reference_name_to_id(tip, g->repo, refname);
+    *exists = (e == 0);
+    if (e == GIT_ENOTFOUND) {
+        git_error_clear();
+        return 0;
+    }
+    KG_GIT_CHECK(e);
+cleanup:
+    return rc;
+}
+
+int kg_git_head_commit(kg_git *g, git_oid *out, bool *exists)
+{
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    int e = git_reference_name_to_id(out, g->repo, "HEAD");
+    *exists = (e == 0);
+    if (e == GIT_ENOTFOUND || e == GIT_EUNBORNBRANCH) {
+        git_error_clear();
+        return 0;
+    }
+    KG_GIT_CHECK(e);
+cleanup:
+    return rc;
+}
+
+int kg_git_rev_commit(kg_git *g, const char *rev, git_oid *out)
+{
+    int rc = 0;
+    git_object *obj = NULL, *commit = NULL;
+    int e = git_revparse_single(&obj, g->repo, rev);
+    if (e == GIT_ENOTFOUND || e == GIT_EAMBIGUOUS || e == GIT_EINVALIDSPEC) {
+        rc = KG_ERR(KG_ENOTFOUND, "revision '%s': not found in the repository", rev);
+        goto cleanup;
+    }
+    KG_GIT_CHECK(e);
+    if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
+        rc = KG_ERR(KG_EINVAL, "revision '%s' does not name a commit", rev);
+        goto cleanup;
+    }
+    git_oid_cpy(out, git_object_id(commit));
+cleanup:
+    git_object_free(commit);
+    git_object_free(obj);
+    return rc;
+}
+
+int kg_git_file_blob_id(kg_git *g, const git_oid *commit, const char *relpath, git_oid *blob,
+                        bool *exists)
+{
+    int rc = 0, e;
+    git_commit *c = NULL;
+    git_tree *t = NULL;
+    git_tree_entry *ent = NULL;
+    *exists = false;
+    KG_GIT_CHECK(git_commit_lookup(&c, g->repo, commit));
+    KG_GIT_CHECK(git_commit_tree(&t, c));
+    e = git_tree_entry_bypath(&ent, t, relpath);
+    if (e == GIT_ENOTFOUND) {
+        git_error_clear();
+        goto cleanup;
+    }
+    KG_GIT_CHECK(e);
+    if (git_tree_entry_type(ent) != GIT_OBJECT_BLOB) {
+        rc = KG_ERR(KG_EPARSE, "%s: not a file in commit %.12s", relpath, git_oid_tostr_s(commit));
+        goto cleanup;
+    }
+    git_oid_cpy(blob, git_tree_entry_id(ent));
+    *exists = true;
+cleanup:
+    git_tree_entry_free(ent);
+    git_tree_free(t);
+    git_commit_free(c);
+    return rc;
+}
+
+int kg_git_read_file(kg_git *g, const git_oid *commit, const char *relpath, char **data,
+                     size_t *len)
+{
+    int rc = 0;
+    git_blob *b = NULL;
+    git_oid id;
+    bool exists;
+    *data = NULL;
+    KG_TRY(kg_git_file_blob_id(g, commit, relpath, &id, &exists));
+    if (!exists) {
+        rc = KG_ERR(KG_ENOTFOUND, "%s: not in commit %.12s", relpath, git_oid_tostr_s(commit));
+        goto cleanup;
+    }
+    KG_GIT_CHECK(git_blob_lookup(&b, g->repo, &id));
+    size_t n = (size_t)git_blob_rawsize(b);
+    char *d = malloc(n + 1);
+    if (!d) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory reading %s", relpath);
+        goto cleanup;
+    }
+    memcpy(d, git_blob_rawcontent(b), n);
+    d[n] = '\0';
+    *data = d;
+    if (len)
+        *len = n;
+cleanup:
+    git_blob_free(b);
+    return rc;
+}
+
+int kg_git_check_clean(kg_git *g, const char *relpath)
+{
+    int rc = 0;
+    unsigned int flags = 0;
+    int e = git_status_file(&flags, g->repo, relpath);
+    if (e == GIT_ENOTFOUND) { /* neither in HEAD, the index nor the work tree */
+        git_error_clear();
+        return 0;
+    }
+    KG_GIT_CHECK(e);
+    flags &= ~(unsigned)GIT_STATUS_IGNORED;
+    if (flags != GIT_STATUS_CURRENT)
+        rc = KG_ERR(KG_EREFUSED,
+                    "%s has uncommitted changes (%s%s%s%s): commit or discard them first; marks "
+                    "are only ever written on top of a committed marks file",
+                    relpath, (flags & GIT_STATUS_WT_NEW) ? "untracked " : "",
+                    (flags & (GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_DELETED)) ? "modified " : "",
+                    (flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
+                              GIT_STATUS_INDEX_DELETED)) ? "staged " : "",
+                    "in the work tree or index");
+cleanup:
+    return rc;
+}
+
+void kg_git_identity_resolve(kg_git_identity *id, const char *name, const char *email)
+{
+    const char *en = getenv(KG_GIT_AUTHOR_NAME_ENV), *ee = getenv(KG_GIT_AUTHOR_EMAIL_ENV);
+    id->name = (name && *name) ? name : (en && *en) ? en : KG_GIT_DEFAULT_NAME;
+    id->email = (email && *email) ? email : (ee && *ee) ? ee : KG_GIT_DEFAULT_EMAIL;
+}
+
+int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
+                       const git_oid *parent, const char *relpath, const char *data, size_t len,
+                       const char *message, const kg_git_identity *id, git_oid *out)
+{
+    int rc = 0;
+    git_oid blob, tree_id, empty_id;
+    git_commit *pc = NULL;
+    git_tree *base = NULL, *tree = NULL;
+    git_treebuilder *tb = NULL;
+    git_signature *sig = NULL;
+    git_reference *ref = NULL;
+    KG_GIT_CHECK(git_blob_create_from_buffer(&blob, g->repo, data, len));
+    if (parent) {
+        KG_GIT_CHECK(git_commit_lookup(&pc, g->repo, parent));
+        KG_GIT_CHECK(git_commit_tree(&base, pc));
+    } else {
+        KG_GIT_CHECK(git_treebuilder_new(&tb, g->repo, NULL));
+        KG_GIT_CHECK(git_treebuilder_write(&empty_id, tb));
+        KG_GIT_CHECK(git_tree_lookup(&base, g->repo, &empty_id));
+    }
+    /* The new tree is built in the object database only: the work tree is untouched until
+     * the ref update has succeeded. */
+    git_tree_update up = { GIT_TREE_UPDATE_UPSERT, blob, GIT_FILEMODE_BLOB, relpath };
+    KG_GIT_CHECK(git_tree_create_updated(&tree_id, g->repo, base, 1, &up));
+    KG_GIT_CHECK(git_tree_lookup(&tree, g->repo, &tree_id));
+    KG_GIT_CHECK(git_signature_now(&sig, id->name, id->email));
+    if (parent)
+        KG_GIT_CHECK(git_commit_create_v(out, g->repo, NULL, sig, sig, NULL, message, tree, 1,
+                                         pc));
+    else
+        KG_GIT_CHECK(git_commit_create_v(out, g->repo, NULL, sig, sig, NULL, message, tree, 0));
+    /* Compare-and-swap: the ref moves only from the tip the marks were read at. */
+    if (expected)
+        KG_GIT_CHECK(git_reference_create_matching(&ref, g->repo, refname, out, 1, expected,
+                                                   "kgate: marks update"));
+    else
+        KG_GIT_CHECK(git_reference_create(&ref, g->repo, refname, out, 0,
+                                          "kgate: marks update"));
+cleanup:
+    git_reference_free(ref);
+    git_signature_free(sig);
+    git_tree_free(tree);
+    git_tree_free(base);
+    git_treebuilder_free(tb);
+    git_commit_free(pc);
+    return rc;
+}
+
+int kg_git_sync_worktree(kg_git *g, const char *relpath)
+{
+    int rc = 0;
+    char *data = NULL, *path = NULL;
+    size_t len = 0;
+    git_oid head;
+    bool exists;
+    git_index *idx = NULL;
+    if (!g->workdir)
+        return 0;
+    KG_TRY(kg_git_head_commit(g, &head, &exists));
+    if (!exists)
+        goto cleanup;
+    KG_TRY(kg_git_read_file(g, &head, relpath, &data, &len));
+    size_t n = strlen(g->workdir) + strlen(relpath) + 1;
+    if (!(path = malloc(n))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    snprintf(path, n, "%s%s", g->workdir, relpath);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    if (access(path, F_OK) != 0 && mkdir(path, 0755) != 0 && errno != EEXIST) {
+        rc = KG_ERR(KG_EIO, "%s: cannot create the directory: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    *slash = '/';
+    KG_TRY(kg_file_write_atomic(path, data, len));
+    /* Stage the new content so `git status` is clean: the index entry now matches HEAD. */
+    KG_GIT_CHECK(git_repository_index(&idx, g->repo));
+    KG_GIT_CHECK(git_index_read(idx, 1));
+    KG_GIT_CHECK(git_index_add_bypath(idx, relpath));
+    KG_GIT_CHECK(git_index_write(idx));
+cleanup:
+    git_index_free(idx);
+    free(data);
+    free(path);
+    return rc;
+}
+
+int kg_git_lock(kg_git *g, int *fd)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%skgate-marks.lock", g->gitdir);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*fd < 0)
+        return KG_ERR(KG_EIO, "%s: cannot open the lock file: %s", path, strerror(errno));
+    while (flock(*fd, LOCK_EX) != 0) {
+        if (errno == EINTR)
+            continue;
+        int e = errno;
+        close(*fd);
+        *fd = -1;
+        return KG_ERR(KG_EIO, "%s: cannot lock: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+void kg_git_unlock(int fd)
+{
+    if (fd >= 0) {
+        flock(fd, LOCK_UN);
+        close(fd);
+    }
+}
+
+/* ---- remotes ----------------------------------------------------------------------------- */
+
+typedef struct {
+    int cred_calls;
+    char rejected[512]; /* first rejection status from the remote */
+} remote_state;
+
+/* Credentials from the environment: a token for https (user KGATE_GIT_USER, default
+ * x-access-token), the ssh agent for ssh. Never printed. One attempt: a rejected token fails
+ * instead of looping. */
+static int cred_cb(git_credential **out, const char *url, const char *user_from_url,
+                   unsigned int allowed, void *payload)
+{
+    remote_state *st = payload;
+    const char *tok = getenv(KG_GIT_TOKEN_ENV), *user = getenv(KG_GIT_USER_ENV);
+    KG_UNUSED(url);
+    if (st->cred_calls++ > 0) {
+        git_error_set_str(GIT_ERROR_NET, "authentication failed (credentials from "
+                                         KG_GIT_TOKEN_ENV " / ssh agent were rejected)");
+        return GIT_EAUTH;
+    }
+    if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && tok && *tok)
+        return git_credential_userpass_plaintext_new(
+            out, user && *user ? user : (user_from_url ? user_from_url : "x-access-token"), tok);
+    if (allowed & GIT_CREDENTIAL_SSH_KEY)
+        return git_credential_ssh_key_from_agent(out, user_from_url ? user_from_url : "git");
+    git_error_set_str(GIT_ERROR_NET, "the remote needs credentials: set " KG_GIT_TOKEN_ENV);
+    return GIT_EAUTH;
+}
+
+static int push_ref_cb(const char *refname, const char *status, void *data)
+{
+    remote_state *st = data;
+    if (status && !st->rejected[0])
+        snprintf(st->rejected, sizeof st->rejected, "%s: %s", refname, status);
+    return 0;
+}
+
+static int open_remote(git_remote **r, kg_git *g, const char *remote)
+{
+    int rc = 0;
+    int e = git_remote_lookup(r, g->repo, remote);
+    if (e == GIT_ENOTFOUND || e == GIT_EINVALIDSPEC) {
+        git_error_clear();
+        /* Not a configured remote: a URL or a path (libgit2's local transport). */
+        KG_GIT_CHECK(git_remote_create_anonymous(r, g->repo, remote));
+    } else {
+        KG_GIT_CHECK(e);
+    }
+cleanup:
+    return rc;
+}
+
+int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *tip,
+                 bool *exists)
+{
+    int rc = 0;
+    git_remote *r = NULL;
+    remote_state st = { 0 };
+    git_fetch_options fo = GIT_FETCH_OPTIONS_INIT;
+    const git_remote_head **heads = NULL;
+    size_t nh = 0;
+    char spec[1024];
+    *exists = false;
+    memset(tip, 0, sizeof *tip);
+    KG_TRY(open_remote(&r, g, remote));
+    const char *rname = git_remote_name(r);
+    if (rname && strncmp(refname, "refs/heads/", 11) == 0)
+        snprintf(spec, sizeof spec, "+%s:refs/remotes/%s/%s", refname, rname, refname + 11);
+    else
+        snprintf(spec, sizeof spec, "%s", refname);
+    char *specs[1] = { spec };
+    git_strarray sa = { specs, 1 };
+    fo.callbacks.credentials = cred_cb;
+    fo.callbacks.payload = &st;
+    KG_GIT_CHECK(git_remote_fetch(r, &sa, &fo, "kgate: fetch marks"));
+    /* The advertised refs stay readable after the fetch disconnects. */
+    KG_GIT_CHECK(git_remote_ls(&heads, &nh, r));
+    for (size_t i = 0; i < nh; i++)
+        if (strcmp(heads[i]->name, refname) == 0) {
+            git_oid_cpy(tip, &heads[i]->oid);
+            *exists = true;
+        }
+cleanup:
+    git_remote_free(r);
+    return rc;
+}
+
+const char *kg_git_remote_shown(char *buf, size_t n, const char *remote)
+{
+    const char *sep = strstr(remote, "://");
+    const char *host = sep ? sep + 3 : remote;
+    const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+    if (sep && at && (!slash || at < slash))
+        snprintf(buf, n, "%.*s***%s", (int)(host - remote), remote, at);
+    else
+        snprintf(buf, n, "%s", remote);
+    return buf;
+}
+
+int kg_git_push(kg_git *g, const char *remote, const char *refname)
+{
+    int rc = 0, e;
+    git_remote *r = NULL;
+    remote_state st = { 0 };
+    git_push_options po = GIT_PUSH_OPTIONS_INIT;
+    char spec[1024], shown[1024];
+    kg_git_remote_shown(shown, sizeof shown, remote);
+    KG_TRY(open_remote(&r, g, remote));
+    snprintf(spec, sizeof spec, "%s:%s", refname, refname); /* no '+': never forced */
+    char *specs[1] = { spec };
+    git_strarray sa = { specs, 1 };
+    po.callbacks.credentials = cred_cb;
+    po.callbacks.push_update_reference = push_ref_cb;
+    po.callbacks.payload = &st;
+    e = git_remote_push(r, &sa, &po);
+    if (e == GIT_ENONFASTFORWARD) {
+        /* libgit2 checks fast-forward against the advertised tip before sending. */
+        rc = KG_ERR(KG_ECONFLICT, "push of %s to %s rejected: the remote moved (not a fast "
+                                  "forward)", refname, shown);
+        goto cleanup;
+    }
+    KG_GIT_CHECK(e);
+    if (st.rejected[0]) {
+        redact(st.rejected);
+        rc = KG_ERR(KG_ECONFLICT, "push to %s rejected by the remote: %s", shown, st.rejected);
+        goto cleanup;
+    }
+cleanup:
+    git_remote_free(r);
+    return rc;
+}
+
+int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *ancestor)
+{
+    int rc = 0;
+    if (git_oid_equal(descendant, ancestor))
+        return 1;
+    int e = git_graph_descendant_of(g->repo, descendant, ancestor);
+    KG_GIT_CHECK(e);
+    return e;
+cleanup:
+    return rc;
+}
+
+int kg_git_file_history(kg_git *g, const git_oid *start, const char *relpath,
+                        kg_git_file_version_fn fn, void *ud)
+{
+    int rc = 0;
+    git_revwalk *w = NULL;
+    git_commit *c = NULL;
+    char *data = NULL;
+    git_oid id, prev_blob;
+    bool have_prev = false;
+    KG_GIT_CHECK(git_revwalk_new(&w, g->repo));
+    KG_GIT_CHECK(git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE));
+    KG_GIT_CHECK(git_revwalk_push(w, start));
+    KG_GIT_CHECK(git_revwalk_simplify_first_parent(w));
+    for (;;) {
+        int e = git_revwalk_next(&id, w);
+        if (e == GIT_ITEROVER)
+            break;
+        KG_GIT_CHECK(e);
+        git_oid blob;
+        bool exists;
+        KG_TRY(kg_git_file_blob_id(g, &id, relpath, &blob, &exists));
+        if (!exists) {
+            have_prev = false;
+            continue;
+        }
+        if (have_prev && git_oid_equal(&blob, &prev_blob))
+            continue;
+        prev_blob = blob;
+        have_prev = true;
+        size_t len = 0;
+        KG_TRY(kg_git_read_file(g, &id, relpath, &data, &len));
+        KG_GIT_CHECK(git_commit_lookup(&c, g->repo, &id));
+        KG_TRY(fn(&id, git_commit_author(c), git_commit_summary(c), data, len, ud));
+        git_commit_free(c);
+        c = NULL;
+        free(data);
+        data = NULL;
+    }
+cleanup:
+    free(data);
+    git_commit_free(c);
+    git_revwalk_free(w);
+    return rc;
+}

@@ -1,0 +1,124 @@
+/* libgit2 wrapper for the production pipeline: open the repository holding a path, resolve the
+ * marks ref, read a file at a commit, detect uncommitted changes, commit one file's new content
+ * on a ref with compare-and-swap semantics, fetch/push, and walk a file's history.
+ * No git CLI anywhere: everything goes through libgit2. */
+#ifndef KG_GIT_H
+#define KG_GIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <git2.h>
+#include "core/kg_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Environment variables (documented in docs/production-ci.md). The token is never printed. */
+#define KG_GIT_TOKEN_ENV "KGATE_GIT_TOKEN"
+#define KG_GIT_USER_ENV "KGATE_GIT_USER"            /* https user name; default x-access-token */
+#define KG_GIT_AUTHOR_NAME_ENV "KGATE_GIT_AUTHOR_NAME"
+#define KG_GIT_AUTHOR_EMAIL_ENV "KGATE_GIT_AUTHOR_EMAIL"
+#define KG_GIT_DEFAULT_NAME "kgate"
+#define KG_GIT_DEFAULT_EMAIL "kgate@localhost"
+
+/* Record the failed libgit2 call with git_error_last(), file and line; rc = KG_EGIT (or
+ * KG_ECONFLICT for a lost compare-and-swap); goto cleanup. Needs `int rc` and `cleanup:`. */
+int kg_git_error(int git_rc, const char *expr, const char *file, int line);
+#define KG_GIT_CHECK(expr)                                                   \
+    do {                                                                     \
+        int kg_g_ = (expr);                                                  \
+        if (kg_g_ < 0) {                                                     \
+            rc = kg_git_error(kg_g_, #expr, __FILE__, __LINE__);             \
+            goto cleanup;                                                    \
+        }                                                                    \
+    } while (0)
+
+typedef struct {
+    git_repository *repo;
+    char *workdir;   /* absolute, with a trailing '/'; NULL for a bare repository */
+    char *gitdir;    /* absolute, with a trailing '/' */
+} kg_git;
+
+/* Open the repository that contains `path` (a directory; searched upwards). A path outside
+ * any repository is KG_EREFUSED with a message naming it. */
+int kg_git_open(kg_git **out, const char *path);
+void kg_git_free(kg_git *g);
+
+/* `file` (absolute or relative to the current directory; its directory must exist) as a path
+ * relative to the work tree, '/'-separated. KG_EINVAL when it lies outside the work tree. */
+int kg_git_relpath(const kg_git *g, const char *file, char **out);
+
+/* The ref marks are committed on: `marks_ref` ("refs/heads/x", "x" = refs/heads/x) or, when
+ * NULL, the branch HEAD points at (detached HEAD: KG_EREFUSED). *is_head tells whether it is
+ * the checked-out branch (then the work tree copy of the marks file follows it). */
+int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is_head);
+/* Tip of a ref; *exists false (and tip zeroed) when the ref does not exist yet. */
+int kg_git_tip(kg_git *g, const char *refname, git_oid *tip, bool *exists);
+/* Commit HEAD points at; *exists false on an unborn branch. */
+int kg_git_head_commit(kg_git *g, git_oid *out, bool *exists);
+/* Resolve a revision ("HEAD~2", a hex id, a branch) to a commit. KG_ENOTFOUND if unknown. */
+int kg_git_rev_commit(kg_git *g, const char *rev, git_oid *out);
+
+/* Content of `relpath` at `commit` (NUL-terminated; caller frees). KG_ENOTFOUND (with a
+ * message) when the commit has no such file. */
+int kg_git_read_file(kg_git *g, const git_oid *commit, const char *relpath, char **data,
+                     size_t *len);
+/* Blob id of `relpath` at `commit`; *exists false when absent. */
+int kg_git_file_blob_id(kg_git *g, const git_oid *commit, const char *relpath, git_oid *blob,
+                        bool *exists);
+
+/* KG_EREFUSED when the work tree or index copy of `relpath` differs from HEAD (modified,
+ * staged, deleted or untracked): marks are never committed over someone's uncommitted edit. */
+int kg_git_check_clean(kg_git *g, const char *relpath);
+
+typedef struct {
+    const char *name;
+    const char *email;
+} kg_git_identity;
+/* --author/--email, else KGATE_GIT_AUTHOR_NAME/EMAIL, else "kgate <kgate@localhost>". */
+void kg_git_identity_resolve(kg_git_identity *id, const char *name, const char *email);
+
+/* Create a commit whose tree is `parent`'s tree (empty if parent is NULL) with `relpath` set to
+ * `data`, built entirely in the object database (nothing in the work tree changes), then move
+ * `refname` to it only if it still points at `expected` (NULL: only if it does not exist).
+ * A ref that moved meanwhile is KG_ECONFLICT and changes nothing. */
+int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
+                       const git_oid *parent, const char *relpath, const char *data, size_t len,
+                       const char *message, const kg_git_identity *id, git_oid *out);
+
+/* Make the work tree file and its index entry match `relpath` at the tip of the checked-out
+ * branch (atomic write: temp, fsync, rename). Call with the lock held. */
+int kg_git_sync_worktree(kg_git *g, const char *relpath);
+
+/* Serialize local marks updates of one repository between processes (flock on a file in the
+ * git dir), so a CAS + work-tree sync is never observed half-done. The CAS on the ref still
+ * guards against writers that do not take this lock. */
+int kg_git_lock(kg_git *g, int *fd);
+void kg_git_unlock(int fd);
+
+/* Fetch `refname` from `remote` (a configured remote name, a URL or a path); *tip gets the
+ * remote's commit for it (*exists false when the remote lacks the ref). */
+int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *tip,
+                 bool *exists);
+/* Push `refname` to the same name on `remote` without force. A rejected update (not a fast
+ * forward, or refused by the server) is KG_ECONFLICT. Credentials: KGATE_GIT_TOKEN. */
+int kg_git_push(kg_git *g, const char *remote, const char *refname);
+/* `remote` as it may be shown: credentials in a URL (scheme://user:TOKEN@host) become ***. */
+const char *kg_git_remote_shown(char *buf, size_t n, const char *remote);
+
+/* 1 when `descendant` has `ancestor` in its history (or equals it), else 0; <0 on error. */
+int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *ancestor);
+
+/* Walk the first-parent history of `start` oldest first, calling `fn` for each commit where
+ * `relpath` changed (added or modified). `data` is the file's content at that commit. */
+typedef int (*kg_git_file_version_fn)(const git_oid *commit, const git_signature *author,
+                                      const char *summary, const char *data, size_t len,
+                                      void *ud);
+int kg_git_file_history(kg_git *g, const git_oid *start, const char *relpath,
+                        kg_git_file_version_fn fn, void *ud);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

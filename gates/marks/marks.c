@@ -1,0 +1,611 @@
+/* High-water marks: strict loading (every field checked, unknown and duplicate keys refused),
+ * canonical saving (sorted by key, fixed field order), and the per-mark operations shared by
+ * the bench gate and the production pipeline. See marks.h and baselines/high_water.schema.json. */
+#define _GNU_SOURCE /* strptime */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include "marks/marks.h"
+
+struct kg_marks {
+    kg_mark *v;
+    size_t n, cap;
+};
+
+#define KG_MARKS_MAX_STR 1024
+
+int kg_marks_new(kg_marks **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? 0 : KG_ERR(KG_ENOMEM, "out of memory for marks");
+}
+
+void kg_mark_clear(kg_mark *mk)
+{
+    char **s[] = { &mk->device_class, &mk->case_id, &mk->metric, &mk->commit, &mk->date,
+                   &mk->run_id, &mk->driver, &mk->cuda, &mk->set_by, &mk->kernels };
+    for (size_t i = 0; i < KG_ARRAY_LEN(s); i++) {
+        free(*s[i]);
+        *s[i] = NULL;
+    }
+}
+
+void kg_marks_free(kg_marks *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        kg_mark_clear(&m->v[i]);
+    free(m->v);
+    free(m);
+}
+
+size_t kg_marks_count(const kg_marks *m) { return m ? m->n : 0; }
+
+const kg_mark *kg_marks_at(const kg_marks *m, size_t i)
+{
+    return (m && i < m->n) ? &m->v[i] : NULL;
+}
+
+static bool same_key(const kg_mark *a, const char *dc, const char *id, const char *metric)
+{
+    return strcmp(a->device_class, dc) == 0 && strcmp(a->case_id, id) == 0 &&
+           strcmp(a->metric, metric) == 0;
+}
+
+static ptrdiff_t find_index(const kg_marks *m, const char *dc, const char *id, const char *metric)
+{
+    for (size_t i = 0; m && i < m->n; i++)
+        if (same_key(&m->v[i], dc, id, metric))
+            return (ptrdiff_t)i;
+    return -1;
+}
+
+const kg_mark *kg_marks_find(const kg_marks *m, const char *device_class, const char *case_id,
+                             const char *metric)
+{
+    ptrdiff_t i = find_index(m, device_class, case_id, metric);
+    return i < 0 ? NULL : &m->v[i];
+}
+
+static int dup_str(char **dst, const char *src)
+{
+    *dst = NULL;
+    if (!src)
+        return 0;
+    *dst = strdup(src);
+    return *dst ? 0 : KG_ERR(KG_ENOMEM, "out of memory copying a mark");
+}
+
+/* Deep copy; on failure dst holds nothing. */
+static int copy_mark(kg_mark *dst, const kg_mark *src)
+{
+    int rc = 0;
+    *dst = *src;
+    dst->device_class = dst->case_id = dst->metric = dst->commit = dst->date = NULL;
+    dst->run_id = dst->driver = dst->cuda = dst->set_by = dst->kernels = NULL;
+    KG_TRY(dup_str(&dst->device_class, src->device_class));
+    KG_TRY(dup_str(&dst->case_id, src->case_id));
+    KG_TRY(dup_str(&dst->metric, src->metric));
+    KG_TRY(dup_str(&dst->commit, src->commit));
+    KG_TRY(dup_str(&dst->date, src->date));
+    KG_TRY(dup_str(&dst->run_id, src->run_id));
+    KG_TRY(dup_str(&dst->driver, src->driver));
+    KG_TRY(dup_str(&dst->cuda, src->cuda));
+    KG_TRY(dup_str(&dst->set_by, src->set_by));
+    KG_TRY(dup_str(&dst->kernels, src->kernels));
+cleanup:
+    if (rc < 0)
+        kg_mark_clear(dst);
+    return rc;
+}
+
+int kg_marks_put(kg_marks *m, const kg_mark *mk)
+{
+    int rc = 0;
+    kg_mark c;
+    if (!m || !mk || !mk->device_class || !mk->case_id || !mk->metric)
+        return KG_ERR(KG_EINVAL, "kg_marks_put: a mark needs device_class, case_id and metric");
+    KG_TRY(copy_mark(&c, mk));
+    ptrdiff_t i = find_index(m, mk->device_class, mk->case_id, mk->metric);
+    if (i >= 0) {
+        kg_mark_clear(&m->v[i]);
+        m->v[i] = c;
+        return 0;
+    }
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 16;
+        kg_mark *nv = realloc(m->v, nc * sizeof *nv);
+        if (!nv) {
+            kg_mark_clear(&c);
+            return KG_ERR(KG_ENOMEM, "out of memory adding a mark");
+        }
+        m->v = nv;
+        m->cap = nc;
+    }
+    m->v[m->n++] = c;
+cleanup:
+    return rc;
+}
+
+int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id, const char *metric)
+{
+    ptrdiff_t i = find_index(m, device_class, case_id, metric);
+    if (i < 0)
+        return KG_ERR(KG_ENOTFOUND, "no mark for %s / %s / %s", device_class, case_id, metric);
+    kg_mark_clear(&m->v[i]);
+    memmove(&m->v[i], &m->v[i + 1], (m->n - (size_t)i - 1) * sizeof *m->v);
+    m->n--;
+    return 0;
+}
+
+bool kg_mark_better(const kg_mark *cand, const kg_mark *cur)
+{
+    return cand->direction == KG_LOWER_IS_BETTER ? cand->value < cur->value
+                                                 : cand->value > cur->value;
+}
+
+int kg_marks_merge(kg_marks *m, const kg_mark *run)
+{
+    int rc = 0;
+    const kg_mark *cur = kg_marks_find(m, run->device_class, run->case_id, run->metric);
+    kg_mark mk = *run;
+    double rlo = run->env_lo > 0 ? run->env_lo : run->run_median;
+    double rhi = run->env_hi > 0 ? run->env_hi : run->run_median;
+    double half = run->run_median > 0 ? (run->ci_hi - run->ci_lo) / (2.0 * run->run_median) : 0;
+    mk.runs = run->runs > 0 ? run->runs : 1;
+    mk.env_lo = rlo;
+    mk.env_hi = rhi;
+    if (cur) {
+        if (cur->direction != run->direction)
+            return KG_ERR(KG_EINVAL, "mark %s / %s / %s: direction differs from the run's",
+                          run->device_class, run->case_id, run->metric);
+        int r0 = cur->runs > 0 ? cur->runs : 1;
+        double clo = cur->env_lo > 0 ? cur->env_lo : cur->run_median;
+        double chi = cur->env_hi > 0 ? cur->env_hi : cur->run_median;
+        double chalf = cur->value > 0 ? (cur->ci_hi - cur->ci_lo) / (2.0 * cur->value) : 0;
+        mk.runs = r0 + mk.runs;
+        mk.env_lo = fmin(clo, rlo);
+        mk.env_hi = fmax(chi, rhi);
+        mk.ci_lo = fmin(cur->ci_lo, run->ci_lo);
+        mk.ci_hi = fmax(cur->ci_hi, run->ci_hi);
+        half = fmax(half, chalf);
+    }
+    mk.value = (mk.env_lo + mk.env_hi) / 2.0;
+    if (mk.ci_lo > mk.value)
+        mk.ci_lo = mk.value;
+    if (mk.ci_hi < mk.value)
+        mk.ci_hi = mk.value;
+    /* r process medians under-sample the cross-process range: (r+1)/(r-1) times the observed
+     * range is the unbiased estimate of a uniform spread's full range. */
+    double env_half = (mk.env_hi - mk.env_lo) / (2.0 * mk.value);
+    double k = mk.runs >= 2 ? (double)(mk.runs + 1) / (double)(mk.runs - 1) : 1.0;
+    mk.band_rel = fmax(half, k * env_half);
+    if (mk.band_rel >= 1.0)
+        mk.band_rel = 0.999;
+    KG_TRY(kg_marks_put(m, &mk));
+cleanup:
+    return rc;
+}
+
+/* ---- loading ---------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *name; /* file name for messages */
+    char where[600];  /* "marks[3] (class / case / metric)" */
+} pctx;
+
+#define PERR(pc, ...) perr_((pc), __FILE__, __LINE__, __VA_ARGS__)
+static int perr_(const pctx *pc, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int perr_(const pctx *pc, const char *file, int line, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return kg_error_set(KG_EPARSE, file, line, "%s: %s%s%s (nothing was changed)", pc->name,
+                        pc->where, pc->where[0] ? ": " : "", msg);
+}
+
+/* Refuse keys outside `allowed` and keys given twice (cJSON keeps both; the first would win
+ * silently). */
+static int check_keys(const pctx *pc, const cJSON *obj, const char *const *allowed, size_t na)
+{
+    const cJSON *it, *jt;
+    cJSON_ArrayForEach(it, obj)
+    {
+        bool ok = false;
+        for (size_t i = 0; i < na && !ok; i++)
+            ok = strcmp(it->string, allowed[i]) == 0;
+        if (!ok)
+            return PERR(pc, "unknown field '%s'", it->string);
+        for (jt = it->next; jt; jt = jt->next)
+            if (strcmp(it->string, jt->string) == 0)
+                return PERR(pc, "field '%s' appears twice", it->string);
+    }
+    return 0;
+}
+
+static int get_str(const pctx *pc, const cJSON *obj, const char *key, bool required,
+                   const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
+    if (!v)
+        return required ? PERR(pc, "missing field '%s'", key) : 0;
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return PERR(pc, "field '%s' must be a string", key);
+    size_t len = strlen(v->valuestring);
+    if (len == 0 || len > KG_MARKS_MAX_STR)
+        return PERR(pc, "field '%s' must be a non-empty string of at most %d bytes", key,
+                    KG_MARKS_MAX_STR);
+    for (const char *p = v->valuestring; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            return PERR(pc, "field '%s' contains a control character", key);
+    *out = v->valuestring;
+    return 0;
+}
+
+/* A finite number in [lo, hi] (strictly above lo when lo_open). */
+static int get_num(const pctx *pc, const cJSON *obj, const char *key, bool required, double lo,
+                   bool lo_open, double hi, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (required)
+            return PERR(pc, "missing field '%s'", key);
+        *out = 0;
+        return 0;
+    }
+    if (!cJSON_IsNumber(v))
+        return PERR(pc, "field '%s' must be a number", key);
+    double d = v->valuedouble;
+    if (!isfinite(d))
+        return PERR(pc, "field '%s' must be finite, got %g", key, d);
+    if (lo_open ? !(d > lo) : !(d >= lo))
+        return PERR(pc, "field '%s' must be %s %g, got %.17g", key, lo_open ? ">" : ">=", lo, d);
+    if (d > hi)
+        return PERR(pc, "field '%s' must be <= %g, got %.17g", key, hi, d);
+    *out = d;
+    return 0;
+}
+
+static int get_int(const pctx *pc, const cJSON *obj, const char *key, bool required, int lo,
+                   int *out)
+{
+    double d = 0;
+    int rc = get_num(pc, obj, key, required, lo, false, 2e9, &d);
+    if (rc < 0)
+        return rc;
+    if (d != floor(d))
+        return PERR(pc, "field '%s' must be an integer, got %.17g", key, d);
+    *out = (int)d;
+    return 0;
+}
+
+static bool iso_utc(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    const char *end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return end && *end == '\0' && strlen(s) == 20;
+}
+
+static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
+{
+    static const char *const keys[] = { "device_class", "case", "metric", "direction", "value",
+                                        "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
+                                        "runs", "env_lo", "env_hi", "kernels", "provenance" };
+    static const char *const pkeys[] = { "commit", "date", "run_id", "driver", "cuda", "set_by" };
+    int rc = 0;
+    const char *dc, *id, *metric, *dir, *kernels;
+    const char *commit, *date, *run_id, *driver, *cuda, *set_by;
+    kg_mark t;
+    memset(&t, 0, sizeof t);
+    memset(mk, 0, sizeof *mk);
+    if (!cJSON_IsObject(e))
+        return PERR(pc, "must be an object");
+    KG_TRY(check_keys(pc, e, keys, KG_ARRAY_LEN(keys)));
+    KG_TRY(get_str(pc, e, "device_class", true, &dc));
+    KG_TRY(get_str(pc, e, "case", true, &id));
+    KG_TRY(get_str(pc, e, "metric", true, &metric));
+    for (const char *p = metric; *p; p++)
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+            return PERR(pc, "field 'metric' must match [a-z0-9_]+, got '%s'", metric);
+    KG_TRY(get_str(pc, e, "direction", true, &dir));
+    if (strcmp(dir, "lower_is_better") == 0)
+        t.direction = KG_LOWER_IS_BETTER;
+    else if (strcmp(dir, "higher_is_better") == 0)
+        t.direction = KG_HIGHER_IS_BETTER;
+    else
+        return PERR(pc, "field 'direction' must be \"lower_is_better\" or \"higher_is_better\", "
+                        "got '%s'", dir);
+    if (strncmp(metric, "time_", 5) == 0 && t.direction != KG_LOWER_IS_BETTER)
+        return PERR(pc, "metric '%s' is a time: direction must be lower_is_better", metric);
+    KG_TRY(get_num(pc, e, "value", true, 0, true, INFINITY, &t.value));
+    KG_TRY(get_num(pc, e, "band_rel", true, 0, false, 0.999, &t.band_rel));
+    KG_TRY(get_num(pc, e, "run_median", true, 0, true, INFINITY, &t.run_median));
+    KG_TRY(get_num(pc, e, "ci_lo", true, 0, true, INFINITY, &t.ci_lo));
+    KG_TRY(get_num(pc, e, "ci_hi", true, 0, true, INFINITY, &t.ci_hi));
+    if (!(t.ci_lo <= t.run_median && t.run_median <= t.ci_hi))
+        return PERR(pc, "fields 'ci_lo' <= 'run_median' <= 'ci_hi' do not hold (%g, %g, %g)",
+                    t.ci_lo, t.run_median, t.ci_hi);
+    KG_TRY(get_int(pc, e, "samples", true, 1, &t.samples));
+    KG_TRY(get_int(pc, e, "runs", false, 1, &t.runs));
+    KG_TRY(get_num(pc, e, "env_lo", false, 0, true, INFINITY, &t.env_lo));
+    KG_TRY(get_num(pc, e, "env_hi", false, 0, true, INFINITY, &t.env_hi));
+    if ((t.env_lo > 0) != (t.env_hi > 0))
+        return PERR(pc, "fields 'env_lo' and 'env_hi' come together");
+    if (t.env_lo > t.env_hi)
+        return PERR(pc, "field 'env_lo' (%g) exceeds 'env_hi' (%g)", t.env_lo, t.env_hi);
+    KG_TRY(get_str(pc, e, "kernels", false, &kernels));
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "provenance");
+    if (!p)
+        return PERR(pc, "missing field 'provenance'");
+    if (!cJSON_IsObject(p))
+        return PERR(pc, "field 'provenance' must be an object");
+    pctx pp = *pc;
+    snprintf(pp.where, sizeof pp.where, "%.560s provenance", pc->where);
+    KG_TRY(check_keys(&pp, p, pkeys, KG_ARRAY_LEN(pkeys)));
+    KG_TRY(get_str(&pp, p, "commit", true, &commit));
+    KG_TRY(get_str(&pp, p, "date", true, &date));
+    if (!iso_utc(date))
+        return PERR(&pp, "field 'date' must be ISO 8601 UTC like 2026-01-31T12:00:00Z, got '%s'",
+                    date);
+    KG_TRY(get_str(&pp, p, "run_id", true, &run_id));
+    KG_TRY(get_str(&pp, p, "driver", true, &driver));
+    KG_TRY(get_str(&pp, p, "cuda", true, &cuda));
+    KG_TRY(get_str(&pp, p, "set_by", true, &set_by));
+    t.device_class = (char *)dc;
+    t.case_id = (char *)id;
+    t.metric = (char *)metric;
+    t.commit = (char *)commit;
+    t.date = (char *)date;
+    t.run_id = (char *)run_id;
+    t.driver = (char *)driver;
+    t.cuda = (char *)cuda;
+    t.set_by = (char *)set_by;
+    t.kernels = (char *)kernels;
+    KG_TRY(copy_mark(mk, &t));
+cleanup:
+    return rc;
+}
+
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = text; p < at && *p; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+int kg_marks_parse(kg_marks **out, const char *text, const char *name)
+{
+    static const char *const top_keys[] = { "$schema", "version", "marks" };
+    int rc = 0;
+    kg_marks *m = NULL;
+    cJSON *root = NULL;
+    const char *end = NULL;
+    pctx pc = { name ? name : "(marks)", "" };
+    *out = NULL;
+    size_t len = strlen(text);
+    /* The length counts the terminator: cJSON checks it when require_null_terminated. */
+    root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
+    if (!root) {
+        const char *at = end ? end : cJSON_GetErrorPtr();
+        int line = 0, col = 0;
+        if (at && at >= text && at <= text + len)
+            line_col(text, at, &line, &col);
+        const char *tail = text + len;
+        while (tail > text && isspace((unsigned char)tail[-1]))
+            tail--;
+        bool nonfinite = at && at < tail && (strncasecmp(at, "nan", 3) == 0 ||
+                                             strncasecmp(at, "inf", 3) == 0 ||
+                                             strncasecmp(at, "-inf", 4) == 0);
+        rc = PERR(&pc, "not valid JSON at line %d, column %d%s", line, col,
+                  (at && at >= tail) ? " (unexpected end: truncated file?)"
+                  : nonfinite        ? " (NaN and Infinity are not JSON numbers)"
+                                     : "");
+        goto cleanup;
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = PERR(&pc, "top level must be an object {\"version\": %d, \"marks\": [...]}",
+                  KG_MARKS_VERSION);
+        goto cleanup;
+    }
+    KG_TRY(check_keys(&pc, root, top_keys, KG_ARRAY_LEN(top_keys)));
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!ver) {
+        rc = PERR(&pc, "missing field 'version'");
+        goto cleanup;
+    }
+    if (!cJSON_IsNumber(ver) || ver->valuedouble != (double)KG_MARKS_VERSION) {
+        char *vs = cJSON_PrintUnformatted(ver);
+        rc = PERR(&pc, "unsupported version %s (this kgate reads version %d)", vs ? vs : "?",
+                  KG_MARKS_VERSION);
+        cJSON_free(vs);
+        goto cleanup;
+    }
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "marks");
+    if (!arr) {
+        rc = PERR(&pc, "missing field 'marks'");
+        goto cleanup;
+    }
+    if (!cJSON_IsArray(arr)) {
+        rc = PERR(&pc, "field 'marks' must be an array");
+        goto cleanup;
+    }
+    KG_TRY(kg_marks_new(&m));
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        kg_mark mk;
+        const cJSON *dc = cJSON_GetObjectItemCaseSensitive(e, "device_class");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "case");
+        const cJSON *mt = cJSON_GetObjectItemCaseSensitive(e, "metric");
+        snprintf(pc.where, sizeof pc.where, "marks[%d] (%.150s / %.200s / %.60s)", i,
+                 cJSON_IsString(dc) ? dc->valuestring : "?",
+                 cJSON_IsString(id) ? id->valuestring : "?",
+                 cJSON_IsString(mt) ? mt->valuestring : "?");
+        KG_TRY(parse_mark(&pc, e, &mk));
+        ptrdiff_t d = find_index(m, mk.device_class, mk.case_id, mk.metric);
+        if (d >= 0) {
+            kg_mark_clear(&mk);
+            rc = PERR(&pc, "duplicate key (same device_class, case and metric as marks[%td])", d);
+            goto cleanup;
+        }
+        rc = kg_marks_put(m, &mk);
+        kg_mark_clear(&mk);
+        if (rc < 0)
+            goto cleanup;
+        i++;
+    }
+    *out = m;
+    m = NULL;
+cleanup:
+    cJSON_Delete(root);
+    kg_marks_free(m);
+    return rc;
+}
+
+int kg_marks_load(kg_marks **out, const char *path)
+{
+    int rc = 0;
+    char *text = NULL;
+    size_t len = 0;
+    *out = NULL;
+    KG_TRY(kg_file_read(&text, &len, path));
+    if (strlen(text) != len) {
+        rc = KG_ERR(KG_EPARSE, "%s: contains a NUL byte at offset %zu (nothing was changed)",
+                    path, strlen(text));
+        goto cleanup;
+    }
+    KG_TRY(kg_marks_parse(out, text, path));
+cleanup:
+    free(text);
+    return rc;
+}
+
+/* ---- saving ----------------------------------------------------------------------------- */
+
+static int cmp_mark_ptr(const void *pa, const void *pb)
+{
+    const kg_mark *a = *(const kg_mark *const *)pa, *b = *(const kg_mark *const *)pb;
+    int c = strcmp(a->device_class, b->device_class);
+    if (!c)
+        c = strcmp(a->case_id, b->case_id);
+    if (!c)
+        c = strcmp(a->metric, b->metric);
+    return c;
+}
+
+static const char *or_unknown(const char *s) { return (s && *s) ? s : "unknown"; }
+
+int kg_marks_serialize(char **out, const kg_marks *m)
+{
+    int rc = 0;
+    const kg_mark **ord = NULL;
+    cJSON *root = cJSON_CreateObject(), *arr = NULL;
+    char *text = NULL;
+    *out = NULL;
+    if (!root)
+        goto oom;
+    cJSON_AddNumberToObject(root, "version", KG_MARKS_VERSION);
+    if (!(arr = cJSON_AddArrayToObject(root, "marks")))
+        goto oom;
+    size_t n = kg_marks_count(m);
+    ord = calloc(n ? n : 1, sizeof *ord);
+    if (!ord)
+        goto oom;
+    for (size_t i = 0; i < n; i++)
+        ord[i] = &m->v[i];
+    qsort(ord, n, sizeof *ord, cmp_mark_ptr);
+    for (size_t i = 0; i < n; i++) {
+        const kg_mark *k = ord[i];
+        cJSON *o = cJSON_CreateObject(), *p;
+        if (!o)
+            goto oom;
+        cJSON_AddItemToArray(arr, o);
+        cJSON_AddStringToObject(o, "device_class", k->device_class);
+        cJSON_AddStringToObject(o, "case", k->case_id);
+        cJSON_AddStringToObject(o, "metric", k->metric);
+        cJSON_AddStringToObject(o, "direction", k->direction == KG_LOWER_IS_BETTER
+                                                    ? "lower_is_better" : "higher_is_better");
+        cJSON_AddNumberToObject(o, "value", k->value);
+        cJSON_AddNumberToObject(o, "band_rel", k->band_rel);
+        cJSON_AddNumberToObject(o, "run_median", k->run_median);
+        cJSON_AddNumberToObject(o, "ci_lo", k->ci_lo);
+        cJSON_AddNumberToObject(o, "ci_hi", k->ci_hi);
+        cJSON_AddNumberToObject(o, "samples", k->samples);
+        cJSON_AddNumberToObject(o, "runs", k->runs > 0 ? k->runs : 1);
+        if (k->env_lo > 0 && k->env_hi > 0) {
+            cJSON_AddNumberToObject(o, "env_lo", k->env_lo);
+            cJSON_AddNumberToObject(o, "env_hi", k->env_hi);
+        }
+        if (k->kernels && *k->kernels)
+            cJSON_AddStringToObject(o, "kernels", k->kernels);
+        if (!(p = cJSON_AddObjectToObject(o, "provenance")))
+            goto oom;
+        cJSON_AddStringToObject(p, "commit", or_unknown(k->commit));
+        cJSON_AddStringToObject(p, "date", or_unknown(k->date));
+        cJSON_AddStringToObject(p, "run_id", or_unknown(k->run_id));
+        cJSON_AddStringToObject(p, "driver", or_unknown(k->driver));
+        cJSON_AddStringToObject(p, "cuda", or_unknown(k->cuda));
+        cJSON_AddStringToObject(p, "set_by", or_unknown(k->set_by));
+    }
+    if (!(text = cJSON_Print(root)))
+        goto oom;
+    size_t len = strlen(text);
+    *out = malloc(len + 2);
+    if (!*out)
+        goto oom;
+    memcpy(*out, text, len);
+    (*out)[len] = '\n';
+    (*out)[len + 1] = '\0';
+    goto cleanup;
+oom:
+    rc = KG_ERR(KG_ENOMEM, "out of memory serializing marks");
+cleanup:
+    cJSON_free(text);
+    cJSON_Delete(root);
+    free(ord);
+    return rc;
+}
+
+int kg_marks_save(const kg_marks *m, const char *path)
+{
+    int rc = 0;
+    char *text = NULL;
+    kg_marks *check = NULL;
+    KG_TRY(kg_marks_serialize(&text, m));
+    /* Never write a file this kgate would refuse to read back. */
+    rc = kg_marks_parse(&check, text, path);
+    if (rc < 0) {
+        rc = KG_ERR(KG_EINVAL, "refusing to save invalid marks: %s", kg_error_last());
+        goto cleanup;
+    }
+    KG_TRY(kg_file_write_atomic(path, text, strlen(text)));
+cleanup:
+    kg_marks_free(check);
+    free(text);
+    return rc;
+}
+
+const char *kg_marks_path_default(const char *given)
+{
+    const char *env = getenv("KGATE_MARKS");
+    return given ? given : (env && *env ? env : NULL);
+}

@@ -1,0 +1,80 @@
+/* High-water marks (baselines/high_water.json): the versioned format, strict loading, canonical
+ * saving, and the per-mark operations the bench gate and the production pipeline share.
+ * The format is documented in baselines/high_water.schema.json and docs/production-ci.md. */
+#ifndef KG_MARKS_H
+#define KG_MARKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/kg_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KG_MARKS_VERSION 1
+
+typedef enum { KG_LOWER_IS_BETTER = 0, KG_HIGHER_IS_BETTER = 1 } kg_direction;
+
+/* One mark: keyed by (device_class, case_id, metric). Strings are owned by the kg_marks. */
+typedef struct {
+    char *device_class;   /* "NVIDIA H200/sm_90" (kg_device_class) */
+    char *case_id;
+    char *metric;         /* "time_us_warm", "time_us_cold", ... (mode is part of the metric) */
+    kg_direction direction;
+    double value;         /* the mark itself, in metric units (> 0, finite) */
+    double band_rel;      /* noise band, relative half-width (>= 0), e.g. 0.004 */
+    double run_median;    /* the median of the run that set it */
+    double ci_lo, ci_hi;  /* that run's confidence interval of the median */
+    int samples;          /* that run's sample count (>= 1) */
+    /* provenance */
+    char *commit;
+    char *date;           /* ISO 8601 UTC */
+    char *run_id;
+    char *driver;         /* driver CUDA version, "13.0" */
+    char *cuda;           /* runtime version */
+    char *set_by;         /* "kgate run --production", "kgate marks lower: <reason>", ... */
+    /* Extensions (optional in the file; 0/NULL in a struct means "absent"). */
+    int runs;             /* separate processes merged into this mark (kg_marks_merge); 0 = 1 */
+    double env_lo, env_hi;/* lowest and highest per-process median merged (0 = unknown) */
+    char *kernels;        /* kernels the case ran when the mark was set ("a;b"), for the record */
+} kg_mark;
+
+typedef struct kg_marks kg_marks;
+
+int kg_marks_new(kg_marks **out);
+/* Load and validate everything (version, types, ranges, NaN/negative values, duplicate keys).
+ * Errors are KG_EPARSE (or KG_EIO/KG_ENOTFOUND) with a message naming `name` and the entry. */
+int kg_marks_load(kg_marks **out, const char *path);
+int kg_marks_parse(kg_marks **out, const char *text, const char *name);
+/* Canonical text (sorted by key, stable formatting) so diffs are minimal; caller frees. */
+int kg_marks_serialize(char **out, const kg_marks *m);
+/* Atomic save: temp file, fsync, rename. */
+int kg_marks_save(const kg_marks *m, const char *path);
+void kg_marks_free(kg_marks *m);
+
+size_t kg_marks_count(const kg_marks *m);
+const kg_mark *kg_marks_at(const kg_marks *m, size_t i);
+const kg_mark *kg_marks_find(const kg_marks *m, const char *device_class, const char *case_id,
+                             const char *metric);
+/* Insert or replace (deep copy of mk's strings). */
+int kg_marks_put(kg_marks *m, const kg_mark *mk);
+int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id,
+                    const char *metric);
+/* The marks file to use: `given` (--marks), else $KGATE_MARKS (set by runners built with
+ * kgate_add_runner(... MARKS file)), else NULL (the command's own default). */
+const char *kg_marks_path_default(const char *given);
+/* True when `cand` is strictly better than `cur` by its direction. */
+bool kg_mark_better(const kg_mark *cand, const kg_mark *cur);
+/* Merge one run's mark (runs == 1) into the mark of the same key (inserted when absent): the
+ * envelope [env_lo, env_hi] of per-process medians grows, value becomes its centre, ci_lo/ci_hi
+ * the union of the runs' intervals, and band_rel = max(run CI half-widths, (r+1)/(r-1) times
+ * the envelope half-width over r runs) so the band covers the spread seen across processes. */
+int kg_marks_merge(kg_marks *m, const kg_mark *run);
+/* Release the strings of a kg_mark filled by a caller-side copy (not one owned by kg_marks). */
+void kg_mark_clear(kg_mark *mk);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,85 @@
+/* Outputs that CI systems read, made from a kgate report (the JSON every command writes):
+ * JUnit XML, a Markdown summary, a standalone HTML report, and commit statuses.
+ * They consume the report JSON only, so they work from any command (`kgate report --from FILE`)
+ * and `kgate run` can call them on its in-memory report (kg_report_json()). */
+#ifndef KG_EXPORT_H
+#define KG_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/kg_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Each writes `path` atomically ("-" writes to stdout). KG_EPARSE when the report is not a
+ * kgate report (names the field), KG_EIO when the file cannot be written. */
+int kg_export_junit(const cJSON *report, const char *path);
+int kg_export_markdown(const cJSON *report, const char *path);
+int kg_export_html(const cJSON *report, const char *path);
+
+/* Load and check a report file (schema "kgate-report/1", results[] with gate/case/verdict). */
+int kg_report_load(cJSON **out, const char *path);
+
+/* ---- shared by the exporters -------------------------------------------------------- */
+
+/* A growing string; an allocation failure is sticky (err) and reported once at the end. */
+typedef struct {
+    char *p;
+    size_t len, cap;
+    bool err;
+} kg_sbuf;
+
+#define KG_SBUF_INIT { NULL, 0, 0, false }
+
+void kg_sbuf_puts(kg_sbuf *b, const char *s);
+void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* XML/HTML text and attribute escaping (also drops control characters XML 1.0 forbids). */
+void kg_sbuf_xml(kg_sbuf *b, const char *s);
+/* Markdown table cell: escapes '|', turns newlines into spaces, caps the length. */
+void kg_sbuf_md(kg_sbuf *b, const char *s, size_t max);
+void kg_sbuf_free(kg_sbuf *b);
+/* Write the buffer to path ("-" = stdout) atomically; KG_ENOMEM if an append failed. */
+int kg_sbuf_write(kg_sbuf *b, const char *path);
+
+/* One result with the figures the outputs show (NAN when the gate did not report them). */
+typedef struct {
+    const char *gate, *case_id, *message;
+    kg_verdict verdict;
+    const cJSON *figures;
+    const char *decision;  /* bench: SAME, IMPROVED, REGRESSED, NO_MARK (NULL otherwise) */
+    double time_us;        /* this run's median */
+    double mark_us;        /* the mark it was compared with */
+    double change_pct;     /* change against the mark, percent, positive = worse (slower) */
+    double band_pct;       /* the band the change had to clear (tolerance), percent */
+    double ceiling_pct;    /* percent of the measured ceiling */
+    double seconds;        /* wall time the gate spent on the case (JUnit time), 0 if unknown */
+    int severity;          /* 0 = failed or regressed ... 5 = passed; for ordering */
+    size_t order;          /* position in the report */
+} kg_export_row;
+
+typedef struct {
+    kg_export_row *rows;
+    size_t n;
+    bool diagnostic;       /* mode != production or certifying != true */
+    const char *command, *mode, *run_id, *started_at, *commit, *device_name, *device_class;
+    double seed;
+    int counts[5];         /* by kg_verdict */
+} kg_export_view;
+
+/* Build the view (rows borrow from report). Rows are ordered: cases with failures or
+ * regressions first, then errors, warnings, skips, passes; within a case, report order. */
+int kg_export_view_build(kg_export_view *out, const cJSON *report);
+void kg_export_view_free(kg_export_view *v);
+/* A number formatted for tables ("-" when NAN). */
+const char *kg_fmt_num(char *buf, size_t n, double v, const char *fmt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

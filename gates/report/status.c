@@ -1,0 +1,444 @@
+/* `kgate status --from-report FILE`: post one commit status per gate (context "kgate/<gate>")
+ * to GitHub or GitLab, detected from the CI environment, with the token from the environment.
+ *
+ * States (docs/production-ci.md, "Commit statuses"):
+ *   production report: PASS/WARN -> success; FAIL -> failure (GitLab: failed);
+ *                      ERROR -> error (GitLab: failed); SKIP -> error (GitLab: failed), since a
+ *                      skipped gate certifies nothing.
+ *   diagnostic report: never success. PASS/WARN/SKIP -> pending, with the description stamped
+ *                      "DIAGNOSTIC (non-certifying)"; FAIL/ERROR as in production (a failure
+ *                      certifies nothing either, and hiding it would help nobody).
+ * The token goes only into the request's auth header; it is redacted from every message. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/export.h"
+#include "report/http.h"
+
+typedef enum { PLAT_AUTO = 0, PLAT_GITHUB, PLAT_GITLAB } platform;
+
+typedef struct {
+    const char *report_path;
+    const char *target_url;
+    const char *context_suffix; /* "h200/gpu1": one context per GPU of a fleet */
+    bool dry_run;
+    bool verbose;
+    platform plat;
+    double timeout_s, connect_timeout_s;
+    int retries;
+} status_opts;
+
+#define STATUS_OPTS_INIT { NULL, NULL, NULL, false, false, PLAT_AUTO, 30.0, 10.0, 3 }
+
+typedef struct {
+    const char *gate;
+    int n[5];
+    const char *first[5]; /* first case of each verdict */
+} gate_agg;
+
+static const char status_usage[] =
+    "usage: kgate status --from-report REPORT.json [--target-url URL] [--dry-run]\n"
+    "                    [--platform github|gitlab] [--timeout S] [--connect-timeout S]\n"
+    "                    [--retries N] [--context-suffix TEXT] [--verbose]\n\n"
+    "Post one commit status per gate (context kgate/<gate>) from a kgate report.\n"
+    "GitHub (GITHUB_ACTIONS=true): POST $GITHUB_API_URL/repos/$GITHUB_REPOSITORY/statuses/SHA,\n"
+    "  token KGATE_STATUS_TOKEN or GITHUB_TOKEN (Authorization: Bearer).\n"
+    "GitLab (GITLAB_CI=true): POST $CI_API_V4_URL/projects/$CI_PROJECT_ID/statuses/SHA,\n"
+    "  token KGATE_STATUS_TOKEN (PRIVATE-TOKEN) or CI_JOB_TOKEN (JOB-TOKEN).\n"
+    "SHA: KGATE_STATUS_SHA, else GITHUB_SHA / CI_COMMIT_SHA. A diagnostic report never posts\n"
+    "success: passing gates post 'pending' stamped DIAGNOSTIC.\n"
+    "  --target-url URL   link of each status (default: the CI run or job page)\n"
+    "  --dry-run          print the requests (token redacted) and send nothing\n"
+    "  --context-suffix TEXT  context 'kgate/<gate> (TEXT)': one set per GPU of a fleet\n"
+    "  --timeout S        total time per request attempt (default 30)\n"
+    "  --connect-timeout S  (default 10)\n"
+    "  --retries N        retries on 429, 5xx and network errors, with backoff (default 3)\n"
+    "Exit codes: 0 posted, 2 bad flag, environment or report, 4 HTTP failure (including\n"
+    "401/403/404, explained in the message).\n";
+
+static const char *env(const char *k)
+{
+    const char *v = getenv(k);
+    return v && *v ? v : NULL;
+}
+
+static int verdict_rank(kg_verdict v)
+{
+    switch (v) {
+    case KG_VERDICT_FAIL: return 4;
+    case KG_VERDICT_ERROR: return 3;
+    case KG_VERDICT_SKIP: return 2;
+    case KG_VERDICT_WARN: return 1;
+    default: return 0;
+    }
+}
+
+static kg_verdict worst(const gate_agg *g)
+{
+    kg_verdict w = KG_VERDICT_PASS;
+    for (int v = 0; v < 5; v++)
+        if (g->n[v] && verdict_rank((kg_verdict)v) > verdict_rank(w))
+            w = (kg_verdict)v;
+    return w;
+}
+
+static const char *state_for(platform p, kg_verdict w, bool diagnostic)
+{
+    bool gh = p == PLAT_GITHUB;
+    switch (w) {
+    case KG_VERDICT_FAIL: return gh ? "failure" : "failed";
+    case KG_VERDICT_ERROR: return gh ? "error" : "failed";
+    case KG_VERDICT_SKIP: return diagnostic ? "pending" : gh ? "error" : "failed";
+    default: return diagnostic ? "pending" : "success";
+    }
+}
+
+static void describe(char *buf, size_t n, const gate_agg *g, kg_verdict w, bool diagnostic)
+{
+    int total = 0;
+    for (int v = 0; v < 5; v++)
+        total += g->n[v];
+    int off = snprintf(buf, n, "%s", diagnostic ? "DIAGNOSTIC (non-certifying): " : "");
+    if (off < 0 || (size_t)off >= n)
+        return;
+    switch (w) {
+    case KG_VERDICT_FAIL:
+    case KG_VERDICT_ERROR:
+    case KG_VERDICT_SKIP:
+        snprintf(buf + off, n - off, "%s: %d of %d case%s %s (first: %s)", kg_verdict_name(w),
+                 g->n[w], total, total == 1 ? "" : "s",
+                 w == KG_VERDICT_FAIL ? "failed" : w == KG_VERDICT_ERROR ? "errored" : "not run",
+                 g->first[w] ? g->first[w] : "?");
+        break;
+    default:
+        snprintf(buf + off, n - off, "PASS: %d of %d case%s passed%s", total, total,
+                 total == 1 ? "" : "s", g->n[KG_VERDICT_WARN] ? " (with warnings)" : "");
+    }
+    /* Both APIs keep descriptions short (GitHub truncates past 140 characters). */
+    if (strlen(buf) > 140)
+        strcpy(buf + 137, "...");
+}
+
+static bool valid_sha(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!isxdigit((unsigned char)s[n]))
+            return false;
+    return n >= 7 && n <= 64;
+}
+
+static bool valid_repo(const char *s)
+{
+    int slashes = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c == '/')
+            slashes++;
+        else if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_' && *c != '.')
+            return false;
+    }
+    return slashes == 1 && s[0] != '/' && s[strlen(s) - 1] != '/';
+}
+
+static bool valid_api(const char *u)
+{
+    return strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0;
+}
+
+/* Per-gate counts in the order the report first names each gate. */
+static int aggregate(gate_agg **out, size_t *nout, const kg_export_view *v)
+{
+    gate_agg *g = calloc(v->n ? v->n : 1, sizeof *g);
+    size_t n = 0;
+    *out = NULL;
+    *nout = 0;
+    if (!g)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    for (size_t o = 0; o < v->n; o++)
+        for (size_t i = 0; i < v->n; i++) {
+            const kg_export_row *r = &v->rows[i];
+            if (r->order != o)
+                continue;
+            size_t k = 0;
+            while (k < n && strcmp(g[k].gate, r->gate) != 0)
+                k++;
+            if (k == n)
+                g[n++].gate = r->gate;
+            g[k].n[r->verdict]++;
+            if (!g[k].first[r->verdict])
+                g[k].first[r->verdict] = r->case_id;
+        }
+    *out = g;
+    *nout = n;
+    return 0;
+}
+
+static int post_all(const cJSON *report, const status_opts *o)
+{
+    int rc = 0;
+    kg_export_view v;
+    gate_agg *aggs = NULL;
+    size_t nagg = 0;
+    char *auth = NULL, *url_base = NULL, *escaped = NULL, *text = NULL;
+    cJSON *body = NULL;
+    kg_http_response resp = { 0 };
+    char default_target[1024] = "";
+    memset(&v, 0, sizeof v);
+
+    platform p = o->plat;
+    if (p == PLAT_AUTO)
+        p = env("GITHUB_ACTIONS") ? PLAT_GITHUB : env("GITLAB_CI") ? PLAT_GITLAB : PLAT_AUTO;
+    if (p == PLAT_AUTO) {
+        rc = KG_ERR(KG_EINVAL, "status: no CI detected (neither GITHUB_ACTIONS nor GITLAB_CI is "
+                               "set); use --platform github|gitlab");
+        goto cleanup;
+    }
+    bool gh = p == PLAT_GITHUB;
+    const char *sha = env("KGATE_STATUS_SHA") ? env("KGATE_STATUS_SHA")
+                                              : env(gh ? "GITHUB_SHA" : "CI_COMMIT_SHA");
+    const char *api = gh ? (env("GITHUB_API_URL") ? env("GITHUB_API_URL")
+                                                  : "https://api.github.com")
+                         : env("CI_API_V4_URL");
+    const char *where = gh ? env("GITHUB_REPOSITORY") : env("CI_PROJECT_ID");
+    const char *token = env("KGATE_STATUS_TOKEN");
+    const char *tok_var = "KGATE_STATUS_TOKEN";
+    if (!token) {
+        tok_var = gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN";
+        token = env(tok_var);
+    }
+    if (!sha || !valid_sha(sha)) {
+        rc = KG_ERR(KG_EINVAL, "status: %s: expected a commit SHA (hex), got '%s'",
+                    env("KGATE_STATUS_SHA") ? "KGATE_STATUS_SHA" : gh ? "GITHUB_SHA"
+                                                                      : "CI_COMMIT_SHA",
+                    sha ? sha : "(unset)");
+        goto cleanup;
+    }
+    if (!api || !valid_api(api)) {
+        rc = KG_ERR(KG_EINVAL, "status: %s: expected an http(s) URL, got '%s'",
+                    gh ? "GITHUB_API_URL" : "CI_API_V4_URL", api ? api : "(unset)");
+        goto cleanup;
+    }
+    if (!where || (gh && !valid_repo(where))) {
+        rc = KG_ERR(KG_EINVAL, "status: %s: expected %s, got '%s'",
+                    gh ? "GITHUB_REPOSITORY" : "CI_PROJECT_ID",
+                    gh ? "owner/name" : "a project id or path", where ? where : "(unset)");
+        goto cleanup;
+    }
+    if (!token && !o->dry_run) {
+        rc = KG_ERR(KG_EINVAL, "status: no token: set %s (or KGATE_STATUS_TOKEN)",
+                    gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN");
+        goto cleanup;
+    }
+    if (!(escaped = curl_easy_escape(NULL, where, 0))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    size_t alen = strlen(api);
+    while (alen && api[alen - 1] == '/')
+        alen--;
+    size_t ulen = alen + strlen(where) * 3 + 64;
+    url_base = malloc(ulen);
+    if (!url_base) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    /* GitHub's owner/name keeps its slash; a GitLab project path must be URL-encoded. */
+    snprintf(url_base, ulen, gh ? "%.*s/repos/%s/statuses/%s" : "%.*s/projects/%s/statuses/%s",
+             (int)alen, api, gh ? where : escaped, sha);
+    if (token) {
+        const char *hname = gh ? "Authorization: Bearer "
+                               : strcmp(tok_var, "CI_JOB_TOKEN") == 0 ? "JOB-TOKEN: "
+                                                                      : "PRIVATE-TOKEN: ";
+        size_t n = strlen(hname) + strlen(token) + 1;
+        if (!(auth = malloc(n))) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        snprintf(auth, n, "%s%s", hname, token);
+    }
+    if (gh && env("GITHUB_SERVER_URL") && env("GITHUB_RUN_ID"))
+        snprintf(default_target, sizeof default_target, "%s/%s/actions/runs/%s",
+                 env("GITHUB_SERVER_URL"), where, env("GITHUB_RUN_ID"));
+    else if (!gh && env("CI_JOB_URL"))
+        snprintf(default_target, sizeof default_target, "%s", env("CI_JOB_URL"));
+    const char *target = o->target_url ? o->target_url
+                                       : default_target[0] ? default_target : NULL;
+
+    KG_TRY(kg_export_view_build(&v, report));
+    KG_TRY(aggregate(&aggs, &nagg, &v));
+    if (nagg == 0) {
+        rc = KG_ERR(KG_EINVAL, "status: %s has no results: nothing to post", o->report_path);
+        goto cleanup;
+    }
+    if (v.diagnostic)
+        printf("kgate status: the report is DIAGNOSTIC (non-certifying): passing gates are "
+               "posted as 'pending', never 'success'\n");
+    const char *headers[] = { auth ? auth : "Authorization: (none)",
+                              "Content-Type: application/json",
+                              gh ? "Accept: application/vnd.github+json" : "Accept: application/json",
+                              gh ? "X-GitHub-Api-Version: 2022-11-28" : NULL,
+                              NULL, NULL };
+    headers[gh ? 4 : 3] = "User-Agent: kgate/" KG_VERSION_STRING;
+    kg_http_opts ho = KG_HTTP_OPTS_INIT;
+    ho.timeout_ms = (long)(o->timeout_s * 1000);
+    ho.connect_timeout_ms = (long)(o->connect_timeout_s * 1000);
+    if (ho.connect_timeout_ms > ho.timeout_ms)
+        ho.connect_timeout_ms = ho.timeout_ms;
+    ho.max_attempts = o->retries + 1;
+    ho.verbose = o->verbose;
+    ho.secret = token;
+    for (size_t i = 0; i < nagg; i++) {
+        char ctx[160], desc[256];
+        kg_verdict w = worst(&aggs[i]);
+        const char *state = state_for(p, w, v.diagnostic);
+        if (o->context_suffix)
+            snprintf(ctx, sizeof ctx, "kgate/%s (%s)", aggs[i].gate, o->context_suffix);
+        else
+            snprintf(ctx, sizeof ctx, "kgate/%s", aggs[i].gate);
+        describe(desc, sizeof desc, &aggs[i], w, v.diagnostic);
+        cJSON_Delete(body);
+        if (!(body = cJSON_CreateObject())) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        cJSON_AddStringToObject(body, "state", state);
+        cJSON_AddStringToObject(body, gh ? "context" : "name", ctx);
+        cJSON_AddStringToObject(body, "description", desc);
+        if (target)
+            cJSON_AddStringToObject(body, "target_url", target);
+        cJSON_free(text);
+        if (!(text = cJSON_PrintUnformatted(body))) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        if (o->dry_run) {
+            printf("dry run: POST %s\n  %s\n  body: %s\n", url_base,
+                   gh ? "Authorization: Bearer ***" : token ? "(token header): ***"
+                                                              : "(no token set)",
+                   text);
+            continue;
+        }
+        kg_http_response_free(&resp);
+        rc = kg_http_request(&resp, "POST", url_base, headers, text, &ho);
+        if (rc < 0) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s", kg_error_last());
+            const char *hint =
+                resp.status == 401 ? (gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
+                                         : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN")
+                : resp.status == 403 ? (gh ? "the workflow needs `permissions: statuses: write`"
+                                           : "the token needs the api scope and at least the "
+                                             "Developer role")
+                : resp.status == 404 ? (gh ? "check GITHUB_REPOSITORY and the SHA"
+                                           : "check CI_PROJECT_ID and the SHA")
+                                     : NULL;
+            rc = KG_ERR(KG_EHTTP, "status %s: %s%s%s", ctx, msg, hint ? " -- " : "",
+                        hint ? hint : "");
+            goto cleanup;
+        }
+        printf("%s: %s (%s) -> HTTP %ld%s\n", ctx, state, desc, resp.status,
+               resp.attempts > 1 ? " after retries" : "");
+    }
+cleanup:
+    if (auth) { /* the token does not outlive its use */
+        memset(auth, 0, strlen(auth));
+        free(auth);
+    }
+    kg_http_response_free(&resp);
+    curl_free(escaped);
+    cJSON_Delete(body);
+    cJSON_free(text);
+    free(url_base);
+    free(aggs);
+    kg_export_view_free(&v);
+    return rc;
+}
+
+int kg_cmd_status(kg_registry *reg, int argc, char **argv)
+{
+    enum { O_FROM = 1, O_TARGET, O_DRY, O_PLAT, O_TIMEOUT, O_CTIMEOUT, O_RETRIES, O_VERBOSE,
+           O_SUFFIX, O_HELP };
+    static const struct option longopts[] = {
+        { "from-report", required_argument, NULL, O_FROM },
+        { "target-url", required_argument, NULL, O_TARGET },
+        { "dry-run", no_argument, NULL, O_DRY },
+        { "platform", required_argument, NULL, O_PLAT },
+        { "timeout", required_argument, NULL, O_TIMEOUT },
+        { "connect-timeout", required_argument, NULL, O_CTIMEOUT },
+        { "retries", required_argument, NULL, O_RETRIES },
+        { "verbose", no_argument, NULL, O_VERBOSE },
+        { "context-suffix", required_argument, NULL, O_SUFFIX },
+        { "help", no_argument, NULL, O_HELP },
+        { 0, 0, 0, 0 },
+    };
+    status_opts o = STATUS_OPTS_INIT;
+    cJSON *rep = NULL;
+    int rc = 0, c;
+    KG_UNUSED(reg);
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_FROM: o.report_path = optarg; break;
+        case O_TARGET:
+            if (!valid_api(optarg)) {
+                rc = KG_ERR(KG_EINVAL, "--target-url: expected an http(s) URL, got '%s'", optarg);
+                goto cleanup;
+            }
+            o.target_url = optarg;
+            break;
+        case O_DRY: o.dry_run = true; break;
+        case O_SUFFIX:
+            if (!*optarg || strlen(optarg) > 80) {
+                rc = KG_ERR(KG_EINVAL, "--context-suffix: expected 1 to 80 characters");
+                goto cleanup;
+            }
+            o.context_suffix = optarg;
+            break;
+        case O_VERBOSE: o.verbose = true; break;
+        case O_PLAT:
+            if (strcmp(optarg, "github") == 0)
+                o.plat = PLAT_GITHUB;
+            else if (strcmp(optarg, "gitlab") == 0)
+                o.plat = PLAT_GITLAB;
+            else {
+                rc = KG_ERR(KG_EINVAL, "--platform: expected github or gitlab, got '%s'", optarg);
+                goto cleanup;
+            }
+            break;
+        case O_TIMEOUT:
+        case O_CTIMEOUT: {
+            double s;
+            const char *flag = c == O_TIMEOUT ? "--timeout" : "--connect-timeout";
+            KG_TRY(kg_parse_double(flag, optarg, &s));
+            if (!(s > 0 && s <= 3600)) {
+                rc = KG_ERR(KG_EINVAL, "%s: expected seconds in (0, 3600], got '%s'", flag,
+                            optarg);
+                goto cleanup;
+            }
+            *(c == O_TIMEOUT ? &o.timeout_s : &o.connect_timeout_s) = s;
+            break;
+        }
+        case O_RETRIES: KG_TRY(kg_parse_int("--retries", optarg, 0, 10, &o.retries)); break;
+        case O_HELP: fputs(status_usage, stdout); goto cleanup;
+        default:
+            rc = kg_opt_unknown("status", status_usage, argv);
+            goto cleanup;
+        }
+    }
+    if (optind < argc) {
+        rc = KG_ERR(KG_EINVAL, "status: unexpected argument '%s'", argv[optind]);
+        goto cleanup;
+    }
+    if (!o.report_path) {
+        fputs(status_usage, stderr);
+        rc = KG_ERR(KG_EINVAL, "status: --from-report REPORT.json is required");
+        goto cleanup;
+    }
+    KG_TRY(kg_report_load(&rep, o.report_path));
+    KG_TRY(post_all(rep, &o));
+cleanup:
+    cJSON_Delete(rep);
+    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+}

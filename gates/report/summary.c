@@ -1,0 +1,133 @@
+/* Markdown summary of a kgate report, for $GITHUB_STEP_SUMMARY and merge-request notes:
+ * a DIAGNOSTIC banner when the run certifies nothing, what needs attention first (failures,
+ * regressions, errors), then per case each gate's verdict, time, change against the mark with
+ * its noise band, and percent of the measured ceiling. */
+#include <math.h>
+#include <string.h>
+#include "report/export.h"
+
+static const char *verdict_icon(const kg_export_row *r)
+{
+    if (r->decision && strcmp(r->decision, "REGRESSED") == 0)
+        return "🔴";
+    switch (r->verdict) {
+    case KG_VERDICT_FAIL: return "❌";
+    case KG_VERDICT_ERROR: return "💥";
+    case KG_VERDICT_WARN: return "⚠️";
+    case KG_VERDICT_SKIP: return "⏭️";
+    default: return "✅";
+    }
+}
+
+/* "+1.23% (band ±0.50%)" or "no mark" or "-". */
+static void change_cell(kg_sbuf *b, const kg_export_row *r)
+{
+    if (r->decision && strcmp(r->decision, "NO_MARK") == 0) {
+        kg_sbuf_puts(b, "no mark");
+        return;
+    }
+    if (isnan(r->change_pct)) {
+        kg_sbuf_puts(b, "-");
+        return;
+    }
+    kg_sbuf_printf(b, "%+.2f%%", r->change_pct);
+    if (!isnan(r->band_pct))
+        kg_sbuf_printf(b, " (band ±%.2f%%)", r->band_pct);
+}
+
+static void row_line(kg_sbuf *b, const kg_export_row *r, bool show_case)
+{
+    char t[32], c[32];
+    kg_sbuf_puts(b, "| ");
+    if (show_case) {
+        kg_sbuf_puts(b, "`");
+        kg_sbuf_md(b, r->case_id, 120);
+        kg_sbuf_puts(b, "`");
+    }
+    kg_sbuf_puts(b, " | ");
+    kg_sbuf_md(b, r->gate, 40);
+    kg_sbuf_printf(b, " | %s %s", verdict_icon(r), kg_verdict_name(r->verdict));
+    if (r->decision)
+        kg_sbuf_printf(b, " (%s)", r->decision);
+    /* The bench median when there is one, else the gate's own wall time for the case. */
+    if (isnan(r->time_us) && r->seconds > 0)
+        kg_sbuf_printf(b, " | %.2f s | ", r->seconds);
+    else
+        kg_sbuf_printf(b, " | %s | ", kg_fmt_num(t, sizeof t, r->time_us, "%.2f µs"));
+    change_cell(b, r);
+    kg_sbuf_printf(b, " | %s | ", kg_fmt_num(c, sizeof c, r->ceiling_pct, "%.1f%%"));
+    kg_sbuf_md(b, r->message, 200);
+    kg_sbuf_puts(b, " |\n");
+}
+
+static const char table_head[] =
+    "| case | gate | verdict | time | vs mark | % of ceiling | message |\n"
+    "| --- | --- | --- | ---: | ---: | ---: | --- |\n";
+
+int kg_export_markdown(const cJSON *report, const char *path)
+{
+    int rc = 0;
+    kg_export_view v;
+    kg_sbuf b = KG_SBUF_INIT;
+    KG_TRY(kg_export_view_build(&v, report));
+    int *n = v.counts;
+    int fails = n[KG_VERDICT_FAIL], errs = n[KG_VERDICT_ERROR];
+    size_t attention = 0;
+    for (size_t i = 0; i < v.n; i++)
+        attention += v.rows[i].severity <= 1;
+
+    kg_sbuf_printf(&b, "## kgate %s: %s\n\n", v.command ? v.command : "report",
+                   fails ? "❌ failed" : errs ? "💥 errors" : "✅ passed");
+    if (v.diagnostic)
+        kg_sbuf_puts(&b, "> [!WARNING]\n> **DIAGNOSTIC RUN: NON-CERTIFYING.** These results "
+                         "never advance high-water marks and certify nothing.\n\n");
+    kg_sbuf_printf(&b, "**%d passed** (%d with warnings), **%d failed**, %d errors, %d skipped",
+                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], fails, errs,
+                   n[KG_VERDICT_SKIP]);
+    kg_sbuf_printf(&b, " · mode `%s`", v.diagnostic ? "diagnostic" : "production");
+    if (v.device_name) {
+        kg_sbuf_puts(&b, " · device `");
+        kg_sbuf_md(&b, v.device_class ? v.device_class : v.device_name, 80);
+        kg_sbuf_puts(&b, "`");
+    } else {
+        kg_sbuf_puts(&b, " · no GPU");
+    }
+    if (v.commit) {
+        kg_sbuf_puts(&b, " · commit `");
+        kg_sbuf_md(&b, v.commit, 12);
+        kg_sbuf_puts(&b, "`");
+    }
+    if (!isnan(v.seed))
+        kg_sbuf_printf(&b, " · seed `%.0f`", v.seed);
+    if (v.run_id) {
+        kg_sbuf_puts(&b, " · run `");
+        kg_sbuf_md(&b, v.run_id, 60);
+        kg_sbuf_puts(&b, "`");
+    }
+    kg_sbuf_puts(&b, "\n\n");
+
+    if (attention) {
+        kg_sbuf_puts(&b, "### Needs attention\n\n");
+        kg_sbuf_puts(&b, table_head);
+        for (size_t i = 0; i < v.n; i++)
+            if (v.rows[i].severity <= 1)
+                row_line(&b, &v.rows[i], true);
+        kg_sbuf_puts(&b, "\n");
+    }
+    kg_sbuf_puts(&b, "### All results\n\n");
+    if (v.n == 0)
+        kg_sbuf_puts(&b, "_The report has no results._\n");
+    else
+        kg_sbuf_puts(&b, table_head);
+    /* Rows are ordered worst case first; the case name is shown once per group. */
+    for (size_t i = 0; i < v.n; i++)
+        row_line(&b, &v.rows[i], i == 0 || strcmp(v.rows[i].case_id, v.rows[i - 1].case_id));
+    kg_sbuf_puts(&b, "\n<sub>time: this run's median · vs mark: change against the high-water "
+                     "mark, positive = worse (slower), with the band the decision required it to clear · "
+                     "reproduce with <code>--seed</code></sub>\n");
+    KG_TRY(kg_sbuf_write(&b, path));
+cleanup:
+    kg_sbuf_free(&b);
+    kg_export_view_free(&v);
+    return rc;
+}

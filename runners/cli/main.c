@@ -1,0 +1,353 @@
+/* The kgate command line: subcommand dispatch, shared options, case selection, `list`.
+ * Only this layer turns KG_E* codes into process exit codes. */
+#include <getopt.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/kg_core.h"
+
+typedef struct {
+    const char *name;
+    kg_cmd_fn fn;
+    const char *summary;
+} kg_command;
+
+/* One line per subcommand; each gate implements its kg_cmd_* in its own file. */
+static const kg_command commands[] = {
+    { "list", kg_cmd_list, "list the registered cases (no GPU needed)" },
+    { "parity", kg_cmd_parity, "outputs match the reference (tolerance or bitwise)" },
+    { "selftest", kg_cmd_selftest, "prove every gate catches its planted defects" },
+    { "preflight", kg_cmd_preflight, "registers, spills, shared memory, occupancy (static without a GPU)" },
+    { "report", kg_cmd_report, "convert a report: JUnit XML, Markdown summary, HTML (no GPU)" },
+    { "status", kg_cmd_status, "post per-gate commit statuses to GitHub or GitLab" },
+    { "hotpath", kg_cmd_hotpath, "no alloc/sync/host copy in the hot path; graph-capturable; deterministic" },
+    { "bench", kg_cmd_bench, "time cases; noise-band decision against high-water marks" },
+    { "ab", kg_cmd_ab, "A/B two runner builds, interleaved processes: paired ratio and CI" },
+    { "run", kg_cmd_run, "every gate into one report; --production commits advanced marks (libgit2)" },
+    { "marks", kg_cmd_marks, "high-water marks: show, diff, lower, history, advance --from-report" },
+};
+
+static void usage(FILE *f, const char *prog)
+{
+    fprintf(f, "usage: %s <command> [options]   (%s <command> --help for its options)\n\ncommands:\n",
+            prog, prog);
+    for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nexit codes: 0 pass, 1 a gate failed, 2 usage or input error, 3 no GPU,\n"
+               "            4 runtime error (CUDA, cuBLAS, CUPTI, git, HTTP)\n");
+}
+
+int kg_exit_code_for_error(int rc)
+{
+    switch (rc) {
+    case KG_EINVAL:
+    case KG_EPARSE:
+    case KG_EEXISTS:
+    case KG_ENOTFOUND:
+    case KG_EREFUSED: return KG_EXIT_USAGE;
+    case KG_ENODEV: return KG_EXIT_NO_GPU;
+    default: return KG_EXIT_RUNTIME;
+    }
+}
+
+int kg_cli_fail(int rc)
+{
+    fprintf(stderr, "kgate: %s\n", kg_error_last());
+    return kg_exit_code_for_error(rc);
+}
+
+int kg_opt_unknown(const char *command, const char *usage, char *const *argv)
+{
+    fputs(usage, stderr);
+    return KG_ERR(KG_EINVAL, "%s: unknown option or missing value: '%s'", command,
+                  argv[optind - 1]);
+}
+
+int kg_common_opt(kg_common_opts *o, int opt, const char *arg)
+{
+    int rc;
+    switch (opt) {
+    case KG_OPT_FILTER: o->filter = arg; return 1;
+    case KG_OPT_SEED:
+        if ((rc = kg_parse_u64("--seed", arg, &o->seed)) < 0)
+            return rc;
+        o->seed_set = true;
+        return 1;
+    case KG_OPT_DEVICE:
+        if ((rc = kg_parse_int("--device", arg, 0, 1024, &o->device)) < 0)
+            return rc;
+        return 1;
+    case KG_OPT_REPORT:
+        if (!arg || !*arg)
+            return KG_ERR(KG_EINVAL, "--report: expected a file path");
+        o->report_path = arg;
+        return 1;
+    case KG_OPT_HELP: return 1;
+    default: return 0;
+    }
+}
+
+int kg_select(kg_selection *out, const kg_registry *reg, const char *filter)
+{
+    int rc = 0;
+    regex_t re;
+    bool have_re = false;
+    size_t n = kg_registry_count(reg);
+    memset(out, 0, sizeof *out);
+    if (filter) {
+        int e = regcomp(&re, filter, REG_EXTENDED | REG_NOSUB);
+        if (e != 0) {
+            char eb[128];
+            regerror(e, &re, eb, sizeof eb);
+            return KG_ERR(KG_EINVAL, "--filter '%s': invalid regular expression: %s", filter, eb);
+        }
+        have_re = true;
+    }
+    out->idx = calloc(n ? n : 1, sizeof *out->idx);
+    if (!out->idx) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory selecting cases");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!have_re || regexec(&re, kg_registry_get(reg, i)->id, 0, NULL, 0) == 0)
+            out->idx[out->n++] = i;
+    if (out->n == 0) {
+        rc = filter ? KG_ERR(KG_ENOTFOUND, "--filter '%s' matches no case (see `kgate list`)",
+                             filter)
+                    : KG_ERR(KG_ENOTFOUND, "no case is registered");
+        goto cleanup;
+    }
+cleanup:
+    if (have_re)
+        regfree(&re);
+    if (rc < 0)
+        kg_selection_free(out);
+    return rc;
+}
+
+void kg_selection_free(kg_selection *s)
+{
+    free(s->idx);
+    s->idx = NULL;
+    s->n = 0;
+}
+
+int kg_cmd_begin(kg_cmd_state *st, const kg_cmd_spec *spec, kg_registry *reg, int argc,
+                 char **argv)
+{
+    int rc = 0, c;
+    kg_common_opts o0 = KG_COMMON_OPTS_INIT;
+    kg_gate_ctx c0 = KG_GATE_CTX_INIT;
+    memset(st, 0, sizeof *st);
+    st->opts = o0;
+    st->ctx = c0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", spec->longopts, NULL)) != -1) {
+        if (c == KG_OPT_HELP) {
+            fputs(spec->usage, stdout);
+            st->help_shown = true;
+            return 0;
+        }
+        int h = kg_common_opt(&st->opts, c, optarg);
+        if (h < 0)
+            return h;
+        if (h == 0 && spec->extra && c != '?' && c != ':')
+            h = spec->extra(&st->ctx, c, optarg);
+        if (h < 0)
+            return h;
+        if (h == 0)
+            return kg_opt_unknown(spec->command, spec->usage, argv);
+    }
+    if (optind < argc) {
+        fputs(spec->usage, stderr);
+        return KG_ERR(KG_EINVAL, "%s: unexpected argument '%s'", spec->command, argv[optind]);
+    }
+    KG_TRY(kg_select(&st->sel, reg, st->opts.filter));
+    if (st->opts.report_path)
+        KG_TRY(kg_path_check_writable(st->opts.report_path));
+    if (!st->opts.seed_set)
+        st->opts.seed = kg_seed_fresh();
+    st->ctx.seed = st->opts.seed;
+    st->ctx.device = st->opts.device;
+    st->ctx.diagnostic = st->opts.diagnostic;
+    KG_TRY(kg_report_new(&st->rep, spec->command, st->ctx.diagnostic));
+    kg_report_set_seed(st->rep, st->opts.seed);
+    printf("kgate %s: seed %llu (reproduce with --seed %llu), %zu case(s)%s\n", spec->command,
+           (unsigned long long)st->opts.seed, (unsigned long long)st->opts.seed, st->sel.n,
+           st->ctx.diagnostic ? ", diagnostic (non-certifying)" : "");
+    rc = kg_device_open(&st->dev, st->opts.device);
+    if (rc == KG_ENODEV) {
+        printf("kgate: %s: GPU checks are skipped\n", kg_error_last());
+        kg_report_set_no_device(st->rep, kg_error_last());
+        st->no_gpu = true;
+        rc = 0;
+    } else if (rc == 0) {
+        st->ctx.dev = &st->dev;
+        kg_report_set_device(st->rep, &st->dev);
+        printf("device %d: %s (sm_%d%d, %d SMs, %s), driver CUDA %d.%d, runtime %d.%d\n",
+               st->dev.ordinal, st->dev.name, st->dev.cc_major, st->dev.cc_minor,
+               st->dev.sm_count, st->dev.uuid, st->dev.driver_version / 1000,
+               (st->dev.driver_version % 1000) / 10, st->dev.runtime_version / 1000,
+               (st->dev.runtime_version % 1000) / 10);
+    }
+cleanup:
+    return rc;
+}
+
+int kg_cmd_end(kg_cmd_state *st, int rc)
+{
+    int code = KG_EXIT_PASS, n[5] = { 0 };
+    if (rc >= 0 && st->rep && !st->help_shown) {
+        kg_report_counts(st->rep, n);
+        printf("%s: %d passed, %d failed, %d errors, %d skipped, %d warnings\n",
+               cJSON_GetStringValue(cJSON_GetObjectItem(kg_report_json(st->rep), "command")),
+               n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL],
+               n[KG_VERDICT_ERROR], n[KG_VERDICT_SKIP], n[KG_VERDICT_WARN]);
+        if (st->opts.report_path) {
+            rc = kg_report_write(st->rep, st->opts.report_path);
+            if (rc == 0)
+                printf("report: %s\n", st->opts.report_path);
+        }
+        code = n[KG_VERDICT_FAIL]    ? KG_EXIT_GATE_FAILED
+               : n[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME
+               : (st->no_gpu && n[KG_VERDICT_SKIP]) ? KG_EXIT_NO_GPU
+                                                    : KG_EXIT_PASS;
+    }
+    if (rc < 0)
+        code = kg_cli_fail(rc);
+    kg_report_free(st->rep);
+    st->rep = NULL;
+    kg_selection_free(&st->sel);
+    return code;
+}
+
+static cJSON *case_to_json(const kg_case_desc *d)
+{
+    cJSON *o = cJSON_CreateObject(), *k = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "id", d->id);
+    cJSON_AddStringToObject(o, "op", d->op);
+    cJSON_AddStringToObject(o, "reference", d->ref_kind ? d->ref_kind : "unspecified");
+    cJSON_AddStringToObject(o, "parity", d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
+                                                                             : "tolerance");
+    cJSON_AddNumberToObject(o, "bytes_moved", d->bytes_moved);
+    cJSON_AddNumberToObject(o, "flops", d->flops);
+    cJSON_AddBoolToObject(o, "batch_invariant", d->batch_invariant != 0);
+    for (int i = 0; i < d->n_kernels; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", d->kernels[i].name);
+        cJSON_AddNumberToObject(e, "block_threads", d->kernels[i].block_threads);
+        cJSON_AddNumberToObject(e, "dynamic_smem", (double)d->kernels[i].dynamic_smem);
+        cJSON_AddItemToArray(k, e);
+    }
+    cJSON_AddItemToObject(o, "kernels", k);
+    if (d->expect_gate)
+        cJSON_AddStringToObject(o, "expect_gate", d->expect_gate);
+    if (d->expect_reason)
+        cJSON_AddStringToObject(o, "expect_reason", d->expect_reason);
+    return o;
+}
+
+static const char list_usage[] =
+    "usage: kgate list [--filter REGEX] [--json FILE]\n\n"
+    "List the registered cases: id, reference, parity policy, work model and kernels.\n"
+    "--json writes the same as a JSON catalogue (with defect expectations, if any).\n"
+    "Needs no GPU.\n";
+
+int kg_cmd_list(kg_registry *reg, int argc, char **argv)
+{
+    static const struct option longopts[] = { { "filter", required_argument, NULL, 'f' },
+                                              { "json", required_argument, NULL, 'j' },
+                                              { "help", no_argument, NULL, 'h' },
+                                              { 0, 0, 0, 0 } };
+    const char *filter = NULL, *json_path = NULL;
+    kg_selection sel = { 0 };
+    cJSON *cat = NULL;
+    char *text = NULL;
+    int rc = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(list_usage, stdout);
+            goto cleanup;
+        } else if (c == 'f') {
+            filter = optarg;
+        } else if (c == 'j') {
+            json_path = optarg;
+        } else {
+            rc = kg_opt_unknown("list", list_usage, argv);
+            goto cleanup;
+        }
+    }
+    if (optind < argc) {
+        rc = KG_ERR(KG_EINVAL, "list: unexpected argument '%s'", argv[optind]);
+        goto cleanup;
+    }
+    KG_TRY(kg_select(&sel, reg, filter));
+    if (json_path) {
+        KG_TRY(kg_path_check_writable(json_path));
+        cat = cJSON_CreateObject();
+        cJSON *arr = cJSON_AddArrayToObject(cat, "cases");
+        cJSON_AddStringToObject(cat, "schema", "kgate-catalogue/1");
+        for (size_t i = 0; i < sel.n; i++)
+            cJSON_AddItemToArray(arr, case_to_json(kg_registry_get(reg, sel.idx[i])));
+        text = cJSON_Print(cat);
+        if (!text) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory writing %s", json_path);
+            goto cleanup;
+        }
+        KG_TRY(kg_file_write_atomic(json_path, text, strlen(text)));
+    }
+    printf("%-46s %-8s %-9s %-12s %-12s %s\n", "case", "ref", "parity", "MB moved", "GFLOP",
+           "kernels");
+    for (size_t i = 0; i < sel.n; i++) {
+        const kg_case_desc *d = kg_registry_get(reg, sel.idx[i]);
+        printf("%-46s %-8s %-9s %-12.3f %-12.3f ", d->id, d->ref_kind ? d->ref_kind : "-",
+               d->parity.kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance",
+               d->bytes_moved / 1e6, d->flops / 1e9);
+        for (int k = 0; k < d->n_kernels; k++)
+            printf("%s%s", k ? "," : "", d->kernels[k].name);
+        printf("\n");
+    }
+    printf("%zu case(s)\n", sel.n);
+cleanup:
+    cJSON_free(text);
+    cJSON_Delete(cat);
+    kg_selection_free(&sel);
+    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+}
+
+int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
+{
+    int code;
+    const char *prog = "kgate";
+    opterr = 0; /* our own messages name the flag and the usage */
+    if (reg_rc < 0) {
+        fprintf(stderr, "kgate: case registration failed: %s\n", kg_error_last());
+        code = KG_EXIT_USAGE;
+        goto done;
+    }
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout, prog);
+        code = argc < 2 ? KG_EXIT_USAGE : KG_EXIT_PASS;
+        goto done;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("kgate %s\n", KG_VERSION_STRING);
+        code = KG_EXIT_PASS;
+        goto done;
+    }
+    for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            code = commands[i].fn(reg, argc - 1, argv + 1);
+            goto done;
+        }
+    fprintf(stderr, "kgate: unknown command '%s'\n", argv[1]);
+    usage(stderr, prog);
+    code = KG_EXIT_USAGE;
+done:
+    fflush(stdout);
+    kg_registry_free(reg);
+    return code;
+}

@@ -1,0 +1,518 @@
+/* `kgate selftest`: prove, on the machine at hand, that every gate still catches its planted
+ * defects and passes the clean reference cases. The defect catalogue lives in a separate runner
+ * (kgate-defects, never linked into the reference one), so selftest runs both runners as child
+ * processes, each gate over each, and reads their JSON reports back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "report/export.h" /* kg_report_load */
+#include "marks/marks.h"
+
+/* The gates selftest drives, in order. The bench gate needs marks, so its defects are
+ * compared against marks that selftest records first from their clean twins (see below). */
+static const char *const st_gates[] = { "parity", "preflight", "hotpath", "bench" };
+#define ST_NGATES ((int)KG_ARRAY_LEN(st_gates))
+
+typedef struct {
+    char *id;
+    char *expect_gate;   /* NULL for clean cases */
+    char *expect_reason;
+    bool informational;  /* expect_reason "observe": reported, never counted */
+    kg_verdict observed[ST_NGATES];
+    bool ran[ST_NGATES];
+    char *message[ST_NGATES];
+} st_row;
+
+typedef struct {
+    st_row *rows;
+    size_t n, cap;
+} st_matrix;
+
+static void st_matrix_free(st_matrix *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->rows[i].id);
+        free(m->rows[i].expect_gate);
+        free(m->rows[i].expect_reason);
+        for (int g = 0; g < ST_NGATES; g++)
+            free(m->rows[i].message[g]);
+    }
+    free(m->rows);
+    memset(m, 0, sizeof *m);
+}
+
+static char *st_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
+static int st_add_row(st_matrix *m, const char *id, const char *gate, const char *reason)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        st_row *nr = realloc(m->rows, cap * sizeof *nr);
+        if (!nr)
+            return KG_ERR(KG_ENOMEM, "selftest: out of memory");
+        m->rows = nr;
+        m->cap = cap;
+    }
+    st_row *r = &m->rows[m->n++];
+    memset(r, 0, sizeof *r);
+    r->id = st_strdup(id);
+    r->expect_gate = st_strdup(gate);
+    r->expect_reason = st_strdup(reason);
+    r->informational = reason && strncmp(reason, "observe", 7) == 0;
+    /* The row is counted already, so st_matrix_free frees whatever was copied. */
+    if (!r->id || (gate && !r->expect_gate) || (reason && !r->expect_reason))
+        return KG_ERR(KG_ENOMEM, "selftest: out of memory");
+    return 0;
+}
+
+static int st_gate_index(const char *gate)
+{
+    for (int g = 0; g < ST_NGATES; g++)
+        if (strcmp(st_gates[g], gate) == 0)
+            return g;
+    return -1;
+}
+
+/* The catalogue of `list --json` (not a report: kg_report_load would refuse it). */
+static int st_load_json(cJSON **out, const char *path)
+{
+    int rc = 0;
+    char *text = NULL;
+    *out = NULL;
+    KG_TRY(kg_file_read(&text, NULL, path));
+    *out = cJSON_Parse(text);
+    if (!*out)
+        rc = KG_ERR(KG_EPARSE, "selftest: %s is not valid JSON", path);
+cleanup:
+    free(text);
+    return rc;
+}
+
+/* Fill the matrix column of `gate` from a report. */
+static void st_take_results(st_matrix *m, const cJSON *report, int g)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(report, "results"))
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(it, "case"));
+        const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(it, "gate"));
+        const char *vs = cJSON_GetStringValue(cJSON_GetObjectItem(it, "verdict"));
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(it, "message"));
+        kg_verdict v;
+        if (!id || !gate || strcmp(gate, st_gates[g]) != 0 || kg_verdict_parse(vs, &v) < 0)
+            continue;
+        for (size_t i = 0; i < m->n; i++)
+            if (strcmp(m->rows[i].id, id) == 0) {
+                st_row *r = &m->rows[i];
+                /* A gate may report several rows per case: the worst verdict stands. */
+                if (!r->ran[g] || v == KG_VERDICT_FAIL ||
+                    (v == KG_VERDICT_ERROR && r->observed[g] != KG_VERDICT_FAIL)) {
+                    r->observed[g] = v;
+                    free(r->message[g]);
+                    r->message[g] = st_strdup(msg);
+                }
+                r->ran[g] = true;
+            }
+    }
+}
+
+typedef struct {
+    const char *self_exe;
+    const char *defects_exe;
+    const char *tmpdir;
+    const char *seed;
+    const char *device;
+    const char *filter;
+} st_env;
+
+/* Run one gate of one runner into <tmpdir>/<tag>-<gate>.json and take its results. A gate
+ * that exits 2 (usage/input) or dies is an error of the selftest itself. */
+static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const char *tag, int g,
+                       const char *marks, const char *band_floor)
+{
+    int rc = 0, status = 0;
+    char report[PATH_MAX], log[PATH_MAX];
+    cJSON *j = NULL;
+    snprintf(report, sizeof report, "%s/%s-%s.json", e->tmpdir, tag, st_gates[g]);
+    snprintf(log, sizeof log, "%s/%s-%s.log", e->tmpdir, tag, st_gates[g]);
+    const char *argv[16];
+    int a = 0;
+    argv[a++] = exe;
+    argv[a++] = st_gates[g];
+    argv[a++] = "--seed";
+    argv[a++] = e->seed;
+    argv[a++] = "--device";
+    argv[a++] = e->device;
+    argv[a++] = "--report";
+    argv[a++] = report;
+    if (e->filter) {
+        argv[a++] = "--filter";
+        argv[a++] = e->filter;
+    }
+    if (marks) {
+        argv[a++] = "--marks";
+        argv[a++] = marks;
+    }
+    if (band_floor) {
+        argv[a++] = "--band-floor";
+        argv[a++] = band_floor;
+    }
+    argv[a] = NULL;
+    KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
+    if (status == KG_EXIT_USAGE || status > KG_EXIT_RUNTIME) {
+        rc = KG_ERR(KG_EINTERNAL, "selftest: `%s %s` exited %d (log: %s)", exe, st_gates[g],
+                    status, log);
+        goto cleanup;
+    }
+    KG_TRY(kg_report_load(&j, report)); /* checked like `kgate report --from` */
+    st_take_results(m, j, g);
+cleanup:
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const char *tag)
+{
+    int rc = 0, status = 0;
+    char cat[PATH_MAX], log[PATH_MAX];
+    cJSON *j = NULL;
+    snprintf(cat, sizeof cat, "%s/%s-catalogue.json", e->tmpdir, tag);
+    snprintf(log, sizeof log, "%s/%s-list.log", e->tmpdir, tag);
+    const char *argv[] = { exe, "list", "--json", cat, NULL };
+    KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
+    if (status != 0) {
+        rc = KG_ERR(KG_EINVAL, "selftest: `%s list` exited %d (log: %s)", exe, status, log);
+        goto cleanup;
+    }
+    KG_TRY(st_load_json(&j, cat));
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases"))
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(c, "id"));
+        const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(c, "expect_gate"));
+        const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(c, "expect_reason"));
+        if (!id)
+            continue;
+        if (gate && st_gate_index(gate) < 0) {
+            rc = KG_ERR(KG_EPARSE, "selftest: defect '%s' expects unknown gate '%s'", id, gate);
+            goto cleanup;
+        }
+        /* A defect that names a gate is judged on it; cases without one are clean. */
+        KG_TRY(st_add_row(m, id, gate, why));
+    }
+cleanup:
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* The bench column. A slow variant "defect/bench/<family>/+<p>pct" is judged against the mark of
+ * its clean twin "defect/bench/<family>/clean": selftest sets that mark from two separate
+ * processes of the twin (merged, so the band carries cross-process noise), copies it to every
+ * variant's id, then benches twins and variants in a fresh process. The twin must come out SAME
+ * (else a false alarm), each variant REGRESSED. */
+static int st_run_bench(st_matrix *m, const st_env *e)
+{
+    int rc = 0, status = 0, g = st_gate_index("bench");
+    char marks[PATH_MAX], rekeyed[PATH_MAX], log[PATH_MAX], rep[PATH_MAX];
+    kg_marks *mk = NULL;
+    snprintf(marks, sizeof marks, "%s/bench-twin-marks.json", e->tmpdir);
+    snprintf(rekeyed, sizeof rekeyed, "%s/bench-variant-marks.json", e->tmpdir);
+    snprintf(log, sizeof log, "%s/defects-bench-marks.log", e->tmpdir);
+    snprintf(rep, sizeof rep, "%s/defects-bench-marks.json", e->tmpdir);
+    for (int i = 0; i < 2; i++) {
+        const char *argv[] = { e->defects_exe, "bench", "--filter", "^defect/bench/.*/clean$",
+                               "--seed", e->seed, "--device", e->device, "--save-marks", marks,
+                               "--report", rep, NULL };
+        KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
+        if (status == KG_EXIT_NO_GPU)
+            return 0; /* no GPU: the bench column stays "not run" */
+        if (status != 0) {
+            rc = KG_ERR(KG_EINTERNAL, "selftest: setting the clean twins' bench marks exited "
+                                      "%d (log: %s)", status, log);
+            goto cleanup;
+        }
+    }
+    KG_TRY(kg_marks_load(&mk, marks));
+    size_t nmarks = kg_marks_count(mk);
+    for (size_t r = 0; r < m->n; r++) {
+        const char *id = m->rows[r].id, *slash = strrchr(id, '/');
+        if (!m->rows[r].expect_gate || strcmp(m->rows[r].expect_gate, "bench") != 0 || !slash)
+            continue;
+        char twin[512];
+        snprintf(twin, sizeof twin, "%.*s/clean", (int)(slash - id), id);
+        for (size_t i = 0; i < nmarks; i++) {
+            kg_mark copy = *kg_marks_at(mk, i);
+            if (strcmp(copy.case_id, twin) != 0)
+                continue;
+            copy.case_id = (char *)id; /* kg_marks_put deep-copies */
+            KG_TRY(kg_marks_put(mk, &copy));
+        }
+    }
+    KG_TRY(kg_marks_save(mk, rekeyed));
+    st_env be = *e;
+    be.filter = "^defect/bench/";
+    /* A 2% floor: the twin's mark comes from other processes, whose spread on a 256 MiB copy
+     * reached ~1.8% on the H200. Selftest must never flake (it gates production): it proves
+     * that >= 5% is caught; finer sensitivity is scripts/bench-proof.sh's measurement. */
+    KG_TRY(st_run_gate(m, &be, e->defects_exe, "defects", g, rekeyed, "0.02"));
+cleanup:
+    kg_marks_free(mk);
+    return rc;
+}
+
+int kg_selftest_defects_path(char *buf, size_t n, const char *given)
+{
+    int w;
+    if (given) {
+        w = snprintf(buf, n, "%s", given);
+    } else if (getenv("KGATE_DEFECTS") && *getenv("KGATE_DEFECTS")) {
+        w = snprintf(buf, n, "%s", getenv("KGATE_DEFECTS"));
+    } else {
+        char self[PATH_MAX];
+        int rc = kg_self_exe(self, sizeof self);
+        if (rc < 0)
+            return rc;
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+        w = snprintf(buf, n, "%s/kgate-defects", self);
+    }
+    /* A cut path could name another executable. */
+    if (w < 0 || (size_t)w >= n)
+        return KG_ERR(KG_EINVAL, "selftest: defect runner path too long (--defects PATH or "
+                                 "KGATE_DEFECTS)");
+    if (access(buf, X_OK) != 0)
+        return KG_ERR(KG_EINVAL, "selftest: defect runner '%s' not found or not executable "
+                                 "(--defects PATH or KGATE_DEFECTS)", buf);
+    return 0;
+}
+
+typedef struct {
+    int caught, escaped, false_alarms, not_run, informational;
+} st_counts;
+
+/* Judge one row: a defect on its expected gate, a clean case on every gate it ran. */
+static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_report *rep)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < m->n; i++) {
+        const st_row *r = &m->rows[i];
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddStringToObject(row, "case", r->id);
+        cJSON_AddStringToObject(row, "expect_gate", r->expect_gate ? r->expect_gate : "");
+        cJSON *cells = cJSON_AddObjectToObject(row, "observed");
+        for (int g = 0; g < ST_NGATES; g++)
+            cJSON_AddStringToObject(cells, st_gates[g],
+                                    r->ran[g] ? kg_verdict_name(r->observed[g]) : "-");
+        const char *outcome;
+        kg_verdict v = KG_VERDICT_PASS;
+        char msg[512];
+        if (r->expect_gate) {
+            int g = st_gate_index(r->expect_gate);
+            kg_verdict o = r->observed[g];
+            const char *seen = r->message[g] ? r->message[g] : "";
+            if (r->informational) {
+                outcome = "informational";
+                c->informational++;
+            } else if (!r->ran[g] || o == KG_VERDICT_SKIP) {
+                outcome = "not run";
+                v = KG_VERDICT_SKIP;
+                c->not_run++;
+            } else if (o == KG_VERDICT_FAIL) {
+                outcome = "caught";
+                c->caught++;
+            } else {
+                outcome = "ESCAPED";
+                v = KG_VERDICT_FAIL;
+                c->escaped++;
+            }
+            snprintf(msg, sizeof msg, "%s by %s: %s%s%s", outcome, r->expect_gate,
+                     r->ran[g] ? kg_verdict_name(o) : "not run", *seen ? ": " : "", seen);
+        } else {
+            int flagged = -1;
+            for (int g = 0; g < ST_NGATES; g++)
+                if (r->ran[g] && (r->observed[g] == KG_VERDICT_FAIL ||
+                                  r->observed[g] == KG_VERDICT_ERROR))
+                    flagged = g;
+            if (flagged >= 0) {
+                outcome = "FALSE ALARM";
+                v = KG_VERDICT_FAIL;
+                c->false_alarms++;
+                snprintf(msg, sizeof msg, "clean case flagged by %s: %s", st_gates[flagged],
+                         r->message[flagged] ? r->message[flagged] : "");
+            } else {
+                outcome = "clean";
+                snprintf(msg, sizeof msg, "clean: passed every gate it ran");
+            }
+        }
+        cJSON_AddStringToObject(row, "outcome", outcome);
+        cJSON_AddItemToArray(rows_json, row);
+        (void)kg_report_add(rep, "selftest", r->id, v, msg, NULL);
+    }
+}
+
+static void st_print(const st_matrix *m)
+{
+    printf("\n%-58s %-10s", "case (defects first)", "expects");
+    for (int g = 0; g < ST_NGATES; g++)
+        printf(" %-9s", st_gates[g]);
+    printf("\n");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < m->n; i++) {
+            const st_row *r = &m->rows[i];
+            if ((pass == 0) != (r->expect_gate != NULL))
+                continue;
+            printf("%-58s %-10s", r->id, r->expect_gate ? r->expect_gate : "clean");
+            for (int g = 0; g < ST_NGATES; g++) {
+                char cell[16];
+                snprintf(cell, sizeof cell, "%s%s", r->ran[g] ? kg_verdict_name(r->observed[g])
+                                                              : "-",
+                         r->expect_gate && strcmp(r->expect_gate, st_gates[g]) == 0 ? "*" : "");
+                printf(" %-9s", cell);
+            }
+            printf("\n");
+        }
+    printf("(* = the gate that must catch the defect)\n");
+}
+
+static const char selftest_usage[] =
+    "usage: kgate selftest [--defects PATH] [--filter REGEX] [--seed N] [--device N]\n"
+    "                      [--report FILE.json] [--keep DIR]\n"
+    "\n"
+    "Run every gate over the defect catalogue (the kgate-defects runner beside this one, or\n"
+    "--defects PATH / $KGATE_DEFECTS) and over this runner's clean cases, and print the\n"
+    "detection matrix (case x gate: expected, observed), then\n"
+    "  N caught, N escaped, N false alarms\n"
+    "A defect is caught when the gate it names FAILs it; a clean case is a false alarm when any\n"
+    "gate FAILs or ERRORs on it. Without a GPU only the static checks run (the rest: not run).\n"
+    "\n"
+    "exit codes: 0 every defect caught and no false alarm, 1 an escape or a false alarm,\n"
+    "            2 usage or input error, 3 no GPU (nothing escaped of what ran), 4 runtime error\n";
+
+int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
+                    const char *keep_dir, bool with_clean, int *exit_code)
+{
+    int rc = 0;
+    st_matrix m = { 0 };
+    st_counts c;
+    char tmpl[] = "/tmp/kgate-selftest-XXXXXX", self[PATH_MAX], seed[32], dev[16];
+    const char *dir = keep_dir;
+    KG_TRY(kg_self_exe(self, sizeof self));
+    if (!dir) {
+        if (!mkdtemp(tmpl))
+            return KG_ERR(KG_EIO, "selftest: cannot create a temporary directory: %s",
+                          strerror(errno));
+        dir = tmpl;
+    } else if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        return KG_ERR(KG_EINVAL, "--keep %s: cannot create: %s", dir, strerror(errno));
+    }
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    snprintf(dev, sizeof dev, "%d", o->device);
+    st_env e = { self, defects_exe, dir, seed, dev, o->filter };
+    st_env clean_env = e;
+    clean_env.filter = NULL; /* --filter narrows the defects; clean cases always all run */
+    KG_TRY(st_catalogue(&m, &e, defects_exe, "defects"));
+    if (with_clean)
+        KG_TRY(st_catalogue(&m, &clean_env, self, "clean"));
+    for (int g = 0; g < ST_NGATES; g++) {
+        if (strcmp(st_gates[g], "bench") == 0) {
+            printf("selftest: bench over the slow variants against their clean twins' marks...\n");
+            fflush(stdout);
+            KG_TRY(st_run_bench(&m, &e));
+            continue;
+        }
+        printf("selftest: %s over the defect catalogue%s...\n", st_gates[g],
+               with_clean ? " and the clean cases" : "");
+        fflush(stdout);
+        KG_TRY(st_run_gate(&m, &e, defects_exe, "defects", g, NULL, NULL));
+        if (with_clean)
+            KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL, NULL));
+    }
+    cJSON *sj = cJSON_CreateObject();
+    cJSON *rows = cJSON_AddArrayToObject(sj, "matrix");
+    st_judge(&m, &c, rows, rep);
+    cJSON_AddNumberToObject(sj, "caught", c.caught);
+    cJSON_AddNumberToObject(sj, "escaped", c.escaped);
+    cJSON_AddNumberToObject(sj, "false_alarms", c.false_alarms);
+    cJSON_AddNumberToObject(sj, "not_run", c.not_run);
+    cJSON_AddNumberToObject(sj, "informational", c.informational);
+    kg_report_set_extra(rep, "selftest", sj);
+    st_print(&m);
+    printf("\n%d caught, %d escaped, %d false alarms (%d not run without a GPU, %d "
+           "informational)\n",
+           c.caught, c.escaped, c.false_alarms, c.not_run, c.informational);
+    *exit_code = (c.escaped || c.false_alarms) ? KG_EXIT_GATE_FAILED
+                 : c.not_run                  ? KG_EXIT_NO_GPU
+                                              : KG_EXIT_PASS;
+cleanup:
+    st_matrix_free(&m);
+    if (!keep_dir && dir == tmpl) {
+        char cmd[PATH_MAX + 16];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+        if (system(cmd) != 0)
+            fprintf(stderr, "kgate: selftest: could not remove %s\n", tmpl);
+    }
+    return rc;
+}
+
+int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
+{
+    static const struct option longopts[] = { KG_COMMON_LONGOPTS,
+                                              { "defects", required_argument, NULL, 'd' },
+                                              { "keep", required_argument, NULL, 'k' },
+                                              { 0, 0, 0, 0 } };
+    kg_common_opts o = KG_COMMON_OPTS_INIT;
+    kg_report *rep = NULL;
+    const char *defects = NULL, *keep = NULL;
+    char path[PATH_MAX];
+    int rc = 0, c, code = KG_EXIT_PASS;
+    KG_UNUSED(reg);
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c == KG_OPT_HELP) {
+            fputs(selftest_usage, stdout);
+            return KG_EXIT_PASS;
+        }
+        int h = kg_common_opt(&o, c, optarg);
+        if (h < 0) {
+            rc = h;
+            goto cleanup;
+        }
+        if (h)
+            continue;
+        if (c == 'd') {
+            defects = optarg;
+        } else if (c == 'k') {
+            keep = optarg;
+        } else {
+            rc = kg_opt_unknown("selftest", selftest_usage, argv);
+            goto cleanup;
+        }
+    }
+    if (optind < argc) {
+        rc = KG_ERR(KG_EINVAL, "selftest: unexpected argument '%s'", argv[optind]);
+        goto cleanup;
+    }
+    KG_TRY(kg_selftest_defects_path(path, sizeof path, defects));
+    if (o.report_path)
+        KG_TRY(kg_path_check_writable(o.report_path));
+    if (!o.seed_set)
+        o.seed = kg_seed_fresh();
+    KG_TRY(kg_report_new(&rep, "selftest", true));
+    kg_report_set_seed(rep, o.seed);
+    printf("kgate selftest: seed %llu (reproduce with --seed %llu), defects from %s\n",
+           (unsigned long long)o.seed, (unsigned long long)o.seed, path);
+    KG_TRY(kg_selftest_run(rep, path, &o, keep, true, &code));
+    if (o.report_path) {
+        KG_TRY(kg_report_write(rep, o.report_path));
+        printf("report: %s\n", o.report_path);
+    }
+cleanup:
+    kg_report_free(rep);
+    return rc < 0 ? kg_cli_fail(rc) : code;
+}

@@ -65,6 +65,12 @@ enum { KG_OPT_FILTER = 0x1000, KG_OPT_SEED, KG_OPT_DEVICE, KG_OPT_REPORT, KG_OPT
     { "report", required_argument, NULL, KG_OPT_REPORT },      \
     { "help", no_argument, NULL, KG_OPT_HELP }
 
+/* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
+ * --device, --report. */
+struct kg_opt;
+extern const struct kg_opt kg_common_opt_table[];
+extern const size_t kg_n_common_opts;
+
 /* Handle one common option (returns 1 if handled, 0 if not common, <0 on a bad value). */
 int kg_common_opt(kg_common_opts *o, int opt, const char *arg);
 /* getopt_long refused argv[optind - 1]: print `usage` to stderr, set "CMD: unknown option or

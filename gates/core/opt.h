@@ -1,0 +1,92 @@
+/* Declarative command-line options (the model: libgit2's src/cli/opt.h). A command, and every
+ * gate, declares a table of kg_opt; one parser (opt.c) fills the options structs those tables
+ * point into, and the usage text is generated from the same tables, so a flag, its value name
+ * and its help line exist once.
+ *
+ *   static const kg_opt parity_opts[] = {
+ *       KG_OPT_STRING_("report", "FILE.json", my_opts, report_path, "write the JSON report"),
+ *       ...
+ *   };
+ *
+ * Values are checked strictly where they are parsed: a bad value is KG_EINVAL with a message
+ * naming the flag ("--budget: expected seconds in (0, 3600], got 'x'"). */
+#ifndef KG_OPT_H
+#define KG_OPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    KG_OPT_BOOL = 0,  /* a switch: sets a bool to true (no value) */
+    KG_OPT_STRING,    /* a non-empty string value (borrowed from argv) */
+    KG_OPT_INT,       /* an int in [lo, hi], decimal, whole string */
+    KG_OPT_U64,       /* an unsigned 64-bit integer, decimal, whole string */
+    KG_OPT_DOUBLE,    /* a finite double in (lo, hi] (lo exclusive, hi inclusive) */
+    KG_OPT_FN         /* the value (NULL for a switch) goes to fn, which checks and stores it */
+} kg_opt_kind;
+
+enum {
+    KG_OPT_F_SWITCH = 1u << 0,     /* KG_OPT_FN only: takes no value */
+    KG_OPT_F_STANDALONE = 1u << 1, /* a gate option only its own command takes, not `run`
+                                      (`bench --save-marks`, `preflight --update-baseline`) */
+    KG_OPT_F_HIDDEN = 1u << 2      /* parsed, left out of the usage (internal flags) */
+};
+
+typedef struct kg_opt {
+    const char *name;        /* long name without "--": "filter" */
+    const char *value_name;  /* "REGEX"; NULL for switches */
+    kg_opt_kind kind;
+    size_t offset;           /* of the target field inside the options struct */
+    double lo, hi;           /* KG_OPT_INT, KG_OPT_DOUBLE: the accepted range */
+    int (*fn)(void *opts, const char *value); /* KG_OPT_FN: 0 or a KG_E* code, message set */
+    unsigned flags;
+    const char *help;        /* one line for the usage's option list */
+} kg_opt;
+
+#define KG_OPT_BOOL_(n, T, f, h) { .name = n, .kind = KG_OPT_BOOL, .offset = offsetof(T, f), .help = h }
+#define KG_OPT_STRING_(n, v, T, f, h) \
+    { .name = n, .value_name = v, .kind = KG_OPT_STRING, .offset = offsetof(T, f), .help = h }
+#define KG_OPT_INT_(n, v, T, f, l, u, h) \
+    { .name = n, .value_name = v, .kind = KG_OPT_INT, .offset = offsetof(T, f), .lo = l, .hi = u, .help = h }
+#define KG_OPT_U64_(n, v, T, f, h) \
+    { .name = n, .value_name = v, .kind = KG_OPT_U64, .offset = offsetof(T, f), .help = h }
+#define KG_OPT_DOUBLE_(n, v, T, f, l, u, h) \
+    { .name = n, .value_name = v, .kind = KG_OPT_DOUBLE, .offset = offsetof(T, f), .lo = l, .hi = u, .help = h }
+#define KG_OPT_FN_(n, v, fun, fl, h) \
+    { .name = n, .value_name = v, .kind = KG_OPT_FN, .fn = fun, .flags = fl, .help = h }
+
+/* One table and the struct its offsets point into. */
+typedef struct {
+    const kg_opt *opts;
+    size_t n;
+    void *target;
+    bool standalone_ok;      /* false: options flagged KG_OPT_F_STANDALONE are refused here */
+} kg_opt_table;
+
+/* Parse argv[1..argc) (argv[0] is the command name) against the tables, in order; the first
+ * table that names a flag takes it. Accepts "--name VALUE" and "--name=VALUE". "--help" sets
+ * *help and stops (returns 0). Positional arguments are collected into positional[] (up to
+ * max_positional, in order, *n_positional set); more, or any when positional is NULL, is
+ * KG_EINVAL "CMD: unexpected argument 'X'". An unknown flag or a missing value is KG_EINVAL
+ * "CMD: unknown option or missing value: 'X'"; `command` names CMD in messages. */
+int kg_opt_parse(const kg_opt_table *tables, size_t n_tables, const char *command, int argc,
+                 char **argv, bool *help, const char **positional, size_t max_positional,
+                 size_t *n_positional);
+
+/* The usage text: "usage: kgate CMD [--flag VALUE] ...\n" wrapped at 92 columns (required
+ * positional words `synopsis_tail` appended, e.g. "A_EXE B_EXE"), then `description` (may be
+ * NULL), then "options:\n" with one "  --name VALUE  help" line per visible option of every
+ * table, then the exit-code lines every command shares. */
+void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
+                  const kg_opt_table *tables, size_t n_tables, const char *description);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

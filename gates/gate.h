@@ -1,0 +1,147 @@
+/* The gate interface and the driver (the models: curl's Curl_protocol and libgit2's backend
+ * structs). A gate is one `const struct kg_gate`: its name, what it needs, its own options
+ * (a kg_opt table over its options struct, with an _INIT), and three hooks: begin (once, may
+ * refuse the run's inputs), run_case (one case into a typed result), end (after the last case).
+ * It declares the columns of its console table; the report figures of a result come from its
+ * `figures` hook.
+ *
+ * The driver (driver.c) owns everything around run_case: the case loop, SKIP without a GPU,
+ * a case's error as its ERROR verdict, the console table from the declared columns, the report
+ * rows, and the one exit-code policy (kg_exit_code_for_counts). `kgate <gate>`, `run`,
+ * `selftest` and `ab` all go through it.
+ *
+ *   gate->begin(&state, opts, env)           inputs, per-run setup (ceilings, CUPTI subscriber)
+ *   for each selected case:
+ *       gate->run_case(state, desc, env, &res)   res.verdict, res.message, res.data
+ *       driver: print the row, report row <- gate->figures(&res)
+ *   gate->end(state, env)                    run-level report extras; frees state
+ */
+#ifndef KG_GATE_H
+#define KG_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "core/kg_core.h"
+#include "core/opt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the driver hands every hook. */
+typedef struct {
+    uint64_t seed;               /* the run's printed seed (kg_case_seed derives per case) */
+    int device;
+    const kg_device_info *dev;   /* NULL without a GPU */
+    bool diagnostic;
+    bool quiet;                  /* no console table */
+    const char *self_exe;        /* the running executable (static preflight reads its cubins) */
+    kg_report *rep;              /* for run-level extras (kg_report_set_extra) in begin/end */
+} kg_gate_env;
+
+/* One case's result: what every gate fills, and its own typed data. */
+typedef struct {
+    kg_verdict verdict;
+    char message[1024];
+    void *data;                  /* the gate's typed result (its result_free frees it) */
+    size_t n_lines;              /* console lines this result prints (0 = 1) */
+} kg_case_result;
+
+/* One console column: header, width, and the cell of line `line` of a result. */
+typedef struct {
+    const char *header;
+    int width;                   /* printf width; negative = left-aligned */
+    void (*cell)(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r,
+                 size_t line);
+} kg_gate_column;
+
+enum {
+    KG_GATE_NEEDS_GPU = 1u << 0, /* without a GPU every case is SKIP ("no CUDA device") */
+    KG_GATE_STATIC = 1u << 1     /* decides without a GPU too (preflight's static path) */
+};
+
+struct kg_gate {
+    const char *name;            /* "parity": the command, the report's gate, selftest column */
+    const char *summary;         /* one line for `kgate --help` */
+    const char *description;     /* the body of `kgate <name> --help` */
+    unsigned flags;
+    const kg_opt *opts;          /* this gate's flags (also accepted by `run` unless standalone) */
+    size_t n_opts;
+    size_t opts_size;            /* sizeof its options struct */
+    const void *opts_init;       /* its _INIT value */
+    /* Once per run, before any case; env->dev may be NULL. <0 stops the run (bad input file:
+     * exit 2). KG_ECUPTI-like failures that make the gate unusable: return KG_EUNAVAILABLE
+     * (defined below) with the reason set, and every case becomes ERROR with it. */
+    int (*begin)(void **state, const void *opts, const kg_gate_env *env);
+    /* One case. 0 with res->verdict set, or <0: the case's ERROR with kg_error_last() (the
+     * driver records it); KG_ENOMEM stops the run. May leave res->data set either way. */
+    int (*run_case)(void *state, const kg_case_desc *d, const kg_gate_env *env,
+                    kg_case_result *res);
+    /* The report figures of a result (NULL = none; the driver writes {}). */
+    cJSON *(*figures)(const kg_case_desc *d, const kg_case_result *res);
+    void (*result_free)(void *data);
+    /* After the last case (also after a stopped run): extras, files; frees state. */
+    int (*end)(void *state, const kg_gate_env *env, int rc);
+    const kg_gate_column *columns;
+    size_t n_columns;
+    /* Optional lines after a row (the hot path's first forbidden call and its backtrace). */
+    void (*detail)(FILE *out, const kg_case_desc *d, const kg_case_result *res);
+};
+
+/* begin() could not make the gate usable (a profiler holds CUPTI): every case is ERROR. */
+#define KG_EUNAVAILABLE (-100)
+
+/* The gates, in the order `run` and `selftest` run them: the one list. */
+extern const struct kg_gate kg_gate_parity, kg_gate_preflight, kg_gate_hotpath, kg_gate_bench;
+extern const struct kg_gate *const kg_gates[];
+extern const size_t kg_n_gates;
+const struct kg_gate *kg_gate_find(const char *name);
+
+/* ---- the driver -------------------------------------------------------------------------- */
+
+typedef struct {
+    const struct kg_gate *gate;
+    const kg_case_desc *desc;
+    kg_case_result res;
+} kg_run_row;
+
+/* One run: a selection of cases, the gates run over it so far, their typed results, the
+ * report. */
+typedef struct {
+    const char *command;         /* "parity", "run", ... */
+    kg_common_opts opts;
+    kg_selection sel;
+    kg_device_info dev;
+    kg_gate_env env;
+    kg_report *rep;
+    bool no_gpu;
+    kg_run_row *rows;
+    size_t n_rows, cap_rows;
+    char self_exe[4096];
+} kg_run;
+
+/* The front half of every command: select cases (KG_ENOTFOUND when none), check the report
+ * path, draw a seed when none was given, create the report, print the seed line, open the
+ * device (no GPU: one line printed, run->no_gpu). `banner` (may be NULL) replaces the mode
+ * words of the seed line. */
+int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
+                 const kg_registry *reg, const char *banner);
+/* Run one gate over the selection with its options struct (NULL = its _INIT). The section
+ * heading ("== parity ==") is printed when `heading`. */
+int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts,
+                bool heading);
+/* Verdict counts over the report's rows (every gate, selftest rows too). */
+void kg_run_counts(const kg_run *run, int counts[5]);
+/* Print "<command>: N passed, ..." and write the report if asked; returns the exit code by the
+ * one policy (or the error's, when rc < 0). Frees nothing. */
+int kg_run_finish(kg_run *run, int rc);
+void kg_run_free(kg_run *run);
+
+/* The one exit-code policy: FAIL -> 1, else ERROR -> 4, else SKIP -> 3, else 0. */
+int kg_exit_code_for_counts(const int counts[5]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -45,20 +45,37 @@ typedef struct {
     kg_verdict verdict;
     char message[1024];
     void *data;                  /* the gate's typed result (its result_free frees it) */
-    size_t n_lines;              /* console lines this result prints (0 = 1) */
+    size_t n_lines;              /* KG_GATE_MULTILINE: console lines this result prints */
 } kg_case_result;
 
-/* One console column: header, width, and the cell of line `line` of a result. */
+/* One console column: the report figure it shows, its header and width, and either a printf
+ * format of a double field of the typed result (`offset` into res->data) or a cell function
+ * (line `line` of a multi-line result). The last column is free text (never padded). */
+typedef void (*kg_cell_fn)(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r,
+                           size_t line);
 typedef struct {
+    const char *key;             /* the report key of the figure (NULL: not a figure) */
     const char *header;
     int width;                   /* printf width; negative = left-aligned */
-    void (*cell)(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r,
-                 size_t line);
+    const char *format;          /* "%.3g" of the double at `offset` (when cell is NULL) */
+    size_t offset;
+    kg_cell_fn cell;
 } kg_gate_column;
+
+/* Cells every gate's table starts with. */
+void kg_cell_case(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r, size_t l);
+void kg_cell_verdict(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r,
+                     size_t l);
+#define KG_COL_CASE(w) { .header = "case", .width = (w), .cell = kg_cell_case }
+#define KG_COL_VERDICT(h, w) { .header = (h), .width = (w), .cell = kg_cell_verdict }
+#define KG_COL_NUM(k, h, w, fmt, T, field) \
+    { .key = (k), .header = (h), .width = (w), .format = (fmt), .offset = offsetof(T, field) }
 
 enum {
     KG_GATE_NEEDS_GPU = 1u << 0, /* without a GPU every case is SKIP ("no CUDA device") */
-    KG_GATE_STATIC = 1u << 1     /* decides without a GPU too (preflight's static path) */
+    KG_GATE_STATIC = 1u << 1,    /* decides without a GPU too (preflight's static path) */
+    KG_GATE_MULTILINE = 1u << 2  /* a result prints n_lines table lines (preflight: one per
+                                    kernel and architecture); else one, or "id ERROR message" */
 };
 
 struct kg_gate {
@@ -133,8 +150,11 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
                 bool heading);
 /* Verdict counts over the report's rows (every gate, selftest rows too). */
 void kg_run_counts(const kg_run *run, int counts[5]);
-/* Print "<command>: N passed, ..." and write the report if asked; returns the exit code by the
- * one policy (or the error's, when rc < 0). Frees nothing. */
+/* Print "<command>: N passed, ..." and return the exit code by the one policy. */
+int kg_run_summary(const kg_run *run);
+/* Write the report atomically if --report was given (and say where). */
+int kg_run_write(kg_run *run);
+/* kg_run_summary + kg_run_write; the error's exit code when rc < 0. Frees nothing. */
 int kg_run_finish(kg_run *run, int rc);
 void kg_run_free(kg_run *run);
 

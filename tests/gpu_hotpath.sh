@@ -24,11 +24,14 @@ nbatch=$(jq '[.results[] | select(.gate=="hotpath" and .figures.batch_invariance
 
 "$DEF" hotpath --filter '^defect/hotpath/' --seed 11 --report "$T/def.json"; rc=$?
 [ "$rc" -eq 1 ] || bad "defect hotpath exit $rc, want 1"
-# Every defect (expect_reason other than "observe") FAILs and its message names the reason.
-ndef=$(jq '[.results[] | select(.gate=="hotpath" and .figures.expect_reason != null and .figures.expect_reason != "observe")] | length' "$T/def.json")
-missed=$(jq -r '.results[] | select(.gate=="hotpath" and .figures.expect_reason != null and .figures.expect_reason != "observe")
-                | . as $r | select($r.verdict != "FAIL" or ($r.message | contains($r.figures.expect_reason) | not))
-                | "\($r.case): \($r.verdict): \($r.message) (want: \($r.figures.expect_reason))"' "$T/def.json")
+# Every defect (expect_reason other than "observe", from the catalogue) FAILs and its message
+# names the reason.
+"$DEF" list --json "$T/cat.json" >/dev/null || bad "list --json of the defect runner"
+WHY='($cat[0].cases | map({(.id): .expect_reason}) | add) as $why'
+ndef=$(jq --slurpfile cat "$T/cat.json" "$WHY"' | [.results[] | select(.gate=="hotpath" and $why[.case] != null and $why[.case] != "observe")] | length' "$T/def.json")
+missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate=="hotpath" and $why[.case] != null and $why[.case] != "observe")
+                | . as $r | $why[$r.case] as $w | select($r.verdict != "FAIL" or ($r.message | contains($w) | not))
+                | "\($r.case): \($r.verdict): \($r.message) (want: \($w))"' "$T/def.json")
 [ "$ndef" -ge 11 ] || bad "only $ndef hotpath defects ran, want 11"
 [ -z "$missed" ] || { bad "defects not caught with their reason:"; echo "$missed"; }
 

@@ -38,8 +38,10 @@ jq -r '[.results[].figures.kernels[]? | select(.path=="runtime")] | unique_by(.s
 [ "$rc" -eq 1 ] || bad "defect preflight exit $rc, want 1"
 n=$(jq '[.results[] | select(.gate=="preflight")] | length' "$T/def.json")
 [ "$n" -ge 4 ] || bad "only $n preflight defects ran"
-missed=$(jq -r '.results[] | select(.gate=="preflight") | . as $r
-          | select($r.verdict != "FAIL" or ($r.message | contains($r.figures.expect_reason // "?") | not)
+"$DEF" list --json "$T/cat.json" >/dev/null || bad "list --json of the defect runner"
+missed=$(jq -r --slurpfile cat "$T/cat.json" '($cat[0].cases | map({(.id): .expect_reason}) | add) as $why
+          | .results[] | select(.gate=="preflight") | . as $r
+          | select($r.verdict != "FAIL" or ($r.message | contains($why[$r.case] // "?") | not)
                    or ([$r.figures.kernels[] | select(.path=="runtime" and .verdict=="FAIL")] | length) == 0)
           | "  \($r.case) \($r.verdict): \($r.message)"' "$T/def.json")
 [ -z "$missed" ] || { bad "defects not caught on the runtime path:"; echo "$missed"; }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "bench/bench.h"
+#include "marks/marks.h"
 #include "core/kg_core.h"
 #include "kg_test.h"
 

@@ -1,7 +1,7 @@
 /* The parity comparison on known vectors: NaN, Inf, denormals, empty, length 1, bitwise. */
 #include <math.h>
 #include <string.h>
-#include "core/kg_core.h"
+#include "parity/parity.h"
 #include "kg_test.h"
 
 static kg_parity_policy tol(double a, double r, double c)

@@ -39,10 +39,12 @@ jq -e '[.results[].figures.kernels[]? | select(.path=="static" and .blocks_per_s
 [ "$rc" -eq 1 ] && ok || { bad "defect preflight exit $rc, want 1"; cat "$T/out" "$T/err"; }
 n=$(jq '[.results[] | select(.gate=="preflight")] | length' "$T/def.json")
 [ "$n" -ge 4 ] && ok || bad "only $n preflight defects ran"
-missed=$(jq -r '.results[] | select(.gate=="preflight") | . as $r
-          | select($r.verdict != "FAIL" or $r.figures.expect_reason == null
-                   or ($r.message | contains($r.figures.expect_reason) | not))
-          | "\($r.case) \($r.verdict) want [\($r.figures.expect_reason)] got: \($r.message)"' "$T/def.json")
+# The expectations come from the catalogue (`list --json`), never from the gate's figures.
+"$DEF" list --json "$T/cat.json" >/dev/null || bad "list --json of the defect runner"
+missed=$(jq -r --slurpfile cat "$T/cat.json" '($cat[0].cases | map({(.id): .expect_reason}) | add) as $why
+          | .results[] | select(.gate=="preflight") | . as $r | $why[$r.case] as $w
+          | select($r.verdict != "FAIL" or $w == null or ($r.message | contains($w) | not))
+          | "\($r.case) \($r.verdict) want [\($w)] got: \($r.message)"' "$T/def.json")
 [ -z "$missed" ] && ok || bad "defects not caught with their reason: $missed"
 
 # The same through the environment defaults (how a selftest points the defect runner at them).

@@ -8,7 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/kg_core.h"
-#include "marks/marks.h"
+#include "gate.h"
+#include "core/mark.h"
 #include "core/stats.h"
 
 #ifdef __cplusplus
@@ -131,6 +132,51 @@ typedef struct {
 int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t seed,
                               const kg_bench_opts *o);
 void kg_bench_ceilings_free(kg_bench_ceilings *c);
+
+/* ---- the gate --------------------------------------------------------------------------- */
+
+/* The gate's options (its kg_opt table is in bench.c). `marks_path`, `save_marks`: the flags
+ * of `kgate bench`, handled by the command layer, which loads the marks and hands the lookup
+ * down (marks live above the gates). */
+typedef struct {
+    int mode;                   /* 0 warm, 1 cold (--mode) */
+    double budget_s;            /* --budget, per case */
+    double band_floor;          /* --band-floor (0 = the decision's default) */
+    double compute_floor;       /* --compute-floor */
+    double abs_floor_us;        /* --abs-floor */
+    const char *marks_path;     /* --marks FILE (recorded in the settings) */
+    const char *save_marks;     /* --save-marks FILE */
+    kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */
+    const void *marks;
+} kg_bench_gate_opts;
+#define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 1.0, .band_floor = 0, \
+                                  .compute_floor = 0, .abs_floor_us = 0, .marks_path = NULL, \
+                                  .save_marks = NULL, .lookup = NULL, .marks = NULL }
+
+/* One case's typed bench result: the decision, the figures it came from, their context. */
+typedef struct {
+    kg_bench_result r;          /* engine figures (owned) */
+    kg_bench_verdict v;
+    bool have_mark;
+    kg_mark mark;               /* a shallow copy of the mark decided against (strings NULL) */
+    char mark_kernels[1024];
+    const char *metric;         /* "time_us_warm" | "time_us_cold" */
+    kg_direction direction;
+    char device_class[320];
+    bool compute_bound;
+    bool kernels_changed;
+    char kernels[1024];         /* "a;b" from the CUPTI kernel trace */
+    /* table cells */
+    double ci_pct, gbps, tflops, pct_copy, pct_gemm;
+    /* context of the figures */
+    double copy_gbps, gemm_tflops, clock_floor_mhz, budget_s, target_ci_rel;
+    int mode;
+} kg_bench_row;
+
+/* bench_figures.c: the report figures of a row, the run-level record, the table. */
+cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res);
+#define KG_BENCH_N_COLUMNS 11
+extern const kg_gate_column kg_bench_columns[KG_BENCH_N_COLUMNS];
 
 /* ---- helpers used by the engine (clock_probe.cu, bench_nvml.c, bench_cupti.c) ------------ */
 

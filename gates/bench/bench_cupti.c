@@ -5,7 +5,7 @@
 #include <string.h>
 #include <cupti.h>
 #include "bench/bench.h"
-#include "hotpath/cupti_watch.h" /* KG_CUPTI_CHECK */
+#include "core/cupti_check.h"
 
 #define TRACE_BUF_BYTES (1u << 20)
 #define TRACE_MAX 64

@@ -53,9 +53,11 @@ typedef struct {
     int device;
     const char *report_path; /* NULL = no JSON report */
     bool diagnostic;         /* every command but `run --production` is non-certifying */
+    bool quiet;              /* no console tables (`run --quiet`) */
 } kg_common_opts;
 
-#define KG_COMMON_OPTS_INIT { NULL, 0, false, 0, NULL, true }
+#define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
+                              .report_path = NULL, .diagnostic = true, .quiet = false }
 
 /* Long options shared by the gate subcommands; their `val`s are >= 0x1000. */
 enum { KG_OPT_FILTER = 0x1000, KG_OPT_SEED, KG_OPT_DEVICE, KG_OPT_REPORT, KG_OPT_HELP };
@@ -152,6 +154,11 @@ int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdic
 /* Attach extra JSON under the top-level key (taken over, replacing any previous). */
 void kg_report_set_extra(kg_report *r, const char *key, cJSON *value);
 cJSON *kg_report_json(kg_report *r); /* borrowed */
+/* The run id and the commit under test (provenance.commit, "unknown" when none) it records. */
+const char *kg_report_run_id(const kg_report *r);
+const char *kg_report_commit(const kg_report *r);
+/* Name the commit under test (a diagnostic run outside CI: HEAD of the repository). */
+void kg_report_set_commit(kg_report *r, const char *commit);
 /* Counts of verdicts over all results. */
 void kg_report_counts(const kg_report *r, int counts[5]);
 /* Write atomically: temp file in the same directory, fsync, rename. */
@@ -163,78 +170,6 @@ int kg_path_check_writable(const char *path);
 int kg_file_write_atomic(const char *path, const void *data, size_t len);
 /* Read a whole file (NUL-terminated); caller frees. */
 int kg_file_read(char **out, size_t *len, const char *path);
-
-/* ---- gates ------------------------------------------------------------------------------ */
-
-/* Everything a gate needs to run over a selection. `run` fills it once and runs every gate;
- * each `kgate <gate>` command fills it from its own flags. Gate-specific settings live here
- * too (one struct, so `run` can pass the flags through). */
-typedef struct {
-    uint64_t seed;
-    int device;
-    const kg_device_info *dev;   /* NULL when there is no GPU (gates SKIP or use a static path) */
-    bool diagnostic;
-    bool quiet;                  /* no table on stdout */
-    /* preflight */
-    const char *resource_baseline;   /* baselines/resources.json */
-    const char *spill_allowlist;     /* baselines/spill_allowlist.json */
-    const char *self_exe;            /* path of the running executable (static preflight) */
-    /* bench */
-    const char *marks_path;          /* baselines/high_water.json */
-    int bench_mode;                  /* 0 warm, 1 cold */
-    double bench_budget_s;           /* per case; 0 = default */
-    /* hotpath */
-    int hotpath_runs;                /* determinism runs per case; 0 = default (10) */
-    /* bench (decision and proof settings; bench.c) */
-    double bench_band_floor;         /* --band-floor, relative; 0 = default (0.005) */
-    double bench_compute_floor;      /* --compute-floor, relative; 0 = default (0.15) */
-    double bench_abs_floor_us;       /* --abs-floor, microseconds; 0 = default (0.1) */
-    const char *bench_save_marks;    /* --save-marks FILE: merge this run's marks into FILE */
-} kg_gate_ctx;
-
-#define KG_GATE_CTX_INIT { 0, 0, NULL, true, false, NULL, NULL, NULL, NULL, 0, 0.0 }
-
-/* A gate adds one result per selected case (per gate) to the report and prints its table.
- * It returns <0 only for errors that stop the whole run (bad input files, out of memory);
- * a case's own failure or CUDA error is that case's verdict. */
-typedef int (*kg_gate_fn)(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
-                          const kg_gate_ctx *ctx);
-
-int kg_gate_parity(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
-                   const kg_gate_ctx *ctx);
-int kg_gate_preflight(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
-                      const kg_gate_ctx *ctx);
-int kg_gate_hotpath(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
-                    const kg_gate_ctx *ctx); /* hotpath.c */
-int kg_gate_bench(kg_report *rep, const kg_registry *reg, const kg_selection *sel,
-                  const kg_gate_ctx *ctx); /* bench.c */
-
-/* Shared front half of a gate command: parse common flags (calling `extra` for the others),
- * select cases, check the report path, open the device (dev NULL if none, with one line
- * printed). Returns 0, or <0 with the error set; *help_shown when --help was printed. */
-typedef int (*kg_extra_opt_fn)(kg_gate_ctx *ctx, int opt, const char *arg);
-typedef struct {
-    const char *command;           /* "parity" */
-    const char *usage;             /* full usage text printed by --help and usage errors */
-    const struct option *longopts; /* must include KG_COMMON_LONGOPTS */
-    kg_extra_opt_fn extra;         /* may be NULL */
-} kg_cmd_spec;
-
-typedef struct {
-    kg_common_opts opts;
-    kg_gate_ctx ctx;
-    kg_selection sel;
-    kg_device_info dev;
-    kg_report *rep;
-    bool help_shown;
-    bool no_gpu;
-} kg_cmd_state;
-
-int kg_cmd_begin(kg_cmd_state *st, const kg_cmd_spec *spec, kg_registry *reg, int argc,
-                 char **argv);
-/* Write the report if asked, print the summary line, free; returns the exit code:
- * FAIL -> 1, else ERROR -> 4, else no GPU with SKIPs -> 3, else 0. `rc` is the gate's rc. */
-int kg_cmd_end(kg_cmd_state *st, int rc);
 
 /* ---- CLI --------------------------------------------------------------------------------- */
 
@@ -263,31 +198,6 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv);        /* ab.c */
 int kg_exit_code_for_error(int rc);
 /* Print "kgate: <message>" for the last error to stderr and return the exit code. */
 int kg_cli_fail(int rc);
-
-/* ---- parity (the comparison math, used by other gates too) ----------------------------- */
-
-typedef struct {
-    size_t n;
-    size_t nonfinite_out;    /* NaN/Inf elements in the output */
-    size_t nonfinite_ref;
-    size_t first_bad;        /* first element breaking the policy (or SIZE_MAX) */
-    size_t mismatched_bytes; /* bitwise: differing elements */
-    double max_abs;
-    size_t max_abs_at;
-    double rel_l2;
-    double cosine;
-    bool pass;
-    char reason[160];
-} kg_parity_result;
-
-/* Compare n elements: out (dtype od) against ref (dtype rd) under policy p. */
-int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const void *ref,
-                      kg_dtype rd, size_t n, const kg_parity_policy *p);
-/* Parity of one case (instance, poison, launch, reference, compare) into the report. */
-int kg_parity_run_case(kg_report *rep, const kg_case_desc *d, uint64_t seed, int device,
-                       kg_verdict *verdict, kg_parity_result *res_out);
-/* Convert element i of a typed buffer to double. */
-double kg_value_at(const void *buf, kg_dtype t, size_t i);
 
 #ifdef __cplusplus
 }

@@ -138,6 +138,25 @@ void kg_report_set_extra(kg_report *r, const char *key, cJSON *value)
 
 cJSON *kg_report_json(kg_report *r) { return r->root; }
 
+const char *kg_report_run_id(const kg_report *r)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r->root, "run_id"));
+}
+
+const char *kg_report_commit(const kg_report *r)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, "provenance");
+    const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "commit"));
+    return c ? c : "unknown";
+}
+
+void kg_report_set_commit(kg_report *r, const char *commit)
+{
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, "provenance");
+    if (p && commit)
+        cJSON_ReplaceItemInObjectCaseSensitive(p, "commit", cJSON_CreateString(commit));
+}
+
 int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdict v,
                   const char *message, cJSON *figures)
 {

@@ -13,6 +13,16 @@ extern "C" {
 #define KG_RESOURCES_VERSION 1
 #define KG_ALLOWLIST_VERSION 1
 
+/* The gate's options (its kg_opt table is in preflight.c). */
+typedef struct {
+    const char *baseline;    /* --baseline FILE */
+    const char *allowlist;   /* --allowlist FILE */
+    bool force_static;       /* --static */
+    bool update_baseline;    /* --update-baseline (`kgate preflight` only) */
+} kg_preflight_opts;
+#define KG_PREFLIGHT_OPTS_INIT { .baseline = NULL, .allowlist = NULL, .force_static = false, \
+                                 .update_baseline = false }
+
 /* One baseline entry, keyed by (kernel, arch, block_threads, dynamic_smem). */
 typedef struct {
     char *kernel;          /* source-level name, as in kg_kernel_ref.name */

@@ -4,7 +4,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/kg_core.h"
+#include "cli/cli.h"
 
 typedef struct {
     const char *name;
@@ -130,96 +130,6 @@ void kg_selection_free(kg_selection *s)
     free(s->idx);
     s->idx = NULL;
     s->n = 0;
-}
-
-int kg_cmd_begin(kg_cmd_state *st, const kg_cmd_spec *spec, kg_registry *reg, int argc,
-                 char **argv)
-{
-    int rc = 0, c;
-    kg_common_opts o0 = KG_COMMON_OPTS_INIT;
-    kg_gate_ctx c0 = KG_GATE_CTX_INIT;
-    memset(st, 0, sizeof *st);
-    st->opts = o0;
-    st->ctx = c0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", spec->longopts, NULL)) != -1) {
-        if (c == KG_OPT_HELP) {
-            fputs(spec->usage, stdout);
-            st->help_shown = true;
-            return 0;
-        }
-        int h = kg_common_opt(&st->opts, c, optarg);
-        if (h < 0)
-            return h;
-        if (h == 0 && spec->extra && c != '?' && c != ':')
-            h = spec->extra(&st->ctx, c, optarg);
-        if (h < 0)
-            return h;
-        if (h == 0)
-            return kg_opt_unknown(spec->command, spec->usage, argv);
-    }
-    if (optind < argc) {
-        fputs(spec->usage, stderr);
-        return KG_ERR(KG_EINVAL, "%s: unexpected argument '%s'", spec->command, argv[optind]);
-    }
-    KG_TRY(kg_select(&st->sel, reg, st->opts.filter));
-    if (st->opts.report_path)
-        KG_TRY(kg_path_check_writable(st->opts.report_path));
-    if (!st->opts.seed_set)
-        st->opts.seed = kg_seed_fresh();
-    st->ctx.seed = st->opts.seed;
-    st->ctx.device = st->opts.device;
-    st->ctx.diagnostic = st->opts.diagnostic;
-    KG_TRY(kg_report_new(&st->rep, spec->command, st->ctx.diagnostic));
-    kg_report_set_seed(st->rep, st->opts.seed);
-    printf("kgate %s: seed %llu (reproduce with --seed %llu), %zu case(s)%s\n", spec->command,
-           (unsigned long long)st->opts.seed, (unsigned long long)st->opts.seed, st->sel.n,
-           st->ctx.diagnostic ? ", diagnostic (non-certifying)" : "");
-    rc = kg_device_open(&st->dev, st->opts.device);
-    if (rc == KG_ENODEV) {
-        printf("kgate: %s: GPU checks are skipped\n", kg_error_last());
-        kg_report_set_no_device(st->rep, kg_error_last());
-        st->no_gpu = true;
-        rc = 0;
-    } else if (rc == 0) {
-        st->ctx.dev = &st->dev;
-        kg_report_set_device(st->rep, &st->dev);
-        printf("device %d: %s (sm_%d%d, %d SMs, %s), driver CUDA %d.%d, runtime %d.%d\n",
-               st->dev.ordinal, st->dev.name, st->dev.cc_major, st->dev.cc_minor,
-               st->dev.sm_count, st->dev.uuid, st->dev.driver_version / 1000,
-               (st->dev.driver_version % 1000) / 10, st->dev.runtime_version / 1000,
-               (st->dev.runtime_version % 1000) / 10);
-    }
-cleanup:
-    return rc;
-}
-
-int kg_cmd_end(kg_cmd_state *st, int rc)
-{
-    int code = KG_EXIT_PASS, n[5] = { 0 };
-    if (rc >= 0 && st->rep && !st->help_shown) {
-        kg_report_counts(st->rep, n);
-        printf("%s: %d passed, %d failed, %d errors, %d skipped, %d warnings\n",
-               cJSON_GetStringValue(cJSON_GetObjectItem(kg_report_json(st->rep), "command")),
-               n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL],
-               n[KG_VERDICT_ERROR], n[KG_VERDICT_SKIP], n[KG_VERDICT_WARN]);
-        if (st->opts.report_path) {
-            rc = kg_report_write(st->rep, st->opts.report_path);
-            if (rc == 0)
-                printf("report: %s\n", st->opts.report_path);
-        }
-        code = n[KG_VERDICT_FAIL]    ? KG_EXIT_GATE_FAILED
-               : n[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME
-               : (st->no_gpu && n[KG_VERDICT_SKIP]) ? KG_EXIT_NO_GPU
-                                                    : KG_EXIT_PASS;
-    }
-    if (rc < 0)
-        code = kg_cli_fail(rc);
-    kg_report_free(st->rep);
-    st->rep = NULL;
-    kg_selection_free(&st->sel);
-    return code;
 }
 
 static cJSON *case_to_json(const kg_case_desc *d)

@@ -1,66 +1,51 @@
-/* `kgate run --production|--diagnostic`: every gate over the selected cases into one report; in
- * production, and only when every gate passed for every case on a GPU, the marks of IMPROVED
- * and NO_MARK cases advance through one libgit2 commit. `kgate marks advance --from-report`
- * drives the same production path from a recorded report (CPU tests, release managers). */
-#include <getopt.h>
+/* `kgate run --production|--diagnostic`: every gate of the table over the selected cases into
+ * one report (through the driver); in production, and only when every gate passed for every
+ * case on a GPU, the marks of IMPROVED and NO_MARK cases advance through one libgit2 commit.
+ * `kgate marks advance --from-report` drives the same production step from a recorded report
+ * (CPU tests, release managers). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cli/cli.h"
 #include "marks/advance.h"
 #include "marks/marks_git.h"
 
-/* The gates `run` runs, in order. A gate joins this table once its kg_gate_* exists. */
 typedef struct {
-    const char *name;
-    kg_gate_fn fn;
-} run_gate;
+    bool production, diagnostic, quiet, skip_selftest;
+    const char *defects;
+    kg_marks_git_opts mo;
+} run_opts;
 
-static const run_gate run_gates[] = {
-    { "parity", kg_gate_parity },
-    { "preflight", kg_gate_preflight },
-    { "hotpath", kg_gate_hotpath },
-    { "bench", kg_gate_bench },
+static const kg_opt run_opt_table[] = {
+    KG_OPT_BOOL_("production", run_opts, production,
+                 "certifying: commit the advanced marks if every gate passed"),
+    KG_OPT_BOOL_("diagnostic", run_opts, diagnostic, "non-certifying (the default)"),
+    KG_OPT_BOOL_("quiet", run_opts, quiet, "no per-gate tables"),
+    KG_OPT_STRING_("defects", "PATH", run_opts, defects, "the defect runner of the selftest"),
+    KG_OPT_BOOL_("skip-selftest", run_opts, skip_selftest, "diagnostic runs only"),
+    KG_OPT_STRING_("marks", "FILE", run_opts, mo.marks_path,
+                   "marks file (default baselines/high_water.json in the repository)"),
+    KG_OPT_STRING_("marks-ref", "REF", run_opts, mo.marks_ref,
+                   "--production: the ref marks are committed on"),
+    KG_OPT_STRING_("push", "REMOTE", run_opts, mo.push_remote, "--production: push the commit"),
+    KG_OPT_STRING_("author", "NAME", run_opts, mo.author, "--production: commit author"),
+    KG_OPT_STRING_("email", "EMAIL", run_opts, mo.email, "--production: commit email"),
 };
 
-enum {
-    OPT_PRODUCTION = 0x2000,
-    OPT_DIAGNOSTIC,
-    OPT_MARKS,
-    OPT_MARKS_REF,
-    OPT_PUSH,
-    OPT_AUTHOR,
-    OPT_EMAIL,
-    OPT_FROM_REPORT,
-    OPT_QUIET,
-    OPT_SKIP_SELFTEST,
-    OPT_DEFECTS
-};
-
-#define MARKS_GIT_LONGOPTS                                          \
-    { "marks", required_argument, NULL, OPT_MARKS },                \
-    { "marks-ref", required_argument, NULL, OPT_MARKS_REF },        \
-    { "push", required_argument, NULL, OPT_PUSH },                  \
-    { "author", required_argument, NULL, OPT_AUTHOR },              \
-    { "email", required_argument, NULL, OPT_EMAIL }
-
-/* Handle a marks/git option; 1 handled, 0 not ours, <0 bad value. */
-static int marks_git_opt(kg_marks_git_opts *o, int c, const char *arg)
-{
-    const char **dst = NULL;
-    const char *flag = NULL;
-    switch (c) {
-    case OPT_MARKS: dst = &o->marks_path; flag = "--marks"; break;
-    case OPT_MARKS_REF: dst = &o->marks_ref; flag = "--marks-ref"; break;
-    case OPT_PUSH: dst = &o->push_remote; flag = "--push"; break;
-    case OPT_AUTHOR: dst = &o->author; flag = "--author"; break;
-    case OPT_EMAIL: dst = &o->email; flag = "--email"; break;
-    default: return 0;
-    }
-    if (!arg || !*arg)
-        return KG_ERR(KG_EINVAL, "%s: expected a value", flag);
-    *dst = arg;
-    return 1;
-}
+static const char run_description[] =
+    "Run every gate (parity, preflight, hot-path, bench) over the selected cases into one\n"
+    "report. --diagnostic (the default) is non-certifying: it never writes the marks file,\n"
+    "never commits, never pushes. --production commits, with libgit2, the advanced marks of\n"
+    "IMPROVED and NO_MARK cases on the checked-out branch (or --marks-ref), if and only if every\n"
+    "gate passed for every case on a GPU (no FAIL, ERROR or SKIP). A mark advances to the\n"
+    "conservative edge of the run's interval and never goes down. --push REMOTE pushes the\n"
+    "commit (token from KGATE_GIT_TOKEN). Marks file: --marks, default\n"
+    "baselines/high_water.json at the root of the current repository.\n"
+    "Author/committer: --author/--email, else KGATE_GIT_AUTHOR_NAME/EMAIL, else\n"
+    "\"kgate <kgate@localhost>\".\n"
+    "Before the gates, `kgate selftest` runs (the defect runner from --defects, $KGATE_DEFECTS or\n"
+    "kgate-defects beside this runner): in production it is mandatory and any escaped defect or\n"
+    "false alarm blocks the commit; a diagnostic run may --skip-selftest.\n";
 
 /* ---- the production step, shared by `run --production` and `marks advance` ---------------- */
 
@@ -147,31 +132,6 @@ cleanup:
     return rc;
 }
 
-/* ---- kgate run ----------------------------------------------------------------------------- */
-
-static const char run_usage[] =
-    "usage: kgate run --production|--diagnostic [--filter REGEX] [--seed N] [--device N]\n"
-    "                 [--report FILE.json] [--marks FILE] [--marks-ref REF] [--push REMOTE]\n"
-    "                 [--author NAME --email EMAIL] [--quiet] [--defects PATH]\n"
-    "                 [--skip-selftest]\n"
-    "\n"
-    "Run every gate (parity, preflight, hot-path, bench) over the selected cases into one\n"
-    "report. --diagnostic (the default) is non-certifying: it never writes the marks file,\n"
-    "never commits, never pushes. --production commits, with libgit2, the advanced marks of\n"
-    "IMPROVED and NO_MARK cases on the checked-out branch (or --marks-ref), if and only if every\n"
-    "gate passed for every case on a GPU (no FAIL, ERROR or SKIP). A mark advances to the\n"
-    "conservative edge of the run's interval and never goes down. --push REMOTE pushes the\n"
-    "commit (token from KGATE_GIT_TOKEN). Marks file: --marks, default\n"
-    "baselines/high_water.json at the root of the current repository.\n"
-    "Author/committer: --author/--email, else KGATE_GIT_AUTHOR_NAME/EMAIL, else\n"
-    "\"kgate <kgate@localhost>\".\n"
-    "Before the gates, `kgate selftest` runs (the defect runner from --defects, $KGATE_DEFECTS or\n"
-    "kgate-defects beside this runner): in production it is mandatory and any escaped defect or\n"
-    "false alarm blocks the commit; a diagnostic run may --skip-selftest.\n"
-    "\n"
-    "exit codes: 0 all passed (and marks committed if any moved), 1 a gate failed,\n"
-    "            2 usage or input error or refusal, 3 no GPU, 4 runtime error\n";
-
 static int diag_marks_path(char *buf, size_t n, const char *given)
 {
     kg_git *g = NULL;
@@ -188,286 +148,280 @@ static int diag_marks_path(char *buf, size_t n, const char *given)
     return 0;
 }
 
-int kg_cmd_run(kg_registry *reg, int argc, char **argv)
+/* Every gate's options struct, from its _INIT; `run` accepts their non-standalone flags. */
+typedef struct {
+    void *opts[8];
+    kg_cli_bench bench;
+    char marks_path[4096], tmp_marks[64];
+} run_gates;
+
+static void *run_gate_opts(run_gates *g, const struct kg_gate *gate)
 {
-    static const struct option longopts[] = {
-        KG_COMMON_LONGOPTS,
-        { "production", no_argument, NULL, OPT_PRODUCTION },
-        { "diagnostic", no_argument, NULL, OPT_DIAGNOSTIC },
-        { "quiet", no_argument, NULL, OPT_QUIET },
-        { "skip-selftest", no_argument, NULL, OPT_SKIP_SELFTEST },
-        { "defects", required_argument, NULL, OPT_DEFECTS },
-        MARKS_GIT_LONGOPTS,
-        { 0, 0, 0, 0 }
-    };
-    kg_common_opts co = KG_COMMON_OPTS_INIT;
-    kg_marks_git_opts mo = KG_MARKS_GIT_OPTS_INIT;
-    kg_gate_ctx ctx = KG_GATE_CTX_INIT;
-    kg_selection sel = { 0 };
-    kg_device_info dev;
-    kg_report *rep = NULL;
-    kg_marks_target *t = NULL;
-    kg_advance_input *in = NULL;
-    cJSON *summary = NULL;
-    char marks_path[4096], tmp_marks[64] = "", exe[4096];
-    int rc = 0, c, code = KG_EXIT_PASS, n[5];
-    bool production = false, diagnostic = false, no_gpu = false, skip_selftest = false;
-    const char *defects_opt = NULL;
-    char defects[4096] = "";
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        int h;
-        if (c == KG_OPT_HELP) {
-            fputs(run_usage, stdout);
-            goto cleanup;
-        }
-        if (c == OPT_SKIP_SELFTEST) {
-            skip_selftest = true;
-            continue;
-        }
-        if (c == OPT_DEFECTS) {
-            defects_opt = optarg;
-            continue;
-        }
-        if (c == OPT_PRODUCTION || c == OPT_DIAGNOSTIC || c == OPT_QUIET) {
-            production |= c == OPT_PRODUCTION;
-            diagnostic |= c == OPT_DIAGNOSTIC;
-            ctx.quiet |= c == OPT_QUIET;
-            continue;
-        }
-        if ((h = kg_common_opt(&co, c, optarg)) == 0)
-            h = marks_git_opt(&mo, c, optarg);
-        KG_TRY(h);
-        if (h == 0) {
-            rc = kg_opt_unknown("run", run_usage, argv);
-            goto cleanup;
-        }
+    for (size_t i = 0; i < kg_n_gates; i++)
+        if (kg_gates[i] == gate)
+            return g->opts[i];
+    return NULL;
+}
+
+static void run_gates_free(run_gates *g)
+{
+    for (size_t i = 0; i < kg_n_gates; i++)
+        free(g->opts[i]);
+    kg_cli_bench_free(&g->bench);
+    if (g->tmp_marks[0])
+        unlink(g->tmp_marks);
+}
+
+static int run_parse(run_opts *ro, kg_common_opts *co, run_gates *g, int argc, char **argv,
+                     bool *help)
+{
+    int rc = 0;
+    kg_opt_table t[2 + 8];
+    size_t n = 0;
+    if (kg_n_gates > KG_ARRAY_LEN(g->opts))
+        return KG_ERR(KG_EINTERNAL, "run: more gates than run_gates holds");
+    t[n++] = (kg_opt_table){ .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co };
+    t[n++] = (kg_opt_table){ .opts = run_opt_table, .n = KG_ARRAY_LEN(run_opt_table),
+                             .target = ro };
+    for (size_t i = 0; i < kg_n_gates; i++) {
+        const struct kg_gate *gt = kg_gates[i];
+        if (!(g->opts[i] = calloc(1, gt->opts_size ? gt->opts_size : 1)))
+            return KG_ERR(KG_ENOMEM, "out of memory parsing the options of run");
+        if (gt->opts_size)
+            memcpy(g->opts[i], gt->opts_init, gt->opts_size);
+        if (gt->n_opts)
+            t[n++] = (kg_opt_table){ .opts = gt->opts, .n = gt->n_opts, .target = g->opts[i] };
     }
-    if (optind < argc) {
-        fputs(run_usage, stderr);
-        rc = KG_ERR(KG_EINVAL, "run: unexpected argument '%s'", argv[optind]);
-        goto cleanup;
+    const kg_opt_cmd cmd = { .command = "run", .description = run_description, .tables = t,
+                             .n_tables = n };
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, NULL, 0, NULL));
+    co->quiet = ro->quiet;
+    co->diagnostic = !ro->production;
+cleanup:
+    return rc;
+}
+
+static int run_check(const run_opts *ro)
+{
+    if (ro->production && ro->diagnostic)
+        return KG_ERR(KG_EINVAL, "run: --production and --diagnostic exclude each other");
+    if (!ro->production &&
+        (ro->mo.push_remote || ro->mo.marks_ref || ro->mo.author || ro->mo.email))
+        return KG_ERR(KG_EINVAL, "run: --push, --marks-ref, --author and --email need "
+                                 "--production (a diagnostic run never commits or pushes)");
+    if (ro->production && ro->skip_selftest)
+        return KG_ERR(KG_EINVAL, "run: --skip-selftest is for diagnostic runs only (a "
+                                 "production run whose selftest did not pass certifies nothing)");
+    return 0;
+}
+
+/* The selftest needs the defect runner: production insists on it; a diagnostic run without one
+ * says so and goes on (defects[0] == '\0'). */
+static int run_defects(const run_opts *ro, char *defects, size_t n)
+{
+    defects[0] = '\0';
+    if (ro->skip_selftest)
+        return 0;
+    int rc = kg_selftest_defects_path(defects, n, ro->defects);
+    if (rc < 0 && (ro->production || ro->defects))
+        return rc;
+    if (rc < 0) {
+        printf("kgate: %s: selftest skipped\n", kg_error_last());
+        defects[0] = '\0';
     }
-    if (production && diagnostic) {
-        rc = KG_ERR(KG_EINVAL, "run: --production and --diagnostic exclude each other");
-        goto cleanup;
-    }
-    if (!production && (mo.push_remote || mo.marks_ref || mo.author || mo.email)) {
-        rc = KG_ERR(KG_EINVAL, "run: --push, --marks-ref, --author and --email need --production "
-                               "(a diagnostic run never commits or pushes)");
-        goto cleanup;
-    }
-    if (production && skip_selftest) {
-        rc = KG_ERR(KG_EINVAL, "run: --skip-selftest is for diagnostic runs only (a production "
-                               "run whose selftest did not pass certifies nothing)");
-        goto cleanup;
-    }
-    /* The selftest needs the defect runner: production insists on it; a diagnostic run without
-     * one says so and goes on. */
-    if (!skip_selftest) {
-        rc = kg_selftest_defects_path(defects, sizeof defects, defects_opt);
-        if (rc < 0 && (production || defects_opt))
-            goto cleanup;
-        if (rc < 0) {
-            printf("kgate: %s: selftest skipped\n", kg_error_last());
-            defects[0] = '\0';
-        }
-        rc = 0;
-    }
-    ctx.diagnostic = !production;
-    if (production) {
+    return 0;
+}
+
+/* The marks the bench compares against: production, those at the target ref (a temporary copy
+ * unless the checked-out file is the tip); diagnostic, the file in the work tree. */
+static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, kg_bench_gate_opts *bo)
+{
+    int rc = 0;
+    char *text = NULL;
+    if (!ro->production) {
+        ro->mo.marks_path = kg_marks_path_default(ro->mo.marks_path);
+        diag_marks_path(g->marks_path, sizeof g->marks_path, ro->mo.marks_path);
+    } else {
         /* Every refusal before any GPU time is spent. */
-        KG_TRY(kg_marks_target_open(&t, &mo));
-        if (t->is_head && access(t->abspath, F_OK) == 0) {
-            snprintf(marks_path, sizeof marks_path, "%s", t->abspath); /* clean: == the tip */
+        KG_TRY(kg_marks_target_open(t, &ro->mo));
+        if ((*t)->is_head && access((*t)->abspath, F_OK) == 0) {
+            snprintf(g->marks_path, sizeof g->marks_path, "%s", (*t)->abspath);
         } else {
-            /* The bench compares against the marks at the target ref (empty when there are
-             * none yet), not the work tree. */
-            char *text = NULL;
-            snprintf(tmp_marks, sizeof tmp_marks, "/tmp/kgate-marks-XXXXXX");
-            int fd = mkstemp(tmp_marks);
+            snprintf(g->tmp_marks, sizeof g->tmp_marks, "/tmp/kgate-marks-XXXXXX");
+            int fd = mkstemp(g->tmp_marks);
             if (fd < 0) {
-                tmp_marks[0] = '\0';
+                g->tmp_marks[0] = '\0';
                 rc = KG_ERR(KG_EIO, "cannot create a temporary marks file in /tmp");
                 goto cleanup;
             }
             close(fd);
-            KG_TRY(kg_marks_serialize(&text, t->marks));
-            rc = kg_file_write_atomic(tmp_marks, text, strlen(text));
-            free(text);
-            KG_TRY(rc);
-            snprintf(marks_path, sizeof marks_path, "%s", tmp_marks);
+            KG_TRY(kg_marks_serialize(&text, (*t)->marks));
+            KG_TRY(kg_file_write_atomic(g->tmp_marks, text, strlen(text)));
+            snprintf(g->marks_path, sizeof g->marks_path, "%s", g->tmp_marks);
         }
-    } else {
-        mo.marks_path = kg_marks_path_default(mo.marks_path);
-        diag_marks_path(marks_path, sizeof marks_path, mo.marks_path);
     }
     /* No marks file yet (a fresh repository): every case is NO_MARK. An explicit --marks must
-     * exist (the bench gate says so). */
-    ctx.marks_path = (mo.marks_path || tmp_marks[0] || access(marks_path, F_OK) == 0) ? marks_path
-                                                                                      : NULL;
-    if (kg_self_exe(exe, sizeof exe) == 0)
-        ctx.self_exe = exe; /* else preflight reads /proc/self/exe itself */
-    KG_TRY(kg_select(&sel, reg, co.filter));
-    if (co.report_path)
-        KG_TRY(kg_path_check_writable(co.report_path));
-    if (!co.seed_set)
-        co.seed = kg_seed_fresh();
-    ctx.seed = co.seed;
-    ctx.device = co.device;
-    KG_TRY(kg_report_new(&rep, "run", ctx.diagnostic));
-    kg_report_set_seed(rep, co.seed);
-    {
-        /* Outside CI (no KGATE_COMMIT/GITHUB_SHA/CI_COMMIT_SHA) the code under test is HEAD of
-         * the repository we run in, when there is one (diagnostic runs too). */
-        cJSON *prov = cJSON_GetObjectItemCaseSensitive(kg_report_json(rep), "provenance");
-        const char *pc = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prov, "commit"));
-        git_oid head;
-        bool have_head = false;
-        kg_git *g = NULL;
-        if (prov && pc && strcmp(pc, "unknown") == 0 &&
-            (t || kg_git_open(&g, ".") == 0) &&
-            kg_git_head_commit(t ? t->git : g, &head, &have_head) == 0 && have_head)
-            cJSON_ReplaceItemInObjectCaseSensitive(prov, "commit",
-                                                   cJSON_CreateString(git_oid_tostr_s(&head)));
-        kg_git_free(g);
-    }
-    printf("kgate run: seed %llu (reproduce with --seed %llu), %zu case(s), %s\n",
-           (unsigned long long)co.seed, (unsigned long long)co.seed, sel.n,
-           production ? "PRODUCTION (certifying: marks advance if every gate passes)"
-                      : "DIAGNOSTIC (non-certifying: marks are never written)");
-    rc = kg_device_open(&dev, co.device);
-    if (rc == KG_ENODEV) {
-        printf("kgate: %s: GPU checks are skipped%s\n", kg_error_last(),
-               production ? " (so this production run cannot commit)" : "");
-        kg_report_set_no_device(rep, kg_error_last());
-        no_gpu = true;
-        rc = 0;
-    } else {
-        KG_TRY(rc);
-        ctx.dev = &dev;
-        kg_report_set_device(rep, &dev);
-        printf("device %d: %s (sm_%d%d, %d SMs)\n", dev.ordinal, dev.name, dev.cc_major,
-               dev.cc_minor, dev.sm_count);
-    }
+     * exist. */
+    bool use = ro->mo.marks_path || g->tmp_marks[0] || access(g->marks_path, F_OK) == 0;
+    bo->marks_path = use ? g->marks_path : NULL;
+    if (use)
+        KG_TRY(kg_cli_bench_prepare(&g->bench, bo));
+cleanup:
+    free(text);
+    return rc;
+}
+
+/* Outside CI (no KGATE_COMMIT/GITHUB_SHA/CI_COMMIT_SHA) the code under test is HEAD of the
+ * repository we run in, when there is one (diagnostic runs too). */
+static void run_commit(kg_run *run, kg_marks_target *t)
+{
+    git_oid head;
+    bool have = false;
+    kg_git *g = NULL;
+    if (strcmp(kg_report_commit(run->rep), "unknown") == 0 && (t || kg_git_open(&g, ".") == 0) &&
+        kg_git_head_commit(t ? t->git : g, &head, &have) == 0 && have)
+        kg_report_set_commit(run->rep, git_oid_tostr_s(&head));
+    kg_git_free(g);
+}
+
+/* The selftest first (a run whose gates no longer catch their defects certifies nothing), then
+ * every gate of the table. */
+static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, const char *defects)
+{
+    int rc = 0;
     if (defects[0]) {
-        /* Before the gates: a run whose gates no longer catch their defects certifies nothing. */
         int st_code = 0;
-        kg_common_opts st_opts = co;
+        kg_common_opts st_opts = run->opts;
         st_opts.filter = NULL; /* the whole catalogue: --filter selects the cases under test */
-        if (!ctx.quiet)
+        if (!run->env.quiet)
             printf("\n== selftest ==\n");
         fflush(stdout);
-        KG_TRY(kg_selftest_run(rep, defects, &st_opts, NULL, false, &st_code));
+        KG_TRY(kg_selftest_run(run->rep, defects, &st_opts, NULL, false, &st_code));
     }
     cJSON *gl = cJSON_CreateArray();
-    for (size_t i = 0; i < KG_ARRAY_LEN(run_gates); i++) {
-        cJSON_AddItemToArray(gl, cJSON_CreateString(run_gates[i].name));
-        if (!ctx.quiet)
-            printf("\n== %s ==\n", run_gates[i].name);
-        KG_TRY(run_gates[i].fn(rep, reg, &sel, &ctx));
+    for (size_t i = 0; i < kg_n_gates; i++) {
+        cJSON_AddItemToArray(gl, cJSON_CreateString(kg_gates[i]->name));
+        KG_TRY(kg_run_gate(run, reg, kg_gates[i], g->opts[i], true));
     }
-    kg_report_set_extra(rep, KG_RK_GATES, gl);
-    kg_report_counts(rep, n);
-    printf("\nrun: %d passed, %d failed, %d errors, %d skipped, %d warnings\n",
-           n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR],
-           n[KG_VERDICT_SKIP], n[KG_VERDICT_WARN]);
-    code = n[KG_VERDICT_FAIL] ? KG_EXIT_GATE_FAILED
-           : n[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME
-           : (no_gpu || n[KG_VERDICT_SKIP]) ? KG_EXIT_NO_GPU
-                                            : KG_EXIT_PASS;
-    if (production) {
-        KG_TRY(kg_advance_parse(&in, kg_report_json(rep), "this run", "kgate run --production"));
-        if (!in->all_passed || code != KG_EXIT_PASS) {
-            printf("marks: not advancing (production needs every gate passed for every case on "
-                   "a GPU): %s\n", in->why_not[0] ? in->why_not : "not every gate passed");
-            summary = cJSON_CreateObject();
-            cJSON_AddBoolToObject(summary, "committed", false);
-            cJSON_AddStringToObject(summary, "reason", in->why_not);
-        } else {
-            rc = production_advance(t, &mo, in, &summary);
-            if (rc < 0) {
-                /* The report still records the run; the exit code says the commit failed. */
-                summary = cJSON_CreateObject();
-                cJSON_AddBoolToObject(summary, "committed", false);
-                cJSON_AddStringToObject(summary, "error", kg_error_last());
-            }
-        }
-        kg_report_set_extra(rep, "marks_update", summary);
-        summary = NULL;
-    } else {
+    kg_report_set_extra(run->rep, KG_RK_GATES, gl);
+cleanup:
+    return rc;
+}
+
+/* The production step: advance only from a run where every gate passed on a GPU. */
+static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_opts *mo,
+                          int code)
+{
+    int rc = 0;
+    kg_advance_input *in = NULL;
+    cJSON *summary = NULL;
+    KG_TRY(kg_advance_parse(&in, kg_report_json(run->rep), "this run", "kgate run --production"));
+    if (!in->all_passed || code != KG_EXIT_PASS) {
+        printf("marks: not advancing (production needs every gate passed for every case on "
+               "a GPU): %s\n", in->why_not[0] ? in->why_not : "not every gate passed");
+        summary = cJSON_CreateObject();
+        cJSON_AddBoolToObject(summary, "committed", false);
+        cJSON_AddStringToObject(summary, "reason", in->why_not);
+    } else if ((rc = production_advance(t, mo, in, &summary)) < 0) {
+        /* The report still records the run; the exit code says the commit failed. */
+        summary = cJSON_CreateObject();
+        cJSON_AddBoolToObject(summary, "committed", false);
+        cJSON_AddStringToObject(summary, "error", kg_error_last());
+    }
+    kg_report_set_extra(run->rep, "marks_update", summary);
+cleanup:
+    kg_advance_input_free(in);
+    return rc;
+}
+
+int kg_cmd_run(kg_registry *reg, int argc, char **argv)
+{
+    run_opts ro = { .mo = KG_MARKS_GIT_OPTS_INIT };
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    run_gates g = { .tmp_marks = "" };
+    kg_marks_target *t = NULL;
+    kg_run run = { 0 };
+    char defects[4096] = "";
+    bool help = false;
+    int rc = 0, code = KG_EXIT_PASS, wrc;
+    KG_TRY(run_parse(&ro, &co, &g, argc, argv, &help));
+    if (help)
+        goto cleanup;
+    KG_TRY(run_check(&ro));
+    KG_TRY(run_defects(&ro, defects, sizeof defects));
+    KG_TRY(run_marks(&ro, &t, &g, run_gate_opts(&g, &kg_gate_bench)));
+    KG_TRY(kg_run_begin(&run, "run", &co, reg,
+                        ro.production ? "PRODUCTION (certifying: marks advance if every gate "
+                                        "passes)"
+                                      : "DIAGNOSTIC (non-certifying: marks are never written)"));
+    if (run.no_gpu && ro.production)
+        printf("kgate: no GPU: this production run cannot commit\n");
+    run_commit(&run, t);
+    KG_TRY(run_gates_all(&run, reg, &g, defects));
+    code = kg_run_summary(&run);
+    if (ro.production)
+        rc = run_production(&run, t, &ro.mo, code);
+    else
         printf("diagnostic run: NON-CERTIFYING; marks were not written, nothing was committed\n");
-    }
-    if (co.report_path) {
-        int wrc = kg_report_write(rep, co.report_path);
-        if (wrc < 0 && rc == 0)
-            rc = wrc;
-        else if (wrc == 0)
-            printf("report: %s\n", co.report_path);
-    }
+    wrc = kg_run_write(&run);
+    if (rc == 0)
+        rc = wrc;
 cleanup:
     if (rc < 0)
         code = kg_cli_fail(rc);
-    if (tmp_marks[0])
-        unlink(tmp_marks);
-    cJSON_Delete(summary);
-    kg_advance_input_free(in);
     kg_marks_target_free(t);
-    kg_report_free(rep);
-    kg_selection_free(&sel);
+    run_gates_free(&g);
+    kg_run_free(&run);
     return code;
 }
 
 /* ---- kgate marks advance --from-report ----------------------------------------------------- */
 
-static const char advance_usage[] =
-    "usage: kgate marks advance --from-report REPORT.json [--marks FILE] [--marks-ref REF]\n"
-    "                           [--push REMOTE] [--author NAME --email EMAIL]\n"
-    "\n"
+static const char advance_description[] =
     "The production path from a recorded report (of `kgate run --production`): if every gate\n"
     "passed for every case on a GPU, commit the advanced marks exactly as the run would have.\n"
     "A diagnostic (non-certifying) report is refused (exit 2); a report with a FAIL, ERROR or\n"
     "SKIP commits nothing (exit 1).\n";
 
+typedef struct {
+    const char *from;
+    kg_marks_git_opts mo;
+} adv_opts;
+
+static const kg_opt adv_opt_table[] = {
+    { .name = "from-report", .value_name = "REPORT.json", .kind = KG_OPT_STRING,
+      .offset = offsetof(adv_opts, from), .flags = KG_OPT_F_REQUIRED,
+      .help = "the report of a `kgate run --production`" },
+    KG_OPT_STRING_("marks", "FILE", adv_opts, mo.marks_path, "marks file in the repository"),
+    KG_OPT_STRING_("marks-ref", "REF", adv_opts, mo.marks_ref, "the ref marks are committed on"),
+    KG_OPT_STRING_("push", "REMOTE", adv_opts, mo.push_remote, "push the commit"),
+    KG_OPT_STRING_("author", "NAME", adv_opts, mo.author, "commit author"),
+    KG_OPT_STRING_("email", "EMAIL", adv_opts, mo.email, "commit email"),
+};
+
 int kg_cmd_marks_advance(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "from-report", required_argument, NULL, OPT_FROM_REPORT },
-        { "help", no_argument, NULL, KG_OPT_HELP },
-        MARKS_GIT_LONGOPTS,
-        { 0, 0, 0, 0 }
-    };
-    kg_marks_git_opts mo = KG_MARKS_GIT_OPTS_INIT;
+    adv_opts ao = { .mo = KG_MARKS_GIT_OPTS_INIT };
+    const kg_opt_table tables[] = { { .opts = adv_opt_table, .n = KG_ARRAY_LEN(adv_opt_table),
+                                      .target = &ao } };
+    const kg_opt_cmd cmd = { .command = "marks advance", .description = advance_description,
+                             .tables = tables, .n_tables = 1 };
     const char *from = NULL;
     char *text = NULL;
     cJSON *root = NULL;
     kg_advance_input *in = NULL;
     kg_marks_target *t = NULL;
-    int rc = 0, c, code = KG_EXIT_PASS;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        int h;
-        if (c == KG_OPT_HELP) {
-            fputs(advance_usage, stdout);
-            goto cleanup;
-        }
-        if (c == OPT_FROM_REPORT) {
-            from = optarg;
-            continue;
-        }
-        KG_TRY(h = marks_git_opt(&mo, c, optarg));
-        if (h == 0) {
-            rc = kg_opt_unknown("marks advance", advance_usage, argv);
-            goto cleanup;
-        }
-    }
-    if (optind < argc || !from) {
-        fputs(advance_usage, stderr);
-        rc = optind < argc ? KG_ERR(KG_EINVAL, "marks advance: unexpected argument '%s'",
-                                    argv[optind])
-                           : KG_ERR(KG_EINVAL, "marks advance: --from-report REPORT is required");
+    kg_marks_git_opts mo;
+    bool help = false;
+    int rc = 0, code = KG_EXIT_PASS;
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    from = ao.from;
+    mo = ao.mo;
+    if (!from) {
+        kg_opt_cmd_usage(stderr, &cmd);
+        rc = KG_ERR(KG_EINVAL, "marks advance: --from-report REPORT is required");
         goto cleanup;
     }
     rc = kg_file_read(&text, NULL, from);

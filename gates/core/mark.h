@@ -1,0 +1,45 @@
+/* One high-water mark: the record the bench gate decides against and the marks layer
+ * (gates/marks/) loads, validates, ratchets and commits. Only the type lives here, so the
+ * gate below the marks layer can read a mark without linking it. */
+#ifndef KG_MARK_H
+#define KG_MARK_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { KG_LOWER_IS_BETTER = 0, KG_HIGHER_IS_BETTER = 1 } kg_direction;
+
+/* One mark: keyed by (device_class, case_id, metric). Strings are owned by the kg_marks. */
+typedef struct {
+    char *device_class;   /* "NVIDIA H200/sm_90" (kg_device_class) */
+    char *case_id;
+    char *metric;         /* "time_us_warm", "time_us_cold", ... (mode is part of the metric) */
+    kg_direction direction;
+    double value;         /* the mark itself, in metric units (> 0, finite) */
+    double band_rel;      /* noise band, relative half-width (>= 0), e.g. 0.004 */
+    double run_median;    /* the median of the run that set it */
+    double ci_lo, ci_hi;  /* that run's confidence interval of the median */
+    int samples;          /* that run's sample count (>= 1) */
+    /* provenance */
+    char *commit;
+    char *date;           /* ISO 8601 UTC */
+    char *run_id;
+    char *driver;         /* driver CUDA version, "13.0" */
+    char *cuda;           /* runtime version */
+    char *set_by;         /* "kgate run --production", "kgate marks lower: <reason>", ... */
+    /* Extensions (optional in the file; 0/NULL in a struct means "absent"). */
+    int runs;             /* separate processes merged into this mark (kg_marks_merge); 0 = 1 */
+    double env_lo, env_hi;/* lowest and highest per-process median merged (0 = unknown) */
+    char *kernels;        /* kernels the case ran when the mark was set ("a;b"), for the record */
+} kg_mark;
+
+/* How the bench gate finds the mark of a case: the command layer loads the marks file and
+ * hands this lookup down (NULL result: no mark). */
+typedef const kg_mark *(*kg_mark_lookup_fn)(const void *marks, const char *device_class,
+                                            const char *case_id, const char *metric);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,113 @@
+/* The parity gate: poison the output (0xFF: NaN in every float dtype), launch once, compare
+ * with the case's reference by its policy. One typed kg_parity_result per case. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gate.h"
+#include "parity/parity.h"
+
+static const char pg_description[] =
+    "Poison each case's output (0xFF: NaN in every float dtype), launch it once, and compare\n"
+    "the output with the case's reference (CPU float64, cuBLAS, ...) by its policy: bitwise,\n"
+    "or tolerance (max_abs, relative L2, cosine). NaN/Inf never pass. Inputs are random from\n"
+    "--seed (a fresh one is printed when none is given).\n";
+
+static cJSON *pg_num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+static cJSON *pg_figures(const kg_case_desc *d, const kg_case_result *res)
+{
+    const kg_parity_result *r = res->data;
+    cJSON *f = cJSON_CreateObject();
+    if (!f)
+        return NULL;
+    cJSON_AddStringToObject(f, "policy", d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
+                                                                             : "tolerance");
+    if (d->parity.kind == KG_PARITY_TOLERANCE) {
+        cJSON_AddNumberToObject(f, "limit_max_abs", d->parity.max_abs);
+        cJSON_AddNumberToObject(f, "limit_rel_l2", d->parity.max_rel_l2);
+        cJSON_AddNumberToObject(f, "limit_min_cosine", d->parity.min_cosine);
+    }
+    cJSON_AddStringToObject(f, "reference", d->ref_kind ? d->ref_kind : "unspecified");
+    cJSON_AddNumberToObject(f, "elements", (double)r->n);
+    /* JSON has no NaN/Inf: non-finite figures are written as null. */
+    cJSON_AddItemToObject(f, "max_abs", pg_num_or_null(r->max_abs));
+    cJSON_AddItemToObject(f, "rel_l2", pg_num_or_null(r->rel_l2));
+    cJSON_AddItemToObject(f, "cosine", pg_num_or_null(r->cosine));
+    cJSON_AddNumberToObject(f, "nonfinite_out", (double)r->nonfinite_out);
+    cJSON_AddNumberToObject(f, "mismatched", (double)r->mismatched_bytes);
+    if (r->first_bad != SIZE_MAX)
+        cJSON_AddNumberToObject(f, "first_bad_index", (double)r->first_bad);
+    return f;
+}
+
+/* instance, poison, launch, reference, compare; any failure of the case is returned (<0). */
+static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *env,
+                       kg_case_result *res)
+{
+    int rc = 0;
+    kg_instance inst;
+    void *out = NULL, *ref = NULL;
+    bool opened = false;
+    kg_parity_result *pr = calloc(1, sizeof *pr);
+    KG_UNUSED(state);
+    if (!pr)
+        return KG_ERR(KG_ENOMEM, "out of memory for the parity result of '%s'", d->id);
+    KG_TRY(kg_instance_open(&inst, d, env->seed, env->device));
+    opened = true;
+    KG_TRY(kg_instance_poison(&inst));
+    KG_TRY(kg_instance_run_copy(&out, &inst));
+    size_t n = inst.io.out_count;
+    ref = malloc(n * kg_dtype_size(d->ref_dtype) + 1);
+    if (!ref) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory for the reference of '%s'", d->id);
+        goto cleanup;
+    }
+    KG_TRY(d->reference(inst.state, inst.stream, ref));
+    KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
+    KG_TRY(kg_parity_compare(pr, out, inst.io.out_dtype, ref, d->ref_dtype, n, &d->parity));
+    res->verdict = pr->pass ? KG_VERDICT_PASS : KG_VERDICT_FAIL;
+    if (pr->pass)
+        snprintf(res->message, sizeof res->message, "max_abs %.3g, rel_l2 %.3g, cosine %.9f",
+                 pr->max_abs, pr->rel_l2, pr->cosine);
+    else
+        snprintf(res->message, sizeof res->message, "%s", pr->reason);
+    res->data = pr;
+    pr = NULL;
+cleanup:
+    if (opened)
+        kg_instance_close(&inst);
+    free(pr);
+    free(out);
+    free(ref);
+    return rc;
+}
+
+static void pg_cell_detail(char *b, size_t n, const kg_case_desc *d, const kg_case_result *r,
+                           size_t l)
+{
+    const kg_parity_result *p = r->data;
+    KG_UNUSED(d), KG_UNUSED(l);
+    snprintf(b, n, "%s", p->pass ? "" : p->reason);
+}
+
+static const kg_gate_column pg_columns[] = {
+    KG_COL_CASE(-46),
+    KG_COL_VERDICT("parity", -7),
+    KG_COL_NUM("max_abs", "max_abs", -10, "%.3g", kg_parity_result, max_abs),
+    KG_COL_NUM("rel_l2", "rel_l2", -10, "%.3g", kg_parity_result, rel_l2),
+    KG_COL_NUM("cosine", "cosine", -12, "%.9f", kg_parity_result, cosine),
+    { .header = "detail", .cell = pg_cell_detail },
+};
+
+const struct kg_gate kg_gate_parity = {
+    .name = "parity",
+    .summary = "outputs match the reference (tolerance or bitwise)",
+    .description = pg_description,
+    .flags = KG_GATE_NEEDS_GPU,
+    .run_case = pg_run_case,
+    .figures = pg_figures,
+    .result_free = free,
+    .columns = pg_columns,
+    .n_columns = KG_ARRAY_LEN(pg_columns),
+};

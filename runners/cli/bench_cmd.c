@@ -1,0 +1,109 @@
+/* The marks side of `kgate bench` (and of `run`'s bench): the bench gate decides against marks
+ * it never loads itself (they live a layer above it); --save-marks merges its typed rows. */
+#include <string.h>
+#include <time.h>
+#include "bench/bench.h"
+#include "cli/cli.h"
+
+static const kg_mark *bc_lookup(const void *marks, const char *cls, const char *id,
+                                const char *metric)
+{
+    return kg_marks_find(marks, cls, id, metric);
+}
+
+static int bc_check_save(const kg_bench_gate_opts *o)
+{
+    int rc = 0;
+    kg_marks *m = NULL;
+    if (o->marks_path && strcmp(o->marks_path, o->save_marks) == 0)
+        return KG_ERR(KG_EINVAL, "--save-marks %s: would rewrite the marks this run is "
+                                 "compared against", o->save_marks);
+    KG_TRY(kg_path_check_writable(o->save_marks));
+    rc = kg_marks_load(&m, o->save_marks); /* an existing file must be valid: it is merged */
+    kg_marks_free(m);
+    if (rc == KG_ENOTFOUND)
+        rc = 0;
+cleanup:
+    return rc;
+}
+
+int kg_cli_bench_prepare(kg_cli_bench *b, kg_bench_gate_opts *o)
+{
+    int rc = 0;
+    memset(b, 0, sizeof *b);
+    o->marks_path = kg_marks_path_default(o->marks_path);
+    if (o->marks_path) {
+        KG_TRY(kg_marks_load(&b->marks, o->marks_path));
+        o->lookup = bc_lookup;
+        o->marks = b->marks;
+    }
+    if (o->save_marks)
+        KG_TRY(bc_check_save(o));
+cleanup:
+    return rc;
+}
+
+/* The mark one row would set (strings borrowed; kg_marks_merge copies them). */
+static void bc_row_mark(kg_mark *mk, const kg_bench_row *b, const kg_case_desc *d,
+                        const kg_run *run, char *date, char *drv, char *rt)
+{
+    const kg_summary *s = &b->r.sum;
+    memset(mk, 0, sizeof *mk);
+    mk->device_class = (char *)b->device_class;
+    mk->case_id = (char *)d->id;
+    mk->metric = (char *)b->metric;
+    mk->direction = KG_LOWER_IS_BETTER;
+    mk->value = mk->run_median = s->median;
+    mk->ci_lo = s->ci_lo;
+    mk->ci_hi = s->ci_hi;
+    mk->band_rel = (s->ci_hi - s->ci_lo) / (2 * s->median);
+    mk->samples = (int)b->r.kept;
+    mk->runs = 1;
+    mk->commit = (char *)kg_report_commit(run->rep);
+    mk->date = date;
+    mk->run_id = (char *)kg_report_run_id(run->rep);
+    mk->driver = drv;
+    mk->cuda = rt;
+    mk->set_by = "kgate bench --save-marks (diagnostic)";
+    mk->kernels = b->kernels[0] ? (char *)b->kernels : NULL;
+}
+
+int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_opts *o)
+{
+    int rc = 0;
+    char date[32], drv[16], rt[16];
+    time_t t = time(NULL);
+    struct tm tm;
+    if (!o->save_marks || !run->env.dev)
+        return 0;
+    rc = kg_marks_load(&b->save, o->save_marks);
+    if (rc == KG_ENOTFOUND)
+        rc = kg_marks_new(&b->save);
+    KG_TRY(rc);
+    gmtime_r(&t, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(drv, sizeof drv, "%d.%d", run->dev.driver_version / 1000,
+             (run->dev.driver_version % 1000) / 10);
+    snprintf(rt, sizeof rt, "%d.%d", run->dev.runtime_version / 1000,
+             (run->dev.runtime_version % 1000) / 10);
+    for (size_t i = 0; i < run->n_rows; i++) {
+        const kg_run_row *row = &run->rows[i];
+        kg_mark mk;
+        if (row->gate != &kg_gate_bench || !row->res.data)
+            continue;
+        bc_row_mark(&mk, row->res.data, row->desc, run, date, drv, rt);
+        KG_TRY(kg_marks_merge(b->save, &mk));
+    }
+    KG_TRY(kg_marks_save(b->save, o->save_marks));
+    if (!run->env.quiet)
+        printf("bench: marks of this run merged into %s\n", o->save_marks);
+cleanup:
+    return rc;
+}
+
+void kg_cli_bench_free(kg_cli_bench *b)
+{
+    kg_marks_free(b->marks);
+    kg_marks_free(b->save);
+    memset(b, 0, sizeof *b);
+}

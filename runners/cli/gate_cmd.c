@@ -1,0 +1,69 @@
+/* `kgate parity|preflight|hotpath|bench`: one command over one gate of the table. The options
+ * are the common table and the gate's own; the usage is generated from both. */
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cli.h"
+
+/* Parse the common options and the gate's (standalone ones included) into co and opts. */
+static int gc_parse(const struct kg_gate *g, kg_common_opts *co, void *opts, int argc,
+                    char **argv, bool *help)
+{
+    const kg_opt_table tables[] = {
+        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co },
+        { .opts = g->opts, .n = g->n_opts, .target = opts, .standalone_ok = true },
+    };
+    const kg_opt_cmd cmd = { .command = g->name, .description = g->description,
+                             .tables = tables, .n_tables = g->n_opts ? 2 : 1 };
+    return kg_opt_cmd_parse(&cmd, argc, argv, help, NULL, 0, NULL);
+}
+
+int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv)
+{
+    int rc = 0, code;
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    kg_run run = { 0 };
+    kg_cli_bench bench = { 0 };
+    bool help = false;
+    void *opts = calloc(1, g->opts_size ? g->opts_size : 1);
+    if (!opts) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory parsing the %s options", g->name);
+        goto cleanup;
+    }
+    if (g->opts_size)
+        memcpy(opts, g->opts_init, g->opts_size);
+    KG_TRY(gc_parse(g, &co, opts, argc, argv, &help));
+    if (help)
+        goto cleanup;
+    if (g == &kg_gate_bench)
+        KG_TRY(kg_cli_bench_prepare(&bench, opts));
+    KG_TRY(kg_run_begin(&run, g->name, &co, reg, NULL));
+    KG_TRY(kg_run_gate(&run, reg, g, opts, false));
+    if (g == &kg_gate_bench)
+        KG_TRY(kg_cli_bench_save(&bench, &run, opts));
+cleanup:
+    code = help && rc == 0 ? KG_EXIT_PASS : kg_run_finish(&run, rc);
+    kg_cli_bench_free(&bench);
+    kg_run_free(&run);
+    free(opts);
+    return code;
+}
+
+int kg_cmd_parity(kg_registry *reg, int argc, char **argv)
+{
+    return kg_cmd_gate(reg, &kg_gate_parity, argc, argv);
+}
+
+int kg_cmd_preflight(kg_registry *reg, int argc, char **argv)
+{
+    return kg_cmd_gate(reg, &kg_gate_preflight, argc, argv);
+}
+
+int kg_cmd_hotpath(kg_registry *reg, int argc, char **argv)
+{
+    return kg_cmd_gate(reg, &kg_gate_hotpath, argc, argv);
+}
+
+int kg_cmd_bench(kg_registry *reg, int argc, char **argv)
+{
+    return kg_cmd_gate(reg, &kg_gate_bench, argc, argv);
+}

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <cjson/cJSON.h>
 #include "kgate/kgate.h"
+#include "core/opt.h" /* kg_opt: the common options table below */
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,9 +67,8 @@ enum { KG_OPT_FILTER = 0x1000, KG_OPT_SEED, KG_OPT_DEVICE, KG_OPT_REPORT, KG_OPT
     { "help", no_argument, NULL, KG_OPT_HELP }
 
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
- * --device, --report. */
-struct kg_opt;
-extern const struct kg_opt kg_common_opt_table[];
+ * --device, --report, with kg_common_opt's checks and messages. */
+extern const kg_opt kg_common_opt_table[];
 extern const size_t kg_n_common_opts;
 
 /* Handle one common option (returns 1 if handled, 0 if not common, <0 on a bad value). */

@@ -86,6 +86,54 @@ int kg_opt_parse(const kg_opt_table *tables, size_t n_tables, const char *comman
 void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
                   const kg_opt_table *tables, size_t n_tables, const char *description);
 
+/* ---- additions (opt.c) ------------------------------------------------------------------
+ *
+ * Value rules the kinds apply (the messages name the flag, as kg_parse_* do):
+ *   KG_OPT_STRING  "" is refused: "CMD: '--name' needs a value".
+ *   KG_OPT_INT     kg_parse_int over [lo, hi] ("--n: expected an integer in [lo, hi], got 'x'");
+ *                  lo == hi == 0 means the whole int range.
+ *   KG_OPT_U64     decimal digits only, no sign ("--n: expected a non-negative integer, ...").
+ *   KG_OPT_DOUBLE  kg_parse_double ("--n: expected a number, got 'x'"), then (lo, hi]:
+ *                  "--n: expected seconds in (0, 3600], got 'x'"; the noun comes from the value
+ *                  name: S seconds, MS milliseconds, US microseconds, else "a number".
+ *                  lo == hi == 0 means any finite number.
+ *   A switch (KG_OPT_BOOL, KG_OPT_FN with KG_OPT_F_SWITCH) given "=VALUE", and an option
+ *   flagged KG_OPT_F_STANDALONE in a table that is not standalone_ok, are usage errors like an
+ *   unknown flag. "--" ends the options: every later argument is positional. */
+
+/* Display only: the synopsis shows the option without brackets. The command checks that it
+ * was given (with its own message: some name several flags at once). */
+#define KG_OPT_F_REQUIRED (1u << 3)
+#define KG_OPT_STRING_REQUIRED_(n, v, T, f, h)                                              \
+    { .name = n, .value_name = v, .kind = KG_OPT_STRING, .offset = offsetof(T, f),         \
+      .flags = KG_OPT_F_REQUIRED, .help = h }
+
+/* The exit-code lines kg_opt_usage ends with (and `kgate --help`). */
+extern const char kg_opt_exit_code_lines[];
+
+/* The synopsis alone: `lead` ("usage: ", or "  " in a list of subcommands), then
+ * "kgate CMD [--flag VALUE] ... TAIL", wrapped at 92 columns under the first flag. */
+void kg_opt_synopsis(FILE *out, const char *lead, const char *command, const char *synopsis_tail,
+                     const kg_opt_table *tables, size_t n_tables);
+
+/* A command's whole option surface, for the two calls every command makes. */
+typedef struct {
+    const char *command;        /* "report", "marks lower": CMD in the usage and the messages */
+    const char *synopsis_tail;  /* required positional words, or NULL */
+    const char *description;    /* the prose of --help (may be NULL) */
+    const kg_opt_table *tables;
+    size_t n_tables;
+} kg_opt_cmd;
+
+/* kg_opt_parse for a command, printing what a user needs: --help prints the usage to stdout
+ * (returns 0 with *help set); an unknown flag, a missing value, an unexpected argument or a
+ * standalone option refused here also prints the usage to stderr (a bad value does not: its
+ * message says everything). */
+int kg_opt_cmd_parse(const kg_opt_cmd *cmd, int argc, char **argv, bool *help,
+                     const char **positional, size_t max_positional, size_t *n_positional);
+/* kg_opt_usage of the command. */
+void kg_opt_cmd_usage(FILE *out, const kg_opt_cmd *cmd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,47 +15,20 @@
 #include <string.h>
 #include "report/export.h"
 #include "report/http.h"
+#include "report/status.h"
 
-typedef enum { PLAT_AUTO = 0, PLAT_GITHUB, PLAT_GITLAB } platform;
-
-typedef struct {
-    const char *report_path;
-    const char *target_url;
-    const char *context_suffix; /* "h200/gpu1": one context per GPU of a fleet */
-    bool dry_run;
-    bool verbose;
-    platform plat;
-    double timeout_s, connect_timeout_s;
-    int retries;
-} status_opts;
-
-#define STATUS_OPTS_INIT { NULL, NULL, NULL, false, false, PLAT_AUTO, 30.0, 10.0, 3 }
+/* The posting code's names for the options of status.h. */
+typedef kg_status_platform platform;
+#define PLAT_AUTO KG_STATUS_PLATFORM_AUTO
+#define PLAT_GITHUB KG_STATUS_PLATFORM_GITHUB
+#define PLAT_GITLAB KG_STATUS_PLATFORM_GITLAB
+typedef kg_status_opts status_opts;
 
 typedef struct {
     const char *gate;
     int n[5];
     const char *first[5]; /* first case of each verdict */
 } gate_agg;
-
-static const char status_usage[] =
-    "usage: kgate status --from-report REPORT.json [--target-url URL] [--dry-run]\n"
-    "                    [--platform github|gitlab] [--timeout S] [--connect-timeout S]\n"
-    "                    [--retries N] [--context-suffix TEXT] [--verbose]\n\n"
-    "Post one commit status per gate (context kgate/<gate>) from a kgate report.\n"
-    "GitHub (GITHUB_ACTIONS=true): POST $GITHUB_API_URL/repos/$GITHUB_REPOSITORY/statuses/SHA,\n"
-    "  token KGATE_STATUS_TOKEN or GITHUB_TOKEN (Authorization: Bearer).\n"
-    "GitLab (GITLAB_CI=true): POST $CI_API_V4_URL/projects/$CI_PROJECT_ID/statuses/SHA,\n"
-    "  token KGATE_STATUS_TOKEN (PRIVATE-TOKEN) or CI_JOB_TOKEN (JOB-TOKEN).\n"
-    "SHA: KGATE_STATUS_SHA, else GITHUB_SHA / CI_COMMIT_SHA. A diagnostic report never posts\n"
-    "success: passing gates post 'pending' stamped DIAGNOSTIC.\n"
-    "  --target-url URL   link of each status (default: the CI run or job page)\n"
-    "  --dry-run          print the requests (token redacted) and send nothing\n"
-    "  --context-suffix TEXT  context 'kgate/<gate> (TEXT)': one set per GPU of a fleet\n"
-    "  --timeout S        total time per request attempt (default 30)\n"
-    "  --connect-timeout S  (default 10)\n"
-    "  --retries N        retries on 429, 5xx and network errors, with backoff (default 3)\n"
-    "Exit codes: 0 posted, 2 bad flag, environment or report, 4 HTTP failure (including\n"
-    "401/403/404, explained in the message).\n";
 
 static const char *env(const char *k)
 {
@@ -355,90 +328,6 @@ cleanup:
     return rc;
 }
 
-int kg_cmd_status(kg_registry *reg, int argc, char **argv)
-{
-    enum { O_FROM = 1, O_TARGET, O_DRY, O_PLAT, O_TIMEOUT, O_CTIMEOUT, O_RETRIES, O_VERBOSE,
-           O_SUFFIX, O_HELP };
-    static const struct option longopts[] = {
-        { "from-report", required_argument, NULL, O_FROM },
-        { "target-url", required_argument, NULL, O_TARGET },
-        { "dry-run", no_argument, NULL, O_DRY },
-        { "platform", required_argument, NULL, O_PLAT },
-        { "timeout", required_argument, NULL, O_TIMEOUT },
-        { "connect-timeout", required_argument, NULL, O_CTIMEOUT },
-        { "retries", required_argument, NULL, O_RETRIES },
-        { "verbose", no_argument, NULL, O_VERBOSE },
-        { "context-suffix", required_argument, NULL, O_SUFFIX },
-        { "help", no_argument, NULL, O_HELP },
-        { 0, 0, 0, 0 },
-    };
-    status_opts o = STATUS_OPTS_INIT;
-    cJSON *rep = NULL;
-    int rc = 0, c;
-    KG_UNUSED(reg);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_FROM: o.report_path = optarg; break;
-        case O_TARGET:
-            if (!valid_api(optarg)) {
-                rc = KG_ERR(KG_EINVAL, "--target-url: expected an http(s) URL, got '%s'", optarg);
-                goto cleanup;
-            }
-            o.target_url = optarg;
-            break;
-        case O_DRY: o.dry_run = true; break;
-        case O_SUFFIX:
-            if (!*optarg || strlen(optarg) > 80) {
-                rc = KG_ERR(KG_EINVAL, "--context-suffix: expected 1 to 80 characters");
-                goto cleanup;
-            }
-            o.context_suffix = optarg;
-            break;
-        case O_VERBOSE: o.verbose = true; break;
-        case O_PLAT:
-            if (strcmp(optarg, "github") == 0)
-                o.plat = PLAT_GITHUB;
-            else if (strcmp(optarg, "gitlab") == 0)
-                o.plat = PLAT_GITLAB;
-            else {
-                rc = KG_ERR(KG_EINVAL, "--platform: expected github or gitlab, got '%s'", optarg);
-                goto cleanup;
-            }
-            break;
-        case O_TIMEOUT:
-        case O_CTIMEOUT: {
-            double s;
-            const char *flag = c == O_TIMEOUT ? "--timeout" : "--connect-timeout";
-            KG_TRY(kg_parse_double(flag, optarg, &s));
-            if (!(s > 0 && s <= 3600)) {
-                rc = KG_ERR(KG_EINVAL, "%s: expected seconds in (0, 3600], got '%s'", flag,
-                            optarg);
-                goto cleanup;
-            }
-            *(c == O_TIMEOUT ? &o.timeout_s : &o.connect_timeout_s) = s;
-            break;
-        }
-        case O_RETRIES: KG_TRY(kg_parse_int("--retries", optarg, 0, 10, &o.retries)); break;
-        case O_HELP: fputs(status_usage, stdout); goto cleanup;
-        default:
-            rc = kg_opt_unknown("status", status_usage, argv);
-            goto cleanup;
-        }
-    }
-    if (optind < argc) {
-        rc = KG_ERR(KG_EINVAL, "status: unexpected argument '%s'", argv[optind]);
-        goto cleanup;
-    }
-    if (!o.report_path) {
-        fputs(status_usage, stderr);
-        rc = KG_ERR(KG_EINVAL, "status: --from-report REPORT.json is required");
-        goto cleanup;
-    }
-    KG_TRY(kg_report_load(&rep, o.report_path));
-    KG_TRY(post_all(rep, &o));
-cleanup:
-    cJSON_Delete(rep);
-    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
-}
+int kg_status_post(const cJSON *report, const kg_status_opts *o) { return post_all(report, o); }
+
+bool kg_status_url_ok(const char *url) { return url && valid_api(url); }

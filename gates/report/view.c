@@ -1,5 +1,5 @@
-/* `kgate report --from FILE`: turn any kgate report into the files CI systems read, plus the
- * helpers the exporters share (string buffer, report loading, the row view). */
+/* The helpers the exporters share (string buffer, report loading, the row view); the command
+ * `kgate report --from FILE` is runners/cli/report.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -372,78 +372,4 @@ void kg_export_view_free(kg_export_view *v)
     free(v->rows);
     v->rows = NULL;
     v->n = 0;
-}
-
-/* ---- kgate report ------------------------------------------------------------------------- */
-
-static const char report_usage[] =
-    "usage: kgate report --from REPORT.json [--junit OUT.xml] [--markdown OUT.md]\n"
-    "                    [--html OUT.html]\n\n"
-    "Convert a kgate report (from any command) into the files CI systems read:\n"
-    "  --junit FILE     JUnit XML: one testcase per case x gate (classname = gate)\n"
-    "  --markdown FILE  Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request note)\n"
-    "  --html FILE      standalone HTML report with inline SVG charts (no network needed)\n"
-    "FILE may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag,\n"
-    "malformed report or unwritable output path (checked before anything is written),\n"
-    "4 a write failed after those checks.\n";
-
-int kg_cmd_report(kg_registry *reg, int argc, char **argv)
-{
-    enum { O_FROM = 1, O_JUNIT, O_MD, O_HTML, O_HELP };
-    static const struct option longopts[] = {
-        { "from", required_argument, NULL, O_FROM },
-        { "junit", required_argument, NULL, O_JUNIT },
-        { "markdown", required_argument, NULL, O_MD },
-        { "html", required_argument, NULL, O_HTML },
-        { "help", no_argument, NULL, O_HELP },
-        { 0, 0, 0, 0 },
-    };
-    const char *from = NULL, *junit = NULL, *md = NULL, *html = NULL;
-    cJSON *rep = NULL;
-    int rc = 0, c;
-    KG_UNUSED(reg);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_FROM: from = optarg; break;
-        case O_JUNIT: junit = optarg; break;
-        case O_MD: md = optarg; break;
-        case O_HTML: html = optarg; break;
-        case O_HELP: fputs(report_usage, stdout); goto cleanup;
-        default:
-            rc = kg_opt_unknown("report", report_usage, argv);
-            goto cleanup;
-        }
-    }
-    if (optind < argc) {
-        rc = KG_ERR(KG_EINVAL, "report: unexpected argument '%s'", argv[optind]);
-        goto cleanup;
-    }
-    if (!from || !*from) {
-        fputs(report_usage, stderr);
-        rc = KG_ERR(KG_EINVAL, "report: --from REPORT.json is required");
-        goto cleanup;
-    }
-    if (!junit && !md && !html) {
-        rc = KG_ERR(KG_EINVAL, "report: nothing to write: give --junit, --markdown or --html");
-        goto cleanup;
-    }
-    const char *outs[] = { junit, md, html };
-    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++)
-        if (outs[i] && strcmp(outs[i], "-") != 0)
-            KG_TRY(kg_path_check_writable(outs[i]));
-    KG_TRY(kg_report_load(&rep, from));
-    if (junit)
-        KG_TRY(kg_export_junit(rep, junit));
-    if (md)
-        KG_TRY(kg_export_markdown(rep, md));
-    if (html)
-        KG_TRY(kg_export_html(rep, html));
-    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++)
-        if (outs[i] && strcmp(outs[i], "-") != 0)
-            fprintf(stderr, "wrote %s\n", outs[i]);
-cleanup:
-    cJSON_Delete(rep);
-    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
 }

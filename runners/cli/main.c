@@ -1,4 +1,4 @@
-/* The kgate command line: subcommand dispatch, shared options, case selection, `list`.
+/* The kgate command line: subcommand dispatch, shared options, case selection.
  * Only this layer turns KG_E* codes into process exit codes. */
 #include <getopt.h>
 #include <regex.h>
@@ -33,8 +33,7 @@ static void usage(FILE *f, const char *prog)
             prog, prog);
     for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nexit codes: 0 pass, 1 a gate failed, 2 usage or input error, 3 no GPU,\n"
-               "            4 runtime error (CUDA, cuBLAS, CUPTI, git, HTTP)\n");
+    fprintf(f, "\n%s", kg_opt_exit_code_lines);
 }
 
 int kg_exit_code_for_error(int rc)
@@ -132,100 +131,6 @@ void kg_selection_free(kg_selection *s)
     s->n = 0;
 }
 
-static cJSON *case_to_json(const kg_case_desc *d)
-{
-    cJSON *o = cJSON_CreateObject(), *k = cJSON_CreateArray();
-    cJSON_AddStringToObject(o, "id", d->id);
-    cJSON_AddStringToObject(o, "op", d->op);
-    cJSON_AddStringToObject(o, "reference", d->ref_kind ? d->ref_kind : "unspecified");
-    cJSON_AddStringToObject(o, "parity", d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
-                                                                             : "tolerance");
-    cJSON_AddNumberToObject(o, "bytes_moved", d->bytes_moved);
-    cJSON_AddNumberToObject(o, "flops", d->flops);
-    cJSON_AddBoolToObject(o, "batch_invariant", d->batch_invariant != 0);
-    for (int i = 0; i < d->n_kernels; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "name", d->kernels[i].name);
-        cJSON_AddNumberToObject(e, "block_threads", d->kernels[i].block_threads);
-        cJSON_AddNumberToObject(e, "dynamic_smem", (double)d->kernels[i].dynamic_smem);
-        cJSON_AddItemToArray(k, e);
-    }
-    cJSON_AddItemToObject(o, "kernels", k);
-    if (d->expect_gate)
-        cJSON_AddStringToObject(o, "expect_gate", d->expect_gate);
-    if (d->expect_reason)
-        cJSON_AddStringToObject(o, "expect_reason", d->expect_reason);
-    return o;
-}
-
-static const char list_usage[] =
-    "usage: kgate list [--filter REGEX] [--json FILE]\n\n"
-    "List the registered cases: id, reference, parity policy, work model and kernels.\n"
-    "--json writes the same as a JSON catalogue (with defect expectations, if any).\n"
-    "Needs no GPU.\n";
-
-int kg_cmd_list(kg_registry *reg, int argc, char **argv)
-{
-    static const struct option longopts[] = { { "filter", required_argument, NULL, 'f' },
-                                              { "json", required_argument, NULL, 'j' },
-                                              { "help", no_argument, NULL, 'h' },
-                                              { 0, 0, 0, 0 } };
-    const char *filter = NULL, *json_path = NULL;
-    kg_selection sel = { 0 };
-    cJSON *cat = NULL;
-    char *text = NULL;
-    int rc = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(list_usage, stdout);
-            goto cleanup;
-        } else if (c == 'f') {
-            filter = optarg;
-        } else if (c == 'j') {
-            json_path = optarg;
-        } else {
-            rc = kg_opt_unknown("list", list_usage, argv);
-            goto cleanup;
-        }
-    }
-    if (optind < argc) {
-        rc = KG_ERR(KG_EINVAL, "list: unexpected argument '%s'", argv[optind]);
-        goto cleanup;
-    }
-    KG_TRY(kg_select(&sel, reg, filter));
-    if (json_path) {
-        KG_TRY(kg_path_check_writable(json_path));
-        cat = cJSON_CreateObject();
-        cJSON *arr = cJSON_AddArrayToObject(cat, "cases");
-        cJSON_AddStringToObject(cat, "schema", "kgate-catalogue/1");
-        for (size_t i = 0; i < sel.n; i++)
-            cJSON_AddItemToArray(arr, case_to_json(kg_registry_get(reg, sel.idx[i])));
-        text = cJSON_Print(cat);
-        if (!text) {
-            rc = KG_ERR(KG_ENOMEM, "out of memory writing %s", json_path);
-            goto cleanup;
-        }
-        KG_TRY(kg_file_write_atomic(json_path, text, strlen(text)));
-    }
-    printf("%-46s %-8s %-9s %-12s %-12s %s\n", "case", "ref", "parity", "MB moved", "GFLOP",
-           "kernels");
-    for (size_t i = 0; i < sel.n; i++) {
-        const kg_case_desc *d = kg_registry_get(reg, sel.idx[i]);
-        printf("%-46s %-8s %-9s %-12.3f %-12.3f ", d->id, d->ref_kind ? d->ref_kind : "-",
-               d->parity.kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance",
-               d->bytes_moved / 1e6, d->flops / 1e9);
-        for (int k = 0; k < d->n_kernels; k++)
-            printf("%s%s", k ? "," : "", d->kernels[k].name);
-        printf("\n");
-    }
-    printf("%zu case(s)\n", sel.n);
-cleanup:
-    cJSON_free(text);
-    cJSON_Delete(cat);
-    kg_selection_free(&sel);
-    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
-}
 
 int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
 {

@@ -1,109 +1,39 @@
 /* `kgate marks show|diff|lower|history|advance`: the release manager's view of the high-water
- * marks. `lower` is the only way a mark goes down: an explicit commit carrying the reason. */
-#include <getopt.h>
-#include <math.h>
+ * marks. `lower` is the only way a mark goes down: an explicit commit carrying the reason.
+ * Each subcommand declares its own flags; the history is drawn by gates/marks/history.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "marks/advance.h"
-#include "report/export.h" /* kg_sbuf */
+#include "marks/history.h"
 #include "marks/marks_git.h"
 
-enum {
-    MO_MARKS = 0x3000, MO_MARKS_REF, MO_PUSH, MO_AUTHOR, MO_EMAIL, MO_DEVICE, MO_CASE, MO_METRIC,
-    MO_REASON, MO_TO, MO_OUT, MO_REV, MO_HELP
-};
+#define MARKS_FILE_HELP "the marks file (default: $KGATE_MARKS, else " KG_MARKS_DEFAULT_PATH ")"
 
-static const char marks_usage[] =
-    "usage: kgate marks <subcommand> [options]\n"
-    "\n"
-    "  show    [--device CLASS] [--marks FILE]            the marks in the work tree file\n"
-    "  diff    REV1 REV2 [--marks FILE]                   marks that changed between revisions\n"
-    "  lower   --case ID --device CLASS --reason TEXT [--metric M] [--to VALUE]\n"
-    "          [--marks FILE] [--marks-ref REF] [--push REMOTE] [--author NAME --email EMAIL]\n"
-    "          the only way down: one commit carrying the reason (without --to the mark is\n"
-    "          removed and the next production run records a fresh one)\n"
-    "  history --case ID [--device CLASS] [--metric M] --out FILE.svg|FILE.html\n"
-    "          [--marks FILE] [--rev REV]                 trend per commit with noise bands\n"
-    "  advance --from-report REPORT.json [...]            see `kgate marks advance --help`\n";
+/* One subcommand: its flags (a table over its own options struct), words and runner. */
+typedef struct marks_sub {
+    const char *name;             /* "show" */
+    const char *tail;             /* positional words of the synopsis, or NULL */
+    const char *description;      /* its --help prose, and its line in `kgate marks --help` */
+    const kg_opt *opts;
+    size_t n_opts;
+    int (*run)(const struct marks_sub *sub, int argc, char **argv);
+} marks_sub;
 
-typedef struct {
-    kg_marks_git_opts git;
-    const char *device, *case_id, *metric, *reason, *out, *rev;
-    double to;
-    bool to_set;
-} marks_args;
-
-static int parse_args(marks_args *a, int argc, char **argv, const char *sub, int max_pos,
-                      const char **pos, int *npos)
+/* Parse a subcommand's flags into `target`; --help (printed) leaves *help set. */
+static int marks_parse(const marks_sub *sub, void *target, int argc, char **argv, bool *help,
+                       const char **pos, size_t max_pos, size_t *npos)
 {
-    static const struct option longopts[] = {
-        { "marks", required_argument, NULL, MO_MARKS },
-        { "marks-ref", required_argument, NULL, MO_MARKS_REF },
-        { "push", required_argument, NULL, MO_PUSH },
-        { "author", required_argument, NULL, MO_AUTHOR },
-        { "email", required_argument, NULL, MO_EMAIL },
-        { "device", required_argument, NULL, MO_DEVICE },
-        { "case", required_argument, NULL, MO_CASE },
-        { "metric", required_argument, NULL, MO_METRIC },
-        { "reason", required_argument, NULL, MO_REASON },
-        { "to", required_argument, NULL, MO_TO },
-        { "out", required_argument, NULL, MO_OUT },
-        { "rev", required_argument, NULL, MO_REV },
-        { "help", no_argument, NULL, MO_HELP },
-        { 0, 0, 0, 0 }
-    };
-    int c, rc = 0;
-    kg_marks_git_opts g0 = KG_MARKS_GIT_OPTS_INIT;
-    memset(a, 0, sizeof *a);
-    a->git = g0;
-    *npos = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        if (c == '?' || c == ':') {
-            char cmd[64];
-            snprintf(cmd, sizeof cmd, "marks %s", sub);
-            return kg_opt_unknown(cmd, marks_usage, argv);
-        }
-        if (c == MO_HELP) {
-            fputs(marks_usage, stdout);
-            return 1;
-        }
-        if (!optarg || !*optarg)
-            return KG_ERR(KG_EINVAL, "marks %s: '%s' needs a value", sub, argv[optind - 1]);
-        switch (c) {
-        case MO_MARKS: a->git.marks_path = optarg; break;
-        case MO_MARKS_REF: a->git.marks_ref = optarg; break;
-        case MO_PUSH: a->git.push_remote = optarg; break;
-        case MO_AUTHOR: a->git.author = optarg; break;
-        case MO_EMAIL: a->git.email = optarg; break;
-        case MO_DEVICE: a->device = optarg; break;
-        case MO_CASE: a->case_id = optarg; break;
-        case MO_METRIC: a->metric = optarg; break;
-        case MO_REASON: a->reason = optarg; break;
-        case MO_OUT: a->out = optarg; break;
-        case MO_REV: a->rev = optarg; break;
-        case MO_TO:
-            KG_TRY(kg_parse_double("--to", optarg, &a->to));
-            if (!(a->to > 0))
-                return KG_ERR(KG_EINVAL, "--to: expected a positive number, got '%s'", optarg);
-            a->to_set = true;
-            break;
-        }
-    }
-    while (optind < argc) {
-        if (*npos >= max_pos)
-            return KG_ERR(KG_EINVAL, "marks %s: unexpected argument '%s'", sub, argv[optind]);
-        pos[(*npos)++] = argv[optind++];
-    }
-    /* No --marks: the runner's default ($KGATE_MARKS), as for bench and run. */
-    a->git.marks_path = kg_marks_path_default(a->git.marks_path);
-cleanup:
-    return rc;
+    char command[32];
+    snprintf(command, sizeof command, "marks %s", sub->name);
+    kg_opt_table table = { .opts = sub->opts, .n = sub->n_opts, .target = target,
+                           .standalone_ok = true };
+    kg_opt_cmd cmd = { .command = command, .synopsis_tail = sub->tail,
+                       .description = sub->description, .tables = &table, .n_tables = 1 };
+    return kg_opt_cmd_parse(&cmd, argc, argv, help, pos, max_pos, npos);
 }
 
-static void fmt_mark_line(const kg_mark *m)
+static void marks_print_line(const kg_mark *m)
 {
     printf("%-24s %-40s %-14s %12.6g  +-%5.2f%%  [%.6g, %.6g] n=%-5d %s %.12s %s\n",
            m->device_class, m->case_id, m->metric, m->value, 100.0 * m->band_rel, m->ci_lo,
@@ -113,20 +43,31 @@ static void fmt_mark_line(const kg_mark *m)
 
 /* ---- show ---------------------------------------------------------------------------------- */
 
-static int marks_show(int argc, char **argv)
+typedef struct {
+    const char *device, *marks_path;
+} show_opts;
+
+static const kg_opt show_table[] = {
+    KG_OPT_STRING_("device", "CLASS", show_opts, device,
+                   "only this device class (\"NVIDIA H200/sm_90\")"),
+    KG_OPT_STRING_("marks", "FILE", show_opts, marks_path, MARKS_FILE_HELP),
+};
+
+static int marks_show(const marks_sub *sub, int argc, char **argv)
 {
-    marks_args a;
-    const char *pos[1];
-    int np, rc;
+    show_opts a = { .device = NULL, .marks_path = NULL };
+    int rc;
+    bool help;
     kg_marks *m = NULL;
     kg_git *g = NULL;
     char path[4096];
     size_t shown = 0;
-    KG_TRY(parse_args(&a, argc, argv, "show", 0, pos, &np));
-    if (rc == 1)
-        return 0;
-    if (a.git.marks_path)
-        snprintf(path, sizeof path, "%s", a.git.marks_path);
+    KG_TRY(marks_parse(sub, &a, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    a.marks_path = kg_marks_path_default(a.marks_path);
+    if (a.marks_path)
+        snprintf(path, sizeof path, "%s", a.marks_path);
     else if (kg_git_open(&g, ".") == 0 && g->workdir)
         snprintf(path, sizeof path, "%s%s", g->workdir, KG_MARKS_DEFAULT_PATH);
     else
@@ -138,7 +79,7 @@ static int marks_show(int argc, char **argv)
         const kg_mark *mk = kg_marks_at(m, i);
         if (a.device && strcmp(a.device, mk->device_class) != 0)
             continue;
-        fmt_mark_line(mk);
+        marks_print_line(mk);
         shown++;
     }
     printf("%zu mark(s) in %s%s%s\n", shown, path, a.device ? " for " : "",
@@ -151,53 +92,17 @@ cleanup:
 
 /* ---- diff ---------------------------------------------------------------------------------- */
 
-static int open_repo_rel(kg_git **g, char **rel, const char *marks_path)
-{
-    int rc = 0;
-    char dir[4096] = ".";
-    if (marks_path) {
-        snprintf(dir, sizeof dir, "%s", marks_path);
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            snprintf(dir, sizeof dir, ".");
-        else
-            slash[slash == dir ? 1 : 0] = '\0';
-    }
-    KG_TRY(kg_git_open(g, dir));
-    if (marks_path && (*g)->workdir)
-        KG_TRY(kg_git_relpath(*g, marks_path, rel));
-    else if (!(*rel = strdup(marks_path ? marks_path : KG_MARKS_DEFAULT_PATH)))
-        rc = KG_ERR(KG_ENOMEM, "out of memory");
-cleanup:
-    return rc;
-}
+typedef struct {
+    const char *marks_path;
+} diff_opts;
 
-static int marks_diff(int argc, char **argv)
+static const kg_opt diff_table[] = {
+    KG_OPT_STRING_("marks", "FILE", diff_opts, marks_path, MARKS_FILE_HELP),
+};
+
+static void diff_print(const kg_marks *m1, const kg_marks *m2)
 {
-    marks_args a;
-    const char *pos[2];
-    int np, rc;
-    kg_git *g = NULL;
-    char *rel = NULL;
-    kg_marks *m1 = NULL, *m2 = NULL;
-    git_oid c1, c2;
     int added = 0, removed = 0, changed = 0, same = 0;
-    KG_TRY(parse_args(&a, argc, argv, "diff", 2, pos, &np));
-    if (rc == 1)
-        return 0;
-    if (np != 2) {
-        rc = KG_ERR(KG_EINVAL, "marks diff: expected two revisions (e.g. HEAD~1 HEAD)");
-        goto cleanup;
-    }
-    KG_TRY(open_repo_rel(&g, &rel, a.git.marks_path));
-    KG_TRY(kg_git_rev_commit(g, pos[0], &c1));
-    KG_TRY(kg_git_rev_commit(g, pos[1], &c2));
-    KG_TRY(kg_marks_at_commit(&m1, g, &c1, rel));
-    KG_TRY(kg_marks_at_commit(&m2, g, &c2, rel));
-    char h1[GIT_OID_HEXSZ + 1], h2[GIT_OID_HEXSZ + 1];
-    git_oid_tostr(h1, sizeof h1, &c1);
-    git_oid_tostr(h2, sizeof h2, &c2);
-    printf("marks diff %s (%.12s) -> %s (%.12s), %s\n", pos[0], h1, pos[1], h2, rel);
     for (size_t i = 0; i < kg_marks_count(m2); i++) {
         const kg_mark *n = kg_marks_at(m2, i);
         const kg_mark *o = kg_marks_find(m1, n->device_class, n->case_id, n->metric);
@@ -223,6 +128,36 @@ static int marks_diff(int argc, char **argv)
         }
     }
     printf("%d added, %d changed, %d removed, %d unchanged\n", added, changed, removed, same);
+}
+
+static int marks_diff(const marks_sub *sub, int argc, char **argv)
+{
+    diff_opts a = { .marks_path = NULL };
+    const char *pos[2];
+    size_t np;
+    int rc;
+    bool help;
+    kg_git *g = NULL;
+    char *rel = NULL;
+    kg_marks *m1 = NULL, *m2 = NULL;
+    git_oid c1, c2;
+    KG_TRY(marks_parse(sub, &a, argc, argv, &help, pos, 2, &np));
+    if (help)
+        goto cleanup;
+    if (np != 2) {
+        rc = KG_ERR(KG_EINVAL, "marks diff: expected two revisions (e.g. HEAD~1 HEAD)");
+        goto cleanup;
+    }
+    KG_TRY(kg_marks_repo_open(&g, &rel, kg_marks_path_default(a.marks_path)));
+    KG_TRY(kg_git_rev_commit(g, pos[0], &c1));
+    KG_TRY(kg_git_rev_commit(g, pos[1], &c2));
+    KG_TRY(kg_marks_at_commit(&m1, g, &c1, rel));
+    KG_TRY(kg_marks_at_commit(&m2, g, &c2, rel));
+    char h1[GIT_OID_HEXSZ + 1], h2[GIT_OID_HEXSZ + 1];
+    git_oid_tostr(h1, sizeof h1, &c1);
+    git_oid_tostr(h2, sizeof h2, &c2);
+    printf("marks diff %s (%.12s) -> %s (%.12s), %s\n", pos[0], h1, pos[1], h2, rel);
+    diff_print(m1, m2);
 cleanup:
     kg_marks_free(m1);
     kg_marks_free(m2);
@@ -234,22 +169,56 @@ cleanup:
 /* ---- lower --------------------------------------------------------------------------------- */
 
 typedef struct {
-    const marks_args *a;
+    kg_marks_git_opts git;
+    const char *case_id, *device, *metric, *reason;
+    double to;
+    bool to_set;
+} lower_opts;
+
+static int lower_to(void *opts, const char *v)
+{
+    lower_opts *a = opts;
+    int rc = kg_parse_double("--to", v, &a->to);
+    if (rc < 0)
+        return rc;
+    if (!(a->to > 0))
+        return KG_ERR(KG_EINVAL, "--to: expected a positive number, got '%s'", v);
+    a->to_set = true;
+    return 0;
+}
+
+static const kg_opt lower_table[] = {
+    KG_OPT_STRING_REQUIRED_("case", "ID", lower_opts, case_id, "the case whose mark goes down"),
+    KG_OPT_STRING_REQUIRED_("device", "CLASS", lower_opts, device,
+                            "its device class (\"NVIDIA H200/sm_90\", see `kgate marks show`)"),
+    KG_OPT_STRING_REQUIRED_("reason", "TEXT", lower_opts, reason,
+                            "why: it goes into the commit message"),
+    KG_OPT_STRING_("metric", "M", lower_opts, metric, "which mark, when the case has several"),
+    KG_OPT_FN_("to", "VALUE", lower_to, 0, "the new mark (default: remove it)"),
+    KG_OPT_STRING_("marks", "FILE", lower_opts, git.marks_path, MARKS_FILE_HELP),
+    KG_OPT_STRING_("marks-ref", "REF", lower_opts, git.marks_ref,
+                   "commit on this ref (default: the checked-out branch)"),
+    KG_OPT_STRING_("push", "REMOTE", lower_opts, git.push_remote, "push the commit there"),
+    KG_OPT_STRING_("author", "NAME", lower_opts, git.author,
+                   "commit author (default: $KGATE_GIT_AUTHOR_NAME, else kgate)"),
+    KG_OPT_STRING_("email", "EMAIL", lower_opts, git.email,
+                   "author email (default: $KGATE_GIT_AUTHOR_EMAIL, else kgate@localhost)"),
+};
+
+typedef struct {
+    const lower_opts *a;
     double old_value;
 } lower_ud;
 
-static int lower_update(kg_marks *m, void *ud, char **message)
+/* The one mark --case/--device/--metric name. */
+static int lower_find(const kg_mark **out, const kg_marks *m, const lower_opts *a)
 {
-    lower_ud *u = ud;
-    const marks_args *a = u->a;
-    const kg_mark *cur = NULL;
-    int rc = 0, hits = 0;
-    char now[32], setby[600];
+    int hits = 0;
     for (size_t i = 0; i < kg_marks_count(m); i++) {
         const kg_mark *mk = kg_marks_at(m, i);
         if (strcmp(mk->case_id, a->case_id) == 0 && strcmp(mk->device_class, a->device) == 0 &&
             (!a->metric || strcmp(mk->metric, a->metric) == 0)) {
-            cur = mk;
+            *out = mk;
             hits++;
         }
     }
@@ -260,37 +229,57 @@ static int lower_update(kg_marks *m, void *ud, char **message)
     if (hits > 1)
         return KG_ERR(KG_EINVAL, "case '%s' on '%s' has %d marks: choose one with --metric",
                       a->case_id, a->device, hits);
-    kg_mark mk = *cur;
+    return 0;
+}
+
+/* --to: put the lower value (refused when it is not lower), stamped with the reason. */
+static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const char *metric,
+                     char *msg, size_t cap)
+{
+    char now[32], setby[600];
+    kg_mark mk = *cur, probe = *cur;
+    probe.value = a->to;
+    if (!kg_mark_better(&mk, &probe))
+        return KG_ERR(KG_EINVAL, "--to %g does not lower the bar of %s [%s] %s (mark %g, %s): "
+                                 "marks only move up through production runs",
+                      a->to, a->case_id, a->device, metric, cur->value,
+                      cur->direction == KG_LOWER_IS_BETTER ? "lower is better"
+                                                           : "higher is better");
+    double old = cur->value;
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(setby, sizeof setby, "kgate marks lower: %s", a->reason);
+    mk.value = a->to;
+    mk.date = now;
+    mk.set_by = setby;
+    int rc = kg_marks_put(m, &mk);
+    if (rc < 0)
+        return rc;
+    snprintf(msg, cap, "kgate: lower mark %s [%s] %s: %.6g -> %.6g\n\nReason: %s\n", a->case_id,
+             a->device, metric, old, a->to, a->reason);
+    return 0;
+}
+
+static int lower_update(kg_marks *m, void *ud, char **message)
+{
+    lower_ud *u = ud;
+    const lower_opts *a = u->a;
+    const kg_mark *cur = NULL;
+    int rc = 0;
+    char *metric = NULL, *msg = NULL;
+    KG_TRY(lower_find(&cur, m, a));
     u->old_value = cur->value;
-    char *metric = strdup(cur->metric);
     size_t cap = 1024 + strlen(a->reason);
-    char *msg = malloc(cap);
+    metric = strdup(cur->metric); /* cur does not outlive kg_marks_put/remove */
+    msg = malloc(cap);
     if (!metric || !msg) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
         goto cleanup;
     }
     if (a->to_set) {
-        kg_mark probe = mk;
-        probe.value = a->to;
-        if (!kg_mark_better(&mk, &probe)) {
-            rc = KG_ERR(KG_EINVAL, "--to %g does not lower the bar of %s [%s] %s (mark %g, %s): "
-                                   "marks only move up through production runs",
-                        a->to, a->case_id, a->device, metric, cur->value,
-                        cur->direction == KG_LOWER_IS_BETTER ? "lower is better"
-                                                             : "higher is better");
-            goto cleanup;
-        }
-        time_t t = time(NULL);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        snprintf(setby, sizeof setby, "kgate marks lower: %s", a->reason);
-        mk.value = a->to;
-        mk.date = now;
-        mk.set_by = setby;
-        KG_TRY(kg_marks_put(m, &mk));
-        snprintf(msg, cap, "kgate: lower mark %s [%s] %s: %.6g -> %.6g\n\nReason: %s\n",
-                 a->case_id, a->device, metric, u->old_value, a->to, a->reason);
+        KG_TRY(lower_set(m, a, cur, metric, msg, cap));
     } else {
         KG_TRY(kg_marks_remove(m, a->device, a->case_id, metric));
         snprintf(msg, cap, "kgate: remove mark %s [%s] %s: %.6g -> (none)\n\nReason: %s\nThe next "
@@ -306,21 +295,22 @@ cleanup:
     return rc;
 }
 
-static int marks_lower(int argc, char **argv)
+static int marks_lower(const marks_sub *sub, int argc, char **argv)
 {
-    marks_args a;
-    const char *pos[1];
-    int np, rc;
+    lower_opts a = { .git = KG_MARKS_GIT_OPTS_INIT };
+    int rc;
+    bool help;
     kg_marks_target *t = NULL;
     kg_marks_commit_result res;
-    KG_TRY(parse_args(&a, argc, argv, "lower", 0, pos, &np));
-    if (rc == 1)
-        return 0;
+    KG_TRY(marks_parse(sub, &a, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    a.git.marks_path = kg_marks_path_default(a.git.marks_path);
     if (!a.case_id || !a.device || !a.reason || !*a.reason) {
         rc = KG_ERR(KG_EINVAL, "marks lower: --case, --device and --reason are required");
         goto cleanup;
     }
-    lower_ud u = { &a, 0 };
+    lower_ud u = { .a = &a, .old_value = 0 };
     KG_TRY(kg_marks_target_open(&t, &a.git));
     KG_TRY(kg_marks_commit_update(t, &a.git, lower_update, &u, &res));
     char to[48] = "(removed)";
@@ -336,286 +326,104 @@ cleanup:
 
 /* ---- history ------------------------------------------------------------------------------- */
 
-typedef struct {
-    char commit[13], author[64], date[24], set_by[96], series[200];
-    double value, band, ci_lo, ci_hi;
-} hpoint;
+static const kg_opt history_table[] = {
+    KG_OPT_STRING_REQUIRED_("case", "ID", kg_marks_history_opts, case_id, "the case to draw"),
+    KG_OPT_STRING_("device", "CLASS", kg_marks_history_opts, device,
+                   "only this device class (default: every one, a chart each)"),
+    KG_OPT_STRING_("metric", "M", kg_marks_history_opts, metric,
+                   "only this metric (default: every one)"),
+    KG_OPT_STRING_REQUIRED_("out", "FILE.svg|FILE.html", kg_marks_history_opts, out,
+                            "the chart (SVG), or a page with the chart and a table (HTML)"),
+    KG_OPT_STRING_("marks", "FILE", kg_marks_history_opts, marks_path, MARKS_FILE_HELP),
+    KG_OPT_STRING_("marks-ref", "REF", kg_marks_history_opts, marks_ref,
+                   "walk the history of this ref (default: the checked-out branch)"),
+    KG_OPT_STRING_("rev", "REV", kg_marks_history_opts, rev,
+                   "walk the history of this revision instead"),
+};
 
-typedef struct {
-    const marks_args *a;
-    hpoint *p;
-    size_t n;
-} hist_ud;
-
-static int hist_cb(const git_oid *commit, const git_signature *author, const char *summary,
-                   const char *data, size_t len, void *ud)
+static int marks_history(const marks_sub *sub, int argc, char **argv)
 {
-    hist_ud *h = ud;
-    kg_marks *m = NULL;
-    int rc = 0;
-    KG_UNUSED(summary);
-    KG_UNUSED(len);
-    char name[64];
-    snprintf(name, sizeof name, "marks at %.12s", git_oid_tostr_s(commit));
-    if (kg_marks_parse(&m, data, name) < 0) /* an old malformed version: skip it, not fatal */
-        return 0;
-    for (size_t i = 0; i < kg_marks_count(m); i++) {
-        const kg_mark *mk = kg_marks_at(m, i);
-        if (strcmp(mk->case_id, h->a->case_id) != 0 ||
-            (h->a->device && strcmp(mk->device_class, h->a->device) != 0) ||
-            (h->a->metric && strcmp(mk->metric, h->a->metric) != 0))
-            continue;
-        char series[200];
-        snprintf(series, sizeof series, "%s %s", mk->device_class, mk->metric);
-        /* One point per change of this mark (other marks' commits are not its history). */
-        const hpoint *last = NULL;
-        for (size_t j = h->n; j-- > 0;)
-            if (strcmp(h->p[j].series, series) == 0) {
-                last = &h->p[j];
-                break;
-            }
-        if (last && last->value == mk->value && last->band == mk->band_rel)
-            continue;
-        hpoint *np = realloc(h->p, (h->n + 1) * sizeof *np);
-        if (!np) {
-            rc = KG_ERR(KG_ENOMEM, "out of memory");
-            goto cleanup;
-        }
-        h->p = np;
-        hpoint *p = &h->p[h->n++];
-        memset(p, 0, sizeof *p);
-        snprintf(p->commit, sizeof p->commit, "%.12s", git_oid_tostr_s(commit));
-        snprintf(p->author, sizeof p->author, "%s", author->name);
-        time_t t = (time_t)author->when.time;
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(p->date, sizeof p->date, "%Y-%m-%d %H:%M", &tm);
-        snprintf(p->set_by, sizeof p->set_by, "%s", mk->set_by ? mk->set_by : "");
-        snprintf(p->series, sizeof p->series, "%s", series);
-        p->value = mk->value;
-        p->band = mk->band_rel;
-        p->ci_lo = mk->ci_lo;
-        p->ci_hi = mk->ci_hi;
-    }
-cleanup:
-    kg_marks_free(m);
-    return rc;
-}
-
-/* One chart per series: the mark as a step line, its noise band (value * (1 +- band_rel))
- * shaded, the setting run's CI as a bar, and who moved it under each point. */
-static void draw_series(kg_sbuf *b, const hist_ud *h, const char *series, double y0)
-{
-    const double W = 960, H = 300, L = 80, R = 20, T = 30, B = 90;
-    double lo = INFINITY, hi = -INFINITY;
-    size_t cnt = 0;
-    for (size_t i = 0; i < h->n; i++)
-        if (strcmp(h->p[i].series, series) == 0) {
-            const hpoint *p = &h->p[i];
-            lo = fmin(lo, fmin(p->value * (1 - p->band), p->ci_lo));
-            hi = fmax(hi, fmax(p->value * (1 + p->band), p->ci_hi));
-            cnt++;
-        }
-    if (hi <= lo)
-        hi = lo * 1.01 + 1e-9;
-    double pad = (hi - lo) * 0.08;
-    lo -= pad;
-    hi += pad;
-    double dx = cnt > 1 ? (W - L - R) / (double)(cnt - 1) : 0;
-#define XP(k) (L + (cnt > 1 ? dx * (double)(k) : (W - L - R) / 2))
-#define YP(v) (y0 + T + (H - T - B) * (1 - ((v)-lo) / (hi - lo)))
-    kg_sbuf_printf(b, "<g><text x=\"%g\" y=\"%g\" font-size=\"14\" font-weight=\"bold\">", L, y0 + 18);
-    kg_sbuf_xml(b, h->a->case_id);
-    kg_sbuf_printf(b, " &#8212; ");
-    kg_sbuf_xml(b, series);
-    kg_sbuf_printf(b, " (mark per commit; shaded: noise band; bar: run CI)</text>\n");
-    kg_sbuf_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
-                 "stroke=\"#999\"/>\n", L, y0 + T, W - L - R, H - T - B);
-    for (int k = 0; k <= 4; k++) {
-        double v = lo + (hi - lo) * k / 4.0;
-        kg_sbuf_printf(b, "<text x=\"%g\" y=\"%g\" font-size=\"11\" text-anchor=\"end\">%.4g</text>\n",
-                  L - 6, YP(v) + 4, v);
-    }
-    /* Band: upper edge left to right, lower edge back. */
-    kg_sbuf_printf(b, "<polygon fill=\"#4a90d9\" fill-opacity=\"0.2\" stroke=\"none\" points=\"");
-    size_t k = 0;
-    for (size_t i = 0; i < h->n; i++)
-        if (strcmp(h->p[i].series, series) == 0) {
-            kg_sbuf_printf(b, "%g,%g ", XP(k), YP(h->p[i].value * (1 + h->p[i].band)));
-            k++;
-        }
-    for (size_t i = h->n; i-- > 0;)
-        if (strcmp(h->p[i].series, series) == 0) {
-            k--;
-            kg_sbuf_printf(b, "%g,%g ", XP(k), YP(h->p[i].value * (1 - h->p[i].band)));
-        }
-    kg_sbuf_printf(b, "\"/>\n<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"2\" points=\"");
-    k = 0;
-    for (size_t i = 0; i < h->n; i++)
-        if (strcmp(h->p[i].series, series) == 0) {
-            kg_sbuf_printf(b, "%g,%g ", XP(k), YP(h->p[i].value));
-            k++;
-        }
-    kg_sbuf_printf(b, "\"/>\n");
-    k = 0;
-    for (size_t i = 0; i < h->n; i++) {
-        const hpoint *p = &h->p[i];
-        if (strcmp(p->series, series) != 0)
-            continue;
-        double x = XP(k);
-        kg_sbuf_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#555\"/>\n", x,
-                  YP(p->ci_lo), x, YP(p->ci_hi));
-        kg_sbuf_printf(b, "<circle cx=\"%g\" cy=\"%g\" r=\"4\" fill=\"#1f5fa8\"><title>", x,
-                  YP(p->value));
-        kg_sbuf_printf(b, "%s by ", p->commit);
-        kg_sbuf_xml(b, p->author);
-        kg_sbuf_printf(b, " on %s: %.6g (band +-%.2f%%, run CI [%.6g, %.6g]) ", p->date, p->value,
-                  100 * p->band, p->ci_lo, p->ci_hi);
-        kg_sbuf_xml(b, p->set_by);
-        kg_sbuf_printf(b, "</title></circle>\n");
-        kg_sbuf_printf(b, "<text font-size=\"10\" transform=\"translate(%g,%g) rotate(35)\">%.7s ", x,
-                  y0 + H - B + 14, p->commit);
-        kg_sbuf_xml(b, p->author);
-        kg_sbuf_printf(b, "</text>\n");
-        k++;
-    }
-    kg_sbuf_printf(b, "</g>\n");
-#undef XP
-#undef YP
-}
-
-static int marks_history(int argc, char **argv)
-{
-    marks_args a;
-    const char *pos[1];
-    int np, rc;
-    kg_git *g = NULL;
-    char *rel = NULL, *refname = NULL;
-    hist_ud h = { &a, NULL, 0 };
-    kg_sbuf b = KG_SBUF_INIT;
-    char **series = NULL;
-    size_t ns = 0;
-    git_oid start;
-    KG_TRY(parse_args(&a, argc, argv, "history", 0, pos, &np));
-    if (rc == 1)
-        return 0;
+    kg_marks_history_opts a = KG_MARKS_HISTORY_OPTS_INIT;
+    kg_marks_history_result res;
+    int rc;
+    bool help;
+    KG_TRY(marks_parse(sub, &a, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    a.marks_path = kg_marks_path_default(a.marks_path);
     if (!a.case_id || !a.out) {
         rc = KG_ERR(KG_EINVAL, "marks history: --case ID and --out FILE.svg|FILE.html are "
                                "required");
         goto cleanup;
     }
-    size_t ol = strlen(a.out);
-    bool html = ol > 5 && strcmp(a.out + ol - 5, ".html") == 0;
-    if (!html && !(ol > 4 && strcmp(a.out + ol - 4, ".svg") == 0)) {
-        rc = KG_ERR(KG_EINVAL, "--out %s: expected a .svg or .html file name", a.out);
-        goto cleanup;
-    }
-    KG_TRY(kg_path_check_writable(a.out));
-    KG_TRY(open_repo_rel(&g, &rel, a.git.marks_path));
-    if (a.rev) {
-        KG_TRY(kg_git_rev_commit(g, a.rev, &start));
-    } else {
-        bool is_head, exists;
-        KG_TRY(kg_git_target_ref(g, a.git.marks_ref, &refname, &is_head));
-        KG_TRY(kg_git_tip(g, refname, &start, &exists));
-        if (!exists) {
-            rc = KG_ERR(KG_ENOTFOUND, "%s has no commits", refname);
-            goto cleanup;
-        }
-    }
-    KG_TRY(kg_git_file_history(g, &start, rel, hist_cb, &h));
-    if (h.n == 0) {
-        rc = KG_ERR(KG_ENOTFOUND, "no mark for case '%s'%s%s in the history of %s",
-                    a.case_id, a.device ? " on " : "", a.device ? a.device : "", rel);
-        goto cleanup;
-    }
-    for (size_t i = 0; i < h.n; i++) {
-        bool seen = false;
-        for (size_t j = 0; j < ns; j++)
-            seen |= strcmp(series[j], h.p[i].series) == 0;
-        if (!seen) {
-            char **nsr = realloc(series, (ns + 1) * sizeof *nsr);
-            if (!nsr) {
-                rc = KG_ERR(KG_ENOMEM, "out of memory");
-                goto cleanup;
-            }
-            series = nsr;
-            series[ns++] = h.p[i].series;
-        }
-    }
-    if (html) {
-        kg_sbuf_printf(&b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kgate marks "
-                      "history: ");
-        kg_sbuf_xml(&b, a.case_id);
-        kg_sbuf_printf(&b, "</title></head><body style=\"font-family:sans-serif\">\n");
-    }
-    kg_sbuf_printf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
-                  "font-family=\"sans-serif\">\n", 300 * ns + 10);
-    for (size_t i = 0; i < ns; i++)
-        draw_series(&b, &h, series[i], 300.0 * (double)i);
-    kg_sbuf_printf(&b, "</svg>\n");
-    if (html) {
-        kg_sbuf_printf(&b, "<table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">"
-                      "<tr><th>commit</th><th>date (UTC)</th><th>moved by</th><th>series</th>"
-                      "<th>mark</th><th>band</th><th>run CI</th><th>set by</th></tr>\n");
-        for (size_t i = 0; i < h.n; i++) {
-            const hpoint *p = &h.p[i];
-            kg_sbuf_printf(&b, "<tr><td>%s</td><td>%s</td><td>", p->commit, p->date);
-            kg_sbuf_xml(&b, p->author);
-            kg_sbuf_printf(&b, "</td><td>");
-            kg_sbuf_xml(&b, p->series);
-            kg_sbuf_printf(&b, "</td><td>%.6g</td><td>&#177;%.2f%%</td><td>[%.6g, %.6g]</td><td>",
-                      p->value, 100 * p->band, p->ci_lo, p->ci_hi);
-            kg_sbuf_xml(&b, p->set_by);
-            kg_sbuf_printf(&b, "</td></tr>\n");
-        }
-        kg_sbuf_printf(&b, "</table></body></html>\n");
-    }
-    if (b.err) {
-        rc = KG_ERR(KG_ENOMEM, "out of memory drawing the history");
-        goto cleanup;
-    }
-    KG_TRY(kg_sbuf_write(&b, a.out));
-    printf("marks history: %zu point(s) in %zu series for %s -> %s\n", h.n, ns, a.case_id, a.out);
+    KG_TRY(kg_marks_history(&res, &a));
+    printf("marks history: %zu point(s) in %zu series for %s -> %s\n", res.points, res.series,
+           a.case_id, a.out);
 cleanup:
-    free(series);
-    kg_sbuf_free(&b);
-    free(h.p);
-    free(rel);
-    free(refname);
-    kg_git_free(g);
     return rc;
 }
 
 /* ---- dispatch ------------------------------------------------------------------------------ */
+
+static const marks_sub marks_subs[] = {
+    { .name = "show", .description = "The marks in the work tree file.\n", .opts = show_table,
+      .n_opts = KG_ARRAY_LEN(show_table), .run = marks_show },
+    { .name = "diff", .tail = "REV1 REV2",
+      .description = "The marks that changed between two revisions (e.g. HEAD~1 HEAD).\n",
+      .opts = diff_table, .n_opts = KG_ARRAY_LEN(diff_table), .run = marks_diff },
+    { .name = "lower",
+      .description = "The only way down: one commit carrying the reason (without --to the mark "
+                     "is\nremoved and the next production run records a fresh one).\n",
+      .opts = lower_table, .n_opts = KG_ARRAY_LEN(lower_table), .run = marks_lower },
+    { .name = "history",
+      .description = "The mark's trend per commit with its noise bands, and who moved it.\n",
+      .opts = history_table, .n_opts = KG_ARRAY_LEN(history_table), .run = marks_history },
+};
+
+/* Every subcommand's synopsis (generated from its table) and what it does. */
+static void marks_usage(FILE *out)
+{
+    fputs("usage: kgate marks <subcommand> [options]   (kgate marks <subcommand> --help for "
+          "its options)\n\n", out);
+    for (size_t i = 0; i < KG_ARRAY_LEN(marks_subs); i++) {
+        const marks_sub *s = &marks_subs[i];
+        char command[32];
+        snprintf(command, sizeof command, "marks %s", s->name);
+        kg_opt_table table = { .opts = s->opts, .n = s->n_opts, .standalone_ok = true };
+        kg_opt_synopsis(out, "  ", command, s->tail, &table, 1);
+        for (const char *l = s->description; *l;) { /* each line indented under it */
+            size_t n = strcspn(l, "\n");
+            fprintf(out, "      %.*s\n", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
+    }
+    fputs("  kgate marks advance --from-report REPORT.json [...]\n"
+          "      Advance the marks from a production report: see `kgate marks advance --help`.\n",
+          out);
+    fprintf(out, "\n%s", kg_opt_exit_code_lines);
+}
 
 int kg_cmd_marks(kg_registry *reg, int argc, char **argv)
 {
     int rc;
     KG_UNUSED(reg);
     if (argc < 2) {
-        fputs(marks_usage, stderr);
+        marks_usage(stderr);
         return kg_cli_fail(KG_ERR(KG_EINVAL, "marks: expected a subcommand (show, diff, lower, "
                                              "history, advance)"));
     }
-    const char *sub = argv[1];
-    if (strcmp(sub, "--help") == 0 || strcmp(sub, "help") == 0) {
-        fputs(marks_usage, stdout);
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
+        marks_usage(stdout);
         return KG_EXIT_PASS;
     }
-    if (strcmp(sub, "advance") == 0)
+    if (strcmp(name, "advance") == 0)
         return kg_cmd_marks_advance(argc - 1, argv + 1);
-    if (strcmp(sub, "show") == 0)
-        rc = marks_show(argc - 1, argv + 1);
-    else if (strcmp(sub, "diff") == 0)
-        rc = marks_diff(argc - 1, argv + 1);
-    else if (strcmp(sub, "lower") == 0)
-        rc = marks_lower(argc - 1, argv + 1);
-    else if (strcmp(sub, "history") == 0)
-        rc = marks_history(argc - 1, argv + 1);
-    else {
-        fputs(marks_usage, stderr);
-        rc = KG_ERR(KG_EINVAL, "marks: unknown subcommand '%s'", sub);
-    }
-    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+    for (size_t i = 0; i < KG_ARRAY_LEN(marks_subs); i++)
+        if (strcmp(name, marks_subs[i].name) == 0) {
+            rc = marks_subs[i].run(&marks_subs[i], argc - 1, argv + 1);
+            return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+        }
+    marks_usage(stderr);
+    return kg_cli_fail(KG_ERR(KG_EINVAL, "marks: unknown subcommand '%s'", name));
 }

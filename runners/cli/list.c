@@ -1,0 +1,114 @@
+/* `kgate list`: the registered cases, on the console and as a JSON catalogue. Needs no GPU. */
+#include <string.h>
+#include "core/kg_core.h"
+
+typedef struct {
+    const char *filter;
+    const char *json_path;
+} list_opts;
+
+static int list_filter(void *opts, const char *v)
+{
+    ((list_opts *)opts)->filter = v; /* any string, as the gate commands' --filter */
+    return 0;
+}
+
+static const kg_opt list_table[] = {
+    KG_OPT_FN_("filter", "REGEX", list_filter, 0,
+               "list the cases whose id matches (POSIX extended regex; default: all)"),
+    KG_OPT_STRING_("json", "FILE", list_opts, json_path,
+                   "also write the catalogue as JSON (with defect expectations, if any)"),
+};
+
+static const char list_description[] =
+    "List the registered cases: id, reference, parity policy, work model and kernels.\n"
+    "--json writes the same as a JSON catalogue (with defect expectations, if any).\n"
+    "Needs no GPU.\n";
+
+static cJSON *list_case_json(const kg_case_desc *d)
+{
+    cJSON *o = cJSON_CreateObject(), *k = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "id", d->id);
+    cJSON_AddStringToObject(o, "op", d->op);
+    cJSON_AddStringToObject(o, "reference", d->ref_kind ? d->ref_kind : "unspecified");
+    cJSON_AddStringToObject(o, "parity", d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
+                                                                             : "tolerance");
+    cJSON_AddNumberToObject(o, "bytes_moved", d->bytes_moved);
+    cJSON_AddNumberToObject(o, "flops", d->flops);
+    cJSON_AddBoolToObject(o, "batch_invariant", d->batch_invariant != 0);
+    for (int i = 0; i < d->n_kernels; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", d->kernels[i].name);
+        cJSON_AddNumberToObject(e, "block_threads", d->kernels[i].block_threads);
+        cJSON_AddNumberToObject(e, "dynamic_smem", (double)d->kernels[i].dynamic_smem);
+        cJSON_AddItemToArray(k, e);
+    }
+    cJSON_AddItemToObject(o, "kernels", k);
+    if (d->expect_gate)
+        cJSON_AddStringToObject(o, "expect_gate", d->expect_gate);
+    if (d->expect_reason)
+        cJSON_AddStringToObject(o, "expect_reason", d->expect_reason);
+    return o;
+}
+
+/* The catalogue, checked writable first, written atomically. */
+static int list_write_json(const kg_registry *reg, const kg_selection *sel, const char *path)
+{
+    int rc = 0;
+    char *text = NULL;
+    cJSON *cat = NULL;
+    KG_TRY(kg_path_check_writable(path));
+    cat = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(cat, "cases");
+    cJSON_AddStringToObject(cat, "schema", "kgate-catalogue/1");
+    for (size_t i = 0; i < sel->n; i++)
+        cJSON_AddItemToArray(arr, list_case_json(kg_registry_get(reg, sel->idx[i])));
+    text = cJSON_Print(cat);
+    if (!text) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory writing %s", path);
+        goto cleanup;
+    }
+    KG_TRY(kg_file_write_atomic(path, text, strlen(text)));
+cleanup:
+    cJSON_free(text);
+    cJSON_Delete(cat);
+    return rc;
+}
+
+static void list_print(const kg_registry *reg, const kg_selection *sel)
+{
+    printf("%-46s %-8s %-9s %-12s %-12s %s\n", "case", "ref", "parity", "MB moved", "GFLOP",
+           "kernels");
+    for (size_t i = 0; i < sel->n; i++) {
+        const kg_case_desc *d = kg_registry_get(reg, sel->idx[i]);
+        printf("%-46s %-8s %-9s %-12.3f %-12.3f ", d->id, d->ref_kind ? d->ref_kind : "-",
+               d->parity.kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance",
+               d->bytes_moved / 1e6, d->flops / 1e9);
+        for (int k = 0; k < d->n_kernels; k++)
+            printf("%s%s", k ? "," : "", d->kernels[k].name);
+        printf("\n");
+    }
+    printf("%zu case(s)\n", sel->n);
+}
+
+int kg_cmd_list(kg_registry *reg, int argc, char **argv)
+{
+    list_opts o = { .filter = NULL, .json_path = NULL };
+    kg_opt_table table = { .opts = list_table, .n = KG_ARRAY_LEN(list_table), .target = &o,
+                           .standalone_ok = true };
+    kg_opt_cmd cmd = { .command = "list", .description = list_description, .tables = &table,
+                       .n_tables = 1 };
+    kg_selection sel = { 0 };
+    bool help;
+    int rc = 0;
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    KG_TRY(kg_select(&sel, reg, o.filter));
+    if (o.json_path)
+        KG_TRY(list_write_json(reg, &sel, o.json_path));
+    list_print(reg, &sel);
+cleanup:
+    kg_selection_free(&sel);
+    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+}

@@ -1,0 +1,77 @@
+/* `kgate report --from FILE`: turn any kgate report into the files CI systems read (the
+ * exporters are gates/report/). Needs no GPU. */
+#include <string.h>
+#include "core/kg_core.h"
+#include "report/export.h"
+
+typedef struct {
+    const char *from, *junit, *markdown, *html;
+} report_opts;
+
+static const kg_opt report_table[] = {
+    KG_OPT_STRING_REQUIRED_("from", "REPORT.json", report_opts, from,
+                            "the kgate report to convert (from any command)"),
+    KG_OPT_STRING_("junit", "OUT.xml", report_opts, junit,
+                   "JUnit XML: one testcase per case x gate (classname = gate)"),
+    KG_OPT_STRING_("markdown", "OUT.md", report_opts, markdown,
+                   "Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request note)"),
+    KG_OPT_STRING_("html", "OUT.html", report_opts, html,
+                   "standalone HTML report with inline SVG charts (no network needed)"),
+};
+
+static const char report_description[] =
+    "Convert a kgate report (from any command) into the files CI systems read.\n"
+    "An output may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag,\n"
+    "malformed report or unwritable output path (checked before anything is written),\n"
+    "4 a write failed after those checks.\n";
+
+/* Every check before anything is written: the output paths, then the report itself. */
+static int report_convert(const report_opts *o)
+{
+    int rc = 0;
+    cJSON *rep = NULL;
+    const char *outs[] = { o->junit, o->markdown, o->html };
+    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++)
+        if (outs[i] && strcmp(outs[i], "-") != 0)
+            KG_TRY(kg_path_check_writable(outs[i]));
+    KG_TRY(kg_report_load(&rep, o->from));
+    if (o->junit)
+        KG_TRY(kg_export_junit(rep, o->junit));
+    if (o->markdown)
+        KG_TRY(kg_export_markdown(rep, o->markdown));
+    if (o->html)
+        KG_TRY(kg_export_html(rep, o->html));
+    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++)
+        if (outs[i] && strcmp(outs[i], "-") != 0)
+            fprintf(stderr, "wrote %s\n", outs[i]);
+cleanup:
+    cJSON_Delete(rep);
+    return rc;
+}
+
+int kg_cmd_report(kg_registry *reg, int argc, char **argv)
+{
+    report_opts o = { .from = NULL };
+    kg_opt_table table = { .opts = report_table, .n = KG_ARRAY_LEN(report_table), .target = &o,
+                           .standalone_ok = true };
+    kg_opt_cmd cmd = { .command = "report", .description = report_description,
+                       .tables = &table, .n_tables = 1 };
+    bool help;
+    int rc = 0;
+    KG_UNUSED(reg);
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    if (!o.from) {
+        kg_opt_cmd_usage(stderr, &cmd);
+        rc = KG_ERR(KG_EINVAL, "report: --from REPORT.json is required");
+        goto cleanup;
+    }
+    if (!o.junit && !o.markdown && !o.html) {
+        rc = KG_ERR(KG_EINVAL, "report: nothing to write: give --junit, --markdown or --html");
+        goto cleanup;
+    }
+    KG_TRY(report_convert(&o));
+cleanup:
+    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+}

@@ -1,0 +1,92 @@
+/* `kgate status --from-report FILE`: the flags of the commit-status poster (the posting is
+ * gates/report/status.c). */
+#include <string.h>
+#include "core/kg_core.h"
+#include "report/export.h"
+#include "report/status.h"
+
+static int status_target_url(void *opts, const char *v)
+{
+    if (!kg_status_url_ok(v))
+        return KG_ERR(KG_EINVAL, "--target-url: expected an http(s) URL, got '%s'", v);
+    ((kg_status_opts *)opts)->target_url = v;
+    return 0;
+}
+
+static int status_platform(void *opts, const char *v)
+{
+    kg_status_opts *o = opts;
+    if (strcmp(v, "github") == 0)
+        o->plat = KG_STATUS_PLATFORM_GITHUB;
+    else if (strcmp(v, "gitlab") == 0)
+        o->plat = KG_STATUS_PLATFORM_GITLAB;
+    else
+        return KG_ERR(KG_EINVAL, "--platform: expected github or gitlab, got '%s'", v);
+    return 0;
+}
+
+static int status_context_suffix(void *opts, const char *v)
+{
+    if (!*v || strlen(v) > 80)
+        return KG_ERR(KG_EINVAL, "--context-suffix: expected 1 to 80 characters");
+    ((kg_status_opts *)opts)->context_suffix = v;
+    return 0;
+}
+
+static const kg_opt status_table[] = {
+    KG_OPT_STRING_REQUIRED_("from-report", "REPORT.json", kg_status_opts, report_path,
+                            "the kgate report whose gates are posted"),
+    KG_OPT_FN_("target-url", "URL", status_target_url, 0,
+               "link of each status (default: the CI run or job page)"),
+    KG_OPT_BOOL_("dry-run", kg_status_opts, dry_run,
+                 "print the requests (token redacted) and send nothing"),
+    KG_OPT_FN_("platform", "github|gitlab", status_platform, 0,
+               "the API (default: detected from GITHUB_ACTIONS / GITLAB_CI)"),
+    KG_OPT_DOUBLE_("timeout", "S", kg_status_opts, timeout_s, 0, 3600,
+                   "total time per request attempt (default 30)"),
+    KG_OPT_DOUBLE_("connect-timeout", "S", kg_status_opts, connect_timeout_s, 0, 3600,
+                   "time to connect, per attempt (default 10)"),
+    KG_OPT_INT_("retries", "N", kg_status_opts, retries, 0, 10,
+                "retries on 429, 5xx and network errors, backoff (default 3)"),
+    KG_OPT_FN_("context-suffix", "TEXT", status_context_suffix, 0,
+               "context 'kgate/<gate> (TEXT)': one set per GPU of a fleet"),
+    KG_OPT_BOOL_("verbose", kg_status_opts, verbose,
+                 "each attempt and retry on stderr (status, timing)"),
+};
+
+static const char status_description[] =
+    "Post one commit status per gate (context kgate/<gate>) from a kgate report.\n"
+    "GitHub (GITHUB_ACTIONS=true): POST $GITHUB_API_URL/repos/$GITHUB_REPOSITORY/statuses/SHA,\n"
+    "  token KGATE_STATUS_TOKEN or GITHUB_TOKEN (Authorization: Bearer).\n"
+    "GitLab (GITLAB_CI=true): POST $CI_API_V4_URL/projects/$CI_PROJECT_ID/statuses/SHA,\n"
+    "  token KGATE_STATUS_TOKEN (PRIVATE-TOKEN) or CI_JOB_TOKEN (JOB-TOKEN).\n"
+    "SHA: KGATE_STATUS_SHA, else GITHUB_SHA / CI_COMMIT_SHA. A diagnostic report never posts\n"
+    "success: passing gates post 'pending' stamped DIAGNOSTIC.\n"
+    "Exit codes: 0 posted, 2 bad flag, environment or report, 4 HTTP failure (including\n"
+    "401/403/404, explained in the message).\n";
+
+int kg_cmd_status(kg_registry *reg, int argc, char **argv)
+{
+    kg_status_opts o = KG_STATUS_OPTS_INIT;
+    kg_opt_table table = { .opts = status_table, .n = KG_ARRAY_LEN(status_table), .target = &o,
+                           .standalone_ok = true };
+    kg_opt_cmd cmd = { .command = "status", .description = status_description,
+                       .tables = &table, .n_tables = 1 };
+    cJSON *rep = NULL;
+    bool help;
+    int rc = 0;
+    KG_UNUSED(reg);
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    if (!o.report_path) {
+        kg_opt_cmd_usage(stderr, &cmd);
+        rc = KG_ERR(KG_EINVAL, "status: --from-report REPORT.json is required");
+        goto cleanup;
+    }
+    KG_TRY(kg_report_load(&rep, o.report_path));
+    KG_TRY(kg_status_post(rep, &o));
+cleanup:
+    cJSON_Delete(rep);
+    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+}

@@ -2,15 +2,11 @@
 # gpu: a short bench over a few reference cases produces complete figures (NO_MARK, ceilings,
 # clocks); the clean bench twin passes against marks set by other processes (SAME), and its
 # +10% variant, compared against the same mark, is REGRESSED and fails the gate (exit 1).
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 "$KG" bench --filter '^(axpy/n=(4097|33554433)|softmax/rows=4096,cols=1000)/' --budget 0.5 \
     --seed 7 --report "$T/r.json"; rc=$?
-[ "$rc" -eq 3 ] && { echo "no GPU: skipped"; exit 77; }
+skip_if_no_gpu "$rc"
 [ "$rc" -eq 0 ] || bad "reference bench exit $rc"
 n=$(jq '[.results[] | select(.gate=="bench" and .verdict=="PASS" and .figures.decision=="NO_MARK"
         and .figures.median_us > 0 and .figures.ci_lo_us <= .figures.median_us
@@ -30,15 +26,14 @@ C='defect/bench/copy_256MiB/clean' V='defect/bench/copy_256MiB/+10pct'
 for i in 1 2; do
     "$DEF" bench --filter "^$C\$" --budget 1 --save-marks "$T/m.json" >/dev/null || bad "setter $i"
 done
-jq -e '.marks[0].runs == 2' "$T/m.json" >/dev/null || bad "marks not merged from 2 processes"
+expect_jq '.marks[0].runs == 2' "$T/m.json" "marks not merged from 2 processes"
 jq --arg c "$C" --arg v "$V" '.marks |= map(select(.case == $c) | .case = $v)' "$T/m.json" >"$T/m10.json"
 "$DEF" bench --filter "^$C\$" --budget 1 --marks "$T/m.json" --report "$T/c.json"; rc=$?
 [ "$rc" -eq 0 ] || bad "clean twin vs its own marks: exit $rc, want 0"
-jq -e '.results[0].figures.decision == "SAME"' "$T/c.json" >/dev/null || bad "clean twin not SAME"
+expect_jq '.results[0].figures.decision == "SAME"' "$T/c.json" "clean twin not SAME"
 "$DEF" bench --filter "^${V//+/\\+}\$" --budget 1 --marks "$T/m10.json" --report "$T/v.json"; rc=$?
 [ "$rc" -eq 1 ] || bad "+10% variant: exit $rc, want 1"
 jq -e '.results[0].figures.decision == "REGRESSED" and .results[0].verdict == "FAIL"
        and .results[0].figures.delta_rel > 0.05' "$T/v.json" >/dev/null \
     || { bad "+10% variant not REGRESSED"; jq '.results[0].message' "$T/v.json"; }
-echo "gpu_bench: fail=$fail"
-exit $fail
+finish

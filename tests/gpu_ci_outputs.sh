@@ -2,24 +2,18 @@
 # On a GPU: a real run's report converts to JUnit (valid against tests/data/junit-10.xsd, one
 # testcase per result), Markdown (the device and every case) and HTML (standalone). Exits 77
 # (skipped) without a CUDA device. KG_CI_OUT=DIR keeps the files (report, JUnit, summary, HTML).
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1
-SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 
 # `run` runs every gate; before it exists, the parity gate's report serves the same purpose.
 # A subset keeps the test short; the selftest has its own tests (the full run is scripts/main.sh).
 cmd=(run --diagnostic --skip-selftest --filter '^(axpy/n=(4097|33554433)|softmax/rows=4096,cols=1000/f32|gemm_bf16/m=127)')
 "$KG" "${cmd[@]}" --seed 7 --report "$T/report.json" >"$T/run.out" 2>&1; rc=$?
-if [ "$rc" -eq 3 ]; then echo "no CUDA device: skipped"; exit 77; fi
+skip_if_no_gpu "$rc"
 echo "kgate ${cmd[*]}: exit $rc"
-[ -s "$T/report.json" ] || { cat "$T/run.out"; echo "FAIL: no report"; exit 1; }
+[ -s "$T/report.json" ] || { cat "$T/run.out"; die "no report"; }
 # `run` also runs GPU-free checks (static preflight), so no GPU need not mean exit 3.
-if [ "$(jq -r '.device' "$T/report.json")" = null ]; then echo "no CUDA device: skipped"; exit 77; fi
+if [ "$(jq -r '.device' "$T/report.json")" = null ]; then skip "no CUDA device"; fi
 [ "$(jq -r '.device.name // empty' "$T/report.json")" != "" ] && ok || bad "report has no device"
 
 "$KG" report --from "$T/report.json" --junit "$T/junit.xml" --markdown "$T/summary.md" \
@@ -38,5 +32,4 @@ if [ -n "${KG_CI_OUT:-}" ]; then
     mkdir -p "$KG_CI_OUT" && cp "$T"/report.json "$T"/junit.xml "$T"/summary.md "$T"/report.html "$KG_CI_OUT"/
     echo "kept in $KG_CI_OUT"
 fi
-echo "gpu_ci_outputs: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -2,15 +2,11 @@
 # gpu: every reference case passes the hotpath gate (the cuBLAS GEMM with a preset workspace
 # included); every planted hotpath defect FAILS with its expected reason; the cuBLAS GEMM
 # without a workspace is reported as observed (informational). Exit 77 without a GPU.
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 "$KG" hotpath --seed 11 --report "$T/ref.json"; rc=$?
-[ "$rc" -eq 3 ] && { echo "no GPU: skipped"; exit 77; }
+skip_if_no_gpu "$rc"
 [ "$rc" -eq 0 ] || bad "reference hotpath exit $rc, want 0"
 nref=$(jq '[.results[] | select(.gate=="hotpath")] | length' "$T/ref.json")
 notpass=$(jq -r '.results[] | select(.gate=="hotpath" and .verdict!="PASS") | "\(.case) \(.verdict) \(.message)"' "$T/ref.json")
@@ -53,5 +49,4 @@ obs=$(f defect/hotpath/cublas_no_workspace/ '"\(.verdict): \(.message)"')
 echo "INFO cuBLAS GEMM without cublasSetWorkspace: $obs"
 case "$obs" in PASS:*|FAIL:*) ;; *) bad "cuBLAS no-workspace case: $obs";; esac
 
-echo "gpu_hotpath: $nref reference cases, $ndef defects, fail=$fail"
-exit $fail
+finish "$nref reference cases, $ndef defects"

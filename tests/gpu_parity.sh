@@ -1,28 +1,24 @@
 #!/usr/bin/env bash
 # gpu: every reference case passes parity; every defect whose catalogue entry expects the parity
 # gate fails parity (FAIL, not ERROR), with a NaN or tolerance reason.
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 "$KG" parity --report "$T/ref.json"; rc=$?
-[ "$rc" -eq 3 ] && { echo "no GPU: skipped"; exit 77; }
-fail=0
-[ "$rc" -eq 0 ] || { echo "FAIL: reference parity exit $rc"; fail=1; }
+skip_if_no_gpu "$rc"
+[ "$rc" -eq 0 ] || bad "reference parity exit $rc"
 nref=$(jq '[.results[] | select(.gate=="parity" and .verdict=="PASS")] | length' "$T/ref.json")
 ncase=$(jq '.results | length' "$T/ref.json")
-[ "$nref" -ge 20 ] && [ "$nref" -eq "$ncase" ] || { echo "FAIL: $nref of $ncase reference cases passed"; fail=1; }
+[ "$nref" -ge 20 ] && [ "$nref" -eq "$ncase" ] || bad "$nref of $ncase reference cases passed"
 
-"$DEF" list --json "$T/cat.json" >/dev/null || { echo "FAIL: defect catalogue"; exit 1; }
+"$DEF" list --json "$T/cat.json" >/dev/null || die "defect catalogue"
 "$DEF" parity --report "$T/def.json" >"$T/def.txt"; rc=$?
 cat "$T/def.txt"
-[ "$rc" -eq 1 ] || { echo "FAIL: defect parity exit $rc, want 1"; fail=1; }
+[ "$rc" -eq 1 ] || bad "defect parity exit $rc, want 1"
 want=$(jq -r '.cases[] | select(.expect_gate=="parity") | .id' "$T/cat.json" | sort)
 n=$(echo "$want" | grep -c .)
-[ "$n" -ge 5 ] || { echo "FAIL: only $n parity defects in the catalogue"; fail=1; }
+[ "$n" -ge 5 ] || bad "only $n parity defects in the catalogue"
 for id in $want; do
     v=$(jq -r --arg id "$id" '.results[] | select(.gate=="parity" and .case==$id) | .verdict' "$T/def.json")
-    [ "$v" = "FAIL" ] || { echo "FAIL: defect $id not caught by parity (verdict '$v')"; fail=1; }
+    [ "$v" = "FAIL" ] || bad "defect $id not caught by parity (verdict '$v')"
 done
-echo "gpu_parity: $nref reference cases passed, $n parity defects checked, fail=$fail"
-exit $fail
+finish "$nref reference cases passed, $n parity defects checked"

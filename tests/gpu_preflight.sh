@@ -3,17 +3,12 @@
 # passes for the reference kernels, fails every planted preflight defect with its reason, and
 # agrees with the static path (cubins in the binary) on registers, local bytes, static shared
 # memory and blocks/SM for every symbol. Exit 77 without a GPU.
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
-SRC=${KG_SOURCE_DIR:?KG_SOURCE_DIR not set}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 BASE="$SRC/baselines/resources.json" ALLOW="$SRC/baselines/spill_allowlist.json"
 
 "$KG" preflight --baseline "$BASE" --allowlist "$ALLOW" --report "$T/ref.json"; rc=$?
-if jq -e 'has("no_device")' "$T/ref.json" >/dev/null 2>&1; then echo "no GPU: skipped"; exit 77; fi
+if jq -e 'has("no_device")' "$T/ref.json" >/dev/null 2>&1; then skip "no GPU"; fi
 [ "$rc" -eq 0 ] || bad "reference preflight exit $rc, want 0"
 jq -r '.results[] | select(.verdict=="FAIL" or .verdict=="ERROR") | "  \(.case) \(.verdict) \(.message)"' "$T/ref.json"
 nrt=$(jq '[.results[].figures.kernels[]? | select(.path=="runtime")] | length' "$T/ref.json")
@@ -56,5 +51,4 @@ if command -v ncu >/dev/null 2>&1; then
         && echo "ncu axpy_kernel: $(grep -h launch__registers_per_thread "$T/ncu.csv" | tail -1)" \
         || echo "ncu run failed (not a test failure): $(tail -2 "$T/ncu.csv")"
 fi
-echo "gpu_preflight: $nrt runtime rows, $n defects, fail=$fail"
-exit $fail
+finish "$nrt runtime rows, $n defects"

@@ -2,27 +2,21 @@
 # gpu: `kgate run --production` in a scratch repository commits the first marks; a second
 # identical run commits nothing new (bench SAME everywhere); `--diagnostic` commits nothing.
 # Usage: gpu_production.sh KGATE [FILTER]
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$(realpath "$1")
 FILTER=${2:-'^(axpy|softmax)/'}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export GIT_CONFIG_GLOBAL=$T/gitconfig GIT_CONFIG_NOSYSTEM=1
-git config --global user.name "Test Setup"; git config --global user.email setup@example.com
-git config --global init.defaultBranch main
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-R=$T/scratch; mkdir -p "$R"; cd "$R"; git init -q; echo scratch >README; git add README; git commit -qm initial
+git_isolate
+R=$T/scratch; scratch_repo "$R"; cd "$R"
 M=baselines/high_water.json
 
 "$KG" run --production --filter "$FILTER" --seed 11 --report "$T/p1.json"; rc=$?
-[ "$rc" -eq 3 ] && { echo "no GPU: skipped"; exit 77; }
+skip_if_no_gpu "$rc"
 [ "$rc" -eq 0 ] || bad "first production run exit $rc"
 [ "$(git rev-list --count HEAD)" -eq 2 ] || bad "first production run: want one marks commit"
 n=$(jq '[.marks[]] | length' "$M" 2>/dev/null || echo 0)
 nb=$(jq '[.results[] | select(.gate=="bench")] | length' "$T/p1.json")
 [ "$n" -eq "$nb" ] && [ "$n" -gt 0 ] || bad "marks: $n, bench results: $nb"
-jq -e '.marks_update.committed == true' "$T/p1.json" >/dev/null || bad "report lacks marks_update.committed"
+expect_jq '.marks_update.committed == true' "$T/p1.json" "report lacks marks_update.committed"
 [ -z "$(git status --porcelain)" ] || bad "work tree not clean after the commit"
 git log --stat -1
 
@@ -34,9 +28,8 @@ ns=$(jq '[.results[] | select(.gate=="bench" and .figures.decision!="SAME")] | l
 
 "$KG" run --diagnostic --filter "$FILTER" --seed 13 --report "$T/d.json"; rc=$?
 [ "$(git rev-list --count HEAD)" -eq 2 ] || bad "diagnostic run committed"
-jq -e '.certifying == false and .mode == "diagnostic"' "$T/d.json" >/dev/null || bad "diagnostic report not stamped"
+expect_jq '.certifying == false and .mode == "diagnostic"' "$T/d.json" "diagnostic report not stamped"
 "$KG" marks advance --from-report "$T/d.json" >/dev/null 2>&1; rc=$?
 [ "$rc" -eq 2 ] || bad "marks advance accepted a diagnostic report (exit $rc)"
 git fsck --strict --no-progress || bad "git fsck"
-echo "gpu_production: fail=$fail"
-exit $fail
+finish

@@ -1,23 +1,8 @@
 #!/usr/bin/env bash
 # bench and ab command lines: usage and marks-file errors exit 2 naming the flag or the file and
 # entry, before any GPU work and with the marks file unchanged; without a GPU one line, exit 3.
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1
-SRC=${KG_SOURCE_DIR:-$(dirname "$0")/..}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # check DESC EXPECTED_RC PATTERN -- cmd...
-    local desc=$1 want=$2 pat=$3; shift 4
-    "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: $desc: exit $rc, want $want"; cat "$T/out" "$T/err"; fail=$((fail+1)); return
-    fi
-    if [ -n "$pat" ] && ! grep -qE -- "$pat" "$T/out" "$T/err"; then
-        echo "FAIL: $desc: output lacks /$pat/"; cat "$T/out" "$T/err"; fail=$((fail+1)); return
-    fi
-    pass=$((pass+1))
-}
 mark() { # one valid mark entry; $1 = case, $2 = value
     printf '{"device_class":"NVIDIA H200/sm_90","case":"%s","metric":"time_us_warm","direction":"lower_is_better","value":%s,"band_rel":0.004,"run_median":%s,"ci_lo":%s,"ci_hi":%s,"samples":40,"provenance":{"commit":"abc","date":"2026-11-30T12:00:00Z","run_id":"r1","driver":"13.0","cuda":"13.0","set_by":"test"}}' "$1" "$2" "$2" "$2" "$2"
 }
@@ -47,11 +32,11 @@ check "marks NaN" 2 "nan.json: not valid JSON" -- "$KG" bench --marks "$T/nan.js
 check "marks truncated" 2 "trunc.json: .*truncated" -- "$KG" bench --marks "$T/trunc.json"
 # Marks errors come before the device: no "GPU checks are skipped" line, no seed line.
 "$KG" bench --marks "$T/v2.json" >"$T/out" 2>&1
-if grep -qE "skipped|seed" "$T/out"; then echo "FAIL: marks error not reported first"; cat "$T/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
+if grep -qE "skipped|seed" "$T/out"; then bad "marks error not reported first"; cat "$T/out"; else ok; fi
 for f in v2 dup neg nan trunc; do cp "$T/$f.json" "$T/$f.orig"; done
 "$KG" bench --marks "$T/dup.json" --save-marks "$T/dup.json" >/dev/null 2>&1
 for f in v2 dup neg nan trunc; do
-    cmp -s "$T/$f.json" "$T/$f.orig" && pass=$((pass+1)) || { echo "FAIL: $f.json was rewritten"; fail=$((fail+1)); }
+    cmp -s "$T/$f.json" "$T/$f.orig" && ok || bad "$f.json was rewritten"
 done
 check "save over --marks" 2 "would rewrite the marks" -- "$KG" bench --marks "$T/good.json" --save-marks "$T/good.json"
 check "save into missing dir" 2 "cannot write there" -- "$KG" bench --save-marks "$T/no/such/m.json"
@@ -81,29 +66,26 @@ FAKE
 fake A 100 200; fake B 105 200
 check "ab fake: B slower" 1 "c/slow +B_SLOWER" -- "$KG" ab "$T/A" "$T/B" --rounds 6 --seed 1 --report "$T/ab.json"
 jq -e '[.results[] | select(.case=="c/slow")][0] | .verdict == "FAIL" and .figures.ratio_ci_lo > 1.03
-       and .figures.rounds == 6' "$T/ab.json" >/dev/null && pass=$((pass+1)) \
-    || { echo "FAIL: ab report (slow)"; jq . "$T/ab.json"; fail=$((fail+1)); }
-jq -e '[.results[] | select(.case=="c/same")][0] | .verdict == "PASS" and .figures.decision == "SAME"' \
-    "$T/ab.json" >/dev/null && pass=$((pass+1)) || { echo "FAIL: ab report (same)"; fail=$((fail+1)); }
+       and .figures.rounds == 6' "$T/ab.json" >/dev/null && ok \
+    || { bad "ab report (slow)"; jq . "$T/ab.json"; }
+expect_jq '[.results[] | select(.case=="c/same")][0] | .verdict == "PASS" and .figures.decision == "SAME"' \
+    "$T/ab.json" "ab report (same)"
 check "ab fake: same exe" 0 "c/same +SAME" -- "$KG" ab "$T/A" "$T/A" --rounds 5
 check "ab fake: B faster" 0 "c/slow +B_FASTER" -- "$KG" ab "$T/B" "$T/A" --rounds 6
 
 # A real run: without a GPU one line and exit 3 with SKIPs (the marks file was still read);
 # with one, the bench runs and decides against the marks.
-"$KG" bench --filter '^axpy/n=4097/' --marks "$T/good.json" --budget 0.2 --seed 3 --report "$T/r.json" >"$T/out" 2>"$T/err"; rc=$?
+run "$KG" bench --filter '^axpy/n=4097/' --marks "$T/good.json" --budget 0.2 --seed 3 --report "$T/r.json"
 if [ "$rc" -eq 3 ]; then
-    [ "$(grep -c 'no CUDA device' "$T/out")" -eq 1 ] && [ ! -s "$T/err" ] && pass=$((pass+1)) \
-        || { echo "FAIL: no-GPU bench should say so in one line"; cat "$T/out" "$T/err"; fail=$((fail+1)); }
+    expect_no_gpu_line "no-GPU bench should say so in one line"
     jq -e '.results[0].verdict == "SKIP" and .results[0].gate == "bench" and .seed == 3' "$T/r.json" >/dev/null \
-        && pass=$((pass+1)) || { echo "FAIL: no-GPU report"; cat "$T/r.json"; fail=$((fail+1)); }
+        && ok || { bad "no-GPU report"; cat "$T/r.json"; }
     "$KG" ab "$KG" "$KG" --filter '^axpy/n=4097/' --rounds 3 >"$T/out" 2>&1; rc=$?
-    [ "$rc" -eq 3 ] && grep -q "no CUDA device" "$T/out" && pass=$((pass+1)) \
-        || { echo "FAIL: ab without a GPU: exit $rc"; cat "$T/out"; fail=$((fail+1)); }
+    [ "$rc" -eq 3 ] && grep -q "no CUDA device" "$T/out" && ok \
+        || { bad "ab without a GPU: exit $rc"; cat "$T/out"; }
 elif [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; then
-    jq -e '.results[0].figures.median_us > 0' "$T/r.json" >/dev/null && pass=$((pass+1)) \
-        || { echo "FAIL: GPU bench report lacks median_us"; fail=$((fail+1)); }
+    expect_jq '.results[0].figures.median_us > 0' "$T/r.json" "GPU bench report lacks median_us"
 else
-    echo "FAIL: bench run exit $rc"; cat "$T/out" "$T/err"; fail=$((fail+1))
+    bad "bench run exit $rc"; cat "$T/out" "$T/err"
 fi
-echo "test_bench_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

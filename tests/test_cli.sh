@@ -1,22 +1,8 @@
 #!/usr/bin/env bash
 # CLI contract: usage errors exit 2 with a message naming the flag, nothing half-written;
 # without a GPU a gate says so in one line and exits 3 with a report of SKIPs.
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-check() { # check DESC EXPECTED_RC PATTERN -- cmd...
-    local desc=$1 want=$2 pat=$3; shift 4
-    "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        echo "FAIL: $desc: exit $rc, want $want"; cat "$T/out" "$T/err"; fail=$((fail+1)); return
-    fi
-    if [ -n "$pat" ] && ! grep -qE -- "$pat" "$T/out" "$T/err"; then
-        echo "FAIL: $desc: output lacks /$pat/"; cat "$T/out" "$T/err"; fail=$((fail+1)); return
-    fi
-    pass=$((pass+1))
-}
 check "no command" 2 "usage:" -- "$KG"
 check "unknown command" 2 "unknown command 'bogus'" -- "$KG" bogus
 check "--help" 0 "usage:" -- "$KG" --help
@@ -40,21 +26,18 @@ check "parity bad seed" 2 "--seed: expected a non-negative integer" -- "$KG" par
 check "parity bad device" 2 "--device" -- "$KG" parity --device -3
 check "parity stray arg" 2 "unexpected argument" -- "$KG" parity extra
 check "parity unwritable report" 2 "cannot write there" -- "$KG" parity --report "$T/no/such/dir/r.json"
-[ -e "$T/no/such/dir/r.json" ] && { echo "FAIL: report written under a missing dir"; fail=$((fail+1)); }
+[ -e "$T/no/such/dir/r.json" ] && bad "report written under a missing dir"
 
 # A real run: on a GPU machine it passes (0); without one, one clear line and exit 3.
-"$KG" parity --filter '^axpy/' --seed 5 --report "$T/r.json" >"$T/out" 2>"$T/err"; rc=$?
+run "$KG" parity --filter '^axpy/' --seed 5 --report "$T/r.json"
 if [ "$rc" -eq 3 ]; then
-    if [ "$(grep -c 'no CUDA device' "$T/out")" -ne 1 ] || [ -s "$T/err" ]; then
-        echo "FAIL: no-GPU run should say so in one line, stderr empty"; cat "$T/out" "$T/err"; fail=$((fail+1))
-    else pass=$((pass+1)); fi
+    expect_no_gpu_line
     if grep -q '"verdict":[[:space:]]*"SKIP"' "$T/r.json" && grep -q '"no_device"' "$T/r.json" \
-        && grep -q '"seed":[[:space:]]*5' "$T/r.json"; then pass=$((pass+1))
-    else echo "FAIL: no-GPU report lacks SKIP/no_device/seed"; cat "$T/r.json"; fail=$((fail+1)); fi
+        && grep -q '"seed":[[:space:]]*5' "$T/r.json"; then ok
+    else bad "no-GPU report lacks SKIP/no_device/seed"; cat "$T/r.json"; fi
 elif [ "$rc" -eq 0 ]; then
-    grep -q '"verdict":[[:space:]]*"PASS"' "$T/r.json" && pass=$((pass+1)) || { echo "FAIL: GPU report lacks PASS"; fail=$((fail+1)); }
+    grep -q '"verdict":[[:space:]]*"PASS"' "$T/r.json" && ok || bad "GPU report lacks PASS"
 else
-    echo "FAIL: parity run exit $rc"; cat "$T/out" "$T/err"; fail=$((fail+1))
+    bad "parity run exit $rc"; cat "$T/out" "$T/err"
 fi
-echo "test_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -3,14 +3,10 @@
 # in use, as C11 and as C++17 with -Wall -Wextra -Werror -pedantic, using kgate's own compilers
 # (and clang/clang++ too where installed); and it includes nothing internal.
 #   test_header.sh CUDA_INCLUDE_DIRS_COMMA_SEPARATED      (KG_SOURCE_DIR, KG_BUILD_DIR from CTest)
-set -u
-SRC=${KG_SOURCE_DIR:?} BLD=${KG_BUILD_DIR:?}
+. "$(dirname "$0")/lib.sh"
+: "${KG_SOURCE_DIR:?}" "${KG_BUILD_DIR:?}"
 H="$SRC/include/kgate/kgate.h"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-cache() { sed -n "s/^$1:[A-Z]*=//p" "$BLD/CMakeCache.txt" | head -n 1; }
-CC=$(cache CMAKE_C_COMPILER) CXX=$(cache CMAKE_CXX_COMPILER)
+CC=$(cmake_cache CMAKE_C_COMPILER) CXX=$(cmake_cache CMAKE_CXX_COMPILER)
 inc=(-I"$SRC/include")
 IFS=, read -r -a cuda_dirs <<<"${1:-}"
 for d in "${cuda_dirs[@]}"; do [ -n "$d" ] && inc+=(-isystem "$d"); done
@@ -18,9 +14,8 @@ for d in "${cuda_dirs[@]}"; do [ -n "$d" ] && inc+=(-isystem "$d"); done
 # Only the C library, the CUDA runtime API and other public kgate headers may be included.
 if grep -nE '^[[:space:]]*#[[:space:]]*include' "$H" \
     | grep -vE '<(stddef|stdint|stdbool|stdarg)\.h>|<cuda_runtime_api\.h>|"kgate/[a-z_]+\.h"'; then
-    echo "FAIL: kgate.h includes something beyond the C library, the CUDA runtime API and kgate/"
-    fail=$((fail+1))
-else pass=$((pass+1)); fi
+    bad "kgate.h includes something beyond the C library, the CUDA runtime API and kgate/"
+else ok; fi
 
 printf '#include "kgate/kgate.h"\n' >"$T/alone.c"
 printf '#include "kgate/kgate.h"\n' >"$T/alone.cpp"
@@ -45,18 +40,13 @@ cleanup:
 EOF
 cp "$T/use.c" "$T/use.cpp"
 
-check() { # check DESC compiler args...
-    local desc=$1; shift
-    if "$@" >"$T/log" 2>&1; then pass=$((pass+1)); else
-        echo "FAIL: $desc: $*"; cat "$T/log"; fail=$((fail+1)); fi
-}
 WARN=(-Wall -Wextra -Werror -pedantic)
 compile_with() { # compile_with CC CXX
     local cc=$1 cxx=$2
     for f in alone use; do
-        check "$f as C11 ($cc)" "$cc" -std=c11 "${WARN[@]}" -Wstrict-prototypes -Wshadow \
+        check "$f as C11 ($cc)" 0 "" -- "$cc" -std=c11 "${WARN[@]}" -Wstrict-prototypes -Wshadow \
             "${inc[@]}" -fsyntax-only "$T/$f.c"
-        check "$f as C++17 ($cxx)" "$cxx" -std=c++17 "${WARN[@]}" -Wshadow "${inc[@]}" \
+        check "$f as C++17 ($cxx)" 0 "" -- "$cxx" -std=c++17 "${WARN[@]}" -Wshadow "${inc[@]}" \
             -fsyntax-only "$T/$f.cpp"
     done
 }
@@ -65,5 +55,4 @@ if command -v clang >/dev/null 2>&1 && command -v clang++ >/dev/null 2>&1 \
     && [ "$(basename "$CC")" != clang ]; then
     compile_with clang clang++
 fi
-echo "test_header: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -4,35 +4,29 @@
 # architectures, and run the example's runner: `list` everywhere; with a GPU, `run
 # --diagnostic` (or `parity` while `run` does not exist) must pass.
 #   test_install.sh CUDA_ARCHS_COMMA_SEPARATED      (KG_SOURCE_DIR, KG_BUILD_DIR from CTest)
-set -u
-SRC=${KG_SOURCE_DIR:?} BLD=${KG_BUILD_DIR:?}
+. "$(dirname "$0")/lib.sh"
+: "${KG_SOURCE_DIR:?}"
+BLD=${KG_BUILD_DIR:?}
 ARCHS=${1:-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
-finish() { echo "test_install: $pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
 
 # kgate's own configuration, read back from its cache.
-cache() { sed -n "s/^$1:[A-Z]*=//p" "$BLD/CMakeCache.txt" | head -n 1; }
-GEN=$(cache CMAKE_GENERATOR)
-TYPE=$(cache CMAKE_BUILD_TYPE)
+GEN=$(cmake_cache CMAKE_GENERATOR)
+TYPE=$(cmake_cache CMAKE_BUILD_TYPE)
 cfg=(-G "$GEN" -DCMAKE_PREFIX_PATH="$T/moved")
 [ -n "$ARCHS" ] && cfg+=("-DCMAKE_CUDA_ARCHITECTURES=${ARCHS//,/;}")
 [ -n "$TYPE" ] && cfg+=(-DCMAKE_BUILD_TYPE="$TYPE")
 for v in CMAKE_MAKE_PROGRAM CMAKE_C_COMPILER CMAKE_CXX_COMPILER CMAKE_CUDA_COMPILER \
          CMAKE_CUDA_HOST_COMPILER CMAKE_C_COMPILER_LAUNCHER CMAKE_CXX_COMPILER_LAUNCHER \
          CMAKE_CUDA_COMPILER_LAUNCHER; do
-    val=$(cache "$v")
+    val=$(cmake_cache "$v")
     [ -n "$val" ] && cfg+=("-D$v=$val")
 done
 
 # Install layout (GNUInstallDirs: lib/ here, lib/<multiarch>/ for a /usr prefix on Debian).
-LIB=$(cache CMAKE_INSTALL_LIBDIR) BIN=$(cache CMAKE_INSTALL_BINDIR) INC=$(cache CMAKE_INSTALL_INCLUDEDIR)
-DOC=$(cache CMAKE_INSTALL_DOCDIR) CMK=$(cache KG_INSTALL_CMAKEDIR)
+LIB=$(cmake_cache CMAKE_INSTALL_LIBDIR) BIN=$(cmake_cache CMAKE_INSTALL_BINDIR) INC=$(cmake_cache CMAKE_INSTALL_INCLUDEDIR)
+DOC=$(cmake_cache CMAKE_INSTALL_DOCDIR) CMK=$(cmake_cache KG_INSTALL_CMAKEDIR)
 LIB=${LIB:-lib} BIN=${BIN:-bin} INC=${INC:-include} CMK=${CMK:-$LIB/cmake/kgate}
-if [ -z "$DOC" ]; then DR=$(cache CMAKE_INSTALL_DATAROOTDIR); DOC=${DR:-share}/doc/kgate; fi
+if [ -z "$DOC" ]; then DR=$(cmake_cache CMAKE_INSTALL_DATAROOTDIR); DOC=${DR:-share}/doc/kgate; fi
 
 # ---- install ---------------------------------------------------------------------------------
 P="$T/prefix"

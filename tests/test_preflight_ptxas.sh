@@ -4,26 +4,23 @@
 #  A. the rows `kgate preflight --static` reports from the built runners;
 #  B. every kernel of the same sources compiled to a zstd-compressed fatbin (--compress-mode=size).
 # Usage: test_preflight_ptxas.sh KGATE KGATE_DEFECTS NVCC ARCH,LIST DUMPER
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2 NVCC=$3 ARCHS=$4 DUMP=$5
-SRC=${KG_SOURCE_DIR:?KG_SOURCE_DIR not set}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-[ -x "$NVCC" ] || { echo "no nvcc at '$NVCC': skipped"; exit 77; }
+[ -x "$NVCC" ] || skip "no nvcc at '$NVCC'"
 gencode=()
 for a in ${ARCHS//[,;]/ }; do
     n=${a%%-*}
     [[ "$n" =~ ^[0-9]+a?$ ]] || continue
     gencode+=(-gencode "arch=compute_$n,code=sm_$n")
 done
-[ "${#gencode[@]}" -gt 0 ] || { echo "no usable architecture in '$ARCHS': skipped"; exit 77; }
+[ "${#gencode[@]}" -gt 0 ] || skip "no usable architecture in '$ARCHS'"
 : >"$T/fatbin.rows"
 for f in kernels/defects/preflight_defects.cu kernels/softmax.cu kernels/reduce_sum.cu kernels/axpy.cu; do
     "$NVCC" -std=c++17 -I"$SRC/include" -I"$SRC/kernels" -lineinfo "${gencode[@]}" -Xptxas -v \
         -fatbin --compress-mode=size "$SRC/$f" -o "$T/x.fatbin" 2>>"$T/ptxas.txt" \
-        || { echo "FAIL: nvcc $f"; cat "$T/ptxas.txt"; exit 1; }
-    "$DUMP" "$T/x.fatbin" >>"$T/fatbin.rows" 2>"$T/dump.err" || { echo "FAIL: reading $f's fatbin"; cat "$T/dump.err"; exit 1; }
-    grep -q " 0 compressed entries unread" "$T/dump.err" || { echo "FAIL: $f: compressed cubins left unread"; cat "$T/dump.err"; exit 1; }
+        || { cat "$T/ptxas.txt"; die "nvcc $f"; }
+    "$DUMP" "$T/x.fatbin" >>"$T/fatbin.rows" 2>"$T/dump.err" || { cat "$T/dump.err"; die "reading $f's fatbin"; }
+    grep -q " 0 compressed entries unread" "$T/dump.err" || { cat "$T/dump.err"; die "$f: compressed cubins left unread"; }
 done
 # "symbol arch regs frame smem" per entry function.
 awk '
@@ -40,20 +37,19 @@ awk '
 jq -r '.results[].figures.kernels[]? | select(.path=="static" and .registers != null)
        | "\(.symbol) \(.arch) \(.registers) \(.local_bytes) \(.static_smem)"' "$T/ref.json" "$T/def.json" \
     | sort -u >"$T/kgate.rows"
-matched=0 fail=0
+matched=0
 while read -r sym arch regs frame smem; do
     got=$(awk -v s="$sym" -v a="$arch" '$1 == s && $2 == a { print $3, $4, $5; exit }' "$T/kgate.rows")
     [ -n "$got" ] || continue   # a kernel no registered case launches
     matched=$((matched+1))
     if [ "$got" != "$regs $frame $smem" ]; then
-        echo "FAIL: $sym $arch: ptxas regs/frame/smem $regs $frame $smem, kgate $got"; fail=$((fail+1))
-    fi
+        bad "$sym $arch: ptxas regs/frame/smem $regs $frame $smem, kgate $got"
+    else ok; fi
 done <"$T/ptxas.rows"
 # B: the compressed fatbins hold exactly the kernels ptxas compiled, with the same figures.
 sort -u "$T/fatbin.rows" >"$T/fatbin.sorted"
 if ! diff <(awk '{ print $1, $2, $3, $4, $5 }' "$T/ptxas.rows") "$T/fatbin.sorted" >"$T/diff.txt"; then
-    echo "FAIL: compressed fatbins vs ptxas (< ptxas, > kgate):"; cat "$T/diff.txt"; fail=$((fail+1))
-fi
-echo "test_preflight_ptxas: $matched kernel/arch pairs of the built runners and $(wc -l <"$T/fatbin.sorted") of compressed fatbins compared, $fail differ"
-[ "$matched" -ge 6 ] || { echo "FAIL: too few kernels matched"; cat "$T/ptxas.rows"; exit 1; }
-[ "$fail" -eq 0 ]
+    bad "compressed fatbins vs ptxas (< ptxas, > kgate):"; cat "$T/diff.txt"
+else ok; fi
+[ "$matched" -ge 6 ] || { cat "$T/ptxas.rows"; die "too few kernels matched"; }
+finish "$matched kernel/arch pairs of the built runners and $(wc -l <"$T/fatbin.sorted") of compressed fatbins compared"

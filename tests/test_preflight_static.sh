@@ -4,39 +4,30 @@
 #  - every planted preflight defect fails with its reason (test baseline/allowlist);
 #  - malformed allowlist/baseline: exit 2, the file and entry named, nothing rewritten;
 #  - --update-baseline writes a baseline that then passes, and is refused for spillers.
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
-SRC=${KG_SOURCE_DIR:?KG_SOURCE_DIR not set}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 BASE="$SRC/baselines/resources.json" ALLOW="$SRC/baselines/spill_allowlist.json"
 TBASE="$SRC/tests/data/preflight_defects_baseline.json"
 TALLOW="$SRC/tests/data/preflight_defects_allowlist.json"
 
-"$KG" preflight --help >"$T/out" 2>&1 && grep -q "usage: kgate preflight" "$T/out" && ok \
-    || bad "preflight --help"
+check "preflight --help" 0 "usage: kgate preflight" -- "$KG" preflight --help
 
 # Reference kernels: no FAIL/ERROR; every case has kernel rows read from the cubins.
-"$KG" preflight --static --baseline "$BASE" --allowlist "$ALLOW" --report "$T/ref.json" \
-    >"$T/out" 2>"$T/err"; rc=$?
-[ "$rc" -eq 0 ] && ok || { bad "reference preflight exit $rc, want 0"; cat "$T/out" "$T/err"; }
+check "reference preflight" 0 "" -- "$KG" preflight --static --baseline "$BASE" --allowlist "$ALLOW" \
+    --report "$T/ref.json"
 nbad=$(jq '[.results[] | select(.gate=="preflight" and (.verdict=="FAIL" or .verdict=="ERROR"))] | length' "$T/ref.json")
 nrows=$(jq '[.results[].figures.kernels[]? | select(.path=="static" and .registers > 0)] | length' "$T/ref.json")
 nwarn=$(jq '[.results[] | select(.verdict=="WARN")] | length' "$T/ref.json")
 [ "$nbad" -eq 0 ] && ok || bad "$nbad reference case(s) FAIL/ERROR"
 [ "$nrows" -gt 0 ] && ok || bad "no static kernel rows with registers in the report"
 [ "$nwarn" -eq 0 ] || echo "note: $nwarn reference case(s) WARN (baseline older than the kernels? run kgate preflight --static --update-baseline)"
-jq -e '[.results[].figures.kernels[]? | select(.path=="static" and .blocks_per_sm > 0) | .limiter_words
+expect_jq '[.results[].figures.kernels[]? | select(.path=="static" and .blocks_per_sm > 0) | .limiter_words
         | test("^(registers|shared memory|warps|blocks): .*[0-9]+ blocks?/SM")] | all' \
-    "$T/ref.json" >/dev/null && ok || bad "a row lacks the limiter in words"
+    "$T/ref.json" "a row lacks the limiter in words"
 
 # Planted defects: each FAILs, with its own expected reason in the message.
-"$DEF" preflight --static --filter '^defect/preflight/' --baseline "$TBASE" --allowlist "$TALLOW" \
-    --report "$T/def.json" >"$T/out" 2>"$T/err"; rc=$?
-[ "$rc" -eq 1 ] && ok || { bad "defect preflight exit $rc, want 1"; cat "$T/out" "$T/err"; }
+check "defect preflight" 1 "" -- "$DEF" preflight --static --filter '^defect/preflight/' \
+    --baseline "$TBASE" --allowlist "$TALLOW" --report "$T/def.json"
 n=$(jq '[.results[] | select(.gate=="preflight")] | length' "$T/def.json")
 [ "$n" -ge 4 ] && ok || bad "only $n preflight defects ran"
 # The expectations come from the catalogue (`list --json`), never from the gate's figures.
@@ -52,7 +43,7 @@ KGATE_RESOURCE_BASELINE="$TBASE" KGATE_SPILL_ALLOWLIST="$TALLOW" "$DEF" prefligh
     --filter '^defect/preflight/' --report "$T/env.json" >/dev/null 2>&1; rc=$?
 [ "$rc" -eq 1 ] && [ "$(jq '[.results[] | select(.verdict=="FAIL")] | length' "$T/env.json")" -eq "$n" ] \
     && ok || bad "KGATE_RESOURCE_BASELINE/KGATE_SPILL_ALLOWLIST not honoured (exit $rc)"
-"$KG" preflight --bogus >"$T/out" 2>"$T/err"; rc=$?
+run "$KG" preflight --bogus
 [ "$rc" -eq 2 ] && grep -q "'--bogus'" "$T/err" && ok || bad "unknown flag: exit $rc"
 
 # Malformed inputs: exit 2, the file and entry named, and an --update-baseline run writes nothing.
@@ -64,7 +55,7 @@ malformed() { # malformed DESC PATTERN --allowlist|--baseline FILE-CONTENT
     local s1; s1=$(cksum <"$T/badfile.json")
     if [ "$flag" = "--allowlist" ]; then args=(--baseline "$T/base.json" --allowlist "$T/badfile.json")
     else args=(--baseline "$T/badfile.json"); fi
-    "$KG" preflight --static --update-baseline "${args[@]}" >"$T/out" 2>"$T/err"; local rc=$?
+    run "$KG" preflight --static --update-baseline "${args[@]}"
     if [ "$rc" -ne 2 ]; then bad "$desc: exit $rc, want 2"; cat "$T/out" "$T/err"; return; fi
     grep -qF -- "badfile.json" "$T/err" && grep -qE -- "$pat" "$T/err" && ok \
         || { bad "$desc: stderr lacks file/entry /$pat/"; cat "$T/err"; }
@@ -86,19 +77,17 @@ malformed "baseline fractional registers" "'registers' must be an integer" --bas
     '{"version":1,"kernels":[{"kernel":"axpy_kernel","arch":"sm_90","block_threads":256,"dynamic_smem":0,"registers":24.5,"blocks_per_sm":8,"local_bytes":0,"static_smem":0}]}'
 [ "$(cksum <"$T/base.json")" = "$sum0" ] && ok || bad "a malformed input let --update-baseline rewrite the baseline"
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temp files left behind" || ok
-"$KG" preflight --static --baseline "$T/none.json" >"$T/out" 2>"$T/err"; rc=$?
+run "$KG" preflight --static --baseline "$T/none.json"
 [ "$rc" -eq 2 ] && grep -q "none.json" "$T/err" && ok || bad "missing --baseline file: exit $rc"
 
 # --update-baseline: written from this build, then the same build passes with no warning.
-"$KG" preflight --static --update-baseline --baseline "$T/new.json" --allowlist "$ALLOW" >"$T/out" 2>"$T/err"; rc=$?
-[ "$rc" -eq 0 ] && ok || { bad "update-baseline exit $rc"; cat "$T/out" "$T/err"; }
+check "update-baseline" 0 "" -- "$KG" preflight --static --update-baseline --baseline "$T/new.json" --allowlist "$ALLOW"
 "$KG" preflight --static --baseline "$T/new.json" --allowlist "$ALLOW" --report "$T/again.json" >/dev/null 2>&1
 [ "$(jq '[.results[] | select(.verdict=="FAIL" or .verdict=="ERROR" or (.message | test("not in the resource baseline")))] | length' "$T/again.json")" -eq 0 ] && ok \
     || bad "a fresh baseline does not cover and pass the build"
 # A spiller must not be written into a baseline.
 cp "$T/new.json" "$T/keep.json"
-"$DEF" preflight --static --update-baseline --filter '^defect/preflight/maxnreg' --baseline "$T/new.json" \
-    >"$T/out" 2>"$T/err"; rc=$?
+run "$DEF" preflight --static --update-baseline --filter '^defect/preflight/maxnreg' --baseline "$T/new.json"
 [ "$rc" -eq 2 ] && grep -q "refused" "$T/err" && cmp -s "$T/new.json" "$T/keep.json" && ok \
     || { bad "update-baseline over a spiller: exit $rc, or the file changed"; cat "$T/err"; }
 # Registers up within the same step: WARN with the headroom; blocks/SM down: FAIL.
@@ -111,5 +100,4 @@ jq '(.kernels[] | select(.kernel=="axpy_kernel") | .blocks_per_sm) += 1' "$T/new
 [ "$rc" -eq 1 ] && jq -e '[.results[] | .verdict=="FAIL" and (.message | test("blocks/SM dropped"))] | all' "$T/down_r.json" >/dev/null \
     && ok || bad "blocks/SM below the baseline should FAIL (exit $rc)"
 
-echo "test_preflight_static: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

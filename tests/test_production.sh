@@ -3,18 +3,10 @@
 # files (schema of gates/report.c + the bench figures of gates/advance.h) on temporary git
 # repositories made with the real git CLI, checked with git log / show / fsck.
 # Usage: test_production.sh KGATE
-set -u
+. "$(dirname "$0")/lib.sh"
 KG=$(realpath "$1")
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export GIT_CONFIG_GLOBAL=$T/gitconfig GIT_CONFIG_NOSYSTEM=1
-git config --global user.name "Test Setup"
-git config --global user.email setup@example.com
-git config --global init.defaultBranch main
+git_isolate
 unset KGATE_GIT_AUTHOR_NAME KGATE_GIT_AUTHOR_EMAIL KGATE_GIT_TOKEN
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 DEV="NVIDIA H200/sm_90"
 M=baselines/high_water.json
 
@@ -43,24 +35,12 @@ ncommits() { git -C "$1" rev-list --count HEAD; }
 markval() { # markval REPO REV CASE
     git -C "$1" show "$2:$M" | jq -r --arg c "$3" '.marks[] | select(.case==$c) | .value'
 }
-newrepo() {
-    rm -rf "$1"; mkdir -p "$1"; git -C "$1" init -q
-    echo "scratch" >"$1/README"; git -C "$1" add README; git -C "$1" commit -qm "initial"
-}
-expect() { # expect DESC RC PATTERN -- cmd (in the current directory)
-    local desc=$1 want=$2 pat=$3; shift 4
-    "$@" >"$T/out" 2>"$T/err"; local rc=$?
-    if [ "$rc" -ne "$want" ]; then bad "$desc: exit $rc, want $want"; cat "$T/out" "$T/err"; return 1; fi
-    if [ -n "$pat" ] && ! grep -qE -- "$pat" "$T/out" "$T/err"; then
-        bad "$desc: output lacks /$pat/"; cat "$T/out" "$T/err"; return 1; fi
-    ok
-}
 
-R=$T/repo; newrepo "$R"; cd "$R"
+R=$T/repo; scratch_repo "$R"; cd "$R"
 
 # 1. A fully passing run with two NO_MARK cases commits exactly those two marks.
 report "$T/r1.json" production true run-1 "$DEV" PASS "a/n=1:NO_MARK:10:9.9:10.2:0.01" "b/n=2:NO_MARK:20:19.5:20.4:0.02"
-expect "first marks" 0 "committed" -- "$KG" marks advance --from-report "$T/r1.json"
+check "first marks" 0 "committed" -- "$KG" marks advance --from-report "$T/r1.json"
 [ "$(ncommits .)" -eq 2 ] && ok || bad "first marks: want 2 commits, have $(ncommits .)"
 [ "$(git show --name-only --format= HEAD)" = "$M" ] && ok || bad "commit touches more than $M"
 [ "$(markval . HEAD a/n=1)" = "10.2" ] && ok || bad "mark a is not the run's ci_hi (ratchet guard): $(markval . HEAD a/n=1)"
@@ -75,16 +55,16 @@ cmp -s "$M" <(git show HEAD:$M) && ok || bad "work tree marks file differs from 
 git fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad "git fsck"; cat "$T/fsck"; }
 
 # 2. The same run again: nothing better, nothing committed.
-expect "identical rerun" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/r1.json"
+check "identical rerun" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/r1.json"
 [ "$(ncommits .)" -eq 2 ] && ok || bad "identical rerun committed"
 report "$T/same.json" production true run-same "$DEV" PASS "a/n=1:SAME:10.1:10:10.3:0.01"
-expect "SAME run" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/same.json"
+check "SAME run" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/same.json"
 [ "$(ncommits .)" -eq 2 ] && ok || bad "SAME run committed"
 
 # 3. IMPROVED advances to the conservative edge (ci_hi), with old -> new in the message.
 report "$T/r2.json" production true run-2 "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1:0.01" "b/n=2:SAME:20:19.9:20.1:0.02"
 KGATE_GIT_AUTHOR_NAME="Env Author" KGATE_GIT_AUTHOR_EMAIL=env@example.com \
-    expect "improved" 0 "a/n=1 .*10.2 -> 9.1" -- "$KG" marks advance --from-report "$T/r2.json"
+    check "improved" 0 "a/n=1 .*10.2 -> 9.1" -- "$KG" marks advance --from-report "$T/r2.json"
 [ "$(markval . HEAD a/n=1)" = "9.1" ] && ok || bad "improved mark is $(markval . HEAD a/n=1), want ci_hi 9.1"
 [ "$(markval . HEAD b/n=2)" = "20.4" ] && ok || bad "SAME case moved"
 [ "$(git log -1 --format='%an <%ae>')" = "Env Author <env@example.com>" ] && ok || bad "env author: $(git log -1 --format='%an <%ae>')"
@@ -92,80 +72,80 @@ git log -1 --format=%B | grep -q "10.2 -> 9.1" && ok || bad "message lacks old -
 
 # 4. Ratchet guard: an IMPROVED median whose CI edge does not beat the mark moves nothing.
 report "$T/lucky.json" production true run-lucky "$DEV" PASS "a/n=1:IMPROVED:8.5:8:9.5:0.01"
-expect "lucky run" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/lucky.json"
+check "lucky run" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/lucky.json"
 [ "$(markval . HEAD a/n=1)" = "9.1" ] && ok || bad "lucky run moved the mark"
 
 # 5. Any failing, errored or skipped gate, or no GPU, commits nothing (exit 1).
 n0=$(ncommits .)
 for v in FAIL ERROR SKIP; do
     report "$T/v.json" production true "run-$v" "$DEV" "$v" "a/n=1:IMPROVED:5:4.9:5.1:0.01"
-    expect "parity $v" 1 "not advancing" -- "$KG" marks advance --from-report "$T/v.json"
+    check "parity $v" 1 "not advancing" -- "$KG" marks advance --from-report "$T/v.json"
 done
 report "$T/nodev.json" production true run-nodev null PASS "a/n=1:IMPROVED:5:4.9:5.1:0.01"
-expect "no GPU" 1 "no GPU" -- "$KG" marks advance --from-report "$T/nodev.json"
+check "no GPU" 1 "no GPU" -- "$KG" marks advance --from-report "$T/nodev.json"
 [ "$(ncommits .)" -eq "$n0" ] && ok || bad "a failing report committed"
 
 # 6. Diagnostic reports are refused (exit 2), whatever else they say.
 report "$T/diag.json" diagnostic false run-diag "$DEV" PASS "a/n=1:IMPROVED:5:4.9:5.1:0.01"
-expect "diagnostic report" 2 "diagnostic \(non-certifying\)" -- "$KG" marks advance --from-report "$T/diag.json"
+check "diagnostic report" 2 "diagnostic \(non-certifying\)" -- "$KG" marks advance --from-report "$T/diag.json"
 report "$T/diag2.json" production false run-diag2 "$DEV" PASS "a/n=1:IMPROVED:5:4.9:5.1:0.01"
-expect "certifying false" 2 "non-certifying" -- "$KG" marks advance --from-report "$T/diag2.json"
+check "certifying false" 2 "non-certifying" -- "$KG" marks advance --from-report "$T/diag2.json"
 [ "$(ncommits .)" -eq "$n0" ] && ok || bad "a diagnostic report committed"
 echo '{"mode":' >"$T/broken.json"
-expect "malformed report" 2 "not valid JSON" -- "$KG" marks advance --from-report "$T/broken.json"
+check "malformed report" 2 "not valid JSON" -- "$KG" marks advance --from-report "$T/broken.json"
 
 # 7. Refusals: clear message, exit 2, nothing changed.
 sum0=$(sha1sum "$M"); head0=$(git rev-parse HEAD)
 echo " " >>"$M"
-expect "dirty marks file" 2 "uncommitted changes" -- "$KG" marks advance --from-report "$T/v.json"
+check "dirty marks file" 2 "uncommitted changes" -- "$KG" marks advance --from-report "$T/v.json"
 git checkout -q -- "$M"
 cp "$M" "$T/keep"; jq '.marks[0].value = 1.5' "$T/keep" >"$M"; git add "$M"
-expect "staged marks file" 2 "uncommitted changes" -- "$KG" marks advance --from-report "$T/r2.json"
+check "staged marks file" 2 "uncommitted changes" -- "$KG" marks advance --from-report "$T/r2.json"
 git reset -q; git checkout -q -- "$M"
 git checkout -q --detach HEAD
-expect "detached HEAD" 2 "detached" -- "$KG" marks advance --from-report "$T/r2.json"
+check "detached HEAD" 2 "detached" -- "$KG" marks advance --from-report "$T/r2.json"
 git checkout -q main
-mkdir -p "$T/plain"; (cd "$T/plain" && expect "not a git repo" 2 "not inside a git repository" -- "$KG" marks advance --from-report "$T/r2.json")
+mkdir -p "$T/plain"; check -C "$T/plain" "not a git repo" 2 "not inside a git repository" -- "$KG" marks advance --from-report "$T/r2.json"
 [ "$(git rev-parse HEAD)" = "$head0" ] && [ "$(sha1sum "$M")" = "$sum0" ] && ok || bad "a refusal changed something"
-B=$T/broken; newrepo "$B"; mkdir -p "$B/baselines"; echo '{"version": 1, "marks": [{"case": 3}]}' >"$B/$M"
+B=$T/broken; scratch_repo "$B"; mkdir -p "$B/baselines"; echo '{"version": 1, "marks": [{"case": 3}]}' >"$B/$M"
 git -C "$B" add "$M"; git -C "$B" commit -qm "broken marks"
-(cd "$B" && expect "malformed marks file" 2 "high_water.json" -- "$KG" marks advance --from-report "$T/r1.json")
+check -C "$B" "malformed marks file" 2 "high_water.json" -- "$KG" marks advance --from-report "$T/r1.json"
 [ "$(ncommits "$B")" -eq 2 ] && ok || bad "malformed marks file: something was committed"
 
 # 8. --marks-ref: commit on another ref (created from HEAD); the work tree is untouched.
 report "$T/r3.json" production true run-3 "$DEV" PASS "b/n=2:IMPROVED:18:17.8:18.2:0.02"
-expect "marks-ref" 0 "refs/heads/perf-marks" -- "$KG" marks advance --from-report "$T/r3.json" --marks-ref perf-marks --author "Rel Mgr" --email rm@example.com
+check "marks-ref" 0 "refs/heads/perf-marks" -- "$KG" marks advance --from-report "$T/r3.json" --marks-ref perf-marks --author "Rel Mgr" --email rm@example.com
 [ "$(git rev-parse perf-marks~1)" = "$(git rev-parse main)" ] && ok || bad "perf-marks is not based on HEAD"
 [ "$(markval . perf-marks b/n=2)" = "18.2" ] && [ "$(markval . main b/n=2)" = "20.4" ] && ok || bad "marks-ref values"
 [ "$(git log -1 --format='%an <%ae>' perf-marks)" = "Rel Mgr <rm@example.com>" ] && ok || bad "--author/--email"
 [ -z "$(git status --porcelain)" ] && ok || bad "marks-ref touched the work tree"
 git checkout -q --detach HEAD
-expect "detached with --marks-ref" 0 "committed" -- "$KG" marks advance --from-report "$T/r2.json" --marks-ref main --marks "$R/$M"
+check "detached with --marks-ref" 0 "committed" -- "$KG" marks advance --from-report "$T/r2.json" --marks-ref main --marks "$R/$M"
 git checkout -q main
 
 # 9. Release-manager commands.
-expect "show" 0 "a/n=1" -- "$KG" marks show --device "$DEV"
-expect "diff" 0 "~ a/n=1 .*10.2 -> 9.1" -- "$KG" marks diff HEAD~1 HEAD
-expect "diff bad rev" 2 "not found" -- "$KG" marks diff nosuchrev HEAD
-expect "lower needs reason" 2 "--reason" -- "$KG" marks lower --case a/n=1 --device "$DEV"
-expect "lower upward refused" 2 "does not lower" -- "$KG" marks lower --case a/n=1 --device "$DEV" --reason x --to 5
-expect "lower unknown" 2 "no mark for case" -- "$KG" marks lower --case zz --device "$DEV" --reason x
-expect "lower" 0 "committed" -- "$KG" marks lower --case a/n=1 --device "$DEV" --to 9.6 --reason "driver 580 is slower"
+check "show" 0 "a/n=1" -- "$KG" marks show --device "$DEV"
+check "diff" 0 "~ a/n=1 .*10.2 -> 9.1" -- "$KG" marks diff HEAD~1 HEAD
+check "diff bad rev" 2 "not found" -- "$KG" marks diff nosuchrev HEAD
+check "lower needs reason" 2 "--reason" -- "$KG" marks lower --case a/n=1 --device "$DEV"
+check "lower upward refused" 2 "does not lower" -- "$KG" marks lower --case a/n=1 --device "$DEV" --reason x --to 5
+check "lower unknown" 2 "no mark for case" -- "$KG" marks lower --case zz --device "$DEV" --reason x
+check "lower" 0 "committed" -- "$KG" marks lower --case a/n=1 --device "$DEV" --to 9.6 --reason "driver 580 is slower"
 [ "$(markval . HEAD a/n=1)" = "9.6" ] && ok || bad "lowered value"
 git log -1 --format=%B | grep -q "Reason: driver 580 is slower" && ok || bad "lower commit lacks the reason"
-expect "remove" 0 "removed" -- "$KG" marks lower --case b/n=2 --device "$DEV" --reason "kernel rewritten"
+check "remove" 0 "removed" -- "$KG" marks lower --case b/n=2 --device "$DEV" --reason "kernel rewritten"
 [ -z "$(markval . HEAD b/n=2)" ] && ok || bad "mark b not removed"
-expect "history svg" 0 "point" -- "$KG" marks history --case a/n=1 --out "$T/h.svg"
+check "history svg" 0 "point" -- "$KG" marks history --case a/n=1 --out "$T/h.svg"
 [ "$(grep -c '<circle' "$T/h.svg")" -eq 3 ] && ok || bad "history: want 3 points (10.2, 9.1, 9.6), got $(grep -c '<circle' "$T/h.svg")"
 grep -q "Env Author" "$T/h.svg" && ok || bad "history lacks who moved it"
 xmllint --noout "$T/h.svg" 2>/dev/null && ok || { command -v xmllint >/dev/null && bad "history SVG is not well-formed XML" || ok; }
-expect "history html" 0 "" -- "$KG" marks history --case a/n=1 --out "$T/h.html"
+check "history html" 0 "" -- "$KG" marks history --case a/n=1 --out "$T/h.html"
 grep -q "<svg" "$T/h.html" && grep -q "driver 580" "$T/h.html" && ok || bad "history html"
-expect "history bad ext" 2 "svg or .html" -- "$KG" marks history --case a/n=1 --out "$T/h.png"
+check "history bad ext" 2 "svg or .html" -- "$KG" marks history --case a/n=1 --out "$T/h.png"
 git fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad "git fsck"; cat "$T/fsck"; }
 
 # 10. Concurrency: 6 runners finish at once, improving different and overlapping marks.
-C=$T/conc; newrepo "$C"; cd "$C"
+C=$T/conc; scratch_repo "$C"; cd "$C"
 report "$T/c0.json" production true run-c0 "$DEV" PASS "k1:NO_MARK:100:99:101:0.01" "k2:NO_MARK:100:99:101:0.01" "k3:NO_MARK:100:99:101:0.01" "k4:NO_MARK:100:99:101:0.01"
 "$KG" marks advance --from-report "$T/c0.json" >/dev/null || bad "concurrency setup"
 report "$T/c1.json" production true run-c1 "$DEV" PASS "k1:IMPROVED:90:89:91:0.01" "k2:IMPROVED:95:94:96:0.01"
@@ -203,11 +183,11 @@ git fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad "git fsck after c
 
 # 11. Push to a local bare repository; a stale clone is rejected, fetches, merges, retries.
 BARE=$T/origin.git; git init -q --bare "$BARE"
-S=$T/seed; newrepo "$S"; git -C "$S" push -q "$BARE" main
+S=$T/seed; scratch_repo "$S"; git -C "$S" push -q "$BARE" main
 git clone -q "$BARE" "$T/w1"; git clone -q "$BARE" "$T/w2"
-(cd "$T/w1" && expect "push" 0 "pushed" -- "$KG" marks advance --from-report "$T/c0.json" --push origin)
+check -C "$T/w1" "push" 0 "pushed" -- "$KG" marks advance --from-report "$T/c0.json" --push origin
 [ "$(git --git-dir="$BARE" rev-parse main)" = "$(git -C "$T/w1" rev-parse main)" ] && ok || bad "push did not land"
-(cd "$T/w2" && KGATE_GIT_TOKEN=s3cr3t-token-value expect "push after rejection" 0 "pushed" -- "$KG" marks advance --from-report "$T/c1.json" --push "$BARE")
+KGATE_GIT_TOKEN=s3cr3t-token-value check -C "$T/w2" "push after rejection" 0 "pushed" -- "$KG" marks advance --from-report "$T/c1.json" --push "$BARE"
 grep -q "push rejected" "$T/out" && ok || bad "the stale clone's push was not rejected first"
 grep -q "s3cr3t" "$T/out" "$T/err" && bad "the token appeared in the output" || ok
 [ "$(markval "$BARE" main k1)" = "91" ] && [ "$(markval "$BARE" main k3)" = "101" ] && ok || bad "rejected push: merge lost marks ($(git --git-dir="$BARE" show main:$M | jq -c '[.marks[]|.value]'))"
@@ -217,14 +197,14 @@ git --git-dir="$BARE" fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad
 
 # 12. `kgate run`: without a GPU a production run can never commit (exit 3); a diagnostic run
 # never writes the marks file or commits. (On a GPU machine gpu_production.sh covers commits.)
-RR=$T/runrepo; newrepo "$RR"; cd "$RR"
+RR=$T/runrepo; scratch_repo "$RR"; cd "$RR"
 "$KG" run --production --filter '^axpy/n=4097/' --seed 5 --report "$T/run.json" >"$T/out" 2>&1; rc=$?
 if [ "$rc" -eq 3 ]; then
     [ "$(ncommits .)" -eq 1 ] && [ ! -e "$M" ] && ok || bad "no-GPU production run committed or wrote marks"
     grep -q "cannot commit" "$T/out" && ok || bad "no-GPU production run does not say it cannot commit"
     jq -e '.mode == "production" and .certifying == true and .marks_update.committed == false' "$T/run.json" >/dev/null \
         && ok || bad "no-GPU production report lacks marks_update.committed=false"
-    expect "advance from a no-GPU run" 1 "no GPU" -- "$KG" marks advance --from-report "$T/run.json"
+    check "advance from a no-GPU run" 1 "no GPU" -- "$KG" marks advance --from-report "$T/run.json"
 fi
 "$KG" run --diagnostic --filter '^axpy/n=4097/' --seed 5 --report "$T/diag-run.json" >"$T/out" 2>&1; rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] && ok || { bad "diagnostic run exit $rc"; cat "$T/out"; }
@@ -232,11 +212,10 @@ fi
 n_before=$(ncommits .)
 jq -e '.mode == "diagnostic" and .certifying == false and (.marks_update == null)' "$T/diag-run.json" >/dev/null \
     && ok || bad "diagnostic report not stamped non-certifying"
-expect "advance from a diagnostic run" 2 "non-certifying" -- "$KG" marks advance --from-report "$T/diag-run.json"
+check "advance from a diagnostic run" 2 "non-certifying" -- "$KG" marks advance --from-report "$T/diag-run.json"
 [ "$(ncommits .)" -eq "$n_before" ] && ok || bad "diagnostic report committed"
-expect "run: modes exclude" 2 "exclude each other" -- "$KG" run --production --diagnostic
-expect "run: push needs production" 2 "need --production" -- "$KG" run --diagnostic --push origin
-cd "$T/plain" && expect "run --production outside git" 2 "not inside a git repository" -- "$KG" run --production --filter '^axpy/'
+check "run: modes exclude" 2 "exclude each other" -- "$KG" run --production --diagnostic
+check "run: push needs production" 2 "need --production" -- "$KG" run --diagnostic --push origin
+cd "$T/plain" && check "run --production outside git" 2 "not inside a git repository" -- "$KG" run --production --filter '^axpy/'
 
-echo "test_production: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -40,6 +40,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
     run->env = (kg_gate_env){ .seed = run->opts.seed, .device = o->device, .dev = NULL,
                               .diagnostic = o->diagnostic, .quiet = o->quiet,
                               .self_exe = run->self_exe[0] ? run->self_exe : NULL,
+                              .filter = o->filter,
                               .rep = run->rep };
     printf("kgate %s: seed %llu (reproduce with --seed %llu), %zu case(s)%s%s\n", command,
            (unsigned long long)run->opts.seed, (unsigned long long)run->opts.seed, run->sel.n,
@@ -75,19 +76,6 @@ static int drv_push(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
     return 0;
 }
 
-void kg_cell_case(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r, size_t l)
-{
-    KG_UNUSED(r), KG_UNUSED(l);
-    snprintf(buf, n, "%s", d->id);
-}
-
-void kg_cell_verdict(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r,
-                     size_t l)
-{
-    KG_UNUSED(d), KG_UNUSED(l);
-    snprintf(buf, n, "%s", kg_verdict_name(r->verdict));
-}
-
 static void drv_cell(char *buf, size_t n, const kg_gate_column *c, const kg_case_desc *d,
                      const kg_case_result *r, size_t line)
 {
@@ -112,8 +100,9 @@ static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const 
     char cell[1100];
     bool multi = (g->flags & KG_GATE_MULTILINE) != 0;
     size_t lines = multi ? r->n_lines : 1;
-    if (r->verdict == KG_VERDICT_ERROR && !multi) {
-        printf("%*s %-7s %s\n", g->columns[0].width, d->id, "ERROR", r->message);
+    if ((r->verdict == KG_VERDICT_ERROR && !multi) || !r->data) {
+        printf("%*s %-7s %s\n", g->columns[0].width, d->id, kg_verdict_name(r->verdict),
+               r->message);
         return;
     }
     for (size_t l = 0; l < lines; l++) {

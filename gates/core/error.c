@@ -48,3 +48,24 @@ int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
     }
     return code;
 }
+
+/* The one mapping of KG_E* codes to exit codes (README.md, "Exit codes"). */
+int kg_exit_code_for_error(int rc)
+{
+    switch (rc) {
+    case KG_EINVAL:
+    case KG_EPARSE:
+    case KG_EEXISTS:
+    case KG_ENOTFOUND:
+    case KG_EREFUSED: return KG_EXIT_USAGE;
+    case KG_ENODEV: return KG_EXIT_NO_GPU;
+    default: return KG_EXIT_RUNTIME;
+    }
+}
+
+int kg_cli_fail(int rc)
+{
+    fprintf(stderr, "kgate: %s\n", kg_error_last());
+    return kg_exit_code_for_error(rc);
+}
+

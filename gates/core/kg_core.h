@@ -2,7 +2,6 @@
 #ifndef KG_CORE_H
 #define KG_CORE_H
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <cjson/cJSON.h>
@@ -59,25 +58,11 @@ typedef struct {
 #define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
                               .report_path = NULL, .diagnostic = true, .quiet = false }
 
-/* Long options shared by the gate subcommands; their `val`s are >= 0x1000. */
-enum { KG_OPT_FILTER = 0x1000, KG_OPT_SEED, KG_OPT_DEVICE, KG_OPT_REPORT, KG_OPT_HELP };
-#define KG_COMMON_LONGOPTS                                     \
-    { "filter", required_argument, NULL, KG_OPT_FILTER },      \
-    { "seed", required_argument, NULL, KG_OPT_SEED },          \
-    { "device", required_argument, NULL, KG_OPT_DEVICE },      \
-    { "report", required_argument, NULL, KG_OPT_REPORT },      \
-    { "help", no_argument, NULL, KG_OPT_HELP }
-
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
  * --device, --report, with kg_common_opt's checks and messages. */
 extern const kg_opt kg_common_opt_table[];
 extern const size_t kg_n_common_opts;
 
-/* Handle one common option (returns 1 if handled, 0 if not common, <0 on a bad value). */
-int kg_common_opt(kg_common_opts *o, int opt, const char *arg);
-/* getopt_long refused argv[optind - 1]: print `usage` to stderr, set "CMD: unknown option or
- * missing value: 'ARG'" and return KG_EINVAL. */
-int kg_opt_unknown(const char *command, const char *usage, char *const *argv);
 /* Parse an unsigned integer flag value strictly (whole string, range). */
 int kg_parse_u64(const char *flag, const char *s, uint64_t *out);
 int kg_parse_int(const char *flag, const char *s, int lo, int hi, int *out);
@@ -171,28 +156,8 @@ int kg_file_write_atomic(const char *path, const void *data, size_t len);
 /* Read a whole file (NUL-terminated); caller frees. */
 int kg_file_read(char **out, size_t *len, const char *path);
 
-/* ---- CLI --------------------------------------------------------------------------------- */
+/* ---- exit codes (only the command line and the driver turn errors into them) ------------ */
 
-/* A subcommand: implemented by its gate (gates/<gate>.c or gates/cmd_<x>.c). */
-typedef int (*kg_cmd_fn)(kg_registry *reg, int argc, char **argv);
-
-int kg_cmd_list(kg_registry *reg, int argc, char **argv);
-int kg_cmd_run(kg_registry *reg, int argc, char **argv);   /* pipeline.c */
-int kg_cmd_marks(kg_registry *reg, int argc, char **argv); /* marks_cmd.c */
-int kg_cmd_parity(kg_registry *reg, int argc, char **argv);
-int kg_cmd_selftest(kg_registry *reg, int argc, char **argv); /* selftest.c */
-/* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
-int kg_selftest_defects_path(char *buf, size_t n, const char *given);
-/* with_clean: also run every gate over this runner's clean cases (false alarms). `run` passes
- * false: its own gates run over the same clean cases right after, and a FAIL there blocks too. */
-int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
-                    const char *keep_dir, bool with_clean, int *exit_code);
-int kg_cmd_report(kg_registry *reg, int argc, char **argv); /* export.c */
-int kg_cmd_status(kg_registry *reg, int argc, char **argv); /* status.c */
-int kg_cmd_preflight(kg_registry *reg, int argc, char **argv);
-int kg_cmd_hotpath(kg_registry *reg, int argc, char **argv);   /* hotpath.c */
-int kg_cmd_bench(kg_registry *reg, int argc, char **argv);     /* bench.c */
-int kg_cmd_ab(kg_registry *reg, int argc, char **argv);        /* ab.c */
 
 /* Map a negative KG_E* code to a process exit code (usage/input vs runtime vs no GPU). */
 int kg_exit_code_for_error(int rc);

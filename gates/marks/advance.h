@@ -86,8 +86,6 @@ int kg_advance_apply(kg_marks *m, const kg_advance_input *in, kg_mark_moves *mov
  * and the run id. Caller frees. */
 int kg_advance_message(char **out, const kg_advance_input *in, const kg_mark_moves *moves);
 
-/* `kgate marks advance --from-report` (pipeline.c); `kgate marks` dispatches to it. */
-int kg_cmd_marks_advance(int argc, char **argv);
 
 #ifdef __cplusplus
 }

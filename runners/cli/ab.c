@@ -1,15 +1,15 @@
 /* `kgate ab A_EXE B_EXE`: same-session A/B of two runner builds. Each round runs A then B as
  * separate processes (`bench --report`) on the same GPU with the same seed, so drift in clocks
  * or temperature hits both sides of a pair alike; the per-round ratios B/A give a paired ratio
- * with a distribution-free confidence interval and a verdict. */
+ * with a distribution-free confidence interval and a verdict. `ab` is a gate of its own (not in
+ * the table `run` runs): begin runs the rounds, run_case decides one case, through the driver. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/kg_core.h"
+#include "cli/cli.h"
 #include "core/stats.h"
 
 #define AB_MAX_CASES 4096
@@ -116,237 +116,409 @@ cleanup:
     return rc;
 }
 
-static const char ab_usage[] =
-    "usage: kgate ab A_EXE B_EXE [--filter REGEX] [--rounds N] [--budget SECONDS]\n"
-    "                [--mode warm|cold] [--band-floor F] [--seed N] [--device N] [--report FILE]\n"
-    "\n"
+typedef struct {
+    int rounds;
+    const char *budget;         /* passed through to `bench --budget` (checked here) */
+    const char *mode;
+    double band_floor;
+    const char *exe[2];         /* the positional A_EXE B_EXE */
+    const struct ab_state *rounds_done; /* set by the command: the rounds already run */
+} ab_opts;
+
+typedef struct ab_state {
+    ab_table t;
+    bool no_gpu;                /* the runners said so (exit 3): every case SKIP */
+    char dir[32];
+    bool have_dir;
+    int rounds;
+    const ab_opts *o;
+} ab_state;
+
+/* One case's paired comparison. */
+typedef struct {
+    kg_paired_ratio p;
+    const char *decision;       /* SAME, B_FASTER, B_SLOWER */
+    double a[1000], b[1000];
+    size_t m;
+    double band_floor;
+    const char *exe[2];
+} ab_row;
+
+static int ab_opt_budget(void *opts, const char *v)
+{
+    int rc = 0;
+    double bud = 0;
+    KG_TRY(kg_parse_double("--budget", v, &bud));
+    if (!(bud > 0 && bud <= 3600))
+        return KG_ERR(KG_EINVAL, "--budget: expected seconds in (0, 3600], got '%s'", v);
+    ((ab_opts *)opts)->budget = v;
+cleanup:
+    return rc;
+}
+
+static int ab_opt_mode(void *opts, const char *v)
+{
+    if (strcmp(v, "warm") != 0 && strcmp(v, "cold") != 0)
+        return KG_ERR(KG_EINVAL, "--mode: expected warm or cold, got '%s'", v);
+    ((ab_opts *)opts)->mode = v;
+    return 0;
+}
+
+static int ab_opt_floor(void *opts, const char *v)
+{
+    int rc = 0;
+    double f = 0;
+    KG_TRY(kg_parse_double("--band-floor", v, &f));
+    if (!(f >= 0 && f < 1))
+        return KG_ERR(KG_EINVAL, "--band-floor: expected a relative tolerance in [0, 1), got "
+                                 "'%s'", v);
+    ((ab_opts *)opts)->band_floor = f;
+cleanup:
+    return rc;
+}
+
+static const kg_opt ab_opt_table[] = {
+    KG_OPT_INT_("rounds", "N", ab_opts, rounds, 3, 1000, "A-then-B rounds (default 10)"),
+    KG_OPT_FN_("budget", "SECONDS", ab_opt_budget, 0, "bench budget per case (default 0.5)"),
+    KG_OPT_FN_("mode", "warm|cold", ab_opt_mode, 0, "bench mode (default warm)"),
+    KG_OPT_FN_("band-floor", "F", ab_opt_floor, 0, "relative floor of a verdict (default 0.005)"),
+};
+
+static const char ab_description[] =
     "Compare two builds of runners on the same GPU: each round runs `A_EXE bench` then\n"
-    "`B_EXE bench` as separate processes with the same seed (default 10 rounds). Per case, the\n"
-    "ratios B/A of the rounds' medians give a paired ratio, its order-statistic 95% CI and a\n"
-    "sign test. Verdict: B_FASTER when ci_hi < 1 and the median ratio < 1 - F; B_SLOWER\n"
-    "(fails) when ci_lo > 1 and the median ratio > 1 + F; SAME otherwise (F = --band-floor,\n"
-    "default 0.005). Each bench run gets --budget (default 0.5 s per case).\n"
-    "\n"
+    "`B_EXE bench` as separate processes with the same seed (default 10 rounds). Per case (the\n"
+    "cases of this runner that --filter selects), the ratios B/A of the rounds' medians give a\n"
+    "paired ratio, its order-statistic 95% CI and a sign test. Verdict: B_FASTER when ci_hi < 1\n"
+    "and the median ratio < 1 - F; B_SLOWER (fails) when ci_lo > 1 and the median ratio > 1 + F;\n"
+    "SAME otherwise (F = --band-floor, default 0.005). Each bench run gets --budget (default\n"
+    "0.5 s per case).\n"
     "exit codes: 0 B not slower, 1 B slower on a case, 2 usage error, 3 no GPU, 4 runtime error\n";
 
-enum { AB_ROUNDS = 0x1600, AB_BUDGET, AB_MODE, AB_FLOOR };
-
-int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
+/* One side of one round: `EXE bench` into <dir>/<A|B><r>.json. */
+static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const char *filter,
+                   int r, int s)
 {
-    static const struct option longopts[] = {
-        KG_COMMON_LONGOPTS,
-        { "rounds", required_argument, NULL, AB_ROUNDS },
-        { "budget", required_argument, NULL, AB_BUDGET },
-        { "mode", required_argument, NULL, AB_MODE },
-        { "band-floor", required_argument, NULL, AB_FLOOR },
-        { 0, 0, 0, 0 }
-    };
-    int rc = 0, c, rounds = 10, code = KG_EXIT_PASS;
-    const char *budget = "0.5", *mode = "warm";
-    double floor_rel = 0.005, bud = 0;
-    kg_common_opts co = KG_COMMON_OPTS_INIT;
-    bool no_gpu = false;
-    char dir[] = "/tmp/kgate-ab-XXXXXX", devs[16], seeds[32];
-    bool have_dir = false;
-    ab_table t = { 0 };
-    kg_report *rep = NULL;
-    cJSON *device_json = NULL;
-    KG_UNUSED(reg);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case KG_OPT_HELP: fputs(ab_usage, stdout); return KG_EXIT_PASS;
-        case AB_ROUNDS: KG_TRY(kg_parse_int("--rounds", optarg, 3, 1000, &rounds)); break;
-        case AB_BUDGET:
-            KG_TRY(kg_parse_double("--budget", optarg, &bud));
-            if (!(bud > 0 && bud <= 3600)) {
-                rc = KG_ERR(KG_EINVAL, "--budget: expected seconds in (0, 3600], got '%s'", optarg);
-                goto cleanup;
-            }
-            budget = optarg;
-            break;
-        case AB_MODE:
-            if (strcmp(optarg, "warm") != 0 && strcmp(optarg, "cold") != 0) {
-                rc = KG_ERR(KG_EINVAL, "--mode: expected warm or cold, got '%s'", optarg);
-                goto cleanup;
-            }
-            mode = optarg;
-            break;
-        case AB_FLOOR:
-            KG_TRY(kg_parse_double("--band-floor", optarg, &floor_rel));
-            if (!(floor_rel >= 0 && floor_rel < 1)) {
-                rc = KG_ERR(KG_EINVAL, "--band-floor: expected a relative tolerance in [0, 1), "
-                                       "got '%s'", optarg);
-                goto cleanup;
-            }
-            break;
-        default:
-            KG_TRY(kg_common_opt(&co, c, optarg)); /* --filter --seed --device --report */
-            if (rc == 1) {
-                rc = 0;
-                break;
-            }
-            rc = kg_opt_unknown("ab", ab_usage, argv);
-            goto cleanup;
-        }
+    int rc = 0, ec = 0, n = 0;
+    char rp[96], lp[96], devs[16], seeds[32];
+    const char *args[16];
+    snprintf(rp, sizeof rp, "%s/%c%d.json", st->dir, "AB"[s], r);
+    snprintf(lp, sizeof lp, "%s/%c%d.log", st->dir, "AB"[s], r);
+    snprintf(devs, sizeof devs, "%d", env->device);
+    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)env->seed);
+    args[n++] = o->exe[s];
+    args[n++] = "bench";
+    args[n++] = "--seed";
+    args[n++] = seeds;
+    args[n++] = "--device";
+    args[n++] = devs;
+    args[n++] = "--budget";
+    args[n++] = o->budget;
+    args[n++] = "--mode";
+    args[n++] = o->mode;
+    args[n++] = "--report";
+    args[n++] = rp;
+    if (filter) {
+        args[n++] = "--filter";
+        args[n++] = filter;
     }
-    if (argc - optind != 2) {
-        fputs(ab_usage, stderr);
-        rc = KG_ERR(KG_EINVAL, "ab: expected two runner executables A_EXE B_EXE, got %d "
-                               "argument(s)", argc - optind);
-        goto cleanup;
+    args[n] = NULL;
+    KG_TRY(kg_run_logged(&ec, args, lp, false, "ab"));
+    if (ec == KG_EXIT_NO_GPU) {
+        st->no_gpu = true;
+        printf("kgate: no CUDA device available: A/B skipped\n");
+        return 0;
     }
-    const char *exe[2] = { argv[optind], argv[optind + 1] };
-    for (int s = 0; s < 2; s++)
-        if (strchr(exe[s], '/') && access(exe[s], X_OK) != 0) {
-            rc = KG_ERR(KG_EINVAL, "ab: %s: not an executable file", exe[s]);
-            goto cleanup;
-        }
-    if (co.report_path)
-        KG_TRY(kg_path_check_writable(co.report_path));
-    if (!co.seed_set)
-        co.seed = kg_seed_fresh();
-    if (!mkdtemp(dir)) {
+    if (ec != KG_EXIT_PASS && ec != KG_EXIT_GATE_FAILED) {
+        log_tail(lp);
+        return KG_ERR(ec == KG_EXIT_USAGE ? KG_EINVAL : KG_EIO, "ab: round %d: %s bench exited "
+                      "%d (its output is above)", r + 1, o->exe[s], ec);
+    }
+    KG_TRY(read_report(&st->t, rp, r, s == 0, NULL));
+    printf("round %d/%d: %s done\n", r + 1, o->rounds, s == 0 ? "A" : "B");
+    fflush(stdout);
+cleanup:
+    return rc;
+}
+
+static void ab_state_free(ab_state *st)
+{
+    if (!st)
+        return;
+    if (st->have_dir) { /* our own files only: A<r>/B<r> .json/.log, then the directory */
+        for (int r = 0; r < st->rounds; r++)
+            for (int s = 0; s < 2; s++) {
+                char p[96];
+                snprintf(p, sizeof p, "%s/%c%d.json", st->dir, "AB"[s], r);
+                unlink(p);
+                snprintf(p, sizeof p, "%s/%c%d.log", st->dir, "AB"[s], r);
+                unlink(p);
+            }
+        rmdir(st->dir);
+    }
+    table_free(&st->t);
+    free(st);
+}
+
+/* Every round, A then B, before any case is decided (the cases are those of the reports). */
+static int ab_rounds(ab_state **out, const ab_opts *o, const kg_gate_env *env)
+{
+    int rc = 0;
+    ab_state *st = calloc(1, sizeof *st);
+    *out = NULL;
+    if (!st)
+        return KG_ERR(KG_ENOMEM, "ab: out of memory");
+    snprintf(st->dir, sizeof st->dir, "/tmp/kgate-ab-XXXXXX");
+    if (!mkdtemp(st->dir)) {
         rc = KG_ERR(KG_EIO, "ab: cannot create a temporary directory: %s", strerror(errno));
         goto cleanup;
     }
-    have_dir = true;
-    t.rounds = rounds;
-    KG_TRY(kg_report_new(&rep, "ab", true));
-    kg_report_set_seed(rep, co.seed);
-    printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n", exe[0],
-           exe[1], rounds, (unsigned long long)co.seed);
-    snprintf(devs, sizeof devs, "%d", co.device);
-    snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)co.seed);
-    for (int r = 0; r < rounds && !no_gpu; r++) {
-        for (int s = 0; s < 2; s++) {
-            char rp[96], lp[96];
-            int ec = 0;
-            snprintf(rp, sizeof rp, "%s/%c%d.json", dir, "AB"[s], r);
-            snprintf(lp, sizeof lp, "%s/%c%d.log", dir, "AB"[s], r);
-            char *args[16];
-            int n = 0;
-            args[n++] = (char *)exe[s];
-            args[n++] = "bench";
-            args[n++] = "--seed";
-            args[n++] = seeds;
-            args[n++] = "--device";
-            args[n++] = devs;
-            args[n++] = "--budget";
-            args[n++] = (char *)budget;
-            args[n++] = "--mode";
-            args[n++] = (char *)mode;
-            args[n++] = "--report";
-            args[n++] = rp;
-            if (co.filter) {
-                args[n++] = "--filter";
-                args[n++] = (char *)co.filter;
-            }
-            args[n] = NULL;
-            KG_TRY(kg_run_logged(&ec, (const char *const *)args, lp, false, "ab"));
-            if (ec == KG_EXIT_NO_GPU) {
-                no_gpu = true;
-                printf("kgate: no CUDA device available: A/B skipped\n");
-                break;
-            }
-            if (ec != KG_EXIT_PASS && ec != KG_EXIT_GATE_FAILED) {
-                log_tail(lp);
-                rc = KG_ERR(ec == KG_EXIT_USAGE ? KG_EINVAL : KG_EIO,
-                            "ab: round %d: %s bench exited %d (its output is above)", r + 1,
-                            exe[s], ec);
-                goto cleanup;
-            }
-            KG_TRY(read_report(&t, rp, r, s == 0, &device_json));
-            printf("round %d/%d: %s done\n", r + 1, rounds, s == 0 ? "A" : "B");
-            fflush(stdout);
+    st->have_dir = true;
+    st->o = o;
+    st->rounds = st->t.rounds = o->rounds;
+    for (int r = 0; r < o->rounds && !st->no_gpu; r++)
+        for (int s = 0; s < 2 && !st->no_gpu; s++)
+            KG_TRY(ab_side(st, o, env, env->filter, r, s));
+    *out = st;
+    st = NULL;
+cleanup:
+    ab_state_free(st);
+    return rc;
+}
+
+/* The rounds ran before the driver; the gate decides from them. */
+static int ab_begin(void **state, const void *opts, const kg_gate_env *env)
+{
+    KG_UNUSED(env);
+    *state = (void *)((const ab_opts *)opts)->rounds_done;
+    return 0;
+}
+
+static int ab_run_case(void *state, const kg_case_desc *d, const kg_gate_env *env,
+                       kg_case_result *res)
+{
+    int rc = 0;
+    ab_state *st = state;
+    ab_row *w = calloc(1, sizeof *w);
+    KG_UNUSED(env);
+    const ab_opts *o = st->o;
+    ab_case *k = NULL;
+    if (!w)
+        return KG_ERR(KG_ENOMEM, "ab: out of memory");
+    if (st->no_gpu) {
+        res->verdict = KG_VERDICT_SKIP;
+        snprintf(res->message, sizeof res->message, "no CUDA device (the A/B runners said so)");
+        free(w);
+        return 0;
+    }
+    for (size_t i = 0; i < st->t.n && !k; i++)
+        if (strcmp(st->t.v[i].id, d->id) == 0)
+            k = &st->t.v[i];
+    for (int r = 0; k && r < st->rounds; r++)
+        if (isfinite(k->a[r]) && isfinite(k->b[r])) {
+            w->a[w->m] = k->a[r];
+            w->b[w->m++] = k->b[r];
         }
+    if (w->m < 3) {
+        rc = KG_ERR(KG_EINVAL, "fewer than 3 rounds with both A and B medians");
+        goto cleanup;
     }
-    if (no_gpu) {
-        kg_report_set_no_device(rep, "no CUDA device available");
-        KG_TRY(kg_report_add(rep, "ab", "*", KG_VERDICT_SKIP, "no CUDA device", NULL));
-        code = KG_EXIT_NO_GPU;
-        goto write;
-    }
-    if (device_json) {
-        kg_report_set_extra(rep, "device", device_json);
-        device_json = NULL;
-    }
-    printf("%-44s %-9s %9s %9s %9s %7s %s\n", "case", "decision", "B/A", "ci_lo", "ci_hi",
-           "rounds", "p_sign");
-    for (size_t i = 0; i < t.n; i++) {
-        ab_case *k = &t.v[i];
-        double a[1000], b[1000];
-        size_t m = 0;
-        for (int r = 0; r < rounds; r++)
-            if (isfinite(k->a[r]) && isfinite(k->b[r])) {
-                a[m] = k->a[r];
-                b[m++] = k->b[r];
-            }
-        if (m < 3) {
-            KG_TRY(kg_report_add(rep, "ab", k->id, KG_VERDICT_ERROR,
-                                 "fewer than 3 rounds with both A and B medians", NULL));
-            continue;
-        }
-        kg_paired_ratio p;
-        KG_TRY(kg_stats_paired_ratio(&p, a, b, m, 0.95));
-        const char *dec = "SAME";
-        if (p.ci_hi < 1.0 && p.median < 1.0 - floor_rel)
-            dec = "B_FASTER";
-        else if (p.ci_lo > 1.0 && p.median > 1.0 + floor_rel)
-            dec = "B_SLOWER";
-        cJSON *f = cJSON_CreateObject();
-        cJSON_AddStringToObject(f, "decision", dec);
-        cJSON_AddNumberToObject(f, "ratio_median", p.median);
-        cJSON_AddNumberToObject(f, "ratio_ci_lo", p.ci_lo);
-        cJSON_AddNumberToObject(f, "ratio_ci_hi", p.ci_hi);
-        cJSON_AddNumberToObject(f, "ci_coverage", p.ci_coverage);
-        cJSON_AddNumberToObject(f, "ratio_geomean", p.geomean);
-        cJSON_AddNumberToObject(f, "rounds", (double)m);
-        cJSON_AddNumberToObject(f, "b_slower_rounds", p.above);
-        cJSON_AddNumberToObject(f, "b_faster_rounds", p.below);
-        cJSON_AddNumberToObject(f, "p_sign", p.p_sign);
-        cJSON_AddNumberToObject(f, "band_floor", floor_rel);
-        cJSON_AddItemToObject(f, "a_median_us", cJSON_CreateDoubleArray(a, (int)m));
-        cJSON_AddItemToObject(f, "b_median_us", cJSON_CreateDoubleArray(b, (int)m));
-        cJSON_AddStringToObject(f, "a_exe", exe[0]);
-        cJSON_AddStringToObject(f, "b_exe", exe[1]);
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s: B/A %.4f (95%% CI %.4f..%.4f, coverage %.3f, %zu rounds, "
-                 "sign test p %.3g)", dec, p.median, p.ci_lo, p.ci_hi, p.ci_coverage, m, p.p_sign);
-        printf("%-44s %-9s %9.4f %9.4f %9.4f %7zu %.3g\n", k->id, dec, p.median, p.ci_lo,
-               p.ci_hi, m, p.p_sign);
-        KG_TRY(kg_report_add(rep, "ab", k->id, strcmp(dec, "B_SLOWER") == 0 ? KG_VERDICT_FAIL
-                                                                              : KG_VERDICT_PASS,
-                             msg, f));
-    }
-    {
-        int n[5];
-        kg_report_counts(rep, n);
-        code = n[KG_VERDICT_FAIL] ? KG_EXIT_GATE_FAILED
-               : n[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME : KG_EXIT_PASS;
-        printf("ab: %d cases, %d B slower, %d errors\n", (int)t.n, n[KG_VERDICT_FAIL],
-               n[KG_VERDICT_ERROR]);
-    }
-write:
-    if (co.report_path) {
-        KG_TRY(kg_report_write(rep, co.report_path));
-        printf("report: %s\n", co.report_path);
+    KG_TRY(kg_stats_paired_ratio(&w->p, w->a, w->b, w->m, 0.95));
+    w->band_floor = o->band_floor;
+    w->exe[0] = o->exe[0];
+    w->exe[1] = o->exe[1];
+    w->decision = "SAME";
+    if (w->p.ci_hi < 1.0 && w->p.median < 1.0 - o->band_floor)
+        w->decision = "B_FASTER";
+    else if (w->p.ci_lo > 1.0 && w->p.median > 1.0 + o->band_floor)
+        w->decision = "B_SLOWER";
+    res->verdict = strcmp(w->decision, "B_SLOWER") == 0 ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
+    snprintf(res->message, sizeof res->message, "%s: B/A %.4f (95%% CI %.4f..%.4f, coverage "
+             "%.3f, %zu rounds, sign test p %.3g)", w->decision, w->p.median, w->p.ci_lo,
+             w->p.ci_hi, w->p.ci_coverage, w->m, w->p.p_sign);
+    res->data = w;
+    w = NULL;
+cleanup:
+    free(w);
+    return rc;
+}
+
+static cJSON *ab_figures(const kg_case_desc *d, const kg_case_result *res)
+{
+    const ab_row *w = res->data;
+    cJSON *f = cJSON_CreateObject();
+    KG_UNUSED(d);
+    if (!f)
+        return NULL;
+    cJSON_AddStringToObject(f, "decision", w->decision);
+    cJSON_AddNumberToObject(f, "ratio_median", w->p.median);
+    cJSON_AddNumberToObject(f, "ratio_ci_lo", w->p.ci_lo);
+    cJSON_AddNumberToObject(f, "ratio_ci_hi", w->p.ci_hi);
+    cJSON_AddNumberToObject(f, "ci_coverage", w->p.ci_coverage);
+    cJSON_AddNumberToObject(f, "ratio_geomean", w->p.geomean);
+    cJSON_AddNumberToObject(f, "rounds", (double)w->m);
+    cJSON_AddNumberToObject(f, "b_slower_rounds", w->p.above);
+    cJSON_AddNumberToObject(f, "b_faster_rounds", w->p.below);
+    cJSON_AddNumberToObject(f, "p_sign", w->p.p_sign);
+    cJSON_AddNumberToObject(f, "band_floor", w->band_floor);
+    cJSON_AddItemToObject(f, "a_median_us", cJSON_CreateDoubleArray(w->a, (int)w->m));
+    cJSON_AddItemToObject(f, "b_median_us", cJSON_CreateDoubleArray(w->b, (int)w->m));
+    cJSON_AddStringToObject(f, "a_exe", w->exe[0]);
+    cJSON_AddStringToObject(f, "b_exe", w->exe[1]);
+    return f;
+}
+
+static int ab_end(void *state, const kg_gate_env *env, int rc)
+{
+    KG_UNUSED(state), KG_UNUSED(env); /* the command owns the rounds */
+    return rc;
+}
+
+static void ab_cell_decision(char *b, size_t n, const kg_case_desc *d, const kg_case_result *r,
+                             size_t l)
+{
+    KG_UNUSED(d), KG_UNUSED(l);
+    snprintf(b, n, "%s", ((const ab_row *)r->data)->decision);
+}
+
+static void ab_cell_rounds(char *b, size_t n, const kg_case_desc *d, const kg_case_result *r,
+                           size_t l)
+{
+    KG_UNUSED(d), KG_UNUSED(l);
+    snprintf(b, n, "%zu", ((const ab_row *)r->data)->m);
+}
+
+static const kg_gate_column ab_columns[] = {
+    KG_COL_CASE(-44),
+    { .key = "decision", .header = "decision", .width = -9, .cell = ab_cell_decision },
+    KG_COL_NUM("ratio_median", "B/A", 9, "%.4f", ab_row, p.median),
+    KG_COL_NUM("ratio_ci_lo", "ci_lo", 9, "%.4f", ab_row, p.ci_lo),
+    KG_COL_NUM("ratio_ci_hi", "ci_hi", 9, "%.4f", ab_row, p.ci_hi),
+    { .key = "rounds", .header = "rounds", .width = 7, .cell = ab_cell_rounds },
+    KG_COL_NUM("p_sign", "p_sign", 0, "%.3g", ab_row, p.p_sign),
+};
+
+static const ab_opts ab_opts_init = { .rounds = 10, .budget = "0.5", .mode = "warm",
+                                      .band_floor = 0.005 };
+
+static const struct kg_gate kg_gate_ab = {
+    .name = "ab",
+    .summary = "A/B two runner builds, interleaved processes: paired ratio and CI",
+    .description = ab_description,
+    .flags = 0,                 /* the runners it starts need the GPU, not this process */
+    .opts = ab_opt_table,
+    .n_opts = KG_ARRAY_LEN(ab_opt_table),
+    .opts_size = sizeof(ab_opts),
+    .opts_init = &ab_opts_init,
+    .begin = ab_begin,
+    .run_case = ab_run_case,
+    .figures = ab_figures,
+    .result_free = free,
+    .end = ab_end,
+    .columns = ab_columns,
+    .n_columns = KG_ARRAY_LEN(ab_columns),
+};
+
+static int ab_check_exes(const ab_opts *o)
+{
+    for (int s = 0; s < 2; s++)
+        if (strchr(o->exe[s], '/') && access(o->exe[s], X_OK) != 0)
+            return KG_ERR(KG_EINVAL, "ab: %s: not an executable file", o->exe[s]);
+    return 0;
+}
+
+/* Never called: ab decides cases from the runners' reports, it launches nothing. */
+static int ab_no_setup(const kg_setup_args *a, void **state, kg_case_io *io)
+{
+    KG_UNUSED(a), KG_UNUSED(state), KG_UNUSED(io);
+    return KG_ERR(KG_EINTERNAL, "ab: report cases are compared, never set up");
+}
+static int ab_no_launch(void *state, cudaStream_t s)
+{
+    KG_UNUSED(state), KG_UNUSED(s);
+    return KG_ERR(KG_EINTERNAL, "ab: report cases are compared, never launched");
+}
+static int ab_no_reference(void *state, cudaStream_t s, void *ref)
+{
+    KG_UNUSED(state), KG_UNUSED(s), KG_UNUSED(ref);
+    return KG_ERR(KG_EINTERNAL, "ab: report cases have no reference");
+}
+
+/* The cases of the A/B reports as a registry the driver can loop over (ids owned by st);
+ * without a GPU, this runner's own cases (each SKIP). */
+static int ab_registry(kg_registry **out, const ab_state *st, kg_registry *reg)
+{
+    int rc = 0;
+    *out = NULL;
+    if (st->no_gpu || st->t.n == 0)
+        return 0;
+    KG_TRY(kg_registry_new(out));
+    for (size_t i = 0; i < st->t.n; i++) {
+        kg_case_desc d = { .id = st->t.v[i].id, .op = "ab", .setup = ab_no_setup,
+                           .launch = ab_no_launch, .reference = ab_no_reference,
+                           .ref_dtype = KG_DTYPE_F64, .parity = KG_PARITY_BITWISE_INIT };
+        KG_TRY(kg_registry_add(*out, &d));
     }
 cleanup:
-    if (have_dir) { /* our own files only: A<r>/B<r> .json/.log, then the directory */
-        for (int r = 0; r < rounds; r++)
-            for (int s = 0; s < 2; s++) {
-                char p[96];
-                snprintf(p, sizeof p, "%s/%c%d.json", dir, "AB"[s], r);
-                unlink(p);
-                snprintf(p, sizeof p, "%s/%c%d.log", dir, "AB"[s], r);
-                unlink(p);
-            }
-        rmdir(dir);
+    KG_UNUSED(reg);
+    return rc;
+}
+
+static int ab_parse(ab_opts *o, kg_common_opts *co, int argc, char **argv, bool *help)
+{
+    int rc = 0;
+    const char *pos[3] = { NULL };
+    size_t npos = 0;
+    const kg_opt_table tables[] = {
+        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co },
+        { .opts = ab_opt_table, .n = KG_ARRAY_LEN(ab_opt_table), .target = o },
+    };
+    const kg_opt_cmd cmd = { .command = "ab", .synopsis_tail = "A_EXE B_EXE",
+                             .description = ab_description, .tables = tables, .n_tables = 2 };
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, pos, 3, &npos));
+    if (*help)
+        return 0;
+    if (npos != 2) {
+        kg_opt_cmd_usage(stderr, &cmd);
+        return KG_ERR(KG_EINVAL, "ab: expected two runner executables A_EXE B_EXE, got %zu "
+                                 "argument(s)", npos);
     }
-    cJSON_Delete(device_json);
-    kg_report_free(rep);
-    table_free(&t);
-    return rc < 0 ? kg_cli_fail(rc) : code;
+    o->exe[0] = pos[0];
+    o->exe[1] = pos[1];
+    KG_TRY(ab_check_exes(o));
+    if (!co->seed_set) { /* the runners need it before the report exists */
+        co->seed = kg_seed_fresh();
+        co->seed_set = true;
+    }
+cleanup:
+    return rc;
+}
+
+int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
+{
+    int rc = 0;
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    ab_opts o = ab_opts_init;
+    kg_run run = { 0 };
+    ab_state *st = NULL;
+    kg_registry *cases = NULL;
+    bool help = false;
+    char banner[1200];
+    KG_TRY(ab_parse(&o, &co, argc, argv, &help));
+    if (help)
+        return KG_EXIT_PASS;
+    printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n",
+           o.exe[0], o.exe[1], o.rounds, (unsigned long long)co.seed);
+    kg_gate_env env = { .seed = co.seed, .device = co.device, .filter = co.filter };
+    KG_TRY(ab_rounds(&st, &o, &env));
+    KG_TRY(ab_registry(&cases, st, reg));
+    o.rounds_done = st;
+    snprintf(banner, sizeof banner, "A/B of %s and %s", o.exe[0], o.exe[1]);
+    KG_TRY(kg_run_begin(&run, "ab", &co, cases ? cases : reg, banner));
+    KG_TRY(kg_run_gate(&run, cases ? cases : reg, &kg_gate_ab, &o, false));
+cleanup:
+    rc = kg_run_finish(&run, rc);
+    kg_run_free(&run);
+    kg_registry_free(cases);
+    ab_state_free(st);
+    return rc;
 }

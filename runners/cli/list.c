@@ -1,6 +1,6 @@
 /* `kgate list`: the registered cases, on the console and as a JSON catalogue. Needs no GPU. */
 #include <string.h>
-#include "core/kg_core.h"
+#include "cli/cli.h"
 
 typedef struct {
     const char *filter;

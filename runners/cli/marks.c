@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cli/cli.h"
 #include "marks/advance.h"
 #include "marks/history.h"
 #include "marks/marks_git.h"

@@ -1,7 +1,7 @@
 /* `kgate report --from FILE`: turn any kgate report into the files CI systems read (the
  * exporters are gates/report/). Needs no GPU. */
 #include <string.h>
-#include "core/kg_core.h"
+#include "cli/cli.h"
 #include "report/export.h"
 
 typedef struct {

@@ -380,10 +380,7 @@ static void st_print(const st_matrix *m)
     printf("(* = the gate that must catch the defect)\n");
 }
 
-static const char selftest_usage[] =
-    "usage: kgate selftest [--defects PATH] [--filter REGEX] [--seed N] [--device N]\n"
-    "                      [--report FILE.json] [--keep DIR]\n"
-    "\n"
+static const char selftest_description[] =
     "Run every gate over the defect catalogue (the kgate-defects runner beside this one, or\n"
     "--defects PATH / $KGATE_DEFECTS) and over this runner's clean cases, and print the\n"
     "detection matrix (case x gate: expected, observed), then\n"
@@ -466,46 +463,38 @@ cleanup:
     return rc;
 }
 
+typedef struct {
+    const char *defects, *keep;
+} st_opts;
+
+static const kg_opt st_opt_table[] = {
+    KG_OPT_STRING_("defects", "PATH", st_opts, defects,
+                   "the defect runner (default: $KGATE_DEFECTS, else kgate-defects beside this "
+                   "runner)"),
+    KG_OPT_STRING_("keep", "DIR", st_opts, keep, "keep the child reports and logs in DIR"),
+};
+
+/* `kgate selftest`: not a gate over this runner's selection (--filter narrows the defect
+ * catalogue), so no kg_run; the gate table, the report and the exit-code policy are shared. */
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
 {
-    static const struct option longopts[] = { KG_COMMON_LONGOPTS,
-                                              { "defects", required_argument, NULL, 'd' },
-                                              { "keep", required_argument, NULL, 'k' },
-                                              { 0, 0, 0, 0 } };
     kg_common_opts o = KG_COMMON_OPTS_INIT;
+    st_opts so = { 0 };
+    const kg_opt_table tables[] = {
+        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = &o },
+        { .opts = st_opt_table, .n = KG_ARRAY_LEN(st_opt_table), .target = &so },
+    };
+    const kg_opt_cmd cmd = { .command = "selftest", .description = selftest_description,
+                             .tables = tables, .n_tables = 2 };
     kg_report *rep = NULL;
-    const char *defects = NULL, *keep = NULL;
     char path[PATH_MAX];
-    int rc = 0, c, code = KG_EXIT_PASS;
+    bool help = false;
+    int rc = 0, code = KG_EXIT_PASS;
     KG_UNUSED(reg);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        if (c == KG_OPT_HELP) {
-            fputs(selftest_usage, stdout);
-            return KG_EXIT_PASS;
-        }
-        int h = kg_common_opt(&o, c, optarg);
-        if (h < 0) {
-            rc = h;
-            goto cleanup;
-        }
-        if (h)
-            continue;
-        if (c == 'd') {
-            defects = optarg;
-        } else if (c == 'k') {
-            keep = optarg;
-        } else {
-            rc = kg_opt_unknown("selftest", selftest_usage, argv);
-            goto cleanup;
-        }
-    }
-    if (optind < argc) {
-        rc = KG_ERR(KG_EINVAL, "selftest: unexpected argument '%s'", argv[optind]);
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
+    if (help)
         goto cleanup;
-    }
-    KG_TRY(kg_selftest_defects_path(path, sizeof path, defects));
+    KG_TRY(kg_selftest_defects_path(path, sizeof path, so.defects));
     if (o.report_path)
         KG_TRY(kg_path_check_writable(o.report_path));
     if (!o.seed_set)
@@ -514,7 +503,7 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
     kg_report_set_seed(rep, o.seed);
     printf("kgate selftest: seed %llu (reproduce with --seed %llu), defects from %s\n",
            (unsigned long long)o.seed, (unsigned long long)o.seed, path);
-    KG_TRY(kg_selftest_run(rep, path, &o, keep, true, &code));
+    KG_TRY(kg_selftest_run(rep, path, &o, so.keep, true, &code));
     if (o.report_path) {
         KG_TRY(kg_report_write(rep, o.report_path));
         printf("report: %s\n", o.report_path);

@@ -1,7 +1,7 @@
 /* `kgate status --from-report FILE`: the flags of the commit-status poster (the posting is
  * gates/report/status.c). */
 #include <string.h>
-#include "core/kg_core.h"
+#include "cli/cli.h"
 #include "report/export.h"
 #include "report/status.h"
 

@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(KG_GEMM_THREADS, 2) /* <= 128 regs: 2 blocks (
 gemm_bf16_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B,
                  float *__restrict__ C, int M, int N, int K)
 {
-    gemm_bf16_block<false>(A, B, C, M, N, K);
+    gemm_bf16_block<gemm_bf16_ref_policy>(A, B, C, M, N, K);
 }
 
 /* Defined in gemm_bf16_sm90.cu (its own architecture list); declared here so the case
@@ -41,15 +41,9 @@ __global__ void gemm_bf16_wgmma_kernel(const __grid_constant__ CUtensorMap map_a
 extern "C" int kg_gemm_bf16_launch(const uint16_t *a, const uint16_t *b, float *c, int m, int n,
                                    int k, cudaStream_t s)
 {
-    int rc = 0;
     if (kg_gemm_bf16_wgmma_fits(m, n, k) && kg_gemm_bf16_wgmma_available())
         return kg_gemm_bf16_wgmma_launch(a, b, c, m, n, k, s);
-    const dim3 grid((unsigned)kg_ceil_div((size_t)n, KG_GEMM_BN),
-                    (unsigned)kg_ceil_div((size_t)m, KG_GEMM_BM));
-    gemm_bf16_kernel<<<grid, KG_GEMM_THREADS, KG_GEMM_SMEM, s>>>(a, b, c, m, n, k);
-    KG_LAUNCH_CHECK();
-cleanup:
-    return rc;
+    return gemm_bf16_mma_launch_with(gemm_bf16_kernel, a, b, c, m, n, k, s);
 }
 
 /* ---- case callbacks -------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* Block-level body of the bf16 tensor-core GEMM (see gemm_bf16.cu for the contract).
  *
- * Shared, as a template, by gemm_bf16_kernel and its planted-defect twin in defects/, so
- * the two differ in exactly one predicate (kEdgeBug) and nothing else.
+ * Shared, as a template on a policy, by gemm_bf16_kernel and its planted-defect twin in
+ * defects/, so the two differ in exactly one predicate (the policy's) and nothing else.
  *
  *   C[M,N] fp32 row-major = A[M,K] bf16 row-major  x  B[N,K]^T, B bf16 row-major [N,K]
  *
@@ -87,7 +87,12 @@ static __device__ __forceinline__ void gemm_load_tile(uint32_t stage_addr, const
     }
 }
 
-template <bool kEdgeBug>
+/* Policy: whether the epilogue stores the lone last column of an odd N. The reference does;
+ * the planted defect stores column pairs only, so column N-1 is never written. */
+struct gemm_bf16_ref_policy { static constexpr bool kLoneLastColumn = true; };
+struct gemm_bf16_edge_column_policy { static constexpr bool kLoneLastColumn = false; };
+
+template <class P>
 static __device__ __forceinline__ void gemm_bf16_block(const uint16_t *__restrict__ A,
                                                        const uint16_t *__restrict__ B,
                                                        float *__restrict__ C, int M, int N,
@@ -187,7 +192,7 @@ static __device__ __forceinline__ void gemm_bf16_block(const uint16_t *__restric
                         p[0] = v0;
                         p[1] = v1;
                     }
-                } else if (!kEdgeBug && col < N) {
+                } else if (P::kLoneLastColumn && col < N) {
                     /* The lone last column of an odd N. (The planted defect forgets this
                      * branch, so its last column is never written.) */
                     p[0] = v0;
@@ -195,6 +200,22 @@ static __device__ __forceinline__ void gemm_bf16_block(const uint16_t *__restric
             }
         }
     }
+}
+
+/* A gemm_bf16_block kernel's launch: one KG_GEMM_THREADS block per 128x128 tile of C, 48 KiB
+ * of dynamic shared memory, on `s` (host). */
+typedef void (*gemm_bf16_mma_fn)(const uint16_t *, const uint16_t *, float *, int, int, int);
+static inline int gemm_bf16_mma_launch_with(gemm_bf16_mma_fn k, const uint16_t *a,
+                                            const uint16_t *b, float *c, int m, int n, int kk,
+                                            cudaStream_t s)
+{
+    int rc = 0;
+    const dim3 grid((unsigned)kg_ceil_div((size_t)n, KG_GEMM_BN),
+                    (unsigned)kg_ceil_div((size_t)m, KG_GEMM_BM));
+    k<<<grid, KG_GEMM_THREADS, KG_GEMM_SMEM, s>>>(a, b, c, m, n, kk);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
 }
 
 #endif /* KGATE_KERNELS_GEMM_BF16_CORE_CUH */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include "cases.h"
 #include "common.cuh"
+#include "reduce_sum_impl.cuh"
 
 __global__ void __launch_bounds__(KG_REDUCE_BLOCK)
 reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ partials, size_t n)
@@ -52,16 +53,12 @@ reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ part
         partials[blockIdx.x] = acc;
 }
 
+/* Pass 2: reduce_sum_impl.cuh (shared with the defect twin; this is the reference policy). */
 __global__ void __launch_bounds__(KG_REDUCE_FINAL_BLOCK)
 reduce_sum_final_kernel(const float *__restrict__ partials, float *__restrict__ out,
                         unsigned count)
 {
-    __shared__ float smem[KG_REDUCE_FINAL_BLOCK / 32];
-    /* count <= KG_REDUCE_FINAL_BLOCK: one partial per thread, absent ones add +0. */
-    float v = threadIdx.x < count ? partials[threadIdx.x] : 0.0f;
-    v = kg_block_sum<KG_REDUCE_FINAL_BLOCK>(v, smem);
-    if (threadIdx.x == 0)
-        out[0] = v;
+    reduce_sum_final_body<reduce_sum_ref_policy>(partials, out, count);
 }
 
 /* One thread per float4 until the cap; the cap (1024) keeps pass 2 a single block and is
@@ -77,14 +74,7 @@ extern "C" unsigned kg_reduce_grid(size_t n)
 extern "C" int kg_reduce_sum_launch(const float *x, float *partials, float *out, size_t n,
                                     cudaStream_t s)
 {
-    int rc = 0;
-    const unsigned g = kg_reduce_grid(n);
-    reduce_sum_partials_kernel<<<g, KG_REDUCE_BLOCK, 0, s>>>(x, partials, n);
-    KG_LAUNCH_CHECK();
-    reduce_sum_final_kernel<<<1, KG_REDUCE_FINAL_BLOCK, 0, s>>>(partials, out, g);
-    KG_LAUNCH_CHECK();
-cleanup:
-    return rc;
+    return reduce_sum_launch_with(reduce_sum_final_kernel, x, partials, out, n, s);
 }
 
 /* ---- case callbacks -------------------------------------------------------------------- */

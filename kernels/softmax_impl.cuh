@@ -1,12 +1,19 @@
 /* softmax device code (see softmax.cu for the contract): the general online two-pass row and
  * the register path, templated on the variant knobs so kernels/tools/kernel_speed.cu can time
- * the variants that lost (docs/kernels.md) with the very same code. */
+ * the variants that lost (docs/kernels.md) with the very same code, and on a policy so the
+ * planted parity defect (defects/parity_defects.cu) is the same code with one knob turned. */
 #ifndef KGATE_KERNELS_SOFTMAX_IMPL_CUH
 #define KGATE_KERNELS_SOFTMAX_IMPL_CUH
 
 #include <math.h>
 #include "cases.h"
 #include "common.cuh"
+
+/* Policy: whether the row max is subtracted before exp. The reference does (no exp ever
+ * overflows); the planted defect computes the textbook exp(x) / sum(exp(x)): its max is
+ * pinned to 0, so above x ~ 88 exp overflows and the row becomes inf/inf = NaN and x/inf = 0. */
+struct softmax_ref_policy { static constexpr bool kSubtractMax = true; };
+struct softmax_no_max_policy { static constexpr bool kSubtractMax = false; };
 
 /* Element and 16-byte vector access for the two storage types. */
 static __device__ __forceinline__ float sm_load(const float *p, size_t i) { return p[i]; }
@@ -55,6 +62,17 @@ static __device__ __forceinline__ void online_add(float &m, float &s, float v)
     }
 }
 
+/* Pass 1's per-element step under policy P: the online update, or (max pinned at 0) a plain
+ * sum of exp(v). */
+template <class P>
+static __device__ __forceinline__ void softmax_add(float &m, float &s, float v)
+{
+    if constexpr (P::kSubtractMax)
+        online_add(m, s, v);
+    else
+        s += __expf(v);
+}
+
 /* Merge two (max, sum) pairs. Written so that two empty pairs (-inf, 0) merge to (-inf, 0)
  * instead of 0 * exp(-inf - -inf) = NaN (threads without columns when cols < 256). */
 static __device__ __forceinline__ void online_merge(float &m, float &s, float m2, float s2)
@@ -74,16 +92,25 @@ template <typename T> struct sm_raw;
 template <> struct sm_raw<float> { typedef float4 type; };
 template <> struct sm_raw<uint16_t> { typedef uint4 type; };
 
-/* Block-wide max / sum of NR values at once (one per row of the group), delivered to every
- * thread (as kg_block_allsum in common.cuh), one barrier for all NR rows. */
-template <int NR>
-static __device__ __forceinline__ void sm_group_max(float (&v)[NR], float (*sh)[KG_SOFTMAX_BLOCK / 32])
+/* Block-wide max / sum (Op) of NR values at once (one per row of the group), delivered to
+ * every thread (as kg_block_allsum in common.cuh), one barrier for all NR rows. */
+struct sm_max_op
+{
+    static __device__ __forceinline__ float apply(float a, float b) { return fmaxf(a, b); }
+};
+struct sm_sum_op
+{
+    static __device__ __forceinline__ float apply(float a, float b) { return a + b; }
+};
+template <int NR, class Op>
+static __device__ __forceinline__ void sm_group_reduce(float (&v)[NR],
+                                                       float (*sh)[KG_SOFTMAX_BLOCK / 32])
 {
 #pragma unroll
     for (int q = 0; q < NR; q++)
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1)
-            v[q] = fmaxf(v[q], __shfl_xor_sync(0xffffffffu, v[q], o));
+            v[q] = Op::apply(v[q], __shfl_xor_sync(0xffffffffu, v[q], o));
     if ((threadIdx.x & 31) == 0)
 #pragma unroll
         for (int q = 0; q < NR; q++)
@@ -94,28 +121,7 @@ static __device__ __forceinline__ void sm_group_max(float (&v)[NR], float (*sh)[
         v[q] = sh[q][0];
 #pragma unroll
         for (int w = 1; w < KG_SOFTMAX_BLOCK / 32; w++)
-            v[q] = fmaxf(v[q], sh[q][w]);
-    }
-}
-template <int NR>
-static __device__ __forceinline__ void sm_group_sum(float (&v)[NR], float (*sh)[KG_SOFTMAX_BLOCK / 32])
-{
-#pragma unroll
-    for (int q = 0; q < NR; q++)
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1)
-            v[q] += __shfl_xor_sync(0xffffffffu, v[q], o);
-    if ((threadIdx.x & 31) == 0)
-#pragma unroll
-        for (int q = 0; q < NR; q++)
-            sh[q][threadIdx.x >> 5] = v[q];
-    __syncthreads();
-#pragma unroll
-    for (int q = 0; q < NR; q++) {
-        v[q] = sh[q][0];
-#pragma unroll
-        for (int w = 1; w < KG_SOFTMAX_BLOCK / 32; w++)
-            v[q] += sh[q][w];
+            v[q] = Op::apply(v[q], sh[q][w]);
     }
 }
 
@@ -126,7 +132,7 @@ static __device__ __forceinline__ void sm_group_sum(float (&v)[NR], float (*sh)[
  * (one exp per element, more registers); !KEEP holds only the packed input and evaluates exp
  * again for the store (fewer registers, twice the exps). A row's arithmetic and its reduction
  * order depend on cols only, never on NR or on the other rows of its group. */
-template <typename T, int VEC, int R, int NR, bool KEEP>
+template <typename T, int VEC, int R, int NR, bool KEEP, class P = softmax_ref_policy>
 static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x,
                                                          T *__restrict__ y, int rows, int cols)
 {
@@ -148,7 +154,7 @@ static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x
     float m[NR], s[NR];
 #pragma unroll
     for (int q = 0; q < NR; q++) {
-        m[q] = -INFINITY;
+        m[q] = P::kSubtractMax ? -INFINITY : 0.0f;
         s[q] = 0.0f;
     }
     if constexpr (KEEP) {
@@ -164,11 +170,14 @@ static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x
                     for (int j = 0; j < VEC; j++)
                         f[q][r][j] = -INFINITY; /* exp(-inf - max) = 0: adds nothing */
                 }
+                if constexpr (P::kSubtractMax) {
 #pragma unroll
-                for (int j = 0; j < VEC; j++)
-                    m[q] = fmaxf(m[q], f[q][r][j]);
+                    for (int j = 0; j < VEC; j++)
+                        m[q] = fmaxf(m[q], f[q][r][j]);
+                }
             }
-        sm_group_max<NR>(m, s_m);
+        if constexpr (P::kSubtractMax)
+            sm_group_reduce<NR, sm_max_op>(m, s_m);
 #pragma unroll
         for (int q = 0; q < NR; q++)
 #pragma unroll
@@ -178,7 +187,7 @@ static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x
                     f[q][r][j] = __expf(f[q][r][j] - m[q]);
                     s[q] += f[q][r][j];
                 }
-        sm_group_sum<NR>(s, s_s);
+        sm_group_reduce<NR, sm_sum_op>(s, s_s);
 #pragma unroll
         for (int q = 0; q < NR; q++) {
             const float inv = 1.0f / s[q];
@@ -193,18 +202,20 @@ static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x
                 }
         }
     } else {
+        if constexpr (P::kSubtractMax) {
 #pragma unroll
-        for (int q = 0; q < NR; q++)
+            for (int q = 0; q < NR; q++)
 #pragma unroll
-            for (int r = 0; r < R; r++)
-                if (ok[q][r]) {
-                    float f[VEC];
-                    sm_unpack(raw[q][r], f);
+                for (int r = 0; r < R; r++)
+                    if (ok[q][r]) {
+                        float f[VEC];
+                        sm_unpack(raw[q][r], f);
 #pragma unroll
-                    for (int j = 0; j < VEC; j++)
-                        m[q] = fmaxf(m[q], f[j]);
-                }
-        sm_group_max<NR>(m, s_m);
+                        for (int j = 0; j < VEC; j++)
+                            m[q] = fmaxf(m[q], f[j]);
+                    }
+            sm_group_reduce<NR, sm_max_op>(m, s_m);
+        }
 #pragma unroll
         for (int q = 0; q < NR; q++)
 #pragma unroll
@@ -216,7 +227,7 @@ static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x
                     for (int j = 0; j < VEC; j++)
                         s[q] += __expf(f[j] - m[q]);
                 }
-        sm_group_sum<NR>(s, s_s);
+        sm_group_reduce<NR, sm_sum_op>(s, s_s);
 #pragma unroll
         for (int q = 0; q < NR; q++) {
             const float inv = 1.0f / s[q];
@@ -236,7 +247,7 @@ static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x
 
 /* The general path (rows too long for registers, or not 16-byte vectorizable): online
  * (max, sum) pass, then a normalizing pass that re-reads the row. */
-template <typename T, int VEC>
+template <typename T, int VEC, class P = softmax_ref_policy>
 static __device__ __forceinline__ void softmax_row(const T *__restrict__ x, T *__restrict__ y,
                                                    size_t row, int cols)
 {
@@ -246,19 +257,20 @@ static __device__ __forceinline__ void softmax_row(const T *__restrict__ x, T *_
     const bool vec = cols % VEC == 0;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 
-    /* Pass 1: per-thread online (max, sum). */
-    float m = -INFINITY, s = 0.0f;
+    /* Pass 1: per-thread online (max, sum); without the max, (0, sum of exp(x)), which the
+     * merge tree below then adds up as plain sums. */
+    float m = P::kSubtractMax ? -INFINITY : 0.0f, s = 0.0f;
     if (vec) {
         for (int i = threadIdx.x; i < cols / VEC; i += KG_SOFTMAX_BLOCK) {
             float f[VEC];
             sm_load_vec(xr, i, f);
 #pragma unroll
             for (int j = 0; j < VEC; j++)
-                online_add(m, s, f[j]);
+                softmax_add<P>(m, s, f[j]);
         }
     } else {
         for (int i = threadIdx.x; i < cols; i += KG_SOFTMAX_BLOCK)
-            online_add(m, s, sm_load(xr, i));
+            softmax_add<P>(m, s, sm_load(xr, i));
     }
     /* Fixed merge tree: shuffle-down within the warp, then warp 0 merges the 8 warps. */
 #pragma unroll
@@ -310,17 +322,48 @@ static __device__ __forceinline__ void softmax_row(const T *__restrict__ x, T *_
 
 /* The block owns rows blockIdx.x * NR .. + NR - 1 (grid = ceil(rows / NR)). Which path is a
  * function of cols only (uniform per launch), so batch invariance holds. */
-template <typename T, int VEC, int R, int NR, bool KEEP>
+template <typename T, int VEC, int R, int NR, bool KEEP, class P = softmax_ref_policy>
 static __device__ __forceinline__ void softmax_rows(const T *__restrict__ x, T *__restrict__ y,
                                                     int rows, int cols)
 {
     if (cols % VEC == 0 && cols / VEC <= KG_SOFTMAX_BLOCK * R) {
-        softmax_rows_regs<T, VEC, R, NR, KEEP>(x, y, rows, cols);
+        softmax_rows_regs<T, VEC, R, NR, KEEP, P>(x, y, rows, cols);
         return;
     }
     for (int q = 0; q < NR; q++)
         if ((size_t)blockIdx.x * NR + q < (size_t)rows)
-            softmax_row<T, VEC>(x, y, (size_t)blockIdx.x * NR + q, cols);
+            softmax_row<T, VEC, P>(x, y, (size_t)blockIdx.x * NR + q, cols);
+}
+
+/* Variant choice (measured on an H200, docs/kernels.md): one row per block, exp'd values kept
+ * in registers: 32 registers, 8 blocks/SM, ~94% of the copy bandwidth for both dtypes. Two
+ * rows per block measured the same for bf16 (52 registers, 4 blocks/SM); recomputing exp
+ * for the store instead of keeping it lost 1-5%. */
+#define SOFTMAX_F32_NR 1
+#define SOFTMAX_BF16_NR 1
+
+/* softmax_f32_kernel's body (in registers up to 4096 columns), under policy P: the planted
+ * parity defect is this with softmax_no_max_policy. */
+template <class P>
+static __device__ __forceinline__ void softmax_f32_rows(const float *__restrict__ x,
+                                                        float *__restrict__ y, int rows, int cols)
+{
+    softmax_rows<float, 4, 4, SOFTMAX_F32_NR, true, P>(x, y, rows, cols);
+}
+
+/* An fp32 softmax kernel's launch: one block per SOFTMAX_F32_NR rows, on `s` (host). */
+typedef void (*softmax_f32_fn)(const float *, float *, int, int);
+static inline int softmax_f32_launch_with(softmax_f32_fn k, const float *x, float *y, int rows,
+                                          int cols, cudaStream_t s)
+{
+    int rc = 0;
+    if (rows <= 0)
+        return 0;
+    k<<<(unsigned)kg_ceil_div((size_t)rows, SOFTMAX_F32_NR), KG_SOFTMAX_BLOCK, 0, s>>>(x, y, rows,
+                                                                                     cols);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
 }
 
 #endif /* KGATE_KERNELS_SOFTMAX_IMPL_CUH */

@@ -1,7 +1,7 @@
 /* Planted hot-path defects: each case is a real launcher with exactly ONE production-hot-path
  * bug; the hotpath gate must FAIL it, and its message must contain .expect_reason. Most reuse
  * the axpy case's setup/reference/teardown (so parity still passes) and differ only in what
- * launch() does around an ordinary axpy kernel.
+ * launch() does around the reference axpy kernel's code (hp_axpy_kernel).
  *
  * One case is informational, not a defect: the cuBLAS GEMM of cublas_gemm.cu WITHOUT a
  * preset workspace (.expect_reason = "observe"): the gate reports whatever cuBLAS really
@@ -12,7 +12,7 @@
 #include <string.h>
 #include "../cases.h"
 #include "../common.cuh"
-#include "../cublas_util.h"
+#include "../axpy_impl.cuh"
 
 extern "C" int kg_hotpath_defects_register(kg_registry *reg);
 
@@ -20,23 +20,19 @@ extern "C" int kg_hotpath_defects_register(kg_registry *reg);
 
 #define HP_BLOCK 256
 
-__global__ void __launch_bounds__(HP_BLOCK)
+/* The reference axpy (axpy_impl.cuh, reference policy) under its own name, so the gate's
+ * reports tell these cases apart: the defects are in what launch() does around it. */
+__global__ void __launch_bounds__(KG_AXPY_BLOCK)
 hp_axpy_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
                float *__restrict__ out, size_t n)
 {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        out[i] = fmaf(a, x[i], y[i]);
+    axpy_body<axpy_ref_policy>(a, x, y, out, n);
 }
 
+/* x, y, out 16-byte aligned (the unjoined defect splits at a multiple of 4 elements). */
 static int hp_axpy(float a, const float *x, const float *y, float *out, size_t n, cudaStream_t s)
 {
-    int rc = 0;
-    unsigned grid = (unsigned)(kg_ceil_div(n, HP_BLOCK) > 4096 ? 4096 : kg_ceil_div(n, HP_BLOCK));
-    hp_axpy_kernel<<<grid, HP_BLOCK, 0, s>>>(a, x, y, out, n);
-    KG_LAUNCH_CHECK();
-cleanup:
-    return rc;
+    return axpy_launch_with(hp_axpy_kernel, a, x, y, out, n, s);
 }
 
 typedef struct {
@@ -221,7 +217,7 @@ cleanup:
     return rc;
 }
 
-static const kg_kernel_ref hp_axpy_k[] = { KG_KERNEL(hp_axpy_kernel, HP_BLOCK, 0) };
+static const kg_kernel_ref hp_axpy_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0) };
 
 /* ---- atomicAdd reduction (nondeterministic) ---------------------------------------------
  * out[j] = sum of x[i] over i % HP_BINS == j. Each thread sums 16 of its bin's elements and
@@ -451,103 +447,11 @@ static const kg_kernel_ref hp_bv_k[] = {
 };
 
 /* ---- cuBLAS GEMM without a preset workspace (informational) ------------------------------
- * The GEMM of cublas_gemm.cu (same shape, types and warm-up in setup) but the handle only
- * gets cublasSetStream: cuBLAS picks its own workspace. Whether that allocates or syncs in
- * the hot path is what the gate observes and reports. */
-typedef struct {
-    int m, n, k;
-    uint16_t *a, *b;
-    float *c;
-    uint16_t *a_host, *b_host;
-    cublasHandle_t h;
-    cudaStream_t bound;
-} hp_gemm_state;
-
-static const kg_gemm_params hp_gemm_p = { 256, 384, 512 };
-
-static void hp_gemm_teardown(void *state)
-{
-    hp_gemm_state *st = (hp_gemm_state *)state;
-    if (!st)
-        return;
-    if (st->h)
-        cublasDestroy(st->h);
-    cudaFree(st->a);
-    cudaFree(st->b);
-    cudaFree(st->c);
-    free(st->a_host);
-    free(st->b_host);
-    free(st);
-}
-
-static int hp_gemm_setup(const kg_setup_args *args, void **state, kg_case_io *io)
-{
-    int rc = 0;
-    const kg_gemm_params *p = (const kg_gemm_params *)args->params;
-    size_t na = (size_t)p->m * p->k, nb = (size_t)p->n * p->k, nc = (size_t)p->m * p->n;
-    kg_rng rng;
-    hp_gemm_state *st = (hp_gemm_state *)calloc(1, sizeof(*st));
-    if (!st || !(st->a_host = (uint16_t *)malloc(na * 2)) ||
-        !(st->b_host = (uint16_t *)malloc(nb * 2))) {
-        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath gemm: out of host memory");
-        goto cleanup;
-    }
-    st->m = p->m;
-    st->n = p->n;
-    st->k = p->k;
-    kg_rng_seed(&rng, args->seed, 1);
-    kg_rng_fill_bf16(&rng, st->a_host, na, -1.0f, 1.0f);
-    kg_rng_seed(&rng, args->seed, 2);
-    kg_rng_fill_bf16(&rng, st->b_host, nb, -1.0f, 1.0f);
-    KG_CUDA_CHECK(cudaMalloc((void **)&st->a, na * 2));
-    KG_CUDA_CHECK(cudaMalloc((void **)&st->b, nb * 2));
-    KG_CUDA_CHECK(cudaMalloc((void **)&st->c, nc * 4));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->a, st->a_host, na * 2, cudaMemcpyHostToDevice, args->stream));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->b, st->b_host, nb * 2, cudaMemcpyHostToDevice, args->stream));
-    KG_CUBLAS_CHECK(cublasCreate(&st->h));
-    KG_CUBLAS_CHECK(cublasSetStream(st->h, args->stream)); /* no cublasSetWorkspace */
-    st->bound = args->stream;
-    KG_TRY(kg_cublas_gemm_bf16_tn(st->h, st->a, st->b, st->c, st->m, st->n, st->k));
-    KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
-    io->out = st->c;
-    io->out_count = nc;
-    io->out_dtype = KG_DTYPE_F32;
-    io->rows = 0;
-    *state = st;
-    st = NULL;
-cleanup:
-    hp_gemm_teardown(st);
-    return rc;
-}
-
-static int hp_gemm_launch(void *state, cudaStream_t stream)
-{
-    int rc = 0;
-    hp_gemm_state *st = (hp_gemm_state *)state;
-    if (st->bound != stream) {
-        KG_CUBLAS_CHECK(cublasSetStream(st->h, stream));
-        st->bound = stream;
-    }
-    KG_TRY(kg_cublas_gemm_bf16_tn(st->h, st->a, st->b, st->c, st->m, st->n, st->k));
-cleanup:
-    return rc;
-}
-
-static int hp_gemm_reference(void *state, cudaStream_t stream, void *ref_host)
-{
-    hp_gemm_state *st = (hp_gemm_state *)state;
-    double *ref = (double *)ref_host;
-    (void)stream;
-    for (int i = 0; i < st->m; i++)
-        for (int j = 0; j < st->n; j++) {
-            double s = 0.0;
-            for (int kk = 0; kk < st->k; kk++)
-                s += (double)kg_bf16_to_f32(st->a_host[(size_t)i * st->k + kk]) *
-                     (double)kg_bf16_to_f32(st->b_host[(size_t)j * st->k + kk]);
-            ref[(size_t)i * st->n + j] = s;
-        }
-    return 0;
-}
+ * The case of cublas_gemm.cu (same shape, types, warm-up in setup, callbacks) with
+ * preset_workspace = 0: the handle only gets cublasSetStream and cuBLAS picks its own
+ * workspace. Whether that allocates or syncs in the hot path is what the gate observes and
+ * reports. */
+static const kg_cublas_gemm_params hp_gemm_p = { 256, 384, 512, 0 };
 
 /* ---- the catalogue ------------------------------------------------------------------------- */
 
@@ -585,8 +489,8 @@ static const kg_case_desc hp_cases[] = {
       (double)HP_BV_ROWS * HP_BV_COLS, hp_bv_k, 2, 1, hp_bv_launch_rows, "hotpath",
       "batch-variant" },
     { "defect/hotpath/cublas_no_workspace/m=256,n=384,k=512/bf16", "cublas_gemm_bf16",
-      &hp_gemm_p, hp_gemm_setup, hp_gemm_launch, hp_gemm_reference, hp_gemm_teardown,
-      KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1e-4, 1e-5, 0.99999),
+      &hp_gemm_p, kg_cublas_gemm_setup, kg_cublas_gemm_launch, kg_cublas_gemm_reference,
+      kg_cublas_gemm_teardown, KG_DTYPE_F64, "cpu-f64", KG_CUBLAS_GEMM_PARITY,
       2.0 * (256.0 * 512 + 384.0 * 512) + 4.0 * 256 * 384, 2.0 * 256 * 384 * 512, NULL, 0, 0,
       NULL, "hotpath", "observe" },
 };

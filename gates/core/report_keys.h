@@ -1,0 +1,375 @@
+/* Every key of the JSON report (schema "kgate-report/1"), defined once: the writers (core
+ * report, the gates, run, selftest, ab) and the readers (exporters, status, marks advance) use
+ * these names, and baselines/report.schema.json documents each of them
+ * (tests/test_report_schema.sh checks both directions: a key macro here is in the schema and a
+ * property of the schema is a key macro here).
+ *
+ * Naming: KG_RK_* top level (and the run-level objects under it), KG_RES_* the fields of one
+ * result, KG_FIG_* the bench gate's figures, KG_FIG_PARITY_* / KG_FIG_PF_* / KG_FIG_HP_* /
+ * KG_FIG_AB_* the figures of parity, preflight, hotpath and ab. A spelling may recur in another
+ * object ("name", "mode"): each object's keys are listed with it. KG_RV_* and KG_BENCH_GATE are
+ * values, not keys. Only add keys here: renaming one breaks every recorded report. */
+#ifndef KG_REPORT_KEYS_H
+#define KG_REPORT_KEYS_H
+
+/* ---- values -------------------------------------------------------------------------------- */
+
+#define KG_RV_SCHEMA "kgate-report/1"
+#define KG_RV_MODE_PRODUCTION "production"
+#define KG_RV_MODE_DIAGNOSTIC "diagnostic"
+#define KG_RV_GATE_PARITY "parity"
+#define KG_RV_GATE_PREFLIGHT "preflight"
+#define KG_RV_GATE_HOTPATH "hotpath"
+#define KG_BENCH_GATE "bench"
+#define KG_RV_GATE_BENCH KG_BENCH_GATE
+#define KG_RV_GATE_SELFTEST "selftest"
+#define KG_RV_GATE_AB "ab"
+/* figures.decision of the bench gate */
+#define KG_RV_DEC_NO_MARK "NO_MARK"
+#define KG_RV_DEC_SAME "SAME"
+#define KG_RV_DEC_IMPROVED "IMPROVED"
+#define KG_RV_DEC_REGRESSED "REGRESSED"
+/* figures.decision of ab */
+#define KG_RV_AB_SAME "SAME"
+#define KG_RV_AB_B_FASTER "B_FASTER"
+#define KG_RV_AB_B_SLOWER "B_SLOWER"
+/* figures.bound and figures.direction of the bench gate */
+#define KG_RV_BOUND_MEMORY "memory"
+#define KG_RV_BOUND_COMPUTE "compute"
+#define KG_RV_DIR_LOWER "lower_is_better"
+#define KG_RV_DIR_HIGHER "higher_is_better"
+
+/* ---- top level ------------------------------------------------------------------------------ */
+
+#define KG_RK_SCHEMA "schema"             /* KG_RV_SCHEMA */
+#define KG_RK_TOOL "tool"                 /* {name, version} */
+#define KG_RK_TOOL_NAME "name"
+#define KG_RK_TOOL_VERSION "version"
+#define KG_RK_COMMAND "command"           /* "run", "parity", ..., "selftest", "ab" */
+#define KG_RK_MODE "mode"                 /* "production" | "diagnostic" */
+#define KG_RK_CERTIFYING "certifying"     /* true only for `run --production` */
+#define KG_RK_NOTICE "notice"             /* diagnostic reports only */
+#define KG_RK_STARTED_AT "started_at"     /* UTC, "YYYY-MM-DDTHH:MM:SSZ" */
+#define KG_RK_RUN_ID "run_id"
+#define KG_RK_SEED "seed"
+#define KG_RK_NO_DEVICE "no_device"       /* why there is no GPU (device is then null) */
+#define KG_RK_SUMMARY "summary"           /* verdict name -> count */
+#define KG_RK_RESULTS "results"           /* [{gate, case, verdict, message, figures}] */
+#define KG_RK_GATES "gates"               /* `run` lists the gates it ran: each must cover
+                                             every case */
+
+/* provenance: the code under test and the CI run; the CI variables are copied verbatim. */
+#define KG_RK_PROVENANCE "provenance"     /* .commit: the code under test */
+#define KG_RK_PROV_COMMIT "commit"        /* "unknown" when no variable names it */
+#define KG_RK_PROV_BUILD_TYPE "build_type"
+#define KG_RK_PROV_KGATE_COMMIT "KGATE_COMMIT"
+#define KG_RK_PROV_GITHUB_SHA "GITHUB_SHA"
+#define KG_RK_PROV_GITHUB_REPOSITORY "GITHUB_REPOSITORY"
+#define KG_RK_PROV_GITHUB_RUN_ID "GITHUB_RUN_ID"
+#define KG_RK_PROV_GITHUB_RUN_ATTEMPT "GITHUB_RUN_ATTEMPT"
+#define KG_RK_PROV_GITHUB_REF "GITHUB_REF"
+#define KG_RK_PROV_GITHUB_WORKFLOW "GITHUB_WORKFLOW"
+#define KG_RK_PROV_GITHUB_EVENT_NAME "GITHUB_EVENT_NAME"
+#define KG_RK_PROV_RUNNER_NAME "RUNNER_NAME"
+#define KG_RK_PROV_CI_COMMIT_SHA "CI_COMMIT_SHA"
+#define KG_RK_PROV_CI_PROJECT_ID "CI_PROJECT_ID"
+#define KG_RK_PROV_CI_PROJECT_PATH "CI_PROJECT_PATH"
+#define KG_RK_PROV_CI_PIPELINE_ID "CI_PIPELINE_ID"
+#define KG_RK_PROV_CI_JOB_ID "CI_JOB_ID"
+#define KG_RK_PROV_CI_COMMIT_REF_NAME "CI_COMMIT_REF_NAME"
+#define KG_RK_PROV_CI_RUNNER_DESCRIPTION "CI_RUNNER_DESCRIPTION"
+#define KG_RK_PROV_KGATE_BUILD_TYPE "KGATE_BUILD_TYPE"
+/* The variables in the order they are looked up (the first of the three commit variables set
+ * gives provenance.commit). */
+#define KG_RK_PROV_ENV_KEYS                                                                      \
+    KG_RK_PROV_KGATE_COMMIT, KG_RK_PROV_GITHUB_SHA, KG_RK_PROV_GITHUB_REPOSITORY,                \
+        KG_RK_PROV_GITHUB_RUN_ID, KG_RK_PROV_GITHUB_RUN_ATTEMPT, KG_RK_PROV_GITHUB_REF,          \
+        KG_RK_PROV_GITHUB_WORKFLOW, KG_RK_PROV_GITHUB_EVENT_NAME, KG_RK_PROV_RUNNER_NAME,        \
+        KG_RK_PROV_CI_COMMIT_SHA, KG_RK_PROV_CI_PROJECT_ID, KG_RK_PROV_CI_PROJECT_PATH,          \
+        KG_RK_PROV_CI_PIPELINE_ID, KG_RK_PROV_CI_JOB_ID, KG_RK_PROV_CI_COMMIT_REF_NAME,          \
+        KG_RK_PROV_CI_RUNNER_DESCRIPTION, KG_RK_PROV_KGATE_BUILD_TYPE
+
+/* device (kg_device_to_json; null without a GPU) */
+#define KG_RK_DEVICE "device"
+#define KG_RK_DEVICE_NAME "name"
+#define KG_RK_DEVICE_UUID "uuid"
+#define KG_RK_DEVICE_CLASS "class"        /* report.device.class: the marks' device key */
+#define KG_RK_DEVICE_CC "compute_capability"
+#define KG_RK_DEVICE_ORDINAL "ordinal"
+#define KG_RK_DEVICE_SM_COUNT "sm_count"
+#define KG_RK_DEVICE_GLOBAL_MEM "global_mem_bytes"
+#define KG_RK_DEVICE_L2 "l2_bytes"
+#define KG_RK_DEVICE_SM_CLOCK_MAX "sm_clock_max_mhz"
+#define KG_RK_DEVICE_MEM_CLOCK_MAX "mem_clock_max_mhz"
+#define KG_RK_DRIVER "driver_cuda_version"
+#define KG_RK_RUNTIME "runtime_version"
+
+/* selftest (selftest and run): the matrix of defects x gates and its counts */
+#define KG_RK_SELFTEST "selftest"
+#define KG_RK_ST_MATRIX "matrix"
+#define KG_RK_ST_CASE "case"
+#define KG_RK_ST_EXPECT_GATE "expect_gate"    /* "" for a clean case */
+#define KG_RK_ST_OBSERVED "observed"          /* gate name -> verdict name or "-" (not run) */
+#define KG_RK_ST_OUTCOME "outcome"            /* caught, ESCAPED, not run, informational,
+                                                 FALSE ALARM, clean */
+#define KG_RK_ST_CAUGHT "caught"
+#define KG_RK_ST_ESCAPED "escaped"
+#define KG_RK_ST_FALSE_ALARMS "false_alarms"
+#define KG_RK_ST_NOT_RUN "not_run"
+#define KG_RK_ST_INFORMATIONAL "informational"
+
+/* preflight (the preflight gate's inputs) */
+#define KG_RK_PREFLIGHT "preflight"
+#define KG_RK_PF_ARCHS "archs"                /* ["sm_90", ...]: the cubins in the binary */
+#define KG_RK_PF_PATH "path"                  /* "runtime" | "static" */
+#define KG_RK_PF_BASELINE "baseline"
+#define KG_RK_PF_ALLOWLIST "allowlist"
+
+/* bench (the bench gate's settings, ceilings and NVML snapshots) */
+#define KG_RK_BENCH "bench"
+#define KG_RK_BENCH_SETTINGS "settings"
+#define KG_RK_BS_MODE "mode"                  /* "warm" | "cold" */
+#define KG_RK_BS_BUDGET "budget_s"
+#define KG_RK_BS_MIN_SAMPLES "min_samples"
+#define KG_RK_BS_MAX_SAMPLES "max_samples"
+#define KG_RK_BS_TARGET_CI_REL "target_ci_rel"
+#define KG_RK_BS_CI_LEVEL "ci_level"
+#define KG_RK_BS_MIN_REPLAY_MS "min_replay_ms"
+#define KG_RK_BS_MIN_CLOCK_FRAC "min_clock_frac"
+#define KG_RK_BS_BAND_FLOOR "band_floor"
+#define KG_RK_BS_ABS_FLOOR "abs_floor_us"
+#define KG_RK_BS_COMPUTE_FLOOR "compute_floor"
+#define KG_RK_BS_MARKS "marks"                /* the marks file, "(none)" */
+#define KG_RK_BENCH_DEVICE_CLASS "device_class"
+#define KG_RK_BENCH_CEILINGS "ceilings"
+#define KG_RK_CEIL_COPY_GBPS "copy_gbps"
+#define KG_RK_CEIL_GEMM_TFLOPS "gemm_tflops"
+#define KG_RK_CEIL_DETAIL "detail"
+#define KG_RK_CEIL_ERROR "error"              /* detail.error: why a ceiling was not measured */
+#define KG_RK_CEIL_COPY "copy"
+#define KG_RK_CEIL_GEMM "gemm"
+#define KG_RK_CEIL_MEDIAN "median_us"
+#define KG_RK_CEIL_SAMPLES "samples_us"
+#define KG_RK_CEIL_SM_CLOCK "sm_clock_mhz"
+#define KG_RK_CEIL_BYTES "bytes_per_copy"
+#define KG_RK_CEIL_GBPS "gbps"
+#define KG_RK_CEIL_M "m"
+#define KG_RK_CEIL_N "n"
+#define KG_RK_CEIL_K "k"
+#define KG_RK_CEIL_TFLOPS "tflops"
+#define KG_RK_CEIL_INPUTS "inputs"
+#define KG_RK_CEIL_KERNELS "kernels"          /* [KG_FIG_KERNEL_*] */
+#define KG_RK_BENCH_NVML_START "nvml_start"   /* {KG_FIG_NVML_*} */
+#define KG_RK_BENCH_NVML_END "nvml_end"
+#define KG_RK_BENCH_WALL "wall_s"
+
+/* marks_update (`run --production` only): what the advance did */
+#define KG_RK_MARKS_UPDATE "marks_update"
+#define KG_RK_MU_COMMITTED "committed"
+#define KG_RK_MU_REF "ref"
+#define KG_RK_MU_FILE "file"
+#define KG_RK_MU_COMMIT "commit"
+#define KG_RK_MU_MOVED "moved"
+#define KG_RK_MU_PUSHED "pushed"
+#define KG_RK_MU_ATTEMPTS "attempts"
+#define KG_RK_MU_REASON "reason"              /* not advancing: what did not pass */
+#define KG_RK_MU_ERROR "error"                /* the commit failed */
+#define KG_RK_MV_CASE "case"                  /* moved[]: one mark that moved */
+#define KG_RK_MV_DEVICE_CLASS "device_class"
+#define KG_RK_MV_METRIC "metric"
+#define KG_RK_MV_OLD "old"                    /* null: the case had no mark */
+#define KG_RK_MV_NEW "new"
+#define KG_RK_MV_BAND "band_rel"
+
+/* ---- one result ----------------------------------------------------------------------------- */
+
+#define KG_RES_GATE "gate"
+#define KG_RES_CASE "case"
+#define KG_RES_VERDICT "verdict"          /* PASS WARN FAIL SKIP ERROR */
+#define KG_RES_MESSAGE "message"
+#define KG_RES_FIGURES "figures"          /* object, {} when the gate has none */
+
+/* ---- parity figures ------------------------------------------------------------------------- */
+
+#define KG_FIG_PARITY_POLICY "policy"                 /* "bitwise" | "tolerance" */
+#define KG_FIG_PARITY_LIMIT_MAX_ABS "limit_max_abs"   /* tolerance only */
+#define KG_FIG_PARITY_LIMIT_REL_L2 "limit_rel_l2"
+#define KG_FIG_PARITY_LIMIT_MIN_COSINE "limit_min_cosine"
+#define KG_FIG_PARITY_REFERENCE "reference"
+#define KG_FIG_PARITY_ELEMENTS "elements"
+#define KG_FIG_PARITY_MAX_ABS "max_abs"               /* null when not finite */
+#define KG_FIG_PARITY_REL_L2 "rel_l2"
+#define KG_FIG_PARITY_COSINE "cosine"
+#define KG_FIG_PARITY_NONFINITE_OUT "nonfinite_out"
+#define KG_FIG_PARITY_MISMATCHED "mismatched"         /* bytes */
+#define KG_FIG_PARITY_FIRST_BAD_INDEX "first_bad_index"
+
+/* ---- preflight figures ---------------------------------------------------------------------- */
+
+#define KG_FIG_PF_PATH "path"                         /* "runtime" | "static"; also per row */
+#define KG_FIG_PF_KERNELS "kernels"                   /* one row per kernel x arch: */
+#define KG_FIG_PF_EXPECT_REASON "expect_reason"       /* defect cases of this gate */
+#define KG_FIG_PF_KERNEL "kernel"
+#define KG_FIG_PF_SYMBOL "symbol"
+#define KG_FIG_PF_ARCH "arch"
+#define KG_FIG_PF_VERDICT "verdict"
+#define KG_FIG_PF_REASONS "reasons"
+#define KG_FIG_PF_REGISTERS "registers"               /* also baseline.registers */
+#define KG_FIG_PF_LOCAL_BYTES "local_bytes"
+#define KG_FIG_PF_STATIC_SMEM "static_smem"           /* also static_agreement.static_smem */
+#define KG_FIG_PF_CONST_BYTES "const_bytes"
+#define KG_FIG_PF_MAX_THREADS "max_threads_per_block"
+#define KG_FIG_PF_PTX_VERSION "ptx_version"           /* runtime rows */
+#define KG_FIG_PF_BINARY_VERSION "binary_version"
+#define KG_FIG_PF_BLOCK_THREADS "block_threads"
+#define KG_FIG_PF_DYNAMIC_SMEM "dynamic_smem"
+#define KG_FIG_PF_BLOCKS_PER_SM "blocks_per_sm"       /* also baseline.blocks_per_sm */
+#define KG_FIG_PF_CALC_BLOCKS_PER_SM "calc_blocks_per_sm"
+#define KG_FIG_PF_ACTIVE_WARPS "active_warps"
+#define KG_FIG_PF_OCCUPANCY "occupancy"
+#define KG_FIG_PF_LIMITER "limiter"
+#define KG_FIG_PF_LIMITER_WORDS "limiter_words"
+#define KG_FIG_PF_REG_HEADROOM "reg_headroom"
+#define KG_FIG_PF_BASELINE "baseline"                 /* {registers, blocks_per_sm} or null */
+#define KG_FIG_PF_ALLOWLISTED_LOCAL "allowlisted_local_bytes"
+#define KG_FIG_PF_STATIC_AGREEMENT "static_agreement" /* runtime rows: */
+#define KG_FIG_PF_STATIC_FOUND "static_found"
+#define KG_FIG_PF_AGREE "agree"
+#define KG_FIG_PF_STATIC_REGISTERS "static_registers"
+#define KG_FIG_PF_STATIC_LOCAL_BYTES "static_local_bytes"
+#define KG_FIG_PF_STATIC_BLOCKS_PER_SM "static_blocks_per_sm"
+
+/* ---- hotpath figures ------------------------------------------------------------------------ */
+
+#define KG_FIG_HP_EXPECT_REASON "expect_reason"       /* defect cases of this gate */
+#define KG_FIG_HP_PASS "pass"                         /* in each check object */
+#define KG_FIG_HP_DETERMINISM "determinism"
+#define KG_FIG_HP_RUNS "runs"
+#define KG_FIG_HP_MISMATCHED_RUNS "mismatched_runs"
+#define KG_FIG_HP_FIRST_MISMATCH_RUN "first_mismatch_run"
+#define KG_FIG_HP_FIRST_MISMATCH_BYTE "first_mismatch_byte"
+#define KG_FIG_HP_CALLS "calls"
+#define KG_FIG_HP_OBSERVED_LAUNCHES "observed_launches"
+#define KG_FIG_HP_API_CALLS "api_calls"
+#define KG_FIG_HP_FORBIDDEN "forbidden"               /* [{api, via, category, detail, ...}] */
+#define KG_FIG_HP_API "api"
+#define KG_FIG_HP_VIA "via"
+#define KG_FIG_HP_CATEGORY "category"
+#define KG_FIG_HP_DETAIL "detail"                     /* also graph.detail */
+#define KG_FIG_HP_COUNT "count"
+#define KG_FIG_HP_BACKTRACE "backtrace"
+#define KG_FIG_HP_BATCH "batch_invariance"
+#define KG_FIG_HP_CHECKED "checked"
+#define KG_FIG_HP_MAX_BATCH "max_batch"
+#define KG_FIG_HP_ROW_BYTES "row_bytes"
+#define KG_FIG_HP_FAILED_BATCH "failed_batch"
+#define KG_FIG_HP_FAILED_ROW "failed_row"
+#define KG_FIG_HP_GRAPH "graph"
+#define KG_FIG_HP_STAGE "stage"                       /* ok capture instantiate replay compare */
+#define KG_FIG_HP_CUDA_ERROR "cuda_error"
+#define KG_FIG_HP_REPLAYS "replays"
+
+/* ---- bench figures (gate "bench") ----------------------------------------------------------- */
+
+/* the decision (kg_bench_verdict_json); the marks pipeline reads decision, metric, direction,
+ * median_us, ci_lo_us, ci_hi_us, band_rel, samples */
+#define KG_FIG_DECISION "decision"        /* IMPROVED | NO_MARK | SAME | REGRESSED */
+#define KG_FIG_RUN_NOISE "run_noise_rel"
+#define KG_FIG_DELTA "delta_rel"          /* with a mark: change, > 0 worse */
+#define KG_FIG_CI_DELTA_LO "ci_delta_lo"
+#define KG_FIG_CI_DELTA_HI "ci_delta_hi"
+#define KG_FIG_TOLERANCE "tolerance_rel"  /* the band the change had to clear */
+#define KG_FIG_FLOOR "floor_rel"
+#define KG_FIG_MARK_NOISE "mark_noise_rel"
+#define KG_FIG_SIGNIFICANT "significant"
+#define KG_FIG_TEST "test"                /* "ci-disjoint" | "mann-whitney-u" */
+#define KG_FIG_P_VALUE "p_value"
+#define KG_FIG_WHY "why"
+#define KG_FIG_MARK "mark"                /* the mark compared with: */
+#define KG_FIG_MARK_VALUE "value"
+#define KG_FIG_MARK_CI_LO "ci_lo"
+#define KG_FIG_MARK_CI_HI "ci_hi"
+#define KG_FIG_MARK_RUNS "runs"
+#define KG_FIG_MARK_COMMIT "commit"
+#define KG_FIG_MARK_DATE "date"
+#define KG_FIG_MARK_RUN_ID "run_id"
+#define KG_FIG_MARK_KERNELS "kernels"     /* "a;b": the kernels the mark ran */
+/* this run */
+#define KG_FIG_METRIC "metric"            /* "time_us_warm", "time_us_cold" */
+#define KG_FIG_MEDIAN "median_us"
+#define KG_FIG_CI_LO "ci_lo_us"
+#define KG_FIG_CI_HI "ci_hi_us"
+#define KG_FIG_BAND "band_rel"            /* the run's noise band; also mark.band_rel */
+#define KG_FIG_SAMPLES "samples"          /* kept samples; also mark.samples */
+#define KG_FIG_DIRECTION "direction"      /* optional: "higher_is_better"; default lower */
+#define KG_FIG_OP "op"
+#define KG_FIG_MODE "mode"                /* "warm" | "cold" */
+#define KG_FIG_LAUNCHES_PER_SAMPLE "launches_per_sample"
+#define KG_FIG_TIMING "timing"
+#define KG_FIG_SAMPLES_TAKEN "samples_taken"
+#define KG_FIG_SAMPLES_DROPPED "samples_dropped"
+#define KG_FIG_MAD "mad_us"
+#define KG_FIG_Q1 "q1_us"
+#define KG_FIG_Q3 "q3_us"
+#define KG_FIG_IQR "iqr_us"
+#define KG_FIG_MIN "min_us"
+#define KG_FIG_MAX "max_us"
+#define KG_FIG_MEAN "mean_us"
+#define KG_FIG_CI_LEVEL "ci_level"
+#define KG_FIG_CI_COVERAGE "ci_coverage"
+#define KG_FIG_CI_REL_WIDTH "ci_rel_width"
+#define KG_FIG_TARGET_CI_REL "target_ci_rel"
+#define KG_FIG_STOP_REASON "stop_reason"
+#define KG_FIG_BUDGET "budget_s"
+#define KG_FIG_ELAPSED "elapsed_s"        /* the case's timing wall time */
+#define KG_FIG_SM_CLOCK_MEDIAN "sm_clock_median_mhz"
+#define KG_FIG_SM_CLOCK_MIN "sm_clock_min_mhz"
+#define KG_FIG_SM_CLOCK_MAX "sm_clock_max_mhz"
+#define KG_FIG_SM_CLOCK_FLOOR "sm_clock_floor_mhz"
+#define KG_FIG_BOUND "bound"              /* "memory" | "compute" */
+#define KG_FIG_BYTES_MOVED "bytes_moved"
+#define KG_FIG_FLOPS "flops"
+#define KG_FIG_GBPS "gbps"
+#define KG_FIG_PCT_COPY_CEILING "pct_copy_ceiling"
+#define KG_FIG_TFLOPS "tflops"
+#define KG_FIG_PCT_GEMM_CEILING "pct_gemm_ceiling"
+#define KG_FIG_KERNELS_CHANGED "kernels_changed"  /* with a mark that lists its kernels */
+#define KG_FIG_MARK_KERNELS_WAS "mark_kernels"    /* when they changed: the mark's */
+#define KG_FIG_KERNELS "kernels"          /* CUPTI: one per kernel the sample launched: */
+#define KG_FIG_KERNEL_NAME "name"
+#define KG_FIG_KERNEL_LAUNCHES "launches"
+#define KG_FIG_KERNEL_NS "ns_per_launch"
+#define KG_FIG_KERNEL_GRAPH_NODE "graph_node_id"
+#define KG_FIG_NVML "nvml"                /* NVML at the case's end (also bench.nvml_start/end) */
+#define KG_FIG_NVML_SM_CLOCK "sm_clock_mhz"
+#define KG_FIG_NVML_SM_CLOCK_MAX "sm_clock_max_mhz"
+#define KG_FIG_NVML_MEM_CLOCK "mem_clock_mhz"
+#define KG_FIG_NVML_TEMPERATURE "temperature_c"
+#define KG_FIG_NVML_POWER "power_w"
+#define KG_FIG_NVML_POWER_LIMIT "power_limit_w"
+#define KG_FIG_NVML_EVENT_MASK "clock_event_mask"
+#define KG_FIG_NVML_EVENT_REASONS "clock_event_reasons"
+#define KG_FIG_PER_SAMPLE "per_sample"    /* every sample taken, in order: */
+#define KG_FIG_PS_TIME "time_us"
+#define KG_FIG_PS_SM_CLOCK "sm_clock_mhz" /* null where not measured */
+#define KG_FIG_PS_DROPPED "dropped_index"
+
+/* ---- ab figures (gate "ab": B against A, paired rounds) ------------------------------------- */
+
+#define KG_FIG_AB_DECISION "decision"     /* SAME | B_FASTER | B_SLOWER */
+#define KG_FIG_AB_RATIO_MEDIAN "ratio_median"
+#define KG_FIG_AB_RATIO_CI_LO "ratio_ci_lo"
+#define KG_FIG_AB_RATIO_CI_HI "ratio_ci_hi"
+#define KG_FIG_AB_CI_COVERAGE "ci_coverage"
+#define KG_FIG_AB_RATIO_GEOMEAN "ratio_geomean"
+#define KG_FIG_AB_ROUNDS "rounds"
+#define KG_FIG_AB_B_SLOWER_ROUNDS "b_slower_rounds"
+#define KG_FIG_AB_B_FASTER_ROUNDS "b_faster_rounds"
+#define KG_FIG_AB_P_SIGN "p_sign"
+#define KG_FIG_AB_BAND_FLOOR "band_floor"
+#define KG_FIG_AB_A_MEDIANS "a_median_us"
+#define KG_FIG_AB_B_MEDIANS "b_median_us"
+#define KG_FIG_AB_A_EXE "a_exe"
+#define KG_FIG_AB_B_EXE "b_exe"
+
+#endif

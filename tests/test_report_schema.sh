@@ -42,10 +42,11 @@ sys.exit(rc)
 PY
 
 # ---- the schema is a valid draft 2020-12 schema, and the recorded GPU run is valid ----------
-"$PY" "$T/validate.py" "$SCHEMA" "$H200" >"$T/h200.log" 2>&1 && ok || { bad "the H200 report"; cat "$T/h200.log"; }
+"$PY" "$T/validate.py" "$SCHEMA" "$H200" >"$T/h200.log" 2>&1 && ok \
+    || { bad "the H200 report"; cat "$T/h200.log"; }
 [ "$(jq -r '.device.class' "$H200")" = "NVIDIA H200/sm_90" ] && ok || bad "the H200 fixture is not the H200 run"
-[ "$(jq '[.results[].gate] | unique' -c "$H200")" = '["bench","hotpath","parity","preflight","selftest"]' ] \
-    && ok || bad "the H200 fixture lacks a gate"
+[ "$(jq -c '[.results[].gate] | unique' "$H200")" = \
+  '["bench","hotpath","parity","preflight","selftest"]' ] && ok || bad "the H200 fixture lacks a gate"
 "$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$T/h200-decided.json" && ok || bad "h200_variants.py"
 
 # ---- reports the real commands write without a GPU ------------------------------------------

@@ -151,8 +151,8 @@ static int check_report(const cJSON *r, const char *name)
                               req[k]);
         const char *vs = cJSON_GetObjectItemCaseSensitive(it, KG_RES_VERDICT)->valuestring;
         if (kg_verdict_parse(vs, &v) < 0)
-            return KG_ERR(KG_EPARSE, "%s: results[%d]." KG_RES_VERDICT ": unknown verdict '%s'", name, i,
-                          vs);
+            return KG_ERR(KG_EPARSE, "%s: results[%d]." KG_RES_VERDICT ": unknown verdict '%s'",
+                          name, i, vs);
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
         if (f && !cJSON_IsObject(f) && !cJSON_IsNull(f))
             return KG_ERR(KG_EPARSE, "%s: results[%d]." KG_RES_FIGURES ": expected an object", name,

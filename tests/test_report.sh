@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# `kgate report`: JUnit validates against the committed JUnit XSD with the expected counts and
-# escaping; Markdown puts failures and regressions first and stamps diagnostic runs; HTML is
-# standalone (no http(s) resource) with the marks chart; bad input exits 2 and writes nothing.
+# `kgate report` on reports the real gates wrote: the recorded H200 run
+# (tests/data/h200-run-report.json), its certifying variant with failures, an error and bench
+# decisions against marks (tests/data/h200_variants.py; validated against the report schema
+# first), and reports the CLI writes here without a GPU. JUnit validates against the committed
+# JUnit XSD with the expected counts, escaping and the reports' figures; Markdown puts failures
+# and regressions first, shows the bench medians, changes and ceilings, and stamps diagnostic
+# runs; HTML is standalone (no http(s) resource) with the marks chart; bad input exits 2 and
+# writes nothing.
 set -u
 KG=$1
+KD=$(dirname "$KG")/kgate-defects
 SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-REPORT=$SRC/tests/data/sample_report.json
+H200=$SRC/tests/data/h200-run-report.json
 XSD=$SRC/tests/data/junit-10.xsd
+PY=$(command -v /usr/bin/python3 || command -v python3)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 pass=0 fail=0
@@ -14,6 +21,22 @@ ok() { pass=$((pass+1)); }
 bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 has() { grep -qF -- "$2" "$1" && ok || bad "$1 lacks: $2"; }
 hasnt() { grep -qF -- "$2" "$1" && bad "$1 has: $2" || ok; }
+fig() { jq -r --arg g "$1" --arg c "$2" ".results[] | select(.gate == \$g and .case == \$c) | .figures.$3" "$REPORT"; }
+
+# The certifying variant of the H200 run: parity softmax FAIL, hotpath rmsnorm ERROR, bench
+# reduce_sum REGRESSED, rmsnorm IMPROVED, axpy and gemm SAME, every other bench case NO_MARK.
+REPORT=$T/h200-decided.json
+"$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$REPORT" || { echo "FAIL: h200_variants.py"; exit 1; }
+"$PY" - "$SRC/baselines/report.schema.json" "$REPORT" "$H200" <<'PY' && ok || bad "a fixture is not a valid kgate-report/1"
+import json, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+for f in sys.argv[2:]:
+    v.validate(json.load(open(f)))
+PY
+REG=reduce_sum/n=67108869/f32 IMP=rmsnorm/rows=16384,cols=8192/bf16 NOMARK=softmax/rows=16384,cols=4096/f32
+[ "$(fig bench "$REG" decision)" = REGRESSED ] && [ "$(fig bench "$IMP" decision)" = IMPROVED ] \
+    && ok || bad "the decided fixture lacks its regression or improvement"
 
 "$KG" report --from "$REPORT" --junit "$T/j.xml" --markdown "$T/s.md" --html "$T/r.html" \
     >"$T/out" 2>&1; rc=$?
@@ -24,28 +47,49 @@ xmllint --noout --schema "$XSD" "$T/j.xml" 2>"$T/xsd.err" && ok || { bad "JUnit 
 # The schema check itself can fail: a suite without its required counts is rejected.
 echo '<testsuites><testsuite name="x"><testcase name="c"/></testsuite></testsuites>' >"$T/bad.xml"
 xmllint --noout --schema "$XSD" "$T/bad.xml" 2>/dev/null && bad "the XSD accepts an invalid file" || ok
-x() { xmllint --xpath "$1" "$T/j.xml" 2>/dev/null; }
+x() { xmllint --xpath "$1" "${2:-$T/j.xml}" 2>/dev/null; }
+nv() { jq "[.results[] | select(.verdict == \"$1\")] | length" "${2:-$REPORT}"; }
 [ "$(x 'count(//testcase)')" = "$(jq '.results | length' "$REPORT")" ] && ok || bad "testcase count $(x 'count(//testcase)')"
-[ "$(x 'count(//testcase/failure)')" = 2 ] && ok || bad "failures $(x 'count(//testcase/failure)')"
+[ "$(x 'count(//testcase/failure)')" = 2 ] && [ "$(nv FAIL)" = 2 ] && ok || bad "failures $(x 'count(//testcase/failure)')"
 [ "$(x 'count(//testcase/error)')" = 1 ] && ok || bad "errors"
-[ "$(x 'count(//testcase/skipped)')" = 1 ] && ok || bad "skipped"
+[ "$(x 'count(//testcase/skipped)')" = 0 ] && ok || bad "skipped (a GPU run skips nothing)"
 [ "$(x 'string(/testsuites/@failures)')" = 2 ] && ok || bad "testsuites@failures"
-[ "$(x 'string(//testcase[@classname="bench" and @name="reduce_sum/n=268435456/f32"]/failure/@type)')" = REGRESSED ] \
+[ "$(x "string(//testcase[@classname=\"bench\" and @name=\"$REG\"]/failure/@type)")" = REGRESSED ] \
     && ok || bad "bench regression not typed REGRESSED"
-x 'string(//testcase[@classname="bench" and @name="reduce_sum/n=268435456/f32"]/failure)' | grep -q "delta_rel = 0.032" \
-    && ok || bad "failure text lacks the figures"
-[ "$(x 'string(//testcase[@classname="parity" and starts-with(@name,"softmax")]/failure/@message)')" = \
-  "$(jq -r '.results[1].message' "$REPORT")" ] && ok || bad "message not escaped/round-tripped"
+x "string(//testcase[@classname=\"bench\" and @name=\"$REG\"]/failure)" >"$T/regfail.txt"
+has "$T/regfail.txt" "delta_rel = 0.032"
+has "$T/regfail.txt" "median_us = $(fig bench "$REG" median_us | cut -c1-10)"
+[ "$(x 'string(//testcase[@classname="parity" and starts-with(@name,"softmax/rows=4096")]/failure/@message)')" = \
+  "$(jq -r '.results[] | select(.gate == "parity" and .verdict == "FAIL") | .message' "$REPORT")" ] \
+    && ok || bad "message not escaped/round-tripped"
 [ "$(x 'string(//property[@name="kgate.mode"]/@value)')" = production ] && ok || bad "mode property"
+[ "$(x 'string(//property[@name="kgate.device_class"]/@value)')" = "NVIDIA H200/sm_90" ] && ok || bad "device class property"
+# Passing rows keep the H200's figures (the bench median of the smallest case, its kernel).
+x 'string(//testcase[@classname="bench" and @name="axpy/n=1/f32"]/system-out)' >"$T/axpy.txt"
+has "$T/axpy.txt" "median_us = $(fig bench axpy/n=1/f32 median_us | cut -c1-10)"
+has "$T/axpy.txt" "_Z11axpy_kernelfPKfS0_Pfm"
+[ "$(x "string(//testcase[@classname=\"bench\" and @name=\"$REG\"]/@time)")" = \
+  "$(printf '%.6f' "$(fig bench "$REG" elapsed_s)")" ] && ok || bad "bench testcase time is not its elapsed_s"
 
 # Markdown: failures and regressions first, the figures in the rows, no banner in production.
 has "$T/s.md" "### Needs attention"
 first=$(grep -m1 -n '^| `' "$T/s.md" | cut -d: -f1)
 sed -n "${first}p" "$T/s.md" | grep -q "REGRESSED" && ok || bad "first row is not the regression"
-has "$T/s.md" '| bench | 🔴 FAIL (REGRESSED) | 412.80 µs | +3.20% (band ±0.40%) | 88.1% |'
-has "$T/s.md" '| bench | ✅ PASS (IMPROVED) | 97.50 µs | -2.50% (band ±0.60%) | 91.7% |'
+md_row() { # md_row CASE ICON-AND-VERDICT: the bench row as the summary must show it
+    printf '| bench | %s | %.2f µs | %+.2f%% (band ±%.2f%%) | %.1f%% |' "$2" "$(fig bench "$1" median_us)" \
+        "$(jq -n "$(fig bench "$1" delta_rel) * 100")" "$(jq -n "$(fig bench "$1" tolerance_rel) * 100")" \
+        "$(fig bench "$1" pct_copy_ceiling)"
+}
+has "$T/s.md" "$(md_row "$REG" '🔴 FAIL (REGRESSED)')"
+has "$T/s.md" "$(md_row "$IMP" '✅ PASS (IMPROVED)')"
+has "$T/s.md" '| bench | 🔴 FAIL (REGRESSED) | 62.86 µs | +3.20% (band ±0.66%) | 101.6% |'
+# compute-bound: the GEMM ceiling, not the copy ceiling
+has "$T/s.md" '| bench | ✅ PASS (SAME) | 1404.13 µs | +0.40% (band ±15.00%) | 98.2% |'
+has "$T/s.md" "$(printf '| bench | ✅ PASS (NO_MARK) | %.2f µs | no mark | %.1f%% |' \
+    "$(fig bench "$NOMARK" median_us)" "$(fig bench "$NOMARK" pct_copy_ceiling)")"
 has "$T/s.md" 'no mark'
 has "$T/s.md" '\|out-ref\|'
+has "$T/s.md" '&lt;tolerance&gt; &amp;'
 hasnt "$T/s.md" "DIAGNOSTIC"
 att=$(awk '/### Needs attention/{f=1} /### All results/{f=0} f && /^\| `/' "$T/s.md" | wc -l)
 [ "$att" -eq 3 ] && ok || bad "attention rows: $att, want 3"
@@ -53,13 +97,19 @@ att=$(awk '/### Needs attention/{f=1} /### All results/{f=0} f && /^\| `/' "$T/s
 # HTML: standalone, the chart with the mark bands, the table.
 has "$T/r.html" '<svg id="chart-marks"'
 has "$T/r.html" '<svg id="chart-ceiling"'
-[ "$(grep -o '<circle' "$T/r.html" | wc -l)" -eq 3 ] && ok || bad "chart points (want 3: cases with a mark)"
+marked=$(jq '[.results[] | select(.figures.mark?)] | length' "$REPORT")
+[ "$marked" -eq 4 ] && [ "$(grep -o '<circle' "$T/r.html" | wc -l)" -eq "$marked" ] && ok \
+    || bad "chart points (want $marked: cases with a mark)"
+has "$T/r.html" "$(printf '<td class="num">%.3f</td><td class="num">%.3f</td><td class="num">+3.20%%</td><td class="num">±0.66%%</td>' \
+    "$(fig bench "$REG" median_us)" "$(fig bench "$REG" mark.value)")"
+has "$T/r.html" "$(printf ': %.3f vs mark %.3f (+3.20%%, band ±0.66%%) REGRESSED</title>' \
+    "$(fig bench "$REG" median_us)" "$(fig bench "$REG" mark.value)")"
 grep -qiE '(src|href|action)=["'\'']?(https?:)?//|url\(|@import|<script|<link' "$T/r.html" \
     && bad "HTML references an external resource" || ok
 grep -qiE 'https?://' "$T/r.html" && bad "HTML mentions an http(s) URL" || ok
 hasnt "$T/r.html" 'id="diagnostic"'
 # Each inline chart is well-formed XML (what an SVG renderer needs).
-python3 - "$T/r.html" <<'PY' && ok || bad "inline SVG is not well-formed"
+"$PY" - "$T/r.html" <<'PY' && ok || bad "inline SVG is not well-formed"
 import re, sys, xml.etree.ElementTree as ET
 svgs = re.findall(r"<svg\b.*?</svg>", open(sys.argv[1], encoding="utf-8").read(), re.S)
 assert len(svgs) == 2, len(svgs)
@@ -67,22 +117,43 @@ for s in svgs:
     ET.fromstring(s)
 PY
 
-# Diagnostic runs are stamped everywhere.
-jq '.mode = "diagnostic" | .certifying = false' "$REPORT" >"$T/diag.json"
-"$KG" report --from "$T/diag.json" --junit "$T/dj.xml" --markdown - --html "$T/dr.html" >"$T/ds.md" 2>/dev/null \
+# The recorded run itself is diagnostic: stamped everywhere; every case and the medians shown.
+"$KG" report --from "$H200" --junit "$T/dj.xml" --markdown - --html "$T/dr.html" >"$T/ds.md" 2>/dev/null \
     && ok || bad "diagnostic report: exit $?"
 has "$T/ds.md" "DIAGNOSTIC RUN: NON-CERTIFYING"
 has "$T/dr.html" 'id="diagnostic"'
 has "$T/dj.xml" 'kgate (DIAGNOSTIC, non-certifying)'
 xmllint --noout --schema "$XSD" "$T/dj.xml" 2>/dev/null && ok || bad "diagnostic JUnit invalid"
+[ "$(x 'count(//testcase)' "$T/dj.xml")" = "$(jq '.results | length' "$H200")" ] && ok || bad "H200 testcases"
+has "$T/ds.md" '· device `NVIDIA H200/sm_90` · commit `1f64c0b96d8d...` · seed `4242`'
+missing=0
+while IFS=$'\t' read -r c med; do
+    grep -qF "$c" "$T/ds.md" && grep -qF "$(printf '%.2f µs' "$med")" "$T/ds.md" || { missing=1; echo "  $c $med"; }
+done < <(jq -r '.results[] | select(.gate == "bench") | [.case, .figures.median_us] | @tsv' "$H200")
+[ "$missing" -eq 0 ] && ok || bad "the H200 summary lacks a bench case or its median"
+has "$T/dr.html" 'No case in this report has a time and a mark'
+has "$T/dr.html" '<svg id="chart-ceiling"'
+has "$T/dr.html" '<tr><th>device.class</th><td>NVIDIA H200/sm_90</td></tr>'
 
-# A report of the real CLI (any command's report converts): parity without a GPU gives SKIPs.
+# Reports of the real CLI without a GPU convert: parity gives SKIPs; the defects runner's run
+# gives static preflight FAILs and WARNs besides the SKIPs.
 "$KG" parity --filter '^axpy/' --seed 3 --report "$T/p.json" >/dev/null 2>&1
 if [ -s "$T/p.json" ]; then
     "$KG" report --from "$T/p.json" --junit "$T/pj.xml" --markdown "$T/ps.md" >/dev/null 2>&1 && ok || bad "parity report conversion"
     xmllint --noout --schema "$XSD" "$T/pj.xml" 2>/dev/null && ok || bad "parity JUnit invalid"
     has "$T/ps.md" "DIAGNOSTIC RUN"
+    [ "$(x 'count(//testcase/skipped)' "$T/pj.xml")" = "$(nv SKIP "$T/p.json")" ] && ok || bad "parity skips"
 else bad "parity wrote no report"; fi
+"$KD" run --diagnostic --skip-selftest --seed 4 --report "$T/d.json" >/dev/null 2>&1
+if [ -s "$T/d.json" ] && [ "$(nv FAIL "$T/d.json")" -gt 0 ]; then
+    "$KG" report --from "$T/d.json" --junit "$T/dfj.xml" --markdown "$T/dfs.md" >/dev/null 2>&1 && ok || bad "defects report conversion"
+    xmllint --noout --schema "$XSD" "$T/dfj.xml" 2>/dev/null && ok || bad "defects JUnit invalid"
+    [ "$(x 'count(//testcase/failure)' "$T/dfj.xml")" = "$(nv FAIL "$T/d.json")" ] && ok || bad "defects failures"
+    [ "$(x 'count(//testcase/skipped)' "$T/dfj.xml")" = "$(nv SKIP "$T/d.json")" ] && ok || bad "defects skips"
+    has "$T/dfs.md" "### Needs attention"
+    has "$T/dfs.md" '| preflight | ❌ FAIL |'
+    has "$T/dfs.md" 'local memory: 64 B/thread'
+else bad "the defects run wrote no report with failures"; fi
 
 # Bad input: exit 2, message naming the file/field, nothing written.
 check2() { # check2 DESC PATTERN args...

@@ -3,13 +3,18 @@
 # retry on 500/429 (Retry-After honored), 401 (clear message, exit 4, no retry), a hang (the
 # timeout fires), GitHub and GitLab request shapes, diagnostic reports never posting success,
 # and the token appearing in no output, log or file. Loopback only; every step bounded in time.
+# Reports: the recorded H200 run (tests/data/h200-run-report.json, diagnostic), its certifying
+# variant with a parity FAIL, a hotpath ERROR and a bench regression (tests/data/h200_variants.py),
+# and a report the CLI writes here without a GPU.
 set -u
 KG=$1
 SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-REPORT=$SRC/tests/data/sample_report.json
+H200=$SRC/tests/data/h200-run-report.json
 SERVER=$SRC/tests/status_server.py
 PY=$(command -v /usr/bin/python3 || command -v python3)
 T=$(mktemp -d); [ -n "${KG_KEEP:-}" ] && echo "keeping $T"
+REPORT=$T/h200-decided.json
+"$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$REPORT" || { echo "FAIL: h200_variants.py"; exit 1; }
 SRV_PID=
 cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; [ -n "${KG_KEEP:-}" ] || rm -rf "$T"; }
 trap cleanup EXIT
@@ -49,17 +54,21 @@ start_server retry "500,429:1"
 s=$(date +%s)
 gh_kg retry --from-report "$REPORT" --timeout 5 --verbose; rc=$?
 [ "$rc" -eq 0 ] && ok || { bad "retry: exit $rc"; cat "$T/retry.out" "$T/retry.err"; }
-[ "$(nreq)" -eq 6 ] && ok || bad "retry: $(nreq) requests, want 6 (3 for parity + 3 gates)"
+[ "$(nreq)" -eq 7 ] && ok || bad "retry: $(nreq) requests, want 7 (3 for selftest + 4 gates)"
 [ "$(jqlog .auth | sort -u)" = "authorization:match" ] && ok || bad "retry: auth header missing or wrong: $(jqlog .auth | sort -u)"
 [ "$(jqlog .path | sort -u)" = "/repos/example/kernels/statuses/$SHA" ] && ok || bad "retry: path $(jqlog .path | sort -u)"
-[ "$(jqlog .body.context | uniq | tr '\n' ' ')" = "kgate/parity kgate/preflight kgate/hotpath kgate/bench " ] \
+[ "$(jqlog .body.context | uniq | tr '\n' ' ')" = "kgate/selftest kgate/parity kgate/preflight kgate/hotpath kgate/bench " ] \
     && ok || bad "retry: contexts $(jqlog .body.context | tr '\n' ' ')"
-[ "$(jqlog '.body.state' | tail -4 | tr '\n' ' ')" = "failure success error failure " ] \
+[ "$(jqlog '.body.state' | tail -5 | tr '\n' ' ')" = "success failure success error failure " ] \
     && ok || bad "retry: states $(jqlog .body.state | tr '\n' ' ')"
 gap=$(jq -rs '.[2].t - .[1].t' "$LOG")
 # backoff alone would wait 2 s here: Retry-After: 1 must win
 awk -v g="$gap" 'BEGIN { exit !(g >= 0.9 && g < 1.8) }' && ok || bad "retry: Retry-After 1 not honored (gap $gap s)"
-grep -q "^kgate/hotpath: error (ERROR: 1 of 2 cases errored (first: rmsnorm/" "$T/retry.out" && ok || bad "retry: hotpath description"
+grep -qF "kgate/hotpath: error (ERROR: 1 of 31 cases errored (first: rmsnorm/rows=4096,cols=4096/bf16))" "$T/retry.out" \
+    && ok || bad "retry: hotpath description"
+grep -qF "kgate/bench: failure (FAIL: 1 of 31 cases failed (first: reduce_sum/n=67108869/f32))" "$T/retry.out" \
+    && ok || bad "retry: bench description"
+grep -qF "kgate/selftest: success (PASS: 26 of 26 cases passed)" "$T/retry.out" && ok || bad "retry: selftest description"
 [ "$(jqlog '.headers["Accept"]' | sort -u)" = "application/vnd.github+json" ] && ok || bad "retry: Accept header"
 jqlog .body.target_url | grep -qx "https://github.example/example/kernels/actions/runs/99" && ok || bad "retry: target_url"
 grep -q "kgate/bench: failure" "$T/retry.out" && ok || bad "retry: output lacks the bench line"
@@ -83,16 +92,29 @@ grep -q "timed out" "$T/hang.err" && ok || { bad "hang: no timeout message"; cat
 # ...and with a retry the next attempt goes through.
 start_server hang2 "hang"
 gh_kg hang2 --from-report "$REPORT" --timeout 1 --retries 1; rc=$?
-[ "$rc" -eq 0 ] && [ "$(nreq)" -eq 5 ] && ok || bad "hang+retry: exit $rc, $(nreq) requests"
+[ "$rc" -eq 0 ] && [ "$(nreq)" -eq 6 ] && ok || bad "hang+retry: exit $rc, $(nreq) requests"
 
-# 4. A diagnostic report never posts success: passing gates are pending and stamped.
-jq '.mode = "diagnostic" | .certifying = false' "$REPORT" >"$T/diag.json"
+# 4. A diagnostic report never posts success: passing gates are pending and stamped (the
+# recorded H200 run passed everything)...
 start_server diag ""
-gh_kg diag --from-report "$T/diag.json"; rc=$?
+gh_kg diag --from-report "$H200"; rc=$?
 [ "$rc" -eq 0 ] && ok || bad "diagnostic: exit $rc"
 jqlog .body.state | grep -qx success && bad "diagnostic: posted success" || ok
 [ "$(jqlog 'select(.body.context == "kgate/preflight") | .body.state')" = "pending" ] && ok || bad "diagnostic: preflight not pending"
-[ "$(jqlog .body.description | grep -c '^DIAGNOSTIC (non-certifying)')" -eq 4 ] && ok || bad "diagnostic: descriptions not stamped"
+[ "$(jqlog .body.state | sort -u)" = "pending" ] && ok || bad "diagnostic: states $(jqlog .body.state | tr '\n' ' ')"
+[ "$(jqlog .body.description | grep -c '^DIAGNOSTIC (non-certifying)')" -eq 5 ] && ok || bad "diagnostic: descriptions not stamped"
+grep -q "DIAGNOSTIC (non-certifying)" "$T/diag.out" && ok || bad "diagnostic: no notice on the console"
+# ...while failures and errors post as in production.
+jq --arg n "$(jq -r .notice "$H200")" '.mode = "diagnostic" | .certifying = false | .notice = $n' "$REPORT" >"$T/diagf.json"
+start_server diagf ""
+gh_kg diagf --from-report "$T/diagf.json"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(jqlog .body.state | tr '\n' ' ')" = "pending failure pending error failure " ] \
+    && ok || bad "diagnostic with failures: exit $rc, states $(jqlog .body.state | tr '\n' ' ')"
+# A report the CLI wrote without a GPU: every case SKIP, pending (diagnostic), "not run".
+"$KG" parity --seed 3 --report "$T/parity.json" >/dev/null 2>&1
+gh_kg cpu --from-report "$T/parity.json" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && grep -qF '"state":"pending","context":"kgate/parity","description":"DIAGNOSTIC (non-certifying): SKIP: 31 of 31 cases not run (first: axpy/n=1/f32)"' \
+    "$T/cpu.out" && ok || { bad "CPU parity report: exit $rc"; cat "$T/cpu.out"; }
 
 # 5. GitLab: project path URL-encoded, PRIVATE-TOKEN header, GitLab state names.
 start_server gitlab ""
@@ -103,8 +125,8 @@ env -i "${BASE_ENV[@]}" GITLAB_CI=true CI_API_V4_URL="http://127.0.0.1:$PORT/api
 [ "$rc" -eq 0 ] && ok || { bad "gitlab: exit $rc"; cat "$T/gitlab.err"; }
 [ "$(jqlog .path | sort -u)" = "/api/v4/projects/group%2Fkernels/statuses/$SHA" ] && ok || bad "gitlab: path $(jqlog .path | sort -u)"
 [ "$(jqlog .auth | sort -u)" = "private-token:match" ] && ok || bad "gitlab: auth $(jqlog .auth | sort -u)"
-[ "$(jqlog .body.name | tr '\n' ' ')" = "kgate/parity kgate/preflight kgate/hotpath kgate/bench " ] && ok || bad "gitlab: names"
-[ "$(jqlog .body.state | tr '\n' ' ')" = "failed success failed failed " ] && ok || bad "gitlab: states $(jqlog .body.state | tr '\n' ' ')"
+[ "$(jqlog .body.name | tr '\n' ' ')" = "kgate/selftest kgate/parity kgate/preflight kgate/hotpath kgate/bench " ] && ok || bad "gitlab: names"
+[ "$(jqlog .body.state | tr '\n' ' ')" = "success failed success failed failed " ] && ok || bad "gitlab: states $(jqlog .body.state | tr '\n' ' ')"
 
 # 6. Input errors exit 2 and send nothing; a dry run sends nothing and shows no token.
 start_server inputs ""
@@ -123,7 +145,7 @@ echo '{"schema": "kgate-report/1", "results": [{"gate": "x"}]}' >"$T/broken.json
 gh_kg broken --from-report "$T/broken.json"; rc=$?
 [ "$rc" -eq 2 ] && grep -q "results\[0\].case" "$T/broken.err" && ok || bad "broken report: exit $rc"
 gh_kg dry --from-report "$REPORT" --dry-run; rc=$?
-[ "$rc" -eq 0 ] && [ "$(grep -c '^dry run: POST' "$T/dry.out")" -eq 4 ] && ok || bad "dry run: exit $rc"
+[ "$rc" -eq 0 ] && [ "$(grep -c '^dry run: POST' "$T/dry.out")" -eq 5 ] && ok || bad "dry run: exit $rc"
 gh_kg drysfx --from-report "$REPORT" --dry-run --context-suffix "h200/gpu1"; rc=$?
 [ "$rc" -eq 0 ] && grep -q '"context":"kgate/bench (h200/gpu1)"' "$T/drysfx.out" && ok || bad "context suffix: exit $rc"
 [ "$(nreq)" -eq 0 ] && ok || bad "input errors or dry run sent $(nreq) requests"

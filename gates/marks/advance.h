@@ -7,35 +7,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/kg_core.h"
+#include "core/report_keys.h"
 #include "marks/marks.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The report keys the advance relies on: all in one place (docs/production-ci.md, "Report
- * keys the marks pipeline reads"). Top level: */
-#define KG_RK_MODE "mode"                 /* "production" | "diagnostic" */
-#define KG_RK_CERTIFYING "certifying"     /* true only for `run --production` */
-#define KG_RK_RUN_ID "run_id"
-#define KG_RK_DEVICE "device"             /* object (null without a GPU) */
-#define KG_RK_DEVICE_CLASS "class"        /* report.device.class: the marks' device key */
-#define KG_RK_DRIVER "driver_cuda_version"
-#define KG_RK_RUNTIME "runtime_version"
-#define KG_RK_PROVENANCE "provenance"     /* .commit: the code under test */
-#define KG_RK_GATES "gates"               /* `run` lists the gates it ran: each must cover
-                                             every case */
-#define KG_RK_RESULTS "results"           /* [{gate, case, verdict, message, figures}] */
-/* Bench results (gate "bench"), figures.*: */
-#define KG_BENCH_GATE "bench"
-#define KG_FIG_DECISION "decision"        /* IMPROVED | NO_MARK | SAME | REGRESSED | ... */
-#define KG_FIG_METRIC "metric"            /* "time_us_warm", ... */
-#define KG_FIG_MEDIAN "median_us"
-#define KG_FIG_CI_LO "ci_lo_us"
-#define KG_FIG_CI_HI "ci_hi_us"
-#define KG_FIG_BAND "band_rel"
-#define KG_FIG_SAMPLES "samples"
-#define KG_FIG_DIRECTION "direction"      /* optional: "higher_is_better"; default lower */
+/* The report keys the advance relies on (docs/production-ci.md, "Report keys the marks
+ * pipeline reads"): KG_RK_MODE, KG_RK_CERTIFYING, KG_RK_RUN_ID, KG_RK_DEVICE(_CLASS),
+ * KG_RK_DRIVER, KG_RK_RUNTIME, KG_RK_PROVENANCE, KG_RK_GATES, KG_RK_RESULTS and, for
+ * KG_BENCH_GATE results, KG_FIG_DECISION, _METRIC, _MEDIAN, _CI_LO, _CI_HI, _BAND, _SAMPLES,
+ * _DIRECTION; defined with every other report key in core/report_keys.h. */
 
 /* One bench result that may move a mark (decision IMPROVED or NO_MARK), already converted to
  * the mark it would set: value = the conservative edge of the run's interval. */

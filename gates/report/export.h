@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/kg_core.h"
+#include "core/report_keys.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,18 +48,20 @@ void kg_sbuf_free(kg_sbuf *b);
 /* Write the buffer to path ("-" = stdout) atomically; KG_ENOMEM if an append failed. */
 int kg_sbuf_write(kg_sbuf *b, const char *path);
 
-/* One result with the figures the outputs show (NAN when the gate did not report them). */
+/* One result with the figures the outputs show (NAN when the gate did not report them), each
+ * read from its one key in core/report_keys.h (view.c row_figures). */
 typedef struct {
     const char *gate, *case_id, *message;
     kg_verdict verdict;
     const cJSON *figures;
-    const char *decision;  /* bench: SAME, IMPROVED, REGRESSED, NO_MARK (NULL otherwise) */
-    double time_us;        /* this run's median */
-    double mark_us;        /* the mark it was compared with */
-    double change_pct;     /* change against the mark, percent, positive = worse (slower) */
-    double band_pct;       /* the band the change had to clear (tolerance), percent */
-    double ceiling_pct;    /* percent of the measured ceiling */
-    double seconds;        /* wall time the gate spent on the case (JUnit time), 0 if unknown */
+    const char *decision;  /* bench decision: SAME, IMPROVED, REGRESSED, NO_MARK (else NULL) */
+    double time_us;        /* this run's median (median_us) */
+    double mark_us;        /* the mark it was compared with (mark.value) */
+    double change_pct;     /* change against the mark, percent, positive = worse (delta_rel) */
+    double band_pct;       /* the band the change had to clear (tolerance_rel), percent; without
+                              a mark the run's own noise band (band_rel) */
+    double ceiling_pct;    /* percent of the ceiling that bounds the case (pct_*_ceiling) */
+    double seconds;        /* wall time the gate spent on the case (elapsed_s), 0 if unknown */
     int severity;          /* 0 = failed or regressed ... 5 = passed; for ordering */
     size_t order;          /* position in the report */
 } kg_export_row;

@@ -26,9 +26,9 @@ static const char *dot_color(const kg_export_row *r)
 {
     if (!r->decision)
         return "#57606a";
-    if (strcmp(r->decision, "REGRESSED") == 0)
+    if (strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0)
         return "#cf222e";
-    if (strcmp(r->decision, "IMPROVED") == 0)
+    if (strcmp(r->decision, KG_RV_DEC_IMPROVED) == 0)
         return "#0969da";
     return "#1a7f37";
 }
@@ -171,8 +171,8 @@ static void results_table(kg_sbuf *b, const kg_export_view *v)
                     "<th>% of ceiling</th><th>message</th></tr>\n");
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
-        const char *cls = r->decision && strcmp(r->decision, "REGRESSED") == 0
-                              ? "REGRESSED" : kg_verdict_name(r->verdict);
+        const char *cls = r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0
+                              ? KG_RV_DEC_REGRESSED : kg_verdict_name(r->verdict);
         kg_sbuf_puts(b, "<tr><td><code>");
         kg_sbuf_xml(b, r->case_id);
         kg_sbuf_puts(b, "</code></td><td>");
@@ -200,15 +200,15 @@ static void results_table(kg_sbuf *b, const kg_export_view *v)
 
 static void provenance(kg_sbuf *b, const cJSON *report)
 {
-    const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, "provenance");
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, "device");
+    const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
     kg_sbuf_puts(b, "<h2>Provenance</h2>\n<table>\n");
     const cJSON *groups[] = { prov, cJSON_IsObject(dev) ? dev : NULL };
     for (size_t g = 0; g < KG_ARRAY_LEN(groups); g++)
         cJSON_ArrayForEach(p, groups[g])
         {
             char *val = cJSON_IsString(p) ? NULL : cJSON_PrintUnformatted(p);
-            kg_sbuf_printf(b, "<tr><th>%s", g ? "device." : "");
+            kg_sbuf_printf(b, "<tr><th>%s", g ? KG_RK_DEVICE "." : "");
             kg_sbuf_xml(b, p->string);
             kg_sbuf_puts(b, "</th><td>");
             kg_sbuf_xml(b, cJSON_IsString(p) ? p->valuestring : (val ? val : ""));

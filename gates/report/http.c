@@ -89,105 +89,155 @@ static void excerpt(char *dst, size_t n, const char *body)
     dst[i] = '\0';
 }
 
+/* One request's fixed parts, shared by its attempts. */
+typedef struct {
+    const char *method, *url, *body;
+    struct curl_slist *headers;
+    const kg_http_opts *o;
+    char safe_url[1024];           /* the URL with the secret redacted, for messages */
+    char errbuf[CURL_ERROR_SIZE];  /* curl's message of the last attempt */
+} http_req;
+
+static int header_list(struct curl_slist **out, const char *const *headers)
+{
+    *out = NULL;
+    for (const char *const *hd = headers; hd && *hd; hd++) {
+        struct curl_slist *n = curl_slist_append(*out, *hd);
+        if (!n) {
+            curl_slist_free_all(*out);
+            *out = NULL;
+            return KG_ERR(KG_ENOMEM, "out of memory building HTTP headers");
+        }
+        *out = n;
+    }
+    return 0;
+}
+
+static int handle_setup(CURL *h, http_req *q, body_buf *bb)
+{
+    int rc = 0;
+    const kg_http_opts *o = q->o;
+    q->errbuf[0] = '\0';
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_URL, q->url));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, q->method));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->headers));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o->timeout_ms));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_ERRORBUFFER, q->errbuf));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body));
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_WRITEDATA, bb));
+#if LIBCURL_VERSION_NUM >= 0x075500
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https"));
+#else
+    KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_PROTOCOLS, CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    if (q->body) {
+        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_POSTFIELDS, q->body));
+        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(q->body)));
+    }
+cleanup:
+    return rc;
+}
+
+/* Attempt number `a` on a fresh handle (*h, *bb replaced): *e is the transport's result,
+ * out->status the HTTP status (0 without a response), *retry_after the server's Retry-After in
+ * seconds. */
+static int attempt(CURLcode *e, curl_off_t *retry_after, CURL **h, body_buf *bb,
+                   kg_http_response *out, http_req *q, int a)
+{
+    int rc = 0;
+    curl_easy_cleanup(*h);
+    free(bb->p);
+    *bb = (body_buf){ NULL, 0, false };
+    *retry_after = 0;
+    if (!(*h = curl_easy_init()))
+        return KG_ERR(KG_EHTTP, "curl_easy_init failed");
+    KG_TRY(handle_setup(*h, q, bb));
+    *e = curl_easy_perform(*h);
+    out->attempts = a;
+    out->status = 0;
+    if (*e == CURLE_OK) {
+        KG_CURL_CHECK(curl_easy_getinfo(*h, CURLINFO_RESPONSE_CODE, &out->status));
+        KG_CURL_CHECK(curl_easy_getinfo(*h, CURLINFO_RETRY_AFTER, retry_after));
+    }
+    if (bb->oom)
+        rc = KG_ERR(KG_ENOMEM, "out of memory reading the response of %s", q->safe_url);
+cleanup:
+    return rc;
+}
+
+/* curl's message for a failed transfer, secret redacted. */
+static void transfer_message(char *msg, size_t n, CURLcode e, const http_req *q)
+{
+    snprintf(msg, n, "%s", e == CURLE_OK ? "" : (q->errbuf[0] ? q->errbuf : curl_easy_strerror(e)));
+    kg_redact(msg, q->o->secret);
+}
+
+/* The error of the last attempt: the transport's, or the HTTP status with a body excerpt. */
+static int request_failed(CURLcode e, bool retry, int a, const kg_http_response *out,
+                          body_buf *bb, const http_req *q)
+{
+    char ex[201], msg[CURL_ERROR_SIZE + 64];
+    if (e != CURLE_OK) {
+        transfer_message(msg, sizeof msg, e, q);
+        return KG_ERR(KG_EHTTP, "%s %s: %s%s (%s after %d attempt%s)", q->method, q->safe_url,
+                      e == CURLE_OPERATION_TIMEDOUT ? "timed out: " : "", msg,
+                      retry ? "gave up" : "not retried", a, a == 1 ? "" : "s");
+    }
+    /* Redact the whole body first: a token cut by the excerpt would not match. */
+    if (bb->p)
+        kg_redact(bb->p, q->o->secret);
+    excerpt(ex, sizeof ex, bb->p);
+    return KG_ERR(KG_EHTTP, "%s %s: HTTP %ld, %s%s%s%s", q->method, q->safe_url, out->status,
+                  status_hint(out->status), ex[0] ? "; response: " : "", ex,
+                  retry ? " (retries exhausted)" : "");
+}
+
+/* Server-suggested delay wins over our schedule, within the cap: bounded runtime. */
+static long retry_wait(long delay, curl_off_t retry_after, const kg_http_opts *o)
+{
+    long wait = delay;
+    if (retry_after > 0) /* seconds from the server: cap before scaling (no overflow) */
+        wait = retry_after > LONG_MAX / 1000 ? LONG_MAX : (long)retry_after * 1000;
+    if (o->backoff_max_ms > 0 && wait > o->backoff_max_ms)
+        wait = o->backoff_max_ms;
+    return wait;
+}
+
 int kg_http_request(kg_http_response *out, const char *method, const char *url,
                     const char *const *headers, const char *body, const kg_http_opts *o)
 {
     int rc = 0;
     CURL *h = NULL;
-    struct curl_slist *hl = NULL;
     body_buf bb = { NULL, 0, false };
-    char errbuf[CURL_ERROR_SIZE];
-    char safe_url[1024];
+    http_req q = { method, url, body, NULL, o, "", "" };
     memset(out, 0, sizeof *out);
-    snprintf(safe_url, sizeof safe_url, "%s", url);
-    kg_redact(safe_url, o->secret);
+    snprintf(q.safe_url, sizeof q.safe_url, "%s", url);
+    kg_redact(q.safe_url, o->secret);
     KG_TRY(kg_http_global_init());
-    for (const char *const *hd = headers; hd && *hd; hd++) {
-        struct curl_slist *n = curl_slist_append(hl, *hd);
-        if (!n) {
-            rc = KG_ERR(KG_ENOMEM, "out of memory building HTTP headers");
-            goto cleanup;
-        }
-        hl = n;
-    }
+    KG_TRY(header_list(&q.headers, headers));
     long delay = o->backoff_ms > 0 ? o->backoff_ms : 1000;
     int attempts = o->max_attempts > 0 ? o->max_attempts : 1;
     for (int a = 1; a <= attempts; a++) {
-        curl_easy_cleanup(h);
-        free(bb.p);
-        bb = (body_buf){ NULL, 0, false };
-        if (!(h = curl_easy_init())) {
-            rc = KG_ERR(KG_EHTTP, "curl_easy_init failed");
-            goto cleanup;
-        }
-        errbuf[0] = '\0';
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_URL, url));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, o->timeout_ms));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body));
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_WRITEDATA, &bb));
-#if LIBCURL_VERSION_NUM >= 0x075500
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https"));
-#else
-        KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_PROTOCOLS, CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-        if (body) {
-            KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_POSTFIELDS, body));
-            KG_CURL_CHECK(curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body)));
-        }
-        CURLcode e = curl_easy_perform(h);
-        out->attempts = a;
-        out->status = 0;
+        CURLcode e = CURLE_OK;
         curl_off_t retry_after = 0;
-        if (e == CURLE_OK) {
-            KG_CURL_CHECK(curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status));
-            KG_CURL_CHECK(curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after));
-        }
-        if (bb.oom) {
-            rc = KG_ERR(KG_ENOMEM, "out of memory reading the response of %s", safe_url);
-            goto cleanup;
-        }
+        KG_TRY(attempt(&e, &retry_after, &h, &bb, out, &q, a));
         if (o->verbose) {
             char msg[CURL_ERROR_SIZE + 64];
-            snprintf(msg, sizeof msg, "%s", e == CURLE_OK ? "" : (errbuf[0] ? errbuf
-                                                               : curl_easy_strerror(e)));
-            kg_redact(msg, o->secret);
-            fprintf(stderr, "http: %s %s -> %ld%s%s (attempt %d/%d)\n", method, safe_url,
+            transfer_message(msg, sizeof msg, e, &q);
+            fprintf(stderr, "http: %s %s -> %ld%s%s (attempt %d/%d)\n", method, q.safe_url,
                     out->status, e == CURLE_OK ? "" : ", ", msg, a, attempts);
         }
         if (e == CURLE_OK && out->status >= 200 && out->status < 300)
             break;
         bool retry = e == CURLE_OK ? (out->status == 429 || out->status >= 500) : transient(e);
         if (!retry || a == attempts) {
-            char ex[201], msg[CURL_ERROR_SIZE + 64];
-            if (e != CURLE_OK) {
-                snprintf(msg, sizeof msg, "%s", errbuf[0] ? errbuf : curl_easy_strerror(e));
-                kg_redact(msg, o->secret);
-                rc = KG_ERR(KG_EHTTP, "%s %s: %s%s (%s after %d attempt%s)", method, safe_url,
-                            e == CURLE_OPERATION_TIMEDOUT ? "timed out: " : "", msg,
-                            retry ? "gave up" : "not retried", a, a == 1 ? "" : "s");
-            } else {
-                /* Redact the whole body first: a token cut by the excerpt would not match. */
-                if (bb.p)
-                    kg_redact(bb.p, o->secret);
-                excerpt(ex, sizeof ex, bb.p);
-                rc = KG_ERR(KG_EHTTP, "%s %s: HTTP %ld, %s%s%s%s", method, safe_url,
-                            out->status, status_hint(out->status), ex[0] ? "; response: " : "",
-                            ex, retry ? " (retries exhausted)" : "");
-            }
+            rc = request_failed(e, retry, a, out, &bb, &q);
             goto cleanup;
         }
-        /* Server-suggested delay wins over our schedule, within the cap: bounded runtime. */
-        long wait = delay;
-        if (retry_after > 0) /* seconds from the server: cap before scaling (no overflow) */
-            wait = retry_after > LONG_MAX / 1000 ? LONG_MAX : (long)retry_after * 1000;
-        if (o->backoff_max_ms > 0 && wait > o->backoff_max_ms)
-            wait = o->backoff_max_ms;
+        long wait = retry_wait(delay, retry_after, o);
         if (o->verbose)
             fprintf(stderr, "http: retrying in %ld ms\n", wait);
         sleep_ms(wait);
@@ -202,7 +252,7 @@ cleanup:
         bb.p = NULL;
     }
     free(bb.p);
-    curl_slist_free_all(hl);
+    curl_slist_free_all(q.headers);
     curl_easy_cleanup(h);
     return rc;
 }

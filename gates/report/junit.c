@@ -47,12 +47,12 @@ static void properties(kg_sbuf *b, const kg_export_view *v, const cJSON *report)
     }
     property(b, "kgate.device", v->device_name);
     property(b, "kgate.device_class", v->device_class);
-    const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, "provenance");
+    const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
     cJSON_ArrayForEach(p, prov)
     {
         if (cJSON_IsString(p)) {
             char name[96];
-            snprintf(name, sizeof name, "provenance.%s", p->string);
+            snprintf(name, sizeof name, KG_RK_PROVENANCE ".%s", p->string);
             property(b, name, p->valuestring);
         }
     }

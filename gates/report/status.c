@@ -147,97 +147,222 @@ static int aggregate(gate_agg **out, size_t *nout, const kg_export_view *v)
     return 0;
 }
 
+/* Where and how the statuses go, resolved from the CI environment before anything is sent. */
+typedef struct {
+    bool gh;                   /* GitHub, else GitLab */
+    const char *sha, *api, *where, *token, *tok_var;
+    char *url_base;            /* .../statuses/SHA */
+    char *auth;                /* the token's header line; NULL without a token (dry run) */
+    char target[1024];         /* each status's link; "" = none */
+} status_dest;
+
+/* The platform, commit, API, project and token, each checked so a bad one names its variable. */
+static int dest_env(status_dest *d, const status_opts *o)
+{
+    platform p = o->plat;
+    if (p == PLAT_AUTO)
+        p = env("GITHUB_ACTIONS") ? PLAT_GITHUB : env("GITLAB_CI") ? PLAT_GITLAB : PLAT_AUTO;
+    if (p == PLAT_AUTO)
+        return KG_ERR(KG_EINVAL, "status: no CI detected (neither GITHUB_ACTIONS nor GITLAB_CI is "
+                                 "set); use --platform github|gitlab");
+    bool gh = d->gh = p == PLAT_GITHUB;
+    d->sha = env("KGATE_STATUS_SHA") ? env("KGATE_STATUS_SHA")
+                                     : env(gh ? "GITHUB_SHA" : "CI_COMMIT_SHA");
+    d->api = gh ? (env("GITHUB_API_URL") ? env("GITHUB_API_URL") : "https://api.github.com")
+                : env("CI_API_V4_URL");
+    d->where = gh ? env("GITHUB_REPOSITORY") : env("CI_PROJECT_ID");
+    d->token = env("KGATE_STATUS_TOKEN");
+    d->tok_var = "KGATE_STATUS_TOKEN";
+    if (!d->token) {
+        d->tok_var = gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN";
+        d->token = env(d->tok_var);
+    }
+    if (!d->sha || !valid_sha(d->sha))
+        return KG_ERR(KG_EINVAL, "status: %s: expected a commit SHA (hex), got '%s'",
+                      env("KGATE_STATUS_SHA") ? "KGATE_STATUS_SHA" : gh ? "GITHUB_SHA"
+                                                                        : "CI_COMMIT_SHA",
+                      d->sha ? d->sha : "(unset)");
+    if (!d->api || !valid_api(d->api))
+        return KG_ERR(KG_EINVAL, "status: %s: expected an http(s) URL, got '%s'",
+                      gh ? "GITHUB_API_URL" : "CI_API_V4_URL", d->api ? d->api : "(unset)");
+    if (!d->where || (gh && !valid_repo(d->where)))
+        return KG_ERR(KG_EINVAL, "status: %s: expected %s, got '%s'",
+                      gh ? "GITHUB_REPOSITORY" : "CI_PROJECT_ID",
+                      gh ? "owner/name" : "a project id or path", d->where ? d->where : "(unset)");
+    if (!d->token && !o->dry_run)
+        return KG_ERR(KG_EINVAL, "status: no token: set %s (or KGATE_STATUS_TOKEN)",
+                      gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN");
+    return 0;
+}
+
+/* The statuses URL, the token's header and the default link (the CI run or job page). */
+static int dest_urls(status_dest *d, const status_opts *o)
+{
+    int rc = 0;
+    char *escaped = curl_easy_escape(NULL, d->where, 0);
+    size_t alen = strlen(d->api);
+    while (alen && d->api[alen - 1] == '/')
+        alen--;
+    size_t ulen = alen + strlen(d->where) * 3 + 64;
+    if (!escaped || !(d->url_base = malloc(ulen))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    /* GitHub's owner/name keeps its slash; a GitLab project path must be URL-encoded. */
+    snprintf(d->url_base, ulen, d->gh ? "%.*s/repos/%s/statuses/%s"
+                                      : "%.*s/projects/%s/statuses/%s",
+             (int)alen, d->api, d->gh ? d->where : escaped, d->sha);
+    if (d->token) {
+        const char *hname = d->gh ? "Authorization: Bearer "
+                            : strcmp(d->tok_var, "CI_JOB_TOKEN") == 0 ? "JOB-TOKEN: "
+                                                                      : "PRIVATE-TOKEN: ";
+        size_t n = strlen(hname) + strlen(d->token) + 1;
+        if (!(d->auth = malloc(n))) {
+            rc = KG_ERR(KG_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        snprintf(d->auth, n, "%s%s", hname, d->token);
+    }
+    if (o->target_url)
+        snprintf(d->target, sizeof d->target, "%s", o->target_url);
+    else if (d->gh && env("GITHUB_SERVER_URL") && env("GITHUB_RUN_ID"))
+        snprintf(d->target, sizeof d->target, "%s/%s/actions/runs/%s", env("GITHUB_SERVER_URL"),
+                 d->where, env("GITHUB_RUN_ID"));
+    else if (!d->gh && env("CI_JOB_URL"))
+        snprintf(d->target, sizeof d->target, "%s", env("CI_JOB_URL"));
+cleanup:
+    curl_free(escaped);
+    return rc;
+}
+
+static void dest_free(status_dest *d)
+{
+    if (d->auth) { /* the token does not outlive its use */
+        memset(d->auth, 0, strlen(d->auth));
+        free(d->auth);
+    }
+    free(d->url_base);
+    d->auth = d->url_base = NULL;
+}
+
+/* The request's headers (NULL-terminated, 6 slots) and the HTTP options from the flags. */
+static void request_setup(const char **headers, kg_http_opts *ho, const status_dest *d,
+                          const status_opts *o)
+{
+    headers[0] = d->auth ? d->auth : "Authorization: (none)";
+    headers[1] = "Content-Type: application/json";
+    headers[2] = d->gh ? "Accept: application/vnd.github+json" : "Accept: application/json";
+    headers[3] = d->gh ? "X-GitHub-Api-Version: 2022-11-28" : NULL;
+    headers[4] = headers[5] = NULL;
+    headers[d->gh ? 4 : 3] = "User-Agent: kgate/" KG_VERSION_STRING;
+    *ho = (kg_http_opts)KG_HTTP_OPTS_INIT;
+    ho->timeout_ms = (long)(o->timeout_s * 1000);
+    ho->connect_timeout_ms = (long)(o->connect_timeout_s * 1000);
+    if (ho->connect_timeout_ms > ho->timeout_ms)
+        ho->connect_timeout_ms = ho->timeout_ms;
+    ho->max_attempts = o->retries + 1;
+    ho->verbose = o->verbose;
+    ho->secret = d->token;
+}
+
+/* What to check when the API refused a status (NULL: nothing specific). */
+static const char *refusal_hint(long status, bool gh)
+{
+    switch (status) {
+    case 401: return gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
+                        : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN";
+    case 403: return gh ? "the workflow needs `permissions: statuses: write`"
+                        : "the token needs the api scope and at least the Developer role";
+    case 404: return gh ? "check GITHUB_REPOSITORY and the SHA" : "check CI_PROJECT_ID and the SHA";
+    default: return NULL;
+    }
+}
+
+/* One gate's status: its state, context and description. */
+typedef struct {
+    const char *state;
+    char ctx[160], desc[256];
+} gate_status;
+
+static void gate_status_fill(gate_status *st, const gate_agg *g, const status_dest *d,
+                             const status_opts *o, bool diagnostic)
+{
+    kg_verdict w = worst(g);
+    st->state = state_for(d->gh ? PLAT_GITHUB : PLAT_GITLAB, w, diagnostic);
+    if (o->context_suffix)
+        snprintf(st->ctx, sizeof st->ctx, "kgate/%s (%s)", g->gate, o->context_suffix);
+    else
+        snprintf(st->ctx, sizeof st->ctx, "kgate/%s", g->gate);
+    describe(st->desc, sizeof st->desc, g, w, diagnostic);
+}
+
+/* The request body (caller frees with cJSON_free); NULL when out of memory. */
+static char *gate_status_json(const gate_status *st, const status_dest *d)
+{
+    cJSON *body = cJSON_CreateObject();
+    if (!body)
+        return NULL;
+    cJSON_AddStringToObject(body, "state", st->state);
+    cJSON_AddStringToObject(body, d->gh ? "context" : "name", st->ctx);
+    cJSON_AddStringToObject(body, "description", st->desc);
+    if (d->target[0])
+        cJSON_AddStringToObject(body, "target_url", d->target);
+    char *text = cJSON_PrintUnformatted(body);
+    cJSON_Delete(body);
+    return text;
+}
+
+/* Post (or, in a dry run, print) one gate's status. */
+static int post_one(const gate_agg *g, const status_dest *d, const status_opts *o,
+                    bool diagnostic, const char *const *headers, const kg_http_opts *ho)
+{
+    int rc = 0;
+    gate_status st;
+    kg_http_response resp = { 0 };
+    gate_status_fill(&st, g, d, o, diagnostic);
+    char *text = gate_status_json(&st, d);
+    if (!text) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if (o->dry_run) {
+        printf("dry run: POST %s\n  %s\n  body: %s\n", d->url_base,
+               d->gh ? "Authorization: Bearer ***" : d->token ? "(token header): ***"
+                                                              : "(no token set)",
+               text);
+        goto cleanup;
+    }
+    rc = kg_http_request(&resp, "POST", d->url_base, headers, text, ho);
+    if (rc < 0) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s", kg_error_last());
+        const char *hint = refusal_hint(resp.status, d->gh);
+        rc = KG_ERR(KG_EHTTP, "status %s: %s%s%s", st.ctx, msg, hint ? " -- " : "",
+                    hint ? hint : "");
+        goto cleanup;
+    }
+    printf("%s: %s (%s) -> HTTP %ld%s\n", st.ctx, st.state, st.desc, resp.status,
+           resp.attempts > 1 ? " after retries" : "");
+cleanup:
+    kg_http_response_free(&resp);
+    cJSON_free(text);
+    return rc;
+}
+
 static int post_all(const cJSON *report, const status_opts *o)
 {
     int rc = 0;
     kg_export_view v;
     gate_agg *aggs = NULL;
     size_t nagg = 0;
-    char *auth = NULL, *url_base = NULL, *escaped = NULL, *text = NULL;
-    cJSON *body = NULL;
-    kg_http_response resp = { 0 };
-    char default_target[1024] = "";
+    status_dest d;
+    const char *headers[6];
+    kg_http_opts ho;
     memset(&v, 0, sizeof v);
+    memset(&d, 0, sizeof d);
 
-    platform p = o->plat;
-    if (p == PLAT_AUTO)
-        p = env("GITHUB_ACTIONS") ? PLAT_GITHUB : env("GITLAB_CI") ? PLAT_GITLAB : PLAT_AUTO;
-    if (p == PLAT_AUTO) {
-        rc = KG_ERR(KG_EINVAL, "status: no CI detected (neither GITHUB_ACTIONS nor GITLAB_CI is "
-                               "set); use --platform github|gitlab");
-        goto cleanup;
-    }
-    bool gh = p == PLAT_GITHUB;
-    const char *sha = env("KGATE_STATUS_SHA") ? env("KGATE_STATUS_SHA")
-                                              : env(gh ? "GITHUB_SHA" : "CI_COMMIT_SHA");
-    const char *api = gh ? (env("GITHUB_API_URL") ? env("GITHUB_API_URL")
-                                                  : "https://api.github.com")
-                         : env("CI_API_V4_URL");
-    const char *where = gh ? env("GITHUB_REPOSITORY") : env("CI_PROJECT_ID");
-    const char *token = env("KGATE_STATUS_TOKEN");
-    const char *tok_var = "KGATE_STATUS_TOKEN";
-    if (!token) {
-        tok_var = gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN";
-        token = env(tok_var);
-    }
-    if (!sha || !valid_sha(sha)) {
-        rc = KG_ERR(KG_EINVAL, "status: %s: expected a commit SHA (hex), got '%s'",
-                    env("KGATE_STATUS_SHA") ? "KGATE_STATUS_SHA" : gh ? "GITHUB_SHA"
-                                                                      : "CI_COMMIT_SHA",
-                    sha ? sha : "(unset)");
-        goto cleanup;
-    }
-    if (!api || !valid_api(api)) {
-        rc = KG_ERR(KG_EINVAL, "status: %s: expected an http(s) URL, got '%s'",
-                    gh ? "GITHUB_API_URL" : "CI_API_V4_URL", api ? api : "(unset)");
-        goto cleanup;
-    }
-    if (!where || (gh && !valid_repo(where))) {
-        rc = KG_ERR(KG_EINVAL, "status: %s: expected %s, got '%s'",
-                    gh ? "GITHUB_REPOSITORY" : "CI_PROJECT_ID",
-                    gh ? "owner/name" : "a project id or path", where ? where : "(unset)");
-        goto cleanup;
-    }
-    if (!token && !o->dry_run) {
-        rc = KG_ERR(KG_EINVAL, "status: no token: set %s (or KGATE_STATUS_TOKEN)",
-                    gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN");
-        goto cleanup;
-    }
-    if (!(escaped = curl_easy_escape(NULL, where, 0))) {
-        rc = KG_ERR(KG_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    size_t alen = strlen(api);
-    while (alen && api[alen - 1] == '/')
-        alen--;
-    size_t ulen = alen + strlen(where) * 3 + 64;
-    url_base = malloc(ulen);
-    if (!url_base) {
-        rc = KG_ERR(KG_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    /* GitHub's owner/name keeps its slash; a GitLab project path must be URL-encoded. */
-    snprintf(url_base, ulen, gh ? "%.*s/repos/%s/statuses/%s" : "%.*s/projects/%s/statuses/%s",
-             (int)alen, api, gh ? where : escaped, sha);
-    if (token) {
-        const char *hname = gh ? "Authorization: Bearer "
-                               : strcmp(tok_var, "CI_JOB_TOKEN") == 0 ? "JOB-TOKEN: "
-                                                                      : "PRIVATE-TOKEN: ";
-        size_t n = strlen(hname) + strlen(token) + 1;
-        if (!(auth = malloc(n))) {
-            rc = KG_ERR(KG_ENOMEM, "out of memory");
-            goto cleanup;
-        }
-        snprintf(auth, n, "%s%s", hname, token);
-    }
-    if (gh && env("GITHUB_SERVER_URL") && env("GITHUB_RUN_ID"))
-        snprintf(default_target, sizeof default_target, "%s/%s/actions/runs/%s",
-                 env("GITHUB_SERVER_URL"), where, env("GITHUB_RUN_ID"));
-    else if (!gh && env("CI_JOB_URL"))
-        snprintf(default_target, sizeof default_target, "%s", env("CI_JOB_URL"));
-    const char *target = o->target_url ? o->target_url
-                                       : default_target[0] ? default_target : NULL;
-
+    KG_TRY(dest_env(&d, o));
+    KG_TRY(dest_urls(&d, o));
     KG_TRY(kg_export_view_build(&v, report));
     KG_TRY(aggregate(&aggs, &nagg, &v));
     if (nagg == 0) {
@@ -247,82 +372,11 @@ static int post_all(const cJSON *report, const status_opts *o)
     if (v.diagnostic)
         printf("kgate status: the report is DIAGNOSTIC (non-certifying): passing gates are "
                "posted as 'pending', never 'success'\n");
-    const char *headers[] = { auth ? auth : "Authorization: (none)",
-                              "Content-Type: application/json",
-                              gh ? "Accept: application/vnd.github+json" : "Accept: application/json",
-                              gh ? "X-GitHub-Api-Version: 2022-11-28" : NULL,
-                              NULL, NULL };
-    headers[gh ? 4 : 3] = "User-Agent: kgate/" KG_VERSION_STRING;
-    kg_http_opts ho = KG_HTTP_OPTS_INIT;
-    ho.timeout_ms = (long)(o->timeout_s * 1000);
-    ho.connect_timeout_ms = (long)(o->connect_timeout_s * 1000);
-    if (ho.connect_timeout_ms > ho.timeout_ms)
-        ho.connect_timeout_ms = ho.timeout_ms;
-    ho.max_attempts = o->retries + 1;
-    ho.verbose = o->verbose;
-    ho.secret = token;
-    for (size_t i = 0; i < nagg; i++) {
-        char ctx[160], desc[256];
-        kg_verdict w = worst(&aggs[i]);
-        const char *state = state_for(p, w, v.diagnostic);
-        if (o->context_suffix)
-            snprintf(ctx, sizeof ctx, "kgate/%s (%s)", aggs[i].gate, o->context_suffix);
-        else
-            snprintf(ctx, sizeof ctx, "kgate/%s", aggs[i].gate);
-        describe(desc, sizeof desc, &aggs[i], w, v.diagnostic);
-        cJSON_Delete(body);
-        if (!(body = cJSON_CreateObject())) {
-            rc = KG_ERR(KG_ENOMEM, "out of memory");
-            goto cleanup;
-        }
-        cJSON_AddStringToObject(body, "state", state);
-        cJSON_AddStringToObject(body, gh ? "context" : "name", ctx);
-        cJSON_AddStringToObject(body, "description", desc);
-        if (target)
-            cJSON_AddStringToObject(body, "target_url", target);
-        cJSON_free(text);
-        if (!(text = cJSON_PrintUnformatted(body))) {
-            rc = KG_ERR(KG_ENOMEM, "out of memory");
-            goto cleanup;
-        }
-        if (o->dry_run) {
-            printf("dry run: POST %s\n  %s\n  body: %s\n", url_base,
-                   gh ? "Authorization: Bearer ***" : token ? "(token header): ***"
-                                                              : "(no token set)",
-                   text);
-            continue;
-        }
-        kg_http_response_free(&resp);
-        rc = kg_http_request(&resp, "POST", url_base, headers, text, &ho);
-        if (rc < 0) {
-            char msg[1200];
-            snprintf(msg, sizeof msg, "%s", kg_error_last());
-            const char *hint =
-                resp.status == 401 ? (gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
-                                         : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN")
-                : resp.status == 403 ? (gh ? "the workflow needs `permissions: statuses: write`"
-                                           : "the token needs the api scope and at least the "
-                                             "Developer role")
-                : resp.status == 404 ? (gh ? "check GITHUB_REPOSITORY and the SHA"
-                                           : "check CI_PROJECT_ID and the SHA")
-                                     : NULL;
-            rc = KG_ERR(KG_EHTTP, "status %s: %s%s%s", ctx, msg, hint ? " -- " : "",
-                        hint ? hint : "");
-            goto cleanup;
-        }
-        printf("%s: %s (%s) -> HTTP %ld%s\n", ctx, state, desc, resp.status,
-               resp.attempts > 1 ? " after retries" : "");
-    }
+    request_setup(headers, &ho, &d, o);
+    for (size_t i = 0; i < nagg; i++)
+        KG_TRY(post_one(&aggs[i], &d, o, v.diagnostic, headers, &ho));
 cleanup:
-    if (auth) { /* the token does not outlive its use */
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
-    kg_http_response_free(&resp);
-    curl_free(escaped);
-    cJSON_Delete(body);
-    cJSON_free(text);
-    free(url_base);
+    dest_free(&d);
     free(aggs);
     kg_export_view_free(&v);
     return rc;

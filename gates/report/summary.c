@@ -8,7 +8,7 @@
 
 static const char *verdict_icon(const kg_export_row *r)
 {
-    if (r->decision && strcmp(r->decision, "REGRESSED") == 0)
+    if (r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0)
         return "🔴";
     switch (r->verdict) {
     case KG_VERDICT_FAIL: return "❌";
@@ -22,7 +22,7 @@ static const char *verdict_icon(const kg_export_row *r)
 /* "+1.23% (band ±0.50%)" or "no mark" or "-". */
 static void change_cell(kg_sbuf *b, const kg_export_row *r)
 {
-    if (r->decision && strcmp(r->decision, "NO_MARK") == 0) {
+    if (r->decision && strcmp(r->decision, KG_RV_DEC_NO_MARK) == 0) {
         kg_sbuf_puts(b, "no mark");
         return;
     }

@@ -130,31 +130,33 @@ const char *kg_fmt_num(char *buf, size_t n, double v, const char *fmt)
 
 static int check_report(const cJSON *r, const char *name)
 {
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r, "schema");
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r, KG_RK_SCHEMA);
     if (!cJSON_IsObject(r))
         return KG_ERR(KG_EPARSE, "%s: not a JSON object", name);
-    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, "kgate-report/1") != 0)
-        return KG_ERR(KG_EPARSE, "%s: field 'schema': expected \"kgate-report/1\"", name);
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(r, "results");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, KG_RV_SCHEMA) != 0)
+        return KG_ERR(KG_EPARSE, "%s: field '" KG_RK_SCHEMA "': expected \"" KG_RV_SCHEMA "\"",
+                      name);
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(r, KG_RK_RESULTS);
     if (!cJSON_IsArray(res))
-        return KG_ERR(KG_EPARSE, "%s: field 'results': expected an array", name);
+        return KG_ERR(KG_EPARSE, "%s: field '" KG_RK_RESULTS "': expected an array", name);
     int i = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, res)
     {
-        static const char *req[] = { "gate", "case", "verdict" };
+        static const char *req[] = { KG_RES_GATE, KG_RES_CASE, KG_RES_VERDICT };
         kg_verdict v;
         for (size_t k = 0; k < KG_ARRAY_LEN(req); k++)
             if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, req[k])))
                 return KG_ERR(KG_EPARSE, "%s: results[%d].%s: expected a string", name, i,
                               req[k]);
-        const char *vs = cJSON_GetObjectItemCaseSensitive(it, "verdict")->valuestring;
+        const char *vs = cJSON_GetObjectItemCaseSensitive(it, KG_RES_VERDICT)->valuestring;
         if (kg_verdict_parse(vs, &v) < 0)
-            return KG_ERR(KG_EPARSE, "%s: results[%d].verdict: unknown verdict '%s'", name, i,
-                          vs);
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, "figures");
+            return KG_ERR(KG_EPARSE, "%s: results[%d]." KG_RES_VERDICT ": unknown verdict '%s'",
+                          name, i, vs);
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
         if (f && !cJSON_IsObject(f) && !cJSON_IsNull(f))
-            return KG_ERR(KG_EPARSE, "%s: results[%d].figures: expected an object", name, i);
+            return KG_ERR(KG_EPARSE, "%s: results[%d]." KG_RES_FIGURES ": expected an object", name,
+                          i);
         i++;
     }
     return 0;
@@ -186,15 +188,17 @@ cleanup:
 
 /* ---- the row view ------------------------------------------------------------------------- */
 
-/* Gates name their figures; accept the few spellings in use so every command's report works. */
-static double fig_num(const cJSON *f, const char *const *keys)
+static const char *str_at(const cJSON *o, const char *k)
 {
-    for (; *keys; keys++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(f, *keys);
-        if (cJSON_IsNumber(x) && isfinite(x->valuedouble))
-            return x->valuedouble;
-    }
-    return NAN;
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+/* A figure under its one declared key (core/report_keys.h); NAN when absent or not finite. */
+static double fig_num(const cJSON *f, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(f, key);
+    return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
 }
 
 static const cJSON *fig_obj(const cJSON *f, const char *key)
@@ -203,62 +207,31 @@ static const cJSON *fig_obj(const cJSON *f, const char *key)
     return cJSON_IsObject(x) ? x : NULL;
 }
 
+/* The bench figures the outputs show; of the other gates only ab writes one (its decision). */
 static void row_figures(kg_export_row *r)
 {
-    static const char *const k_time[] = { "median_us", "time_us", "run_median_us", "median",
-                                          NULL };
-    static const char *const k_mark[] = { "mark_us", "mark_median_us", "mark_value", "mark",
-                                          NULL };
-    static const char *const k_change[] = { "change_pct", "delta_pct", NULL };
-    static const char *const k_delta_rel[] = { "delta_rel", NULL }; /* bench: > 0 is worse */
-    static const char *const k_band_pct[] = { "band_pct", "tolerance_pct", NULL };
-    static const char *const k_band_rel[] = { "tolerance_rel", "band_rel", "band", NULL };
-    static const char *const k_ceil[] = { "pct_of_ceiling", "ceiling_pct", "pct_ceiling",
-                                          "percent_of_ceiling", NULL };
-    static const char *const k_secs[] = { "elapsed_s", "wall_s", "seconds", NULL };
-    static const char *const k_ms[] = { "elapsed_ms", "wall_ms", NULL };
     const cJSON *f = r->figures;
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(f, "decision");
-    r->decision = cJSON_IsString(d) ? d->valuestring : NULL;
-    r->time_us = fig_num(f, k_time);
-    r->mark_us = fig_num(f, k_mark);
-    const cJSON *mk = fig_obj(f, "mark"); /* a nested mark object: {"value": .., "band_rel": ..} */
-    if (mk && isnan(r->mark_us)) {
-        static const char *const k_v[] = { "value", "median_us", NULL };
-        r->mark_us = fig_num(mk, k_v);
-    }
-    r->change_pct = fig_num(f, k_change);
-    if (isnan(r->change_pct))
-        r->change_pct = fig_num(f, k_delta_rel) * 100.0;
-    if (isnan(r->change_pct) && r->mark_us > 0 && !isnan(r->time_us))
-        r->change_pct = (r->time_us - r->mark_us) / r->mark_us * 100.0;
-    r->band_pct = fig_num(f, k_band_pct);
-    if (isnan(r->band_pct)) {
-        double rel = fig_num(f, k_band_rel);
-        if (isnan(rel) && mk)
-            rel = fig_num(mk, k_band_rel);
-        r->band_pct = rel * 100.0;
-    }
-    r->ceiling_pct = fig_num(f, k_ceil);
-    if (isnan(r->ceiling_pct)) {
-        /* bench: the ceiling that bounds the case (roofline), else whichever was measured */
-        static const char *const k_copy[] = { "pct_copy_ceiling", NULL };
-        static const char *const k_gemm[] = { "pct_gemm_ceiling", NULL };
-        const cJSON *bound = cJSON_GetObjectItemCaseSensitive(f, "bound");
-        bool compute = cJSON_IsString(bound) && strcmp(bound->valuestring, "compute") == 0;
-        double copy = fig_num(f, k_copy), gemm = fig_num(f, k_gemm);
-        r->ceiling_pct = compute ? (isnan(gemm) ? copy : gemm) : (isnan(copy) ? gemm : copy);
-    }
-    r->seconds = fig_num(f, k_secs);
-    if (isnan(r->seconds))
-        r->seconds = fig_num(f, k_ms) / 1000.0;
+    bool ab = strcmp(r->gate, KG_RV_GATE_AB) == 0;
+    r->decision = str_at(f, ab ? KG_FIG_AB_DECISION : KG_FIG_DECISION);
+    r->time_us = fig_num(f, KG_FIG_MEDIAN);
+    r->mark_us = fig_num(fig_obj(f, KG_FIG_MARK), KG_FIG_MARK_VALUE);
+    r->change_pct = fig_num(f, KG_FIG_DELTA) * 100.0; /* written with a mark; > 0 is worse */
+    /* The band the change had to clear; a case without a mark shows the run's own band. */
+    double band = fig_num(f, KG_FIG_TOLERANCE);
+    r->band_pct = (isnan(band) ? fig_num(f, KG_FIG_BAND) : band) * 100.0;
+    /* The ceiling that bounds the case (roofline), else whichever was measured. */
+    const char *bound = str_at(f, KG_FIG_BOUND);
+    bool compute = bound && strcmp(bound, KG_RV_BOUND_COMPUTE) == 0;
+    double copy = fig_num(f, KG_FIG_PCT_COPY_CEILING), gemm = fig_num(f, KG_FIG_PCT_GEMM_CEILING);
+    r->ceiling_pct = compute ? (isnan(gemm) ? copy : gemm) : (isnan(copy) ? gemm : copy);
+    r->seconds = fig_num(f, KG_FIG_ELAPSED);
     if (isnan(r->seconds) || r->seconds < 0)
         r->seconds = 0;
 }
 
 static int row_severity(const kg_export_row *r)
 {
-    bool regressed = r->decision && strcmp(r->decision, "REGRESSED") == 0;
+    bool regressed = r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0;
     switch (r->verdict) {
     case KG_VERDICT_FAIL: return 0;
     case KG_VERDICT_ERROR: return 1;
@@ -296,12 +269,6 @@ static int row_cmp(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static const char *str_at(const cJSON *o, const char *k)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
 int kg_export_view_build(kg_export_view *v, const cJSON *report)
 {
     int rc = 0;
@@ -309,7 +276,7 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     size_t nsev = 0;
     memset(v, 0, sizeof *v);
     KG_TRY(check_report(report, "report"));
-    const cJSON *res = cJSON_GetObjectItemCaseSensitive(report, "results");
+    const cJSON *res = cJSON_GetObjectItemCaseSensitive(report, KG_RK_RESULTS);
     size_t n = (size_t)cJSON_GetArraySize(res);
     v->rows = calloc(n ? n : 1, sizeof *v->rows);
     sev = calloc(n ? n : 1, sizeof *sev);
@@ -321,13 +288,13 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     cJSON_ArrayForEach(it, res)
     {
         kg_export_row *r = &v->rows[v->n];
-        r->gate = str_at(it, "gate");
-        r->case_id = str_at(it, "case");
-        r->message = str_at(it, "message");
+        r->gate = str_at(it, KG_RES_GATE);
+        r->case_id = str_at(it, KG_RES_CASE);
+        r->message = str_at(it, KG_RES_MESSAGE);
         if (!r->message)
             r->message = "";
-        kg_verdict_parse(str_at(it, "verdict"), &r->verdict); /* checked above */
-        r->figures = cJSON_GetObjectItemCaseSensitive(it, "figures");
+        kg_verdict_parse(str_at(it, KG_RES_VERDICT), &r->verdict); /* checked above */
+        r->figures = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
         row_figures(r);
         r->severity = row_severity(r);
         r->order = v->n++;
@@ -346,19 +313,19 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     g_sev = NULL;
     g_nsev = 0;
 
-    const cJSON *cert = cJSON_GetObjectItemCaseSensitive(report, "certifying");
-    v->mode = str_at(report, "mode");
+    const cJSON *cert = cJSON_GetObjectItemCaseSensitive(report, KG_RK_CERTIFYING);
+    v->mode = str_at(report, KG_RK_MODE);
     /* Anything not explicitly a certifying production run is shown as diagnostic. */
-    v->diagnostic = !cJSON_IsTrue(cert) || !v->mode || strcmp(v->mode, "production") != 0;
-    v->command = str_at(report, "command");
-    v->run_id = str_at(report, "run_id");
-    v->started_at = str_at(report, "started_at");
-    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(report, "provenance");
-    v->commit = str_at(prov, "commit");
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, "device");
-    v->device_name = str_at(dev, "name");
-    v->device_class = str_at(dev, "class");
-    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(report, "seed");
+    v->diagnostic = !cJSON_IsTrue(cert) || !v->mode || strcmp(v->mode, KG_RV_MODE_PRODUCTION) != 0;
+    v->command = str_at(report, KG_RK_COMMAND);
+    v->run_id = str_at(report, KG_RK_RUN_ID);
+    v->started_at = str_at(report, KG_RK_STARTED_AT);
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
+    v->commit = str_at(prov, KG_RK_PROV_COMMIT);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
+    v->device_name = str_at(dev, KG_RK_DEVICE_NAME);
+    v->device_class = str_at(dev, KG_RK_DEVICE_CLASS);
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(report, KG_RK_SEED);
     v->seed = cJSON_IsNumber(seed) ? seed->valuedouble : NAN;
 cleanup:
     free(sev);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench/bench.h"
+#include "core/report_keys.h"
 
 typedef struct {
     kg_bench_env *env;
@@ -47,7 +48,7 @@ static void bg_kernel_names(const cJSON *ks, char *buf, size_t n)
     buf[0] = '\0';
     cJSON_ArrayForEach(k, ks)
     {
-        const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "name"));
+        const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, KG_RK_TOOL_NAME));
         if (nm && used + strlen(nm) + 2 < n)
             used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ";" : "", nm);
     }
@@ -64,7 +65,7 @@ static void bg_ceilings(bg_state *st, const kg_gate_env *env)
     st->ceil.detail = NULL;
     kg_bench_ceilings_free(&st->ceil);
     st->ceil.detail = cd ? cd : cJSON_CreateObject();
-    cJSON_AddStringToObject(st->ceil.detail, "error", kg_error_last());
+    cJSON_AddStringToObject(st->ceil.detail, KG_RK_CEIL_ERROR, kg_error_last());
 }
 
 static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
@@ -198,18 +199,18 @@ cleanup:
 static cJSON *bg_settings(const bg_state *st)
 {
     cJSON *s = cJSON_CreateObject();
-    cJSON_AddStringToObject(s, "mode", st->o.mode ? "cold" : "warm");
-    cJSON_AddNumberToObject(s, "budget_s", st->o.budget_s);
-    cJSON_AddNumberToObject(s, "min_samples", st->o.min_samples);
-    cJSON_AddNumberToObject(s, "max_samples", st->o.max_samples);
-    cJSON_AddNumberToObject(s, "target_ci_rel", st->o.target_ci_rel);
-    cJSON_AddNumberToObject(s, "ci_level", st->o.ci_level);
-    cJSON_AddNumberToObject(s, "min_replay_ms", st->o.min_replay_ms);
-    cJSON_AddNumberToObject(s, "min_clock_frac", st->o.min_clock_frac);
-    cJSON_AddNumberToObject(s, "band_floor", st->dopt.band_floor);
-    cJSON_AddNumberToObject(s, "abs_floor_us", st->dopt.abs_floor_us);
-    cJSON_AddNumberToObject(s, "compute_floor", st->dopt.compute_floor);
-    cJSON_AddStringToObject(s, "marks", st->g->marks_path ? st->g->marks_path : "(none)");
+    cJSON_AddStringToObject(s, KG_RK_BS_MODE, st->o.mode ? "cold" : "warm");
+    cJSON_AddNumberToObject(s, KG_RK_BS_BUDGET, st->o.budget_s);
+    cJSON_AddNumberToObject(s, KG_RK_BS_MIN_SAMPLES, st->o.min_samples);
+    cJSON_AddNumberToObject(s, KG_RK_BS_MAX_SAMPLES, st->o.max_samples);
+    cJSON_AddNumberToObject(s, KG_RK_BS_TARGET_CI_REL, st->o.target_ci_rel);
+    cJSON_AddNumberToObject(s, KG_RK_BS_CI_LEVEL, st->o.ci_level);
+    cJSON_AddNumberToObject(s, KG_RK_BS_MIN_REPLAY_MS, st->o.min_replay_ms);
+    cJSON_AddNumberToObject(s, KG_RK_BS_MIN_CLOCK_FRAC, st->o.min_clock_frac);
+    cJSON_AddNumberToObject(s, KG_RK_BS_BAND_FLOOR, st->dopt.band_floor);
+    cJSON_AddNumberToObject(s, KG_RK_BS_ABS_FLOOR, st->dopt.abs_floor_us);
+    cJSON_AddNumberToObject(s, KG_RK_BS_COMPUTE_FLOOR, st->dopt.compute_floor);
+    cJSON_AddStringToObject(s, KG_RK_BS_MARKS, st->g->marks_path ? st->g->marks_path : "(none)");
     return s;
 }
 
@@ -219,23 +220,23 @@ static void bg_record(bg_state *st, const kg_gate_env *env, double wall)
     cJSON *b = cJSON_CreateObject();
     if (!b)
         return;
-    cJSON_AddItemToObject(b, "settings", bg_settings(st));
-    cJSON_AddStringToObject(b, "device_class", st->cls);
-    cJSON *ce = cJSON_AddObjectToObject(b, "ceilings");
-    cJSON_AddNumberToObject(ce, "copy_gbps", st->ceil.copy_gbps);
-    cJSON_AddNumberToObject(ce, "gemm_tflops", st->ceil.gemm_tflops);
+    cJSON_AddItemToObject(b, KG_RK_BENCH_SETTINGS, bg_settings(st));
+    cJSON_AddStringToObject(b, KG_RK_BENCH_DEVICE_CLASS, st->cls);
+    cJSON *ce = cJSON_AddObjectToObject(b, KG_RK_BENCH_CEILINGS);
+    cJSON_AddNumberToObject(ce, KG_RK_CEIL_COPY_GBPS, st->ceil.copy_gbps);
+    cJSON_AddNumberToObject(ce, KG_RK_CEIL_GEMM_TFLOPS, st->ceil.gemm_tflops);
     if (st->ceil.detail) {
-        cJSON_AddItemToObject(ce, "detail", st->ceil.detail);
+        cJSON_AddItemToObject(ce, KG_RK_CEIL_DETAIL, st->ceil.detail);
         st->ceil.detail = NULL;
     }
     if (st->nvml_start)
-        cJSON_AddItemToObject(b, "nvml_start", st->nvml_start);
+        cJSON_AddItemToObject(b, KG_RK_BENCH_NVML_START, st->nvml_start);
     st->nvml_start = NULL;
     cJSON *ne = st->env ? kg_bench_env_nvml_json(st->env) : NULL;
     if (ne)
-        cJSON_AddItemToObject(b, "nvml_end", ne);
-    cJSON_AddNumberToObject(b, "wall_s", wall);
-    kg_report_set_extra(env->rep, "bench", b);
+        cJSON_AddItemToObject(b, KG_RK_BENCH_NVML_END, ne);
+    cJSON_AddNumberToObject(b, KG_RK_BENCH_WALL, wall);
+    kg_report_set_extra(env->rep, KG_RK_BENCH, b);
 }
 
 static int bg_end(void *state, const kg_gate_env *env, int rc)

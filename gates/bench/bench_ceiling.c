@@ -7,6 +7,7 @@
 #include <string.h>
 #include "kgate/cublas.h"
 #include "bench/bench.h"
+#include "core/report_keys.h"
 
 
 #define CEIL_SAMPLES 15
@@ -22,9 +23,9 @@ static cJSON *samples_json(const ceil_samples *cs, double median_us)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddNumberToObject(o, "median_us", median_us);
-    cJSON_AddItemToObject(o, "samples_us", cJSON_CreateDoubleArray(cs->us, CEIL_SAMPLES));
-    cJSON *c = cJSON_AddArrayToObject(o, "sm_clock_mhz");
+    cJSON_AddNumberToObject(o, KG_RK_CEIL_MEDIAN, median_us);
+    cJSON_AddItemToObject(o, KG_RK_CEIL_SAMPLES, cJSON_CreateDoubleArray(cs->us, CEIL_SAMPLES));
+    cJSON *c = cJSON_AddArrayToObject(o, KG_RK_CEIL_SM_CLOCK);
     for (int i = 0; c && i < CEIL_SAMPLES; i++)
         cJSON_AddItemToArray(c, isfinite(cs->mhz[i]) ? cJSON_CreateNumber(cs->mhz[i])
                                                      : cJSON_CreateNull());
@@ -144,9 +145,9 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     c->copy_gbps = c->copy_bytes / (med * 1e-6) / 1e9;
     cJSON *cj = samples_json(&cs, med);
     if (cj) {
-        cJSON_AddNumberToObject(cj, "bytes_per_copy", (double)ca.bytes);
-        cJSON_AddNumberToObject(cj, "gbps", c->copy_gbps);
-        cJSON_AddItemToObject(c->detail, "copy", cj);
+        cJSON_AddNumberToObject(cj, KG_RK_CEIL_BYTES, (double)ca.bytes);
+        cJSON_AddNumberToObject(cj, KG_RK_CEIL_GBPS, c->copy_gbps);
+        cJSON_AddItemToObject(c->detail, KG_RK_CEIL_COPY, cj);
     }
     (void)cudaFree(ca.src);
     (void)cudaFree(ca.dst);
@@ -173,21 +174,21 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     c->gemm_tflops = flops / (med * 1e-6) / 1e12;
     cJSON *gj = samples_json(&cs, med);
     if (gj) {
-        cJSON_AddNumberToObject(gj, "m", ga.m);
-        cJSON_AddNumberToObject(gj, "n", ga.n);
-        cJSON_AddNumberToObject(gj, "k", ga.k);
-        cJSON_AddNumberToObject(gj, "tflops", c->gemm_tflops);
-        cJSON_AddStringToObject(gj, "inputs", "random bf16 in [-1, 1)");
+        cJSON_AddNumberToObject(gj, KG_RK_CEIL_M, ga.m);
+        cJSON_AddNumberToObject(gj, KG_RK_CEIL_N, ga.n);
+        cJSON_AddNumberToObject(gj, KG_RK_CEIL_K, ga.k);
+        cJSON_AddNumberToObject(gj, KG_RK_CEIL_TFLOPS, c->gemm_tflops);
+        cJSON_AddStringToObject(gj, KG_RK_CEIL_INPUTS, "random bf16 in [-1, 1)");
         if (kg_kernel_trace_begin() == 0) { /* which kernel cuBLAS chose in this process */
             int orc = gemm_op(&ga, s);
             cudaError_t se = cudaStreamSynchronize(s);
             cJSON *k = kg_kernel_trace_end();
             if (k)
-                cJSON_AddItemToObject(gj, "kernels", k);
+                cJSON_AddItemToObject(gj, KG_RK_CEIL_KERNELS, k);
             KG_TRY(orc);
             KG_CUDA_CHECK(se);
         }
-        cJSON_AddItemToObject(c->detail, "gemm", gj);
+        cJSON_AddItemToObject(c->detail, KG_RK_CEIL_GEMM, gj);
     }
 cleanup:
     if (ga.h)

@@ -6,6 +6,7 @@
 #include <cupti.h>
 #include "bench/bench.h"
 #include "core/cupti_check.h"
+#include "core/report_keys.h"
 
 #define TRACE_BUF_BYTES (1u << 20)
 #define TRACE_MAX 64
@@ -93,11 +94,11 @@ cJSON *kg_kernel_trace_end(void)
         cJSON *o = cJSON_CreateObject();
         if (!o)
             continue;
-        cJSON_AddStringToObject(o, "name", g_recs[i].name);
-        cJSON_AddNumberToObject(o, "launches", g_recs[i].count);
-        cJSON_AddNumberToObject(o, "ns_per_launch",
+        cJSON_AddStringToObject(o, KG_FIG_KERNEL_NAME, g_recs[i].name);
+        cJSON_AddNumberToObject(o, KG_FIG_KERNEL_LAUNCHES, g_recs[i].count);
+        cJSON_AddNumberToObject(o, KG_FIG_KERNEL_NS,
                                 g_recs[i].count ? (double)g_recs[i].ns / g_recs[i].count : 0);
-        cJSON_AddNumberToObject(o, "graph_node_id", (double)g_recs[i].graph_node);
+        cJSON_AddNumberToObject(o, KG_FIG_KERNEL_GRAPH_NODE, (double)g_recs[i].graph_node);
         cJSON_AddItemToArray(arr, o);
     }
 cleanup:

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "bench/bench.h"
+#include "core/report_keys.h"
 
 const char *kg_bench_decision_name(kg_bench_decision d)
 {
@@ -101,34 +102,34 @@ cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "decision", kg_bench_decision_name(v->decision));
-    cJSON_AddNumberToObject(o, "run_noise_rel", v->run_noise_rel);
+    cJSON_AddStringToObject(o, KG_FIG_DECISION, kg_bench_decision_name(v->decision));
+    cJSON_AddNumberToObject(o, KG_FIG_RUN_NOISE, v->run_noise_rel);
     if (!mark)
         return o;
-    cJSON_AddNumberToObject(o, "delta_rel", v->delta_rel);
-    cJSON_AddNumberToObject(o, "ci_delta_lo", v->ci_delta_lo);
-    cJSON_AddNumberToObject(o, "ci_delta_hi", v->ci_delta_hi);
-    cJSON_AddNumberToObject(o, "tolerance_rel", v->tolerance_rel);
-    cJSON_AddNumberToObject(o, "floor_rel", v->floor_rel);
-    cJSON_AddNumberToObject(o, "mark_noise_rel", v->mark_noise_rel);
-    cJSON_AddBoolToObject(o, "significant", v->significant);
-    cJSON_AddStringToObject(o, "test", v->test);
+    cJSON_AddNumberToObject(o, KG_FIG_DELTA, v->delta_rel);
+    cJSON_AddNumberToObject(o, KG_FIG_CI_DELTA_LO, v->ci_delta_lo);
+    cJSON_AddNumberToObject(o, KG_FIG_CI_DELTA_HI, v->ci_delta_hi);
+    cJSON_AddNumberToObject(o, KG_FIG_TOLERANCE, v->tolerance_rel);
+    cJSON_AddNumberToObject(o, KG_FIG_FLOOR, v->floor_rel);
+    cJSON_AddNumberToObject(o, KG_FIG_MARK_NOISE, v->mark_noise_rel);
+    cJSON_AddBoolToObject(o, KG_FIG_SIGNIFICANT, v->significant);
+    cJSON_AddStringToObject(o, KG_FIG_TEST, v->test);
     if (isfinite(v->p_value))
-        cJSON_AddNumberToObject(o, "p_value", v->p_value);
-    cJSON *m = cJSON_AddObjectToObject(o, "mark");
+        cJSON_AddNumberToObject(o, KG_FIG_P_VALUE, v->p_value);
+    cJSON *m = cJSON_AddObjectToObject(o, KG_FIG_MARK);
     if (m) {
-        cJSON_AddNumberToObject(m, "value", mark->value);
-        cJSON_AddNumberToObject(m, "band_rel", mark->band_rel);
-        cJSON_AddNumberToObject(m, "ci_lo", mark->ci_lo);
-        cJSON_AddNumberToObject(m, "ci_hi", mark->ci_hi);
-        cJSON_AddNumberToObject(m, "samples", mark->samples);
-        cJSON_AddNumberToObject(m, "runs", mark->runs > 0 ? mark->runs : 1);
-        cJSON_AddStringToObject(m, "commit", mark->commit ? mark->commit : "unknown");
-        cJSON_AddStringToObject(m, "date", mark->date ? mark->date : "unknown");
-        cJSON_AddStringToObject(m, "run_id", mark->run_id ? mark->run_id : "unknown");
+        cJSON_AddNumberToObject(m, KG_FIG_MARK_VALUE, mark->value);
+        cJSON_AddNumberToObject(m, KG_FIG_BAND, mark->band_rel);
+        cJSON_AddNumberToObject(m, KG_FIG_MARK_CI_LO, mark->ci_lo);
+        cJSON_AddNumberToObject(m, KG_FIG_MARK_CI_HI, mark->ci_hi);
+        cJSON_AddNumberToObject(m, KG_FIG_SAMPLES, mark->samples);
+        cJSON_AddNumberToObject(m, KG_FIG_HP_RUNS, mark->runs > 0 ? mark->runs : 1);
+        cJSON_AddStringToObject(m, KG_FIG_MARK_COMMIT, mark->commit ? mark->commit : "unknown");
+        cJSON_AddStringToObject(m, KG_FIG_MARK_DATE, mark->date ? mark->date : "unknown");
+        cJSON_AddStringToObject(m, KG_FIG_MARK_RUN_ID, mark->run_id ? mark->run_id : "unknown");
         if (mark->kernels)
-            cJSON_AddStringToObject(m, "kernels", mark->kernels);
+            cJSON_AddStringToObject(m, KG_FIG_KERNELS, mark->kernels);
     }
-    cJSON_AddStringToObject(o, "why", v->why);
+    cJSON_AddStringToObject(o, KG_FIG_WHY, v->why);
     return o;
 }

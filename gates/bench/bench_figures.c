@@ -4,12 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 #include "bench/bench.h"
+#include "core/report_keys.h"
 
 static cJSON *bf_per_sample(const kg_bench_result *r)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON *us = cJSON_AddArrayToObject(o, "time_us"), *mhz = cJSON_AddArrayToObject(o, "sm_clock_mhz");
-    cJSON *dr = cJSON_AddArrayToObject(o, "dropped_index");
+    cJSON *us = cJSON_AddArrayToObject(o, KG_FIG_PS_TIME), *mhz = cJSON_AddArrayToObject(o, KG_FIG_PS_SM_CLOCK);
+    cJSON *dr = cJSON_AddArrayToObject(o, KG_FIG_PS_DROPPED);
     for (size_t i = 0; us && mhz && dr && i < r->taken; i++) {
         cJSON_AddItemToArray(us, cJSON_CreateNumber(r->all_us[i]));
         cJSON_AddItemToArray(mhz, isfinite(r->clock_mhz[i]) ? cJSON_CreateNumber(r->clock_mhz[i])
@@ -35,59 +36,59 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     cJSON *f = kg_bench_verdict_json(&b->v, b->have_mark ? &b->mark : NULL);
     if (!f)
         return NULL;
-    cJSON_AddStringToObject(f, "metric", b->metric);
-    cJSON_AddStringToObject(f, "direction", "lower_is_better");
-    bf_num(f, "median_us", s->median);
-    bf_num(f, "ci_lo_us", s->ci_lo);
-    bf_num(f, "ci_hi_us", s->ci_hi);
+    cJSON_AddStringToObject(f, KG_FIG_METRIC, b->metric);
+    cJSON_AddStringToObject(f, KG_FIG_DIRECTION, KG_RV_DIR_LOWER);
+    bf_num(f, KG_FIG_MEDIAN, s->median);
+    bf_num(f, KG_FIG_CI_LO, s->ci_lo);
+    bf_num(f, KG_FIG_CI_HI, s->ci_hi);
     /* The run's own noise band: what a mark set from this run carries. */
-    bf_num(f, "band_rel", s->median > 0 ? (s->ci_hi - s->ci_lo) / (2 * s->median) : NAN);
-    cJSON_AddNumberToObject(f, "samples", (double)r->kept);
-    cJSON_AddStringToObject(f, "op", d->op);
-    cJSON_AddStringToObject(f, "mode", b->mode == 1 ? "cold" : "warm");
-    cJSON_AddNumberToObject(f, "launches_per_sample", r->k);
-    cJSON_AddStringToObject(f, "timing", r->graph ? "cuda-graph replay, cuda events"
+    bf_num(f, KG_FIG_BAND, s->median > 0 ? (s->ci_hi - s->ci_lo) / (2 * s->median) : NAN);
+    cJSON_AddNumberToObject(f, KG_FIG_SAMPLES, (double)r->kept);
+    cJSON_AddStringToObject(f, KG_FIG_OP, d->op);
+    cJSON_AddStringToObject(f, KG_FIG_MODE, b->mode == 1 ? "cold" : "warm");
+    cJSON_AddNumberToObject(f, KG_FIG_LAUNCHES_PER_SAMPLE, r->k);
+    cJSON_AddStringToObject(f, KG_FIG_TIMING, r->graph ? "cuda-graph replay, cuda events"
                                                   : "direct launches, cuda events");
-    cJSON_AddNumberToObject(f, "samples_taken", (double)r->taken);
-    cJSON_AddNumberToObject(f, "samples_dropped", (double)r->dropped);
-    bf_num(f, "mad_us", s->mad);
-    bf_num(f, "q1_us", s->q1);
-    bf_num(f, "q3_us", s->q3);
-    bf_num(f, "iqr_us", s->iqr);
-    bf_num(f, "min_us", s->min);
-    bf_num(f, "max_us", s->max);
-    bf_num(f, "mean_us", s->mean);
-    bf_num(f, "ci_level", s->ci_level);
-    bf_num(f, "ci_coverage", s->ci_coverage);
-    bf_num(f, "ci_rel_width", s->ci_rel_width);
-    bf_num(f, "target_ci_rel", b->target_ci_rel);
-    cJSON_AddStringToObject(f, "stop_reason", r->stop ? r->stop : "none");
-    bf_num(f, "budget_s", b->budget_s);
-    bf_num(f, "elapsed_s", r->elapsed_s);
-    bf_num(f, "sm_clock_median_mhz", r->clock_median);
-    bf_num(f, "sm_clock_min_mhz", r->clock_min);
-    bf_num(f, "sm_clock_max_mhz", r->clock_max);
-    bf_num(f, "sm_clock_floor_mhz", b->clock_floor_mhz);
-    cJSON_AddStringToObject(f, "bound", b->compute_bound ? "compute" : "memory");
-    bf_num(f, "bytes_moved", d->bytes_moved);
-    bf_num(f, "flops", d->flops);
+    cJSON_AddNumberToObject(f, KG_FIG_SAMPLES_TAKEN, (double)r->taken);
+    cJSON_AddNumberToObject(f, KG_FIG_SAMPLES_DROPPED, (double)r->dropped);
+    bf_num(f, KG_FIG_MAD, s->mad);
+    bf_num(f, KG_FIG_Q1, s->q1);
+    bf_num(f, KG_FIG_Q3, s->q3);
+    bf_num(f, KG_FIG_IQR, s->iqr);
+    bf_num(f, KG_FIG_MIN, s->min);
+    bf_num(f, KG_FIG_MAX, s->max);
+    bf_num(f, KG_FIG_MEAN, s->mean);
+    bf_num(f, KG_FIG_CI_LEVEL, s->ci_level);
+    bf_num(f, KG_FIG_CI_COVERAGE, s->ci_coverage);
+    bf_num(f, KG_FIG_CI_REL_WIDTH, s->ci_rel_width);
+    bf_num(f, KG_FIG_TARGET_CI_REL, b->target_ci_rel);
+    cJSON_AddStringToObject(f, KG_FIG_STOP_REASON, r->stop ? r->stop : "none");
+    bf_num(f, KG_FIG_BUDGET, b->budget_s);
+    bf_num(f, KG_FIG_ELAPSED, r->elapsed_s);
+    bf_num(f, KG_FIG_SM_CLOCK_MEDIAN, r->clock_median);
+    bf_num(f, KG_FIG_SM_CLOCK_MIN, r->clock_min);
+    bf_num(f, KG_FIG_SM_CLOCK_MAX, r->clock_max);
+    bf_num(f, KG_FIG_SM_CLOCK_FLOOR, b->clock_floor_mhz);
+    cJSON_AddStringToObject(f, KG_FIG_BOUND, b->compute_bound ? KG_RV_BOUND_COMPUTE : KG_RV_BOUND_MEMORY);
+    bf_num(f, KG_FIG_BYTES_MOVED, d->bytes_moved);
+    bf_num(f, KG_FIG_FLOPS, d->flops);
     if (isfinite(b->gbps))
-        bf_num(f, "gbps", b->gbps);
+        bf_num(f, KG_FIG_GBPS, b->gbps);
     if (isfinite(b->pct_copy))
-        bf_num(f, "pct_copy_ceiling", b->pct_copy);
+        bf_num(f, KG_FIG_PCT_COPY_CEILING, b->pct_copy);
     if (isfinite(b->tflops))
-        bf_num(f, "tflops", b->tflops);
+        bf_num(f, KG_FIG_TFLOPS, b->tflops);
     if (isfinite(b->pct_gemm))
-        bf_num(f, "pct_gemm_ceiling", b->pct_gemm);
+        bf_num(f, KG_FIG_PCT_GEMM_CEILING, b->pct_gemm);
     if (r->kernels)
-        cJSON_AddItemToObject(f, "kernels", cJSON_Duplicate(r->kernels, 1));
+        cJSON_AddItemToObject(f, KG_FIG_KERNELS, cJSON_Duplicate(r->kernels, 1));
     if (r->nvml)
-        cJSON_AddItemToObject(f, "nvml", cJSON_Duplicate(r->nvml, 1));
-    cJSON_AddItemToObject(f, "per_sample", bf_per_sample(r));
+        cJSON_AddItemToObject(f, KG_FIG_NVML, cJSON_Duplicate(r->nvml, 1));
+    cJSON_AddItemToObject(f, KG_FIG_PER_SAMPLE, bf_per_sample(r));
     if (b->have_mark && b->mark_kernels[0]) {
-        cJSON_AddBoolToObject(f, "kernels_changed", b->kernels_changed);
+        cJSON_AddBoolToObject(f, KG_FIG_KERNELS_CHANGED, b->kernels_changed);
         if (b->kernels_changed)
-            cJSON_AddStringToObject(f, "mark_kernels", b->mark_kernels);
+            cJSON_AddStringToObject(f, KG_FIG_MARK_KERNELS_WAS, b->mark_kernels);
     }
     return f;
 }
@@ -171,14 +172,14 @@ static void bf_cell_median(char *buf, size_t n, const kg_case_desc *d,
 
 const kg_gate_column kg_bench_columns[KG_BENCH_N_COLUMNS] = {
     KG_COL_CASE(-44),
-    { .key = "decision", .header = "decision", .width = -9, .cell = bf_cell_decision },
-    { .key = "median_us", .header = "median_us", .width = 11, .cell = bf_cell_median },
-    KG_COL_NUM("ci_rel_width", "CI+-%", 8, "%.3f", kg_bench_row, ci_pct),
-    { .key = "samples", .header = "n", .width = 5, .cell = bf_cell_n },
-    { .key = "stop_reason", .header = "stop", .width = -12, .cell = bf_cell_stop },
-    { .key = "delta_rel", .header = "vs mark", .width = 8, .cell = bf_cell_vs },
-    { .key = "tolerance_rel", .header = "tol%", .width = 7, .cell = bf_cell_tol },
-    { .key = "gbps", .header = "GB/s", .width = 9, .cell = bf_cell_gbps },
-    { .key = "tflops", .header = "TFLOP/s", .width = 8, .cell = bf_cell_tflops },
-    { .key = "sm_clock_median_mhz", .header = "MHz", .width = 6, .cell = bf_cell_mhz },
+    { .key = KG_FIG_DECISION, .header = "decision", .width = -9, .cell = bf_cell_decision },
+    { .key = KG_FIG_MEDIAN, .header = "median_us", .width = 11, .cell = bf_cell_median },
+    KG_COL_NUM(KG_FIG_CI_REL_WIDTH, "CI+-%", 8, "%.3f", kg_bench_row, ci_pct),
+    { .key = KG_FIG_SAMPLES, .header = "n", .width = 5, .cell = bf_cell_n },
+    { .key = KG_FIG_STOP_REASON, .header = "stop", .width = -12, .cell = bf_cell_stop },
+    { .key = KG_FIG_DELTA, .header = "vs mark", .width = 8, .cell = bf_cell_vs },
+    { .key = KG_FIG_TOLERANCE, .header = "tol%", .width = 7, .cell = bf_cell_tol },
+    { .key = KG_FIG_GBPS, .header = "GB/s", .width = 9, .cell = bf_cell_gbps },
+    { .key = KG_FIG_TFLOPS, .header = "TFLOP/s", .width = 8, .cell = bf_cell_tflops },
+    { .key = KG_FIG_SM_CLOCK_MEDIAN, .header = "MHz", .width = 6, .cell = bf_cell_mhz },
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench/bench.h"
+#include "core/report_keys.h"
 
 typedef int nvml_ret;       /* nvmlReturn_t: 0 = NVML_SUCCESS */
 typedef void *nvml_device;  /* nvmlDevice_t */
@@ -90,7 +91,7 @@ static void add_reasons(cJSON *o, unsigned long long r)
         { 0x8ULL, "hw_slowdown" }, { 0x10ULL, "sync_boost" }, { 0x20ULL, "sw_thermal" },
         { 0x40ULL, "hw_thermal" }, { 0x80ULL, "hw_power_brake" }, { 0x100ULL, "display_clocks" }
     };
-    cJSON *a = cJSON_AddArrayToObject(o, "clock_event_reasons");
+    cJSON *a = cJSON_AddArrayToObject(o, KG_FIG_NVML_EVENT_REASONS);
     for (size_t i = 0; a && i < KG_ARRAY_LEN(names); i++)
         if (r & names[i].bit)
             cJSON_AddItemToArray(a, cJSON_CreateString(names[i].name));
@@ -106,19 +107,19 @@ cJSON *kg_nvml_snapshot(kg_nvml *n)
     if (!o)
         return NULL;
     if (n->clock && n->clock(n->dev, NVML_CLOCK_SM, &v) == 0)
-        cJSON_AddNumberToObject(o, "sm_clock_mhz", v);
+        cJSON_AddNumberToObject(o, KG_FIG_NVML_SM_CLOCK, v);
     if (n->max_clock && n->max_clock(n->dev, NVML_CLOCK_SM, &v) == 0)
-        cJSON_AddNumberToObject(o, "sm_clock_max_mhz", v);
+        cJSON_AddNumberToObject(o, KG_FIG_NVML_SM_CLOCK_MAX, v);
     if (n->clock && n->clock(n->dev, NVML_CLOCK_MEM, &v) == 0)
-        cJSON_AddNumberToObject(o, "mem_clock_mhz", v);
+        cJSON_AddNumberToObject(o, KG_FIG_NVML_MEM_CLOCK, v);
     if (n->temp && n->temp(n->dev, NVML_TEMPERATURE_GPU, &v) == 0)
-        cJSON_AddNumberToObject(o, "temperature_c", v);
+        cJSON_AddNumberToObject(o, KG_FIG_NVML_TEMPERATURE, v);
     if (n->power && n->power(n->dev, &v) == 0)
-        cJSON_AddNumberToObject(o, "power_w", v / 1000.0);
+        cJSON_AddNumberToObject(o, KG_FIG_NVML_POWER, v / 1000.0);
     if (n->power_limit && n->power_limit(n->dev, &v) == 0)
-        cJSON_AddNumberToObject(o, "power_limit_w", v / 1000.0);
+        cJSON_AddNumberToObject(o, KG_FIG_NVML_POWER_LIMIT, v / 1000.0);
     if (n->reasons && n->reasons(n->dev, &r) == 0) {
-        cJSON_AddNumberToObject(o, "clock_event_mask", (double)r);
+        cJSON_AddNumberToObject(o, KG_FIG_NVML_EVENT_MASK, (double)r);
         add_reasons(o, r);
     }
     return o;

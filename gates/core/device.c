@@ -3,6 +3,7 @@
 #include <string.h>
 #include <cuda_runtime_api.h>
 #include "core/kg_core.h"
+#include "core/report_keys.h"
 
 int kg_device_open(kg_device_info *info, int ordinal)
 {
@@ -67,21 +68,21 @@ cJSON *kg_device_to_json(const kg_device_info *d)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "name", d->name);
-    cJSON_AddStringToObject(o, "uuid", d->uuid);
+    cJSON_AddStringToObject(o, KG_RK_DEVICE_NAME, d->name);
+    cJSON_AddStringToObject(o, KG_RK_DEVICE_UUID, d->uuid);
     kg_device_class(d, cls, sizeof cls);
-    cJSON_AddStringToObject(o, "class", cls);
+    cJSON_AddStringToObject(o, KG_RK_DEVICE_CLASS, cls);
     snprintf(buf, sizeof buf, "%d.%d", d->cc_major, d->cc_minor);
-    cJSON_AddStringToObject(o, "compute_capability", buf);
-    cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
-    cJSON_AddNumberToObject(o, "sm_count", d->sm_count);
-    cJSON_AddNumberToObject(o, "global_mem_bytes", (double)d->global_mem);
-    cJSON_AddNumberToObject(o, "l2_bytes", d->l2_bytes);
-    cJSON_AddNumberToObject(o, "sm_clock_max_mhz", d->sm_clock_khz / 1000.0);
-    cJSON_AddNumberToObject(o, "mem_clock_max_mhz", d->mem_clock_khz / 1000.0);
+    cJSON_AddStringToObject(o, KG_RK_DEVICE_CC, buf);
+    cJSON_AddNumberToObject(o, KG_RK_DEVICE_ORDINAL, d->ordinal);
+    cJSON_AddNumberToObject(o, KG_RK_DEVICE_SM_COUNT, d->sm_count);
+    cJSON_AddNumberToObject(o, KG_RK_DEVICE_GLOBAL_MEM, (double)d->global_mem);
+    cJSON_AddNumberToObject(o, KG_RK_DEVICE_L2, d->l2_bytes);
+    cJSON_AddNumberToObject(o, KG_RK_DEVICE_SM_CLOCK_MAX, d->sm_clock_khz / 1000.0);
+    cJSON_AddNumberToObject(o, KG_RK_DEVICE_MEM_CLOCK_MAX, d->mem_clock_khz / 1000.0);
     version_str(buf, sizeof buf, d->driver_version);
-    cJSON_AddStringToObject(o, "driver_cuda_version", buf);
+    cJSON_AddStringToObject(o, KG_RK_DRIVER, buf);
     version_str(buf, sizeof buf, d->runtime_version);
-    cJSON_AddStringToObject(o, "runtime_version", buf);
+    cJSON_AddStringToObject(o, KG_RK_RUNTIME, buf);
     return o;
 }

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/kg_core.h"
+#include "core/report_keys.h"
 
 #define KG_REPORT_SCHEMA "kgate-report/1"
 
@@ -39,7 +40,7 @@ static void add_provenance(cJSON *root)
                                   "CI_COMMIT_SHA", "CI_PROJECT_ID", "CI_PROJECT_PATH",
                                   "CI_PIPELINE_ID", "CI_JOB_ID", "CI_COMMIT_REF_NAME",
                                   "CI_RUNNER_DESCRIPTION", "KGATE_BUILD_TYPE" };
-    cJSON *p = cJSON_AddObjectToObject(root, "provenance");
+    cJSON *p = cJSON_AddObjectToObject(root, KG_RK_PROVENANCE);
     const char *commit = NULL;
     for (size_t i = 0; p && i < KG_ARRAY_LEN(keys); i++) {
         const char *v = getenv(keys[i]);
@@ -52,10 +53,10 @@ static void add_provenance(cJSON *root)
         }
     }
     if (p)
-        cJSON_AddStringToObject(p, "commit", commit ? commit : "unknown");
+        cJSON_AddStringToObject(p, KG_RK_PROV_COMMIT, commit ? commit : "unknown");
 #ifdef KG_BUILD_TYPE
     if (p && !getenv("KGATE_BUILD_TYPE"))
-        cJSON_AddStringToObject(p, "build_type", KG_BUILD_TYPE);
+        cJSON_AddStringToObject(p, KG_RK_PROV_BUILD_TYPE, KG_BUILD_TYPE);
 #endif
 }
 
@@ -72,24 +73,24 @@ int kg_report_new(kg_report **out, const char *command, bool diagnostic)
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
-    cJSON_AddStringToObject(r->root, "schema", KG_REPORT_SCHEMA);
-    cJSON *tool = cJSON_AddObjectToObject(r->root, "tool");
-    cJSON_AddStringToObject(tool, "name", "kgate");
-    cJSON_AddStringToObject(tool, "version", KG_VERSION_STRING);
-    cJSON_AddStringToObject(r->root, "command", command);
-    cJSON_AddStringToObject(r->root, "mode", diagnostic ? "diagnostic" : "production");
-    cJSON_AddBoolToObject(r->root, "certifying", !diagnostic);
+    cJSON_AddStringToObject(r->root, KG_RK_SCHEMA, KG_REPORT_SCHEMA);
+    cJSON *tool = cJSON_AddObjectToObject(r->root, KG_RK_TOOL);
+    cJSON_AddStringToObject(tool, KG_RK_TOOL_NAME, "kgate");
+    cJSON_AddStringToObject(tool, KG_RK_TOOL_VERSION, KG_VERSION_STRING);
+    cJSON_AddStringToObject(r->root, KG_RK_COMMAND, command);
+    cJSON_AddStringToObject(r->root, KG_RK_MODE, diagnostic ? KG_RV_MODE_DIAGNOSTIC : KG_RV_MODE_PRODUCTION);
+    cJSON_AddBoolToObject(r->root, KG_RK_CERTIFYING, !diagnostic);
     if (diagnostic)
-        cJSON_AddStringToObject(r->root, "notice",
+        cJSON_AddStringToObject(r->root, KG_RK_NOTICE,
                                 "DIAGNOSTIC RUN: NON-CERTIFYING. These results never advance "
                                 "high-water marks and certify nothing.");
     strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    cJSON_AddStringToObject(r->root, "started_at", buf);
+    cJSON_AddStringToObject(r->root, KG_RK_STARTED_AT, buf);
     snprintf(buf, sizeof buf, "%lld-%ld-%llx", (long long)now, (long)getpid(),
              (unsigned long long)kg_seed_fresh() & 0xffffffULL);
-    cJSON_AddStringToObject(r->root, "run_id", buf);
+    cJSON_AddStringToObject(r->root, KG_RK_RUN_ID, buf);
     add_provenance(r->root);
-    r->results = cJSON_AddArrayToObject(r->root, "results");
+    r->results = cJSON_AddArrayToObject(r->root, KG_RK_RESULTS);
     if (!tool || !r->results) {
         rc = KG_ERR(KG_ENOMEM, "out of memory creating a report");
         goto cleanup;
@@ -111,19 +112,19 @@ void kg_report_free(kg_report *r)
 
 void kg_report_set_seed(kg_report *r, uint64_t seed)
 {
-    cJSON_DeleteItemFromObject(r->root, "seed");
-    cJSON_AddNumberToObject(r->root, "seed", (double)seed);
+    cJSON_DeleteItemFromObject(r->root, KG_RK_SEED);
+    cJSON_AddNumberToObject(r->root, KG_RK_SEED, (double)seed);
 }
 
 void kg_report_set_device(kg_report *r, const kg_device_info *dev)
 {
-    kg_report_set_extra(r, "device", kg_device_to_json(dev));
+    kg_report_set_extra(r, KG_RK_DEVICE, kg_device_to_json(dev));
 }
 
 void kg_report_set_no_device(kg_report *r, const char *why)
 {
-    kg_report_set_extra(r, "device", cJSON_CreateNull());
-    kg_report_set_extra(r, "no_device", cJSON_CreateString(why));
+    kg_report_set_extra(r, KG_RK_DEVICE, cJSON_CreateNull());
+    kg_report_set_extra(r, KG_RK_NO_DEVICE, cJSON_CreateString(why));
 }
 
 void kg_report_set_extra(kg_report *r, const char *key, cJSON *value)
@@ -140,21 +141,21 @@ cJSON *kg_report_json(kg_report *r) { return r->root; }
 
 const char *kg_report_run_id(const kg_report *r)
 {
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r->root, "run_id"));
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_RUN_ID));
 }
 
 const char *kg_report_commit(const kg_report *r)
 {
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, "provenance");
-    const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "commit"));
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_PROVENANCE);
+    const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, KG_RK_PROV_COMMIT));
     return c ? c : "unknown";
 }
 
 void kg_report_set_commit(kg_report *r, const char *commit)
 {
-    cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, "provenance");
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_PROVENANCE);
     if (p && commit)
-        cJSON_ReplaceItemInObjectCaseSensitive(p, "commit", cJSON_CreateString(commit));
+        cJSON_ReplaceItemInObjectCaseSensitive(p, KG_RK_PROV_COMMIT, cJSON_CreateString(commit));
 }
 
 int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdict v,
@@ -165,11 +166,11 @@ int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdic
         cJSON_Delete(figures);
         return KG_ERR(KG_ENOMEM, "out of memory adding a result");
     }
-    cJSON_AddStringToObject(o, "gate", gate);
-    cJSON_AddStringToObject(o, "case", case_id);
-    cJSON_AddStringToObject(o, "verdict", kg_verdict_name(v));
-    cJSON_AddStringToObject(o, "message", message ? message : "");
-    cJSON_AddItemToObject(o, "figures", figures ? figures : cJSON_CreateObject());
+    cJSON_AddStringToObject(o, KG_RES_GATE, gate);
+    cJSON_AddStringToObject(o, KG_RES_CASE, case_id);
+    cJSON_AddStringToObject(o, KG_RES_VERDICT, kg_verdict_name(v));
+    cJSON_AddStringToObject(o, KG_RES_MESSAGE, message ? message : "");
+    cJSON_AddItemToObject(o, KG_RES_FIGURES, figures ? figures : cJSON_CreateObject());
     cJSON_AddItemToArray(r->results, o);
     return 0;
 }
@@ -181,7 +182,7 @@ void kg_report_counts(const kg_report *r, int counts[5])
     cJSON_ArrayForEach(it, r->results)
     {
         kg_verdict v = KG_VERDICT_PASS;
-        const cJSON *vs = cJSON_GetObjectItemCaseSensitive(it, "verdict");
+        const cJSON *vs = cJSON_GetObjectItemCaseSensitive(it, KG_RES_VERDICT);
         if (cJSON_IsString(vs) && kg_verdict_parse(vs->valuestring, &v) == 0)
             counts[v]++;
     }
@@ -197,7 +198,7 @@ int kg_report_write(kg_report *r, const char *path)
         return KG_ERR(KG_ENOMEM, "out of memory writing the report");
     for (int i = 0; i < 5; i++)
         cJSON_AddNumberToObject(s, kg_verdict_name((kg_verdict)i), c[i]);
-    kg_report_set_extra(r, "summary", s);
+    kg_report_set_extra(r, KG_RK_SUMMARY, s);
     char *text = cJSON_Print(r->root);
     if (!text)
         return KG_ERR(KG_ENOMEM, "out of memory writing the report");

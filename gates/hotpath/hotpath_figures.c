@@ -3,67 +3,68 @@
 #include <stdint.h>
 #include <string.h>
 #include "hotpath/hotpath.h"
+#include "core/report_keys.h"
 
 static void hpf_determinism(cJSON *fig, const kg_hp_determinism *d)
 {
-    cJSON *o = cJSON_AddObjectToObject(fig, "determinism");
-    cJSON_AddNumberToObject(o, "runs", d->runs);
-    cJSON_AddNumberToObject(o, "mismatched_runs", d->mismatched);
+    cJSON *o = cJSON_AddObjectToObject(fig, KG_FIG_HP_DETERMINISM);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_RUNS, d->runs);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_MISMATCHED_RUNS, d->mismatched);
     if (d->first_run > 0) {
-        cJSON_AddNumberToObject(o, "first_mismatch_run", d->first_run);
-        cJSON_AddNumberToObject(o, "first_mismatch_byte", (double)d->first_byte);
+        cJSON_AddNumberToObject(o, KG_FIG_HP_FIRST_MISMATCH_RUN, d->first_run);
+        cJSON_AddNumberToObject(o, KG_FIG_HP_FIRST_MISMATCH_BYTE, (double)d->first_byte);
     }
-    cJSON_AddBoolToObject(o, "pass", d->pass);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, d->pass);
 }
 
 static void hpf_calls(cJSON *fig, const kg_hp_calls *c)
 {
-    cJSON *o = cJSON_AddObjectToObject(fig, "calls");
-    cJSON_AddNumberToObject(o, "observed_launches", c->observed_launches);
-    cJSON_AddNumberToObject(o, "api_calls", (double)c->api_calls);
-    cJSON *arr = cJSON_AddArrayToObject(o, "forbidden");
+    cJSON *o = cJSON_AddObjectToObject(fig, KG_FIG_HP_CALLS);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_OBSERVED_LAUNCHES, c->observed_launches);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_API_CALLS, (double)c->api_calls);
+    cJSON *arr = cJSON_AddArrayToObject(o, KG_FIG_HP_FORBIDDEN);
     for (size_t i = 0; arr && i < c->n; i++) {
         const kg_cw_violation *v = &c->v[i];
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "api", v->api);
+        cJSON_AddStringToObject(e, KG_FIG_HP_API, v->api);
         if (v->via[0])
-            cJSON_AddStringToObject(e, "via", v->via);
-        cJSON_AddStringToObject(e, "category", kg_cw_category_name(v->category));
+            cJSON_AddStringToObject(e, KG_FIG_HP_VIA, v->via);
+        cJSON_AddStringToObject(e, KG_FIG_HP_CATEGORY, kg_cw_category_name(v->category));
         if (v->detail[0])
-            cJSON_AddStringToObject(e, "detail", v->detail);
-        cJSON_AddNumberToObject(e, "count", (double)v->count);
-        cJSON_AddItemToObject(e, "backtrace", kg_cw_backtrace_json(v));
+            cJSON_AddStringToObject(e, KG_FIG_HP_DETAIL, v->detail);
+        cJSON_AddNumberToObject(e, KG_FIG_HP_COUNT, (double)v->count);
+        cJSON_AddItemToObject(e, KG_FIG_HP_BACKTRACE, kg_cw_backtrace_json(v));
         cJSON_AddItemToArray(arr, e);
     }
-    cJSON_AddBoolToObject(o, "pass", c->pass);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, c->pass);
 }
 
 static void hpf_batch(cJSON *fig, const kg_hp_batch *b)
 {
-    cJSON *o = cJSON_AddObjectToObject(fig, "batch_invariance");
-    cJSON_AddBoolToObject(o, "checked", b->checked);
+    cJSON *o = cJSON_AddObjectToObject(fig, KG_FIG_HP_BATCH);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_CHECKED, b->checked);
     if (!b->checked)
         return;
-    cJSON_AddNumberToObject(o, "max_batch", b->max_batch);
-    cJSON_AddNumberToObject(o, "row_bytes", (double)b->row_bytes);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_MAX_BATCH, b->max_batch);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_ROW_BYTES, (double)b->row_bytes);
     if (b->failed_batch) {
-        cJSON_AddNumberToObject(o, "failed_batch", b->failed_batch);
-        cJSON_AddNumberToObject(o, "failed_row", (double)b->failed_row);
+        cJSON_AddNumberToObject(o, KG_FIG_HP_FAILED_BATCH, b->failed_batch);
+        cJSON_AddNumberToObject(o, KG_FIG_HP_FAILED_ROW, (double)b->failed_row);
     }
-    cJSON_AddBoolToObject(o, "pass", b->pass);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, b->pass);
 }
 
 static void hpf_graph(cJSON *fig, const kg_hp_graph *g)
 {
-    cJSON *o = cJSON_AddObjectToObject(fig, "graph");
-    cJSON_AddStringToObject(o, "stage", g->stage ? g->stage : "ok");
+    cJSON *o = cJSON_AddObjectToObject(fig, KG_FIG_HP_GRAPH);
+    cJSON_AddStringToObject(o, KG_FIG_HP_STAGE, g->stage ? g->stage : "ok");
     if (g->cuda_error[0])
-        cJSON_AddStringToObject(o, "cuda_error", g->cuda_error);
+        cJSON_AddStringToObject(o, KG_FIG_HP_CUDA_ERROR, g->cuda_error);
     if (g->detail[0])
-        cJSON_AddStringToObject(o, "detail", g->detail);
+        cJSON_AddStringToObject(o, KG_FIG_HP_DETAIL, g->detail);
     else
-        cJSON_AddNumberToObject(o, "replays", g->replays);
-    cJSON_AddBoolToObject(o, "pass", g->pass);
+        cJSON_AddNumberToObject(o, KG_FIG_HP_REPLAYS, g->replays);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, g->pass);
 }
 
 cJSON *kg_hotpath_figures(const kg_case_desc *d, const kg_case_result *res)
@@ -144,8 +145,8 @@ static void hpf_cell_batch(char *b, size_t n, const kg_case_desc *d, const kg_ca
 const kg_gate_column kg_hotpath_columns[KG_HOTPATH_N_COLUMNS] = {
     KG_COL_CASE(-46),
     KG_COL_VERDICT("hotpath", -7),
-    { .key = "calls", .header = "calls", .width = -6, .cell = hpf_cell_calls },
-    { .key = "graph", .header = "graph", .width = -6, .cell = hpf_cell_graph },
-    { .key = "determinism", .header = "determ", .width = -6, .cell = hpf_cell_determ },
-    { .key = "batch_invariance", .header = "batch", .width = -6, .cell = hpf_cell_batch },
+    { .key = KG_FIG_HP_CALLS, .header = "calls", .width = -6, .cell = hpf_cell_calls },
+    { .key = KG_FIG_HP_GRAPH, .header = "graph", .width = -6, .cell = hpf_cell_graph },
+    { .key = KG_FIG_HP_DETERMINISM, .header = "determ", .width = -6, .cell = hpf_cell_determ },
+    { .key = KG_FIG_HP_BATCH, .header = "batch", .width = -6, .cell = hpf_cell_batch },
 };

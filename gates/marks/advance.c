@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "marks/advance.h"
+#include "core/report_keys.h"
 
 static char *xstrdup(const char *s)
 {
@@ -67,14 +68,14 @@ static void check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON
             continue;
         cJSON_ArrayForEach(r, results)
         {
-            const char *cs = jstr(r, "case"), *rg = jstr(r, "gate");
+            const char *cs = jstr(r, KG_RES_CASE), *rg = jstr(r, KG_RES_GATE);
             bool found = false;
             /* selftest rows name defect cases that the gates of this run never see */
             if (rg && strcmp(rg, "selftest") == 0)
                 continue;
             cJSON_ArrayForEach(r2, results)
             {
-                const char *g2 = jstr(r2, "gate"), *c2 = jstr(r2, "case");
+                const char *g2 = jstr(r2, KG_RES_GATE), *c2 = jstr(r2, KG_RES_CASE);
                 if (g2 && c2 && strcmp(g2, gn) == 0 && strcmp(c2, cs) == 0) {
                     found = true;
                     break;
@@ -92,8 +93,8 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
                     const char *set_by)
 {
     int rc = 0;
-    const char *cs = jstr(res, "case");
-    const cJSON *fig = cJSON_GetObjectItemCaseSensitive(res, "figures");
+    const char *cs = jstr(res, KG_RES_CASE);
+    const cJSON *fig = cJSON_GetObjectItemCaseSensitive(res, KG_RES_FIGURES);
     const char *dec = jstr(fig, KG_FIG_DECISION), *metric = jstr(fig, KG_FIG_METRIC);
     const char *dir = jstr(fig, KG_FIG_DIRECTION);
     double med = 0, lo = 0, hi = 0, band = 0, samples = 0;
@@ -139,7 +140,7 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
     kg_mark *m = &c->cand;
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
-    const char *started = jstr(root, "started_at");
+    const char *started = jstr(root, KG_RK_STARTED_AT);
     char now[32];
     time_t t = time(NULL);
     struct tm tm;
@@ -156,7 +157,7 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
     m->device_class = xstrdup(in->device_class);
     m->case_id = xstrdup(cs);
     m->metric = xstrdup(metric);
-    m->commit = xstrdup(jstr(prov, "commit") ? jstr(prov, "commit") : "unknown");
+    m->commit = xstrdup(jstr(prov, KG_RK_PROV_COMMIT) ? jstr(prov, KG_RK_PROV_COMMIT) : "unknown");
     m->date = xstrdup(started ? started : now);
     m->run_id = xstrdup(in->run_id);
     m->driver = xstrdup(jstr(dev, KG_RK_DRIVER) ? jstr(dev, KG_RK_DRIVER) : "unknown");
@@ -212,7 +213,7 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
     }
     cJSON_ArrayForEach(it, res)
     {
-        const char *g = jstr(it, "gate"), *cs = jstr(it, "case"), *vs = jstr(it, "verdict");
+        const char *g = jstr(it, KG_RES_GATE), *cs = jstr(it, KG_RES_CASE), *vs = jstr(it, KG_RES_VERDICT);
         kg_verdict v;
         if (!g || !cs || !vs || kg_verdict_parse(vs, &v) < 0) {
             rc = KG_ERR(KG_EPARSE, "%s: a result lacks gate/case/verdict or has an unknown "

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "gate.h"
 #include "parity/parity.h"
+#include "core/report_keys.h"
 
 static const char pg_description[] =
     "Poison each case's output (0xFF: NaN in every float dtype), launch it once, and compare\n"
@@ -21,23 +22,23 @@ static cJSON *pg_figures(const kg_case_desc *d, const kg_case_result *res)
     cJSON *f = cJSON_CreateObject();
     if (!f)
         return NULL;
-    cJSON_AddStringToObject(f, "policy", d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
+    cJSON_AddStringToObject(f, KG_FIG_PARITY_POLICY, d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
                                                                              : "tolerance");
     if (d->parity.kind == KG_PARITY_TOLERANCE) {
-        cJSON_AddNumberToObject(f, "limit_max_abs", d->parity.max_abs);
-        cJSON_AddNumberToObject(f, "limit_rel_l2", d->parity.max_rel_l2);
-        cJSON_AddNumberToObject(f, "limit_min_cosine", d->parity.min_cosine);
+        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_MAX_ABS, d->parity.max_abs);
+        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_REL_L2, d->parity.max_rel_l2);
+        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_MIN_COSINE, d->parity.min_cosine);
     }
-    cJSON_AddStringToObject(f, "reference", d->ref_kind ? d->ref_kind : "unspecified");
-    cJSON_AddNumberToObject(f, "elements", (double)r->n);
+    cJSON_AddStringToObject(f, KG_FIG_PARITY_REFERENCE, d->ref_kind ? d->ref_kind : "unspecified");
+    cJSON_AddNumberToObject(f, KG_FIG_PARITY_ELEMENTS, (double)r->n);
     /* JSON has no NaN/Inf: non-finite figures are written as null. */
-    cJSON_AddItemToObject(f, "max_abs", pg_num_or_null(r->max_abs));
-    cJSON_AddItemToObject(f, "rel_l2", pg_num_or_null(r->rel_l2));
-    cJSON_AddItemToObject(f, "cosine", pg_num_or_null(r->cosine));
-    cJSON_AddNumberToObject(f, "nonfinite_out", (double)r->nonfinite_out);
-    cJSON_AddNumberToObject(f, "mismatched", (double)r->mismatched_bytes);
+    cJSON_AddItemToObject(f, KG_FIG_PARITY_MAX_ABS, pg_num_or_null(r->max_abs));
+    cJSON_AddItemToObject(f, KG_FIG_PARITY_REL_L2, pg_num_or_null(r->rel_l2));
+    cJSON_AddItemToObject(f, KG_FIG_PARITY_COSINE, pg_num_or_null(r->cosine));
+    cJSON_AddNumberToObject(f, KG_FIG_PARITY_NONFINITE_OUT, (double)r->nonfinite_out);
+    cJSON_AddNumberToObject(f, KG_FIG_PARITY_MISMATCHED, (double)r->mismatched_bytes);
     if (r->first_bad != SIZE_MAX)
-        cJSON_AddNumberToObject(f, "first_bad_index", (double)r->first_bad);
+        cJSON_AddNumberToObject(f, KG_FIG_PARITY_FIRST_BAD_INDEX, (double)r->first_bad);
     return f;
 }
 
@@ -94,9 +95,9 @@ static void pg_cell_detail(char *b, size_t n, const kg_case_desc *d, const kg_ca
 static const kg_gate_column pg_columns[] = {
     KG_COL_CASE(-46),
     KG_COL_VERDICT("parity", -7),
-    KG_COL_NUM("max_abs", "max_abs", -10, "%.3g", kg_parity_result, max_abs),
-    KG_COL_NUM("rel_l2", "rel_l2", -10, "%.3g", kg_parity_result, rel_l2),
-    KG_COL_NUM("cosine", "cosine", -12, "%.9f", kg_parity_result, cosine),
+    KG_COL_NUM(KG_FIG_PARITY_MAX_ABS, "max_abs", -10, "%.3g", kg_parity_result, max_abs),
+    KG_COL_NUM(KG_FIG_PARITY_REL_L2, "rel_l2", -10, "%.3g", kg_parity_result, rel_l2),
+    KG_COL_NUM(KG_FIG_PARITY_COSINE, "cosine", -12, "%.9f", kg_parity_result, cosine),
     { .header = "detail", .cell = pg_cell_detail },
 };
 

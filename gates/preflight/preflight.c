@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "preflight/preflight_rows.h"
+#include "core/report_keys.h"
 
 #define DEFAULT_BASELINE "baselines/resources.json"
 #define DEFAULT_ALLOWLIST "baselines/spill_allowlist.json"
@@ -72,20 +73,20 @@ static void pf_state_free(kg_pf_state *st)
 static void pf_report_info(const kg_pf_state *st, const kg_gate_env *env, bool runtime)
 {
     char a[16];
-    cJSON *info = cJSON_CreateObject(), *archs = info ? cJSON_AddArrayToObject(info, "archs")
+    cJSON *info = cJSON_CreateObject(), *archs = info ? cJSON_AddArrayToObject(info, KG_RK_PF_ARCHS)
                                                       : NULL;
     if (!archs) {
         cJSON_Delete(info);
         return;
     }
-    cJSON_AddStringToObject(info, "path", runtime ? "runtime" : "static");
-    cJSON_AddStringToObject(info, "baseline", st->base_path);
-    cJSON_AddStringToObject(info, "allowlist", st->allow_path);
+    cJSON_AddStringToObject(info, KG_RK_PF_PATH, runtime ? "runtime" : "static");
+    cJSON_AddStringToObject(info, KG_RK_PF_BASELINE, st->base_path);
+    cJSON_AddStringToObject(info, KG_RK_PF_ALLOWLIST, st->allow_path);
     for (int i = 0; st->cubins && i < st->cubins->n_archs; i++) {
         snprintf(a, sizeof a, "sm_%d", st->cubins->archs[i]);
         cJSON_AddItemToArray(archs, cJSON_CreateString(a));
     }
-    kg_report_set_extra(env->rep, "preflight", info);
+    kg_report_set_extra(env->rep, KG_RK_PREFLIGHT, info);
     if (!env->quiet)
         printf("preflight: %s path; baseline %s%s; allowlist %s\n",
                runtime ? "runtime (GPU) + static agreement" : "static (cubins in the binary)",

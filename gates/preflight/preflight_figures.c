@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "preflight/preflight_rows.h"
+#include "core/report_keys.h"
 
 static cJSON *pff_row_json(const kg_pf_row *r)
 {
@@ -10,50 +11,50 @@ static cJSON *pff_row_json(const kg_pf_row *r)
     if (!o)
         return NULL;
     snprintf(arch, sizeof arch, "sm_%d", r->arch);
-    cJSON_AddStringToObject(o, "kernel", r->kernel);
-    cJSON_AddStringToObject(o, "symbol", r->symbol);
-    cJSON_AddStringToObject(o, "arch", arch);
-    cJSON_AddStringToObject(o, "path", r->runtime ? "runtime" : "static");
-    cJSON_AddStringToObject(o, "verdict", kg_verdict_name(r->v));
-    cJSON_AddStringToObject(o, "reasons", r->reasons);
+    cJSON_AddStringToObject(o, KG_FIG_PF_KERNEL, r->kernel);
+    cJSON_AddStringToObject(o, KG_FIG_PF_SYMBOL, r->symbol);
+    cJSON_AddStringToObject(o, KG_FIG_PF_ARCH, arch);
+    cJSON_AddStringToObject(o, KG_FIG_PF_PATH, r->runtime ? "runtime" : "static");
+    cJSON_AddStringToObject(o, KG_FIG_PF_VERDICT, kg_verdict_name(r->v));
+    cJSON_AddStringToObject(o, KG_FIG_PF_REASONS, r->reasons);
     if (r->v == KG_VERDICT_ERROR && !r->symbol[0])
         return o;
-    cJSON_AddNumberToObject(o, "registers", r->regs);
-    cJSON_AddNumberToObject(o, "local_bytes", r->local_bytes);
-    cJSON_AddNumberToObject(o, "static_smem", r->static_smem);
-    cJSON_AddNumberToObject(o, "const_bytes", r->const_bytes);
-    cJSON_AddNumberToObject(o, "max_threads_per_block", r->max_threads);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_REGISTERS, r->regs);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_LOCAL_BYTES, r->local_bytes);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_STATIC_SMEM, r->static_smem);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_CONST_BYTES, r->const_bytes);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_MAX_THREADS, r->max_threads);
     if (r->runtime) {
-        cJSON_AddNumberToObject(o, "ptx_version", r->ptx_version);
-        cJSON_AddNumberToObject(o, "binary_version", r->binary_version);
+        cJSON_AddNumberToObject(o, KG_FIG_PF_PTX_VERSION, r->ptx_version);
+        cJSON_AddNumberToObject(o, KG_FIG_PF_BINARY_VERSION, r->binary_version);
     }
-    cJSON_AddNumberToObject(o, "block_threads", r->block_threads);
-    cJSON_AddNumberToObject(o, "dynamic_smem", (double)r->dynamic_smem);
-    cJSON_AddNumberToObject(o, "blocks_per_sm", r->blocks_per_sm);
-    cJSON_AddNumberToObject(o, "calc_blocks_per_sm", r->occ.blocks_per_sm);
-    cJSON_AddNumberToObject(o, "active_warps", r->occ.active_warps);
-    cJSON_AddNumberToObject(o, "occupancy", r->occ.occupancy);
-    cJSON_AddStringToObject(o, "limiter", kg_limiter_name(r->occ.limiter));
-    cJSON_AddStringToObject(o, "limiter_words", r->occ.words);
-    cJSON_AddNumberToObject(o, "reg_headroom", r->occ.reg_headroom);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_BLOCK_THREADS, r->block_threads);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_DYNAMIC_SMEM, (double)r->dynamic_smem);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_BLOCKS_PER_SM, r->blocks_per_sm);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_CALC_BLOCKS_PER_SM, r->occ.blocks_per_sm);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_ACTIVE_WARPS, r->occ.active_warps);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_OCCUPANCY, r->occ.occupancy);
+    cJSON_AddStringToObject(o, KG_FIG_PF_LIMITER, kg_limiter_name(r->occ.limiter));
+    cJSON_AddStringToObject(o, KG_FIG_PF_LIMITER_WORDS, r->occ.words);
+    cJSON_AddNumberToObject(o, KG_FIG_PF_REG_HEADROOM, r->occ.reg_headroom);
     if (r->has_base) {
-        cJSON *b = cJSON_AddObjectToObject(o, "baseline");
-        cJSON_AddNumberToObject(b, "registers", r->base_regs);
-        cJSON_AddNumberToObject(b, "blocks_per_sm", r->base_blocks);
+        cJSON *b = cJSON_AddObjectToObject(o, KG_FIG_PF_BASELINE);
+        cJSON_AddNumberToObject(b, KG_FIG_PF_REGISTERS, r->base_regs);
+        cJSON_AddNumberToObject(b, KG_FIG_PF_BLOCKS_PER_SM, r->base_blocks);
     } else {
-        cJSON_AddNullToObject(o, "baseline");
+        cJSON_AddNullToObject(o, KG_FIG_PF_BASELINE);
     }
     if (r->has_allow)
-        cJSON_AddNumberToObject(o, "allowlisted_local_bytes", r->allow_local);
+        cJSON_AddNumberToObject(o, KG_FIG_PF_ALLOWLISTED_LOCAL, r->allow_local);
     if (r->runtime) {
-        cJSON *g = cJSON_AddObjectToObject(o, "static_agreement");
-        cJSON_AddBoolToObject(g, "static_found", r->have_static);
+        cJSON *g = cJSON_AddObjectToObject(o, KG_FIG_PF_STATIC_AGREEMENT);
+        cJSON_AddBoolToObject(g, KG_FIG_PF_STATIC_FOUND, r->have_static);
         if (r->have_static) {
-            cJSON_AddBoolToObject(g, "agree", r->agree);
-            cJSON_AddNumberToObject(g, "static_registers", r->s_regs);
-            cJSON_AddNumberToObject(g, "static_local_bytes", r->s_local);
-            cJSON_AddNumberToObject(g, "static_smem", r->s_smem);
-            cJSON_AddNumberToObject(g, "static_blocks_per_sm", r->s_blocks);
+            cJSON_AddBoolToObject(g, KG_FIG_PF_AGREE, r->agree);
+            cJSON_AddNumberToObject(g, KG_FIG_PF_STATIC_REGISTERS, r->s_regs);
+            cJSON_AddNumberToObject(g, KG_FIG_PF_STATIC_LOCAL_BYTES, r->s_local);
+            cJSON_AddNumberToObject(g, KG_FIG_PF_STATIC_SMEM, r->s_smem);
+            cJSON_AddNumberToObject(g, KG_FIG_PF_STATIC_BLOCKS_PER_SM, r->s_blocks);
         }
     }
     return o;
@@ -62,13 +63,13 @@ static cJSON *pff_row_json(const kg_pf_row *r)
 cJSON *kg_pf_figures(const kg_case_desc *d, const kg_case_result *res)
 {
     const kg_preflight_result *p = res->data;
-    cJSON *fig = cJSON_CreateObject(), *list = fig ? cJSON_AddArrayToObject(fig, "kernels") : NULL;
+    cJSON *fig = cJSON_CreateObject(), *list = fig ? cJSON_AddArrayToObject(fig, KG_FIG_PF_KERNELS) : NULL;
     KG_UNUSED(d);
     if (!list) {
         cJSON_Delete(fig);
         return NULL;
     }
-    cJSON_AddStringToObject(fig, "path", p->path);
+    cJSON_AddStringToObject(fig, KG_FIG_PF_PATH, p->path);
     for (size_t i = 0; i < p->n; i++)
         cJSON_AddItemToArray(list, pff_row_json(&p->rows[i]));
     return fig;
@@ -103,6 +104,6 @@ static void pff_cell_case(char *b, size_t n, const kg_case_desc *d, const kg_cas
 /* One line per kernel row; the header spells the kernel columns. */
 const kg_gate_column kg_pf_columns[KG_PF_N_COLUMNS] = {
     { .header = "case", .width = -36, .cell = pff_cell_case },
-    { .key = "kernels", .header = "kernel                         arch   via regs  local    smem "
+    { .key = KG_FIG_PF_KERNELS, .header = "kernel                         arch   via regs  local    smem "
                                   "blk   occ verd  limiter | reasons", .cell = pff_cell_row },
 };

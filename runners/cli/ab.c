@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "cli/cli.h"
 #include "core/stats.h"
+#include "core/report_keys.h"
 
 #define AB_MAX_CASES 4096
 
@@ -85,22 +86,22 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
     const cJSON *res, *it;
     KG_TRY(kg_file_read(&text, &len, path));
     root = cJSON_Parse(text);
-    res = cJSON_GetObjectItemCaseSensitive(root, "results");
+    res = cJSON_GetObjectItemCaseSensitive(root, KG_RK_RESULTS);
     if (!cJSON_IsArray(res)) {
         rc = KG_ERR(KG_EPARSE, "ab: %s is not a kgate report (no results array)", path);
         goto cleanup;
     }
     if (device && !*device) {
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "device");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
         if (cJSON_IsObject(d))
             *device = cJSON_Duplicate(d, true);
     }
     cJSON_ArrayForEach(it, res)
     {
-        const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "gate"));
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "case"));
-        const cJSON *fig = cJSON_GetObjectItemCaseSensitive(it, "figures");
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(fig, "median_us");
+        const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_GATE));
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_CASE));
+        const cJSON *fig = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEDIAN);
         if (!g || !id || strcmp(g, "bench") != 0 || !cJSON_IsNumber(m) || !(m->valuedouble > 0))
             continue;
         ab_case *c = table_get(t, id);
@@ -349,21 +350,21 @@ static cJSON *ab_figures(const kg_case_desc *d, const kg_case_result *res)
     KG_UNUSED(d);
     if (!f)
         return NULL;
-    cJSON_AddStringToObject(f, "decision", w->decision);
-    cJSON_AddNumberToObject(f, "ratio_median", w->p.median);
-    cJSON_AddNumberToObject(f, "ratio_ci_lo", w->p.ci_lo);
-    cJSON_AddNumberToObject(f, "ratio_ci_hi", w->p.ci_hi);
-    cJSON_AddNumberToObject(f, "ci_coverage", w->p.ci_coverage);
-    cJSON_AddNumberToObject(f, "ratio_geomean", w->p.geomean);
-    cJSON_AddNumberToObject(f, "rounds", (double)w->m);
-    cJSON_AddNumberToObject(f, "b_slower_rounds", w->p.above);
-    cJSON_AddNumberToObject(f, "b_faster_rounds", w->p.below);
-    cJSON_AddNumberToObject(f, "p_sign", w->p.p_sign);
-    cJSON_AddNumberToObject(f, "band_floor", w->band_floor);
-    cJSON_AddItemToObject(f, "a_median_us", cJSON_CreateDoubleArray(w->a, (int)w->m));
-    cJSON_AddItemToObject(f, "b_median_us", cJSON_CreateDoubleArray(w->b, (int)w->m));
-    cJSON_AddStringToObject(f, "a_exe", w->exe[0]);
-    cJSON_AddStringToObject(f, "b_exe", w->exe[1]);
+    cJSON_AddStringToObject(f, KG_FIG_AB_DECISION, w->decision);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_RATIO_MEDIAN, w->p.median);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_RATIO_CI_LO, w->p.ci_lo);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_RATIO_CI_HI, w->p.ci_hi);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_CI_COVERAGE, w->p.ci_coverage);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_RATIO_GEOMEAN, w->p.geomean);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_ROUNDS, (double)w->m);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_B_SLOWER_ROUNDS, w->p.above);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_B_FASTER_ROUNDS, w->p.below);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_P_SIGN, w->p.p_sign);
+    cJSON_AddNumberToObject(f, KG_FIG_AB_BAND_FLOOR, w->band_floor);
+    cJSON_AddItemToObject(f, KG_FIG_AB_A_MEDIANS, cJSON_CreateDoubleArray(w->a, (int)w->m));
+    cJSON_AddItemToObject(f, KG_FIG_AB_B_MEDIANS, cJSON_CreateDoubleArray(w->b, (int)w->m));
+    cJSON_AddStringToObject(f, KG_FIG_AB_A_EXE, w->exe[0]);
+    cJSON_AddStringToObject(f, KG_FIG_AB_B_EXE, w->exe[1]);
     return f;
 }
 
@@ -389,12 +390,12 @@ static void ab_cell_rounds(char *b, size_t n, const kg_case_desc *d, const kg_ca
 
 static const kg_gate_column ab_columns[] = {
     KG_COL_CASE(-44),
-    { .key = "decision", .header = "decision", .width = -9, .cell = ab_cell_decision },
-    KG_COL_NUM("ratio_median", "B/A", 9, "%.4f", ab_row, p.median),
-    KG_COL_NUM("ratio_ci_lo", "ci_lo", 9, "%.4f", ab_row, p.ci_lo),
-    KG_COL_NUM("ratio_ci_hi", "ci_hi", 9, "%.4f", ab_row, p.ci_hi),
-    { .key = "rounds", .header = "rounds", .width = 7, .cell = ab_cell_rounds },
-    KG_COL_NUM("p_sign", "p_sign", 0, "%.3g", ab_row, p.p_sign),
+    { .key = KG_FIG_AB_DECISION, .header = "decision", .width = -9, .cell = ab_cell_decision },
+    KG_COL_NUM(KG_FIG_AB_RATIO_MEDIAN, "B/A", 9, "%.4f", ab_row, p.median),
+    KG_COL_NUM(KG_FIG_AB_RATIO_CI_LO, "ci_lo", 9, "%.4f", ab_row, p.ci_lo),
+    KG_COL_NUM(KG_FIG_AB_RATIO_CI_HI, "ci_hi", 9, "%.4f", ab_row, p.ci_hi),
+    { .key = KG_FIG_AB_ROUNDS, .header = "rounds", .width = 7, .cell = ab_cell_rounds },
+    KG_COL_NUM(KG_FIG_AB_P_SIGN, "p_sign", 0, "%.3g", ab_row, p.p_sign),
 };
 
 static const ab_opts ab_opts_init = { .rounds = 10, .budget = "0.5", .mode = "warm",

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "marks/advance.h"
 #include "marks/marks_git.h"
+#include "core/report_keys.h"
 
 typedef struct {
     bool production, diagnostic, quiet, skip_selftest;
@@ -71,15 +72,15 @@ static cJSON *moves_json(const kg_mark_moves *mv)
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; a && i < mv->n; i++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "case", mv->v[i].case_id);
-        cJSON_AddStringToObject(o, "device_class", mv->v[i].device_class);
-        cJSON_AddStringToObject(o, "metric", mv->v[i].metric);
+        cJSON_AddStringToObject(o, KG_RK_MV_CASE, mv->v[i].case_id);
+        cJSON_AddStringToObject(o, KG_RK_MV_DEVICE_CLASS, mv->v[i].device_class);
+        cJSON_AddStringToObject(o, KG_RK_MV_METRIC, mv->v[i].metric);
         if (mv->v[i].had_old)
-            cJSON_AddNumberToObject(o, "old", mv->v[i].old_value);
+            cJSON_AddNumberToObject(o, KG_RK_MV_OLD, mv->v[i].old_value);
         else
-            cJSON_AddNullToObject(o, "old");
-        cJSON_AddNumberToObject(o, "new", mv->v[i].new_value);
-        cJSON_AddNumberToObject(o, "band_rel", mv->v[i].band_rel);
+            cJSON_AddNullToObject(o, KG_RK_MV_OLD);
+        cJSON_AddNumberToObject(o, KG_RK_MV_NEW, mv->v[i].new_value);
+        cJSON_AddNumberToObject(o, KG_RK_MV_BAND, mv->v[i].band_rel);
         cJSON_AddItemToArray(a, o);
     }
     return a;
@@ -95,15 +96,15 @@ static int production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
     kg_marks_commit_result res;
     KG_TRY(kg_marks_commit_update(t, o, adv_update, &u, &res));
     if (summary && (*summary = cJSON_CreateObject())) {
-        cJSON_AddBoolToObject(*summary, "committed", res.committed);
-        cJSON_AddStringToObject(*summary, "ref", t->refname);
-        cJSON_AddStringToObject(*summary, "file", t->relpath);
+        cJSON_AddBoolToObject(*summary, KG_RK_MU_COMMITTED, res.committed);
+        cJSON_AddStringToObject(*summary, KG_RK_MU_REF, t->refname);
+        cJSON_AddStringToObject(*summary, KG_RK_MU_FILE, t->relpath);
         if (res.committed)
-            cJSON_AddStringToObject(*summary, "commit", git_oid_tostr_s(&res.commit));
-        cJSON_AddItemToObject(*summary, "moved", moves_json(res.committed ? &u.moves
+            cJSON_AddStringToObject(*summary, KG_RK_MU_COMMIT, git_oid_tostr_s(&res.commit));
+        cJSON_AddItemToObject(*summary, KG_RK_MU_MOVED, moves_json(res.committed ? &u.moves
                                                                          : &(kg_mark_moves){ 0 }));
-        cJSON_AddBoolToObject(*summary, "pushed", res.pushed);
-        cJSON_AddNumberToObject(*summary, "attempts", res.attempts);
+        cJSON_AddBoolToObject(*summary, KG_RK_MU_PUSHED, res.pushed);
+        cJSON_AddNumberToObject(*summary, KG_RK_MU_ATTEMPTS, res.attempts);
     }
     if (!res.committed) {
         printf("marks: no mark moved (%d bench result(s), %d SAME, %zu candidate(s) not better "
@@ -320,15 +321,15 @@ static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_op
         printf("marks: not advancing (production needs every gate passed for every case on "
                "a GPU): %s\n", in->why_not[0] ? in->why_not : "not every gate passed");
         summary = cJSON_CreateObject();
-        cJSON_AddBoolToObject(summary, "committed", false);
-        cJSON_AddStringToObject(summary, "reason", in->why_not);
+        cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
+        cJSON_AddStringToObject(summary, KG_RK_MU_REASON, in->why_not);
     } else if ((rc = production_advance(t, mo, in, &summary)) < 0) {
         /* The report still records the run; the exit code says the commit failed. */
         summary = cJSON_CreateObject();
-        cJSON_AddBoolToObject(summary, "committed", false);
-        cJSON_AddStringToObject(summary, "error", kg_error_last());
+        cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
+        cJSON_AddStringToObject(summary, KG_RK_MU_ERROR, kg_error_last());
     }
-    kg_report_set_extra(run->rep, "marks_update", summary);
+    kg_report_set_extra(run->rep, KG_RK_MARKS_UPDATE, summary);
 cleanup:
     kg_advance_input_free(in);
     return rc;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "core/report_keys.h"
 #include "report/export.h" /* kg_report_load */
 
 /* The gates selftest drives: the one table, in its order. The bench gate needs marks, so its
@@ -97,12 +98,12 @@ cleanup:
 static void st_take_results(st_matrix *m, const cJSON *report, int g)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(report, "results"))
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(report, KG_RK_RESULTS))
     {
-        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(it, "case"));
-        const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(it, "gate"));
-        const char *vs = cJSON_GetStringValue(cJSON_GetObjectItem(it, "verdict"));
-        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(it, "message"));
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RK_ST_CASE));
+        const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_GATE));
+        const char *vs = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_VERDICT));
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_MESSAGE));
         kg_verdict v;
         if (!id || !gate || strcmp(gate, st_gates_name(g)) != 0 || kg_verdict_parse(vs, &v) < 0)
             continue;
@@ -194,7 +195,7 @@ static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const ch
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases"))
     {
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(c, "id"));
-        const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(c, "expect_gate"));
+        const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(c, KG_RK_ST_EXPECT_GATE));
         const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(c, "expect_reason"));
         if (!id)
             continue;
@@ -303,9 +304,9 @@ static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_repo
     for (size_t i = 0; i < m->n; i++) {
         const st_row *r = &m->rows[i];
         cJSON *row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, "case", r->id);
-        cJSON_AddStringToObject(row, "expect_gate", r->expect_gate ? r->expect_gate : "");
-        cJSON *cells = cJSON_AddObjectToObject(row, "observed");
+        cJSON_AddStringToObject(row, KG_RK_ST_CASE, r->id);
+        cJSON_AddStringToObject(row, KG_RK_ST_EXPECT_GATE, r->expect_gate ? r->expect_gate : "");
+        cJSON *cells = cJSON_AddObjectToObject(row, KG_RK_ST_OBSERVED);
         for (int g = 0; g < ST_NGATES; g++)
             cJSON_AddStringToObject(cells, st_gates_name(g),
                                     r->ran[g] ? kg_verdict_name(r->observed[g]) : "-");
@@ -350,7 +351,7 @@ static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_repo
                 snprintf(msg, sizeof msg, "clean: passed every gate it ran");
             }
         }
-        cJSON_AddStringToObject(row, "outcome", outcome);
+        cJSON_AddStringToObject(row, KG_RK_ST_OUTCOME, outcome);
         cJSON_AddItemToArray(rows_json, row);
         (void)kg_report_add(rep, "selftest", r->id, v, msg, NULL);
     }
@@ -434,14 +435,14 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
             KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL, NULL));
     }
     cJSON *sj = cJSON_CreateObject();
-    cJSON *rows = cJSON_AddArrayToObject(sj, "matrix");
+    cJSON *rows = cJSON_AddArrayToObject(sj, KG_RK_ST_MATRIX);
     st_judge(&m, &c, rows, rep);
-    cJSON_AddNumberToObject(sj, "caught", c.caught);
-    cJSON_AddNumberToObject(sj, "escaped", c.escaped);
-    cJSON_AddNumberToObject(sj, "false_alarms", c.false_alarms);
-    cJSON_AddNumberToObject(sj, "not_run", c.not_run);
-    cJSON_AddNumberToObject(sj, "informational", c.informational);
-    kg_report_set_extra(rep, "selftest", sj);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_CAUGHT, c.caught);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_ESCAPED, c.escaped);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_FALSE_ALARMS, c.false_alarms);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_NOT_RUN, c.not_run);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_INFORMATIONAL, c.informational);
+    kg_report_set_extra(rep, KG_RK_SELFTEST, sj);
     st_print(&m);
     printf("\n%d caught, %d escaped, %d false alarms (%d not run without a GPU, %d "
            "informational)\n",

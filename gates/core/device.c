@@ -57,7 +57,7 @@ void kg_device_class(const kg_device_info *info, char *buf, size_t n)
     snprintf(buf, n, "%s/sm_%d%d", info->name, info->cc_major, info->cc_minor);
 }
 
-static void version_str(char *b, size_t n, int v)
+void kg_device_version_str(char *b, size_t n, int v)
 {
     snprintf(b, n, "%d.%d", v / 1000, (v % 1000) / 10);
 }
@@ -80,9 +80,9 @@ cJSON *kg_device_to_json(const kg_device_info *d)
     cJSON_AddNumberToObject(o, KG_RK_DEVICE_L2, d->l2_bytes);
     cJSON_AddNumberToObject(o, KG_RK_DEVICE_SM_CLOCK_MAX, d->sm_clock_khz / 1000.0);
     cJSON_AddNumberToObject(o, KG_RK_DEVICE_MEM_CLOCK_MAX, d->mem_clock_khz / 1000.0);
-    version_str(buf, sizeof buf, d->driver_version);
+    kg_device_version_str(buf, sizeof buf, d->driver_version);
     cJSON_AddStringToObject(o, KG_RK_DRIVER, buf);
-    version_str(buf, sizeof buf, d->runtime_version);
+    kg_device_version_str(buf, sizeof buf, d->runtime_version);
     cJSON_AddStringToObject(o, KG_RK_RUNTIME, buf);
     return o;
 }

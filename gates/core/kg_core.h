@@ -42,6 +42,8 @@ int kg_device_open(kg_device_info *info, int ordinal);
 /* "NVIDIA H200/sm_90": the key marks are stored under. */
 void kg_device_class(const kg_device_info *info, char *buf, size_t n);
 cJSON *kg_device_to_json(const kg_device_info *info);
+/* "13.0" from 13000 (cudaDriverGetVersion / cudaRuntimeGetVersion). */
+void kg_device_version_str(char *buf, size_t n, int version);
 
 /* ---- selection and common options ------------------------------------------------------ */
 
@@ -142,6 +144,7 @@ cJSON *kg_report_json(kg_report *r); /* borrowed */
 /* The run id and the commit under test (provenance.commit, "unknown" when none) it records. */
 const char *kg_report_run_id(const kg_report *r);
 const char *kg_report_commit(const kg_report *r);
+const char *kg_report_started_at(const kg_report *r);
 /* Name the commit under test (a diagnostic run outside CI: HEAD of the repository). */
 void kg_report_set_commit(kg_report *r, const char *commit);
 /* Counts of verdicts over all results. */

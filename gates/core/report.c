@@ -144,6 +144,11 @@ const char *kg_report_run_id(const kg_report *r)
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_RUN_ID));
 }
 
+const char *kg_report_started_at(const kg_report *r)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_STARTED_AT));
+}
+
 const char *kg_report_commit(const kg_report *r)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_PROVENANCE);

@@ -4,6 +4,7 @@
  * of the median (ci_hi for lower-is-better times), never the median or the best sample. A lucky
  * run therefore cannot set a mark that ordinary later runs of the same code would "regress"
  * from; the mark only moves as far as the evidence of the run supports. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,83 +90,99 @@ static void check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON
     }
 }
 
+/* One bench result that may move a mark, as the JSON path and the typed path both see it. */
+int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *name)
+{
+    int rc = 0;
+    const char *cs = o->case_id;
+    if (strcmp(o->decision, KG_RV_DEC_SAME) == 0)
+        in->n_same++;
+    if (strcmp(o->decision, KG_RV_DEC_IMPROVED) != 0 && strcmp(o->decision, KG_RV_DEC_NO_MARK) != 0)
+        return 0;
+    if (!o->metric || !*o->metric)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
+                      KG_FIG_METRIC);
+    if (!(o->ci_lo > 0 && o->ci_lo <= o->median && o->median <= o->ci_hi) || o->band < 0 ||
+        o->band >= 1 || o->samples < 1 || o->samples != floor(o->samples) ||
+        o->samples > INT_MAX)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': need 0 < ci_lo <= median <= ci_hi, "
+                                 "0 <= band_rel < 1 and an integer samples in [1, %d] (got %g <= "
+                                 "%g <= %g, band %g, samples %g)", name, cs, INT_MAX, o->ci_lo,
+                      o->median, o->ci_hi, o->band, o->samples);
+    kg_advance_cand *nc = realloc(in->cands, (in->n_cands + 1) * sizeof *nc);
+    if (!nc)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    in->cands = nc;
+    kg_advance_cand *c = &in->cands[in->n_cands++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->decision, sizeof c->decision, "%s", o->decision);
+    kg_mark *m = &c->cand;
+    m->direction = o->direction;
+    /* The ratchet guard: the conservative edge of the interval, not the median. */
+    m->value = o->direction == KG_LOWER_IS_BETTER ? o->ci_hi : o->ci_lo;
+    m->band_rel = o->band;
+    m->run_median = o->median;
+    m->ci_lo = o->ci_lo;
+    m->ci_hi = o->ci_hi;
+    m->samples = (int)o->samples;
+    m->device_class = xstrdup(in->device_class);
+    m->case_id = xstrdup(cs);
+    m->metric = xstrdup(o->metric);
+    m->commit = xstrdup(o->commit ? o->commit : "unknown");
+    m->date = xstrdup(o->date);
+    m->run_id = xstrdup(in->run_id);
+    m->driver = xstrdup(o->driver ? o->driver : "unknown");
+    m->cuda = xstrdup(o->cuda ? o->cuda : "unknown");
+    m->set_by = xstrdup(o->set_by);
+    if (!m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
+        !m->driver || !m->cuda || !m->set_by)
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+    return rc;
+}
+
+void kg_advance_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The JSON path: a recorded report's bench result into a kg_advance_obs. */
 static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, const char *name,
                     const char *set_by)
 {
     int rc = 0;
     const char *cs = jstr(res, KG_RES_CASE);
     const cJSON *fig = cJSON_GetObjectItemCaseSensitive(res, KG_RES_FIGURES);
-    const char *dec = jstr(fig, KG_FIG_DECISION), *metric = jstr(fig, KG_FIG_METRIC);
-    const char *dir = jstr(fig, KG_FIG_DIRECTION);
-    double med = 0, lo = 0, hi = 0, band = 0, samples = 0;
+    const char *dec = jstr(fig, KG_FIG_DECISION), *dir = jstr(fig, KG_FIG_DIRECTION);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
+    char now[32];
     if (!cJSON_IsObject(fig) || !dec)
         return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
                       KG_FIG_DECISION);
-    if (strcmp(dec, "SAME") == 0)
-        in->n_same++;
-    if (strcmp(dec, "IMPROVED") != 0 && strcmp(dec, "NO_MARK") != 0)
-        return 0;
-    if (!metric || !*metric)
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
-                      KG_FIG_METRIC);
-    KG_TRY(num_field(&med, fig, KG_FIG_MEDIAN, name, cs));
-    KG_TRY(num_field(&lo, fig, KG_FIG_CI_LO, name, cs));
-    KG_TRY(num_field(&hi, fig, KG_FIG_CI_HI, name, cs));
-    KG_TRY(num_field(&band, fig, KG_FIG_BAND, name, cs));
-    KG_TRY(num_field(&samples, fig, KG_FIG_SAMPLES, name, cs));
-    if (!(lo > 0 && lo <= med && med <= hi) || band < 0 || band >= 1 || samples < 1 ||
-        samples != floor(samples)) {
-        rc = KG_ERR(KG_EPARSE, "%s: bench result for '%s': need 0 < ci_lo <= median <= ci_hi, "
-                               "0 <= band_rel < 1 and an integer samples >= 1 (got %g <= %g <= %g, "
-                               "band %g, samples %g)", name, cs, lo, med, hi, band, samples);
-        goto cleanup;
+    kg_advance_obs o = { .case_id = cs, .decision = dec, .metric = jstr(fig, KG_FIG_METRIC),
+                         .commit = jstr(prov, KG_RK_PROV_COMMIT), .date = jstr(root, KG_RK_STARTED_AT),
+                         .driver = jstr(dev, KG_RK_DRIVER), .cuda = jstr(dev, KG_RK_RUNTIME),
+                         .set_by = set_by, .direction = KG_LOWER_IS_BETTER };
+    if (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0) {
+        KG_TRY(num_field(&o.median, fig, KG_FIG_MEDIAN, name, cs));
+        KG_TRY(num_field(&o.ci_lo, fig, KG_FIG_CI_LO, name, cs));
+        KG_TRY(num_field(&o.ci_hi, fig, KG_FIG_CI_HI, name, cs));
+        KG_TRY(num_field(&o.band, fig, KG_FIG_BAND, name, cs));
+        KG_TRY(num_field(&o.samples, fig, KG_FIG_SAMPLES, name, cs));
     }
-    kg_direction d = KG_LOWER_IS_BETTER;
-    if (dir && (strcmp(dir, "higher_is_better") == 0 || strcmp(dir, "higher") == 0))
-        d = KG_HIGHER_IS_BETTER;
-    else if (dir && strcmp(dir, "lower_is_better") != 0 && strcmp(dir, "lower") != 0) {
-        rc = KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.direction '%s' is neither "
-                               "lower_is_better nor higher_is_better", name, cs, dir);
-        goto cleanup;
+    if (dir && (strcmp(dir, KG_RV_DIR_HIGHER) == 0 || strcmp(dir, "higher") == 0))
+        o.direction = KG_HIGHER_IS_BETTER;
+    else if (dir && strcmp(dir, KG_RV_DIR_LOWER) != 0 && strcmp(dir, "lower") != 0)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.direction '%s' is neither "
+                                 "lower_is_better nor higher_is_better", name, cs, dir);
+    if (!o.date) {
+        kg_advance_now(now, sizeof now);
+        o.date = now;
     }
-    kg_advance_cand *nc = realloc(in->cands, (in->n_cands + 1) * sizeof *nc);
-    if (!nc) {
-        rc = KG_ERR(KG_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    in->cands = nc;
-    kg_advance_cand *c = &in->cands[in->n_cands++];
-    memset(c, 0, sizeof *c);
-    snprintf(c->decision, sizeof c->decision, "%s", dec);
-    kg_mark *m = &c->cand;
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
-    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
-    const char *started = jstr(root, KG_RK_STARTED_AT);
-    char now[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    m->direction = d;
-    /* The ratchet guard: the conservative edge of the interval, not the median. */
-    m->value = d == KG_LOWER_IS_BETTER ? hi : lo;
-    m->band_rel = band;
-    m->run_median = med;
-    m->ci_lo = lo;
-    m->ci_hi = hi;
-    m->samples = (int)samples;
-    m->device_class = xstrdup(in->device_class);
-    m->case_id = xstrdup(cs);
-    m->metric = xstrdup(metric);
-    m->commit = xstrdup(jstr(prov, KG_RK_PROV_COMMIT) ? jstr(prov, KG_RK_PROV_COMMIT) : "unknown");
-    m->date = xstrdup(started ? started : now);
-    m->run_id = xstrdup(in->run_id);
-    m->driver = xstrdup(jstr(dev, KG_RK_DRIVER) ? jstr(dev, KG_RK_DRIVER) : "unknown");
-    m->cuda = xstrdup(jstr(dev, KG_RK_RUNTIME) ? jstr(dev, KG_RK_RUNTIME) : "unknown");
-    m->set_by = xstrdup(set_by);
-    if (!m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
-        !m->driver || !m->cuda || !m->set_by)
-        rc = KG_ERR(KG_ENOMEM, "out of memory");
+    KG_TRY(kg_advance_add(in, &o, name));
 cleanup:
     return rc;
 }

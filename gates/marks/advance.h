@@ -46,6 +46,21 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *report, const char *na
                      const char *set_by);
 void kg_advance_input_free(kg_advance_input *in);
 
+/* One bench result as both paths see it: a recorded report (kg_advance_parse) and the typed
+ * results of the run in memory (kg_advance_from_run, production.c). Strings are borrowed. */
+typedef struct {
+    const char *case_id, *decision, *metric;
+    kg_direction direction;
+    double median, ci_lo, ci_hi, band, samples;
+    const char *commit, *date, *driver, *cuda, *set_by;
+} kg_advance_obs;
+
+/* Count a SAME, or turn an IMPROVED / NO_MARK result into a candidate mark (validated: the
+ * interval, the band, an integer sample count); `name` names the source in messages. */
+int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *name);
+/* "YYYY-MM-DDTHH:MM:SSZ", now. */
+void kg_advance_now(char *buf, size_t n);
+
 /* One mark that moved. */
 typedef struct {
     char *device_class, *case_id, *metric;

@@ -1,14 +1,15 @@
 /* `kgate run --production|--diagnostic`: every gate of the table over the selected cases into
  * one report (through the driver); in production, and only when every gate passed for every
  * case on a GPU, the marks of IMPROVED and NO_MARK cases advance through one libgit2 commit.
- * `kgate marks advance --from-report` drives the same production step from a recorded report
- * (CPU tests, release managers). */
+ * The production step (gates/marks/production.c) advances from the typed results of the run;
+ * `kgate marks advance --from-report` (marks_advance.c) drives it from a recorded report. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli/cli.h"
 #include "marks/advance.h"
 #include "marks/marks_git.h"
+#include "marks/production.h"
 #include "core/report_keys.h"
 
 typedef struct {
@@ -47,91 +48,6 @@ static const char run_description[] =
     "Before the gates, `kgate selftest` runs (the defect runner from --defects, $KGATE_DEFECTS or\n"
     "kgate-defects beside this runner): in production it is mandatory and any escaped defect or\n"
     "false alarm blocks the commit; a diagnostic run may --skip-selftest.\n";
-
-/* ---- the production step, shared by `run --production` and `marks advance` ---------------- */
-
-typedef struct {
-    const kg_advance_input *in;
-    kg_mark_moves moves;
-} adv_ud;
-
-static int adv_update(kg_marks *m, void *ud, char **message)
-{
-    adv_ud *u = ud;
-    int rc = kg_advance_apply(m, u->in, &u->moves);
-    if (rc < 0 || u->moves.n == 0)
-        return rc;
-    KG_TRY(kg_advance_message(message, u->in, &u->moves));
-    rc = (int)u->moves.n;
-cleanup:
-    return rc;
-}
-
-static cJSON *moves_json(const kg_mark_moves *mv)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; a && i < mv->n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, KG_RK_MV_CASE, mv->v[i].case_id);
-        cJSON_AddStringToObject(o, KG_RK_MV_DEVICE_CLASS, mv->v[i].device_class);
-        cJSON_AddStringToObject(o, KG_RK_MV_METRIC, mv->v[i].metric);
-        if (mv->v[i].had_old)
-            cJSON_AddNumberToObject(o, KG_RK_MV_OLD, mv->v[i].old_value);
-        else
-            cJSON_AddNullToObject(o, KG_RK_MV_OLD);
-        cJSON_AddNumberToObject(o, KG_RK_MV_NEW, mv->v[i].new_value);
-        cJSON_AddNumberToObject(o, KG_RK_MV_BAND, mv->v[i].band_rel);
-        cJSON_AddItemToArray(a, o);
-    }
-    return a;
-}
-
-/* Advance the marks from a passing certifying report; *summary (may be NULL) receives what
- * happened for the report. */
-static int production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
-                              const kg_advance_input *in, cJSON **summary)
-{
-    int rc = 0;
-    adv_ud u = { in, { NULL, 0 } };
-    kg_marks_commit_result res;
-    KG_TRY(kg_marks_commit_update(t, o, adv_update, &u, &res));
-    if (summary && (*summary = cJSON_CreateObject())) {
-        cJSON_AddBoolToObject(*summary, KG_RK_MU_COMMITTED, res.committed);
-        cJSON_AddStringToObject(*summary, KG_RK_MU_REF, t->refname);
-        cJSON_AddStringToObject(*summary, KG_RK_MU_FILE, t->relpath);
-        if (res.committed)
-            cJSON_AddStringToObject(*summary, KG_RK_MU_COMMIT, git_oid_tostr_s(&res.commit));
-        cJSON_AddItemToObject(*summary, KG_RK_MU_MOVED, moves_json(res.committed ? &u.moves
-                                                                         : &(kg_mark_moves){ 0 }));
-        cJSON_AddBoolToObject(*summary, KG_RK_MU_PUSHED, res.pushed);
-        cJSON_AddNumberToObject(*summary, KG_RK_MU_ATTEMPTS, res.attempts);
-    }
-    if (!res.committed) {
-        printf("marks: no mark moved (%d bench result(s), %d SAME, %zu candidate(s) not better "
-               "than the marks at %s): nothing committed\n", in->n_bench, in->n_same,
-               in->n_cands, t->refname);
-        goto cleanup;
-    }
-    printf("marks: committed %.12s on %s (%zu mark(s) moved, %d attempt(s))%s\n",
-           git_oid_tostr_s(&res.commit), t->refname, u.moves.n, res.attempts,
-           res.pushed ? ", pushed" : "");
-    for (size_t i = 0; i < u.moves.n; i++) {
-        const kg_mark_move *m = &u.moves.v[i];
-        char old[48] = "(none)";
-        if (m->had_old)
-            snprintf(old, sizeof old, "%.6g", m->old_value);
-        printf("  %s [%s] %s: %s -> %.6g (band +-%.2f%%)\n", m->case_id, m->device_class,
-               m->metric, old, m->new_value, 100.0 * m->band_rel);
-    }
-    if (o->push_remote && res.pushed) {
-        char shown[1024];
-        printf("marks: pushed %s to %s\n", t->refname,
-               kg_git_remote_shown(shown, sizeof shown, o->push_remote));
-    }
-cleanup:
-    kg_mark_moves_free(&u.moves);
-    return rc;
-}
 
 static int diag_marks_path(char *buf, size_t n, const char *given)
 {
@@ -316,14 +232,14 @@ static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_op
     int rc = 0;
     kg_advance_input *in = NULL;
     cJSON *summary = NULL;
-    KG_TRY(kg_advance_parse(&in, kg_report_json(run->rep), "this run", "kgate run --production"));
+    KG_TRY(kg_advance_from_run(&in, run, "kgate run --production"));
     if (!in->all_passed || code != KG_EXIT_PASS) {
         printf("marks: not advancing (production needs every gate passed for every case on "
                "a GPU): %s\n", in->why_not[0] ? in->why_not : "not every gate passed");
         summary = cJSON_CreateObject();
         cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
         cJSON_AddStringToObject(summary, KG_RK_MU_REASON, in->why_not);
-    } else if ((rc = production_advance(t, mo, in, &summary)) < 0) {
+    } else if ((rc = kg_production_advance(t, mo, in, &summary)) < 0) {
         /* The report still records the run; the exit code says the commit failed. */
         summary = cJSON_CreateObject();
         cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
@@ -376,84 +292,3 @@ cleanup:
     return code;
 }
 
-/* ---- kgate marks advance --from-report ----------------------------------------------------- */
-
-static const char advance_description[] =
-    "The production path from a recorded report (of `kgate run --production`): if every gate\n"
-    "passed for every case on a GPU, commit the advanced marks exactly as the run would have.\n"
-    "A diagnostic (non-certifying) report is refused (exit 2); a report with a FAIL, ERROR or\n"
-    "SKIP commits nothing (exit 1).\n";
-
-typedef struct {
-    const char *from;
-    kg_marks_git_opts mo;
-} adv_opts;
-
-static const kg_opt adv_opt_table[] = {
-    { .name = "from-report", .value_name = "REPORT.json", .kind = KG_OPT_STRING,
-      .offset = offsetof(adv_opts, from), .flags = KG_OPT_F_REQUIRED,
-      .help = "the report of a `kgate run --production`" },
-    KG_OPT_STRING_("marks", "FILE", adv_opts, mo.marks_path, "marks file in the repository"),
-    KG_OPT_STRING_("marks-ref", "REF", adv_opts, mo.marks_ref, "the ref marks are committed on"),
-    KG_OPT_STRING_("push", "REMOTE", adv_opts, mo.push_remote, "push the commit"),
-    KG_OPT_STRING_("author", "NAME", adv_opts, mo.author, "commit author"),
-    KG_OPT_STRING_("email", "EMAIL", adv_opts, mo.email, "commit email"),
-};
-
-int kg_cmd_marks_advance(int argc, char **argv)
-{
-    adv_opts ao = { .mo = KG_MARKS_GIT_OPTS_INIT };
-    const kg_opt_table tables[] = { { .opts = adv_opt_table, .n = KG_ARRAY_LEN(adv_opt_table),
-                                      .target = &ao } };
-    const kg_opt_cmd cmd = { .command = "marks advance", .description = advance_description,
-                             .tables = tables, .n_tables = 1 };
-    const char *from = NULL;
-    char *text = NULL;
-    cJSON *root = NULL;
-    kg_advance_input *in = NULL;
-    kg_marks_target *t = NULL;
-    kg_marks_git_opts mo;
-    bool help = false;
-    int rc = 0, code = KG_EXIT_PASS;
-    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
-    if (help)
-        goto cleanup;
-    from = ao.from;
-    mo = ao.mo;
-    if (!from) {
-        kg_opt_cmd_usage(stderr, &cmd);
-        rc = KG_ERR(KG_EINVAL, "marks advance: --from-report REPORT is required");
-        goto cleanup;
-    }
-    rc = kg_file_read(&text, NULL, from);
-    if (rc < 0) {
-        rc = KG_ERR(KG_EINVAL, "--from-report %s: %s", from, kg_error_last());
-        goto cleanup;
-    }
-    if (!(root = cJSON_Parse(text))) {
-        rc = KG_ERR(KG_EPARSE, "%s: not valid JSON", from);
-        goto cleanup;
-    }
-    KG_TRY(kg_advance_parse(&in, root, from, "kgate marks advance --from-report"));
-    if (!in->certifying) {
-        rc = KG_ERR(KG_EREFUSED, "%s: a diagnostic (non-certifying) report never advances marks; "
-                                 "only `kgate run --production` reports do", from);
-        goto cleanup;
-    }
-    KG_TRY(kg_marks_target_open(&t, &mo));
-    if (!in->all_passed) {
-        printf("marks: not advancing: %s: not every gate passed for every case on a GPU (%s); "
-               "nothing committed\n", from, in->why_not);
-        code = KG_EXIT_GATE_FAILED;
-        goto cleanup;
-    }
-    KG_TRY(production_advance(t, &mo, in, NULL));
-cleanup:
-    if (rc < 0)
-        code = kg_cli_fail(rc);
-    kg_marks_target_free(t);
-    kg_advance_input_free(in);
-    cJSON_Delete(root);
-    free(text);
-    return code;
-}

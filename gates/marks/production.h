@@ -1,0 +1,27 @@
+/* The production step: the advance input from the typed results of a run (or from a recorded
+ * report: kg_advance_parse in advance.h), then the commit of the marks that moved. */
+#ifndef KG_PRODUCTION_H
+#define KG_PRODUCTION_H
+
+#include "gate.h"
+#include "marks/advance.h"
+#include "marks/marks_git.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The advance input of a run in memory: every gate's typed rows (the bench rows become the
+ * candidates), the report's counts (selftest rows included), the device class. Same rules as
+ * kg_advance_parse: all_passed only with a GPU, no FAIL/ERROR/SKIP, every gate over every case. */
+int kg_advance_from_run(kg_advance_input **out, const kg_run *run, const char *set_by);
+
+/* Commit the advanced marks of a passing certifying input (compare-and-swap, push if asked);
+ * *summary (may be NULL) receives the report's marks_update record. */
+int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
+                          const kg_advance_input *in, cJSON **summary);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

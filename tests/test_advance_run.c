@@ -1,0 +1,130 @@
+/* The production step's typed path (kg_advance_from_run) against the JSON path
+ * (kg_advance_parse) over the same run: a kg_run filled the way the driver fills it (typed rows
+ * of every gate, the report rows from each gate's figures hook), no GPU needed. Both must give
+ * the same candidates and the same all_passed decision. */
+#include <math.h>
+#include <string.h>
+#include "bench/bench.h"
+#include "marks/production.h"
+#include "kg_test.h"
+
+static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return KG_EINTERNAL; }
+static int t_launch(void *s, cudaStream_t st) { (void)s, (void)st; return KG_EINTERNAL; }
+static int t_ref(void *s, cudaStream_t st, void *r) { (void)s, (void)st, (void)r; return KG_EINTERNAL; }
+
+static const kg_case_desc cases[] = {
+    { .id = "op/a", .op = "op", .setup = t_setup, .launch = t_launch, .reference = t_ref },
+    { .id = "op/b", .op = "op", .setup = t_setup, .launch = t_launch, .reference = t_ref },
+};
+
+/* A bench row as bench.c leaves it: engine summary, decision, context. */
+static kg_bench_row *bench_row(double med, double lo, double hi, size_t kept,
+                               kg_bench_decision dec)
+{
+    kg_bench_row *b = calloc(1, sizeof *b);
+    b->r.sum.median = med;
+    b->r.sum.ci_lo = lo;
+    b->r.sum.ci_hi = hi;
+    b->r.kept = kept; /* no per-sample arrays: taken 0 */
+    b->r.have_sum = true;
+    b->r.stop = "ci_converged";
+    b->v.decision = dec;
+    snprintf(b->v.why, sizeof b->v.why, "test");
+    b->metric = "time_us_warm";
+    b->direction = KG_LOWER_IS_BETTER;
+    snprintf(b->device_class, sizeof b->device_class, "GPU X/sm_90");
+    b->gbps = b->tflops = b->pct_copy = b->pct_gemm = NAN;
+    return b;
+}
+
+static void add_row(kg_run *run, const struct kg_gate *g, size_t c, kg_verdict v, void *data)
+{
+    kg_case_result res = { .verdict = v, .data = data };
+    snprintf(res.message, sizeof res.message, "test");
+    cJSON *fig = data && g->figures ? g->figures(&cases[c], &res) : NULL;
+    kg_report_add(run->rep, g->name, cases[c].id, v, res.message, fig);
+    if (run->n_rows == run->cap_rows) {
+        run->cap_rows = run->cap_rows ? 2 * run->cap_rows : 16;
+        run->rows = realloc(run->rows, run->cap_rows * sizeof *run->rows);
+    }
+    run->rows[run->n_rows++] = (kg_run_row){ .gate = g, .desc = &cases[c], .res = res };
+}
+
+/* Every gate over both cases; bench rows a: NO_MARK, b: SAME. `bad` makes parity of b FAIL. */
+static void fill(kg_run *run, const kg_device_info *dev, bool bad)
+{
+    static size_t idx[] = { 0, 1 };
+    memset(run, 0, sizeof *run);
+    run->command = "run";
+    run->sel = (kg_selection){ .idx = NULL, .n = 2 };
+    (void)idx;
+    run->dev = *dev;
+    run->env = (kg_gate_env){ .seed = 1, .dev = &run->dev, .diagnostic = false };
+    kg_report_new(&run->rep, "run", false);
+    kg_report_set_device(run->rep, dev);
+    for (size_t g = 0; g < kg_n_gates; g++)
+        for (size_t c = 0; c < 2; c++) {
+            if (kg_gates[g] == &kg_gate_bench)
+                add_row(run, kg_gates[g], c, KG_VERDICT_PASS,
+                        c == 0 ? bench_row(10, 9.9, 10.2, 40, KG_BENCH_NO_MARK)
+                               : bench_row(20, 19.9, 20.1, 30, KG_BENCH_SAME));
+            else
+                add_row(run, kg_gates[g], c,
+                        bad && c == 1 && kg_gates[g] == &kg_gate_parity ? KG_VERDICT_FAIL
+                                                                         : KG_VERDICT_PASS,
+                        NULL);
+        }
+    cJSON *gl = cJSON_CreateArray();
+    for (size_t g = 0; g < kg_n_gates; g++)
+        cJSON_AddItemToArray(gl, cJSON_CreateString(kg_gates[g]->name));
+    kg_report_set_extra(run->rep, "gates", gl);
+}
+
+static void compare(const kg_advance_input *t, const kg_advance_input *j)
+{
+    CHECK(t->certifying == j->certifying && t->all_passed == j->all_passed);
+    CHECK(t->n_bench == j->n_bench && t->n_same == j->n_same && t->n_cands == j->n_cands);
+    for (size_t i = 0; i < t->n_cands && i < j->n_cands; i++) {
+        const kg_mark *a = &t->cands[i].cand, *b = &j->cands[i].cand;
+        CHECK(strcmp(a->case_id, b->case_id) == 0 && strcmp(a->metric, b->metric) == 0);
+        CHECK(strcmp(a->device_class, b->device_class) == 0);
+        CHECK(a->value == b->value && a->samples == b->samples);
+        CHECK(fabs(a->band_rel - b->band_rel) < 1e-12 && a->direction == b->direction);
+        CHECK(strcmp(a->driver, b->driver) == 0 && strcmp(a->commit, b->commit) == 0);
+        CHECK(strcmp(a->date, b->date) == 0 && strcmp(a->run_id, b->run_id) == 0);
+    }
+}
+
+int main(void)
+{
+    kg_device_info dev = { .name = "GPU X", .cc_major = 9, .cc_minor = 0,
+                           .driver_version = 13000, .runtime_version = 13000 };
+    for (int bad = 0; bad < 2; bad++) {
+        kg_run run;
+        kg_advance_input *t = NULL, *j = NULL;
+        fill(&run, &dev, bad);
+        CHECK(kg_advance_from_run(&t, &run, "test") == 0 && t);
+        CHECK(kg_advance_parse(&j, kg_report_json(run.rep), "run.json", "test") == 0 && j);
+        if (t && j)
+            compare(t, j);
+        CHECK(t && t->all_passed == !bad);
+        CHECK(t && t->n_cands == 1 && t->cands[0].cand.value == 10.2); /* ci_hi, not median */
+        CHECK(!bad || (t && strstr(t->why_not, "parity op/b: FAIL")));
+        kg_advance_input_free(t);
+        kg_advance_input_free(j);
+        kg_run_free(&run);
+    }
+    /* A gate that did not decide every case blocks the advance. */
+    {
+        kg_run run;
+        kg_advance_input *t = NULL;
+        fill(&run, &dev, false);
+        run.sel.n = 3;
+        CHECK(kg_advance_from_run(&t, &run, "test") == 0 && t && !t->all_passed);
+        CHECK(t && strstr(t->why_not, "3 case(s)"));
+        kg_advance_input_free(t);
+        kg_run_free(&run);
+    }
+    printf("test_advance_run: %d passed, %d failed\n", kg_t_pass, kg_t_fail);
+    return kg_t_fail ? 1 : 0;
+}

@@ -24,7 +24,7 @@ What it reports, each on its own lines:
   (c) the same for #include "..." edges between the library's sources and headers.
 Exit 0 when there is none, 1 when there is one, 2 when the build cannot be read.
 
-The sources are those of the library target(s) (--target, default kgate) in the build's
+The sources are those of the library target(s) (--target, default: every layer library, kgate and kgate_*) in the build's
 compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS); without that file, the objects under
 */CMakeFiles/<target>.dir/. Symbols come from `nm -P -g` of each object.
 
@@ -306,7 +306,7 @@ def main():
                     help="the CMake build folder (default $KG_BUILD_DIR or build/)")
     ap.add_argument("--source", default=here, help="the source tree (default this checkout)")
     ap.add_argument("--target", action="append",
-                    help="a library target whose sources are checked (repeatable; default kgate)")
+                    help="a library target whose sources are checked (repeatable; default: every layer library)")
     ap.add_argument("--dot", metavar="FILE", help="write the graph as Graphviz DOT ('-' = stdout)")
     ap.add_argument("--dot-files", action="store_true", help="one DOT node per file, not per folder")
     a = ap.parse_args()
@@ -314,7 +314,8 @@ def main():
     build = os.path.realpath(a.build)
     say = sys.stderr if a.dot == "-" else sys.stdout
 
-    targets = a.target or ["kgate"]
+    targets = a.target or ["kgate", "kgate_core", "kgate_parity", "kgate_preflight", "kgate_hotpath",
+                           "kgate_bench", "kgate_driver", "kgate_marks", "kgate_report"]
     units, how = [], "compile_commands.json"
     for t in targets:
         units += from_compile_commands(build, source, t) or []

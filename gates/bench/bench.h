@@ -37,7 +37,8 @@ typedef struct {
                              * memory-bound cases (measured: separate processes, same code) */
 } kg_decide_opts;
 /* abs floor 0.4 us: cases of 1-10 us moved by 0.12..0.24 us between processes on the H200. */
-#define KG_DECIDE_OPTS_INIT { 0.005, 0.4, 0.15, 0.01, 0.02 }
+#define KG_DECIDE_OPTS_INIT { .band_floor = 0.005, .abs_floor_us = 0.4, .compute_floor = 0.15, \
+                             .alpha = 0.01, .single_run_floor = 0.02 }
 
 /* This run's figures for one case and metric. */
 typedef struct {
@@ -88,7 +89,9 @@ typedef struct {
     double min_clock_frac;  /* drop samples whose SM clock < this * max clock */
     bool kernels;           /* record kernel names/durations with CUPTI activity (one replay) */
 } kg_bench_opts;
-#define KG_BENCH_OPTS_INIT { 0, 1.0, 15, 2000, 0.005, 0.95, 1.0, 0.70, true }
+#define KG_BENCH_OPTS_INIT { .mode = 0, .budget_s = 1.0, .min_samples = 15, .max_samples = 2000, \
+                            .target_ci_rel = 0.005, .ci_level = 0.95, .min_replay_ms = 1.0, \
+                            .min_clock_frac = 0.70, .kernels = true }
 
 typedef struct kg_bench_env kg_bench_env;
 

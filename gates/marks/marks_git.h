@@ -22,7 +22,8 @@ typedef struct {
     int max_attempts;        /* compare-and-swap / push attempts before failing */
 } kg_marks_git_opts;
 
-#define KG_MARKS_GIT_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, 16 }
+#define KG_MARKS_GIT_OPTS_INIT { .marks_path = NULL, .marks_ref = NULL, .push_remote = NULL, \
+                                .author = NULL, .email = NULL, .max_attempts = 16 }
 
 typedef struct {
     kg_git *git;

@@ -35,7 +35,9 @@ typedef struct {
     const char *secret;      /* redacted ("***") from every message; may be NULL */
 } kg_http_opts;
 
-#define KG_HTTP_OPTS_INIT { 10000, 30000, 4, 1000, 30000, false, NULL }
+#define KG_HTTP_OPTS_INIT { .connect_timeout_ms = 10000, .timeout_ms = 30000, .max_attempts = 4, \
+                           .backoff_ms = 1000, .backoff_max_ms = 30000, .verbose = false, \
+                           .secret = NULL }
 
 typedef struct {
     long status;     /* last HTTP status (0 if no response) */

@@ -3,6 +3,7 @@
  * place that adds report rows, one exit-code policy. */
 #include <stdlib.h>
 #include <string.h>
+#include "core/report_keys.h"
 #include "gate.h"
 
 int kg_exit_code_for_counts(const int counts[5])
@@ -29,6 +30,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
     run->command = command;
     run->opts = *o;
     KG_TRY(kg_select(&run->sel, reg, o->filter));
+    KG_TRY(kg_selection_exclude(&run->sel, reg, o->exclude));
     if (o->report_path)
         KG_TRY(kg_path_check_writable(o->report_path));
     if (!run->opts.seed_set)
@@ -46,7 +48,10 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
            (unsigned long long)run->opts.seed, (unsigned long long)run->opts.seed, run->sel.n,
            banner ? ", " : (o->diagnostic ? ", diagnostic (non-certifying)" : ""),
            banner ? banner : "");
-    rc = kg_device_open(&run->dev, o->device);
+    /* The worker probes the device: this process never touches CUDA (worker.c). */
+    rc = kg_worker_start(run);
+    if (rc == 1)
+        rc = kg_device_open(&run->dev, o->device);
     if (rc == KG_ENODEV) {
         printf("kgate: %s: GPU checks are skipped\n", kg_error_last());
         kg_report_set_no_device(run->rep, kg_error_last());
@@ -61,128 +66,36 @@ cleanup:
     return rc;
 }
 
-static int drv_push(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                    kg_case_result *res)
-{
-    if (run->n_rows == run->cap_rows) {
-        size_t cap = run->cap_rows ? run->cap_rows * 2 : 64;
-        kg_run_row *nr = realloc(run->rows, cap * sizeof *nr);
-        if (!nr)
-            return KG_ERR(KG_ENOMEM, "out of memory for the results of '%s'", d->id);
-        run->rows = nr;
-        run->cap_rows = cap;
-    }
-    run->rows[run->n_rows++] = (kg_run_row){ .gate = g, .desc = d, .res = *res };
-    return 0;
-}
-
-static void drv_cell(char *buf, size_t n, const kg_gate_column *c, const kg_case_desc *d,
-                     const kg_case_result *r, size_t line)
-{
-    if (c->cell)
-        c->cell(buf, n, d, r, line);
-    else if (r->data)
-        snprintf(buf, n, c->format, *(const double *)((const char *)r->data + c->offset));
-    else
-        snprintf(buf, n, "-");
-}
-
-static void drv_print_header(const struct kg_gate *g)
-{
-    for (size_t c = 0; c < g->n_columns; c++)
-        printf("%s%*s", c ? " " : "", g->columns[c].width, g->columns[c].header);
-    printf("\n");
-}
-
-/* The table line(s) of one result; an ERROR without typed figures is "case ERROR message". */
-static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const kg_case_result *r)
-{
-    char cell[1100];
-    bool multi = (g->flags & KG_GATE_MULTILINE) != 0;
-    size_t lines = multi ? r->n_lines : 1;
-    if ((r->verdict == KG_VERDICT_ERROR && !multi) || !r->data) {
-        printf("%*s %-7s %s\n", g->columns[0].width, d->id, kg_verdict_name(r->verdict),
-               r->message);
-        return;
-    }
-    for (size_t l = 0; l < lines; l++) {
-        for (size_t c = 0; c < g->n_columns; c++) {
-            drv_cell(cell, sizeof cell, &g->columns[c], d, r, l);
-            /* The last column is free text: never pad it. */
-            if (c + 1 == g->n_columns)
-                printf("%s%s", c ? " " : "", cell);
-            else
-                printf("%s%*s", c ? " " : "", g->columns[c].width, cell);
-        }
-        printf("\n");
-    }
-    if (g->detail && r->verdict == KG_VERDICT_FAIL)
-        g->detail(stdout, d, r);
-}
-
-/* A case's own failure is its verdict; only running out of memory stops the run. */
-static int drv_case(kg_run *run, const struct kg_gate *g, void *st, const kg_case_desc *d,
-                    const char *unavailable)
+static int drv_gate_local(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
+                          const void *opts)
 {
     int rc = 0;
-    kg_case_result res = { .verdict = KG_VERDICT_ERROR };
-    if (unavailable) {
-        snprintf(res.message, sizeof res.message, "%s", unavailable);
-    } else if (!run->env.dev && (g->flags & KG_GATE_NEEDS_GPU)) {
-        res.verdict = KG_VERDICT_SKIP;
-        snprintf(res.message, sizeof res.message, "no CUDA device");
-    } else {
-        rc = g->run_case(st, d, &run->env, &res);
-        if (rc < 0) {
-            res.verdict = KG_VERDICT_ERROR;
-            snprintf(res.message, sizeof res.message, "%s", kg_error_last());
-            (void)cudaGetLastError(); /* a non-sticky error must not leak into the next case */
-        }
-        if (rc == KG_ENOMEM)
-            goto cleanup;
-        rc = 0;
-        if (!run->env.quiet)
-            drv_print_row(g, d, &res);
+    kg_gate_session s;
+    KG_TRY(kg_session_begin(&s, g, opts, &run->env));
+    for (size_t i = 0; i < run->sel.n; i++) {
+        const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[i]);
+        kg_case_result res;
+        cJSON *fig = NULL;
+        rc = kg_session_case(&s, d, &run->env, &res, &fig);
+        if (rc == 0)
+            rc = kg_run_record(run, g, d, &res, fig);
+        else if (res.data && g->result_free)
+            g->result_free(res.data);
+        KG_TRY(rc);
     }
-    cJSON *fig = (res.data && g->figures) ? g->figures(d, &res) : NULL;
-    KG_TRY(kg_report_add(run->rep, g->name, d->id, res.verdict, res.message, fig));
-    KG_TRY(drv_push(run, g, d, &res));
-    res.data = NULL;
 cleanup:
-    if (res.data && g->result_free)
-        g->result_free(res.data);
-    return rc;
+    return kg_session_end(&s, &run->env, rc);
 }
 
 int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts,
                 bool heading)
 {
-    int rc = 0, brc;
-    void *st = NULL;
-    char unavail[1024] = "";
-    bool runs = run->env.dev || !(g->flags & KG_GATE_NEEDS_GPU);
     if (heading && !run->env.quiet)
         printf("\n== %s ==\n", g->name);
-    brc = g->begin ? g->begin(&st, opts ? opts : g->opts_init, &run->env) : 0;
-    if (brc == KG_EUNAVAILABLE) {
-        snprintf(unavail, sizeof unavail, "%s", kg_error_last());
-        if (!run->env.quiet)
-            printf("kgate %s: %s\n", g->name, unavail);
-    } else if (brc < 0) {
-        return brc; /* the run's inputs are wrong: nothing was decided */
-    }
-    if (runs && !unavail[0] && !run->env.quiet && g->n_columns)
-        drv_print_header(g);
-    for (size_t i = 0; i < run->sel.n; i++)
-        KG_TRY(drv_case(run, g, st, kg_registry_get(reg, run->sel.idx[i]),
-                        unavail[0] ? unavail : NULL));
-cleanup:
-    if (g->end && brc != KG_EUNAVAILABLE) {
-        int erc = g->end(st, &run->env, rc);
-        if (rc == 0)
-            rc = erc;
-    }
-    return rc;
+    fflush(stdout);
+    if (run->worker)
+        return kg_worker_gate(run, reg, g, opts);
+    return drv_gate_local(run, reg, g, opts);
 }
 
 void kg_run_counts(const kg_run *run, int counts[5]) { kg_report_counts(run->rep, counts); }
@@ -209,9 +122,19 @@ cleanup:
     return rc;
 }
 
+int kg_run_write_partial(kg_run *run)
+{
+    if (!run->incomplete || !run->rep)
+        return 0;
+    kg_report_set_extra(run->rep, KG_RK_INCOMPLETE, cJSON_CreateTrue());
+    return kg_run_write(run);
+}
+
 int kg_run_finish(kg_run *run, int rc)
 {
     int code;
+    if (rc < 0 && run->incomplete)
+        (void)kg_run_write_partial(run);
     if (rc < 0 || !run->rep)
         return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
     code = kg_run_summary(run);
@@ -221,6 +144,7 @@ int kg_run_finish(kg_run *run, int rc)
 
 void kg_run_free(kg_run *run)
 {
+    kg_worker_stop(run);
     for (size_t i = 0; i < run->n_rows; i++)
         if (run->rows[i].res.data && run->rows[i].gate->result_free)
             run->rows[i].gate->result_free(run->rows[i].res.data);

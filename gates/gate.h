@@ -114,7 +114,18 @@ struct kg_gate {
     size_t n_columns;
     /* Optional lines after a row (the hot path's first forbidden call and its backtrace). */
     void (*detail)(FILE *out, const kg_case_desc *d, const kg_case_result *res);
+    /* Isolation: a result travels back from the worker as result_size bytes; result_flatten
+     * clears, in that copy, every pointer that is not valid in the parent (owned buffers made
+     * after the fork). NULL with result_size 0: only verdict, message and figures travel. */
+    size_t result_size;
+    void (*result_flatten)(void *copy);
+    /* The watchdog's limit for one case of this gate (NULL: the default, 120 s). */
+    double (*case_timeout_s)(const void *opts);
 };
+
+/* A session that saw only some of the cases (its worker was replaced): end() must not act on
+ * the run as a whole (no baseline update, no run-level record). */
+#define KG_EPARTIAL (-101)
 
 /* begin() could not make the gate usable (a profiler holds CUPTI): every case is ERROR. */
 #define KG_EUNAVAILABLE (-100)
@@ -146,6 +157,8 @@ typedef struct {
     kg_run_row *rows;
     size_t n_rows, cap_rows;
     char self_exe[4096];
+    struct kg_worker *worker;    /* the isolation worker (worker.c); NULL: in-process */
+    bool incomplete;             /* interrupted (SIGINT/SIGTERM): the report says so */
 } kg_run;
 
 /* The front half of every command: select cases (KG_ENOTFOUND when none), check the report
@@ -164,9 +177,43 @@ void kg_run_counts(const kg_run *run, int counts[5]);
 int kg_run_summary(const kg_run *run);
 /* Write the report atomically if --report was given (and say where). */
 int kg_run_write(kg_run *run);
+/* An interrupted run (run->incomplete): the report with "incomplete": true. */
+int kg_run_write_partial(kg_run *run);
 /* kg_run_summary + kg_run_write; the error's exit code when rc < 0. Frees nothing. */
 int kg_run_finish(kg_run *run, int rc);
 void kg_run_free(kg_run *run);
+
+/* Record one result: the report row and the typed row (res->data taken over). */
+int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
+                  kg_case_result *res, cJSON *fig);
+
+/* A gate begun in this process: what an in-process run and the isolation worker both do. */
+typedef struct {
+    const struct kg_gate *g;
+    void *st;
+    int brc;
+    char unavail[1024];
+} kg_gate_session;
+/* begin (prints the gate's own lines and the table header); <0: the run's inputs are wrong. */
+int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *opts,
+                     const kg_gate_env *env);
+/* One case: res filled (its verdict also for SKIP and ERROR), its table line printed, *fig
+ * the report figures (or NULL). Only KG_ENOMEM is returned. */
+int kg_session_case(kg_gate_session *s, const kg_case_desc *d, const kg_gate_env *env,
+                    kg_case_result *res, cJSON **fig);
+int kg_session_end(kg_gate_session *s, const kg_gate_env *env, int rc);
+
+/* ---- case isolation (worker.c) -------------------------------------------------------------
+ * The cases run in a worker: a child forked from this process before it ever touched CUDA (so
+ * the child holds the only CUDA context and every pointer of the parent is valid in it). The
+ * parent sends (gate, case) requests and gets typed results back; a worker that dies (signal,
+ * exit), leaves a dead context (sticky CUDA error) or overruns the case timeout is replaced,
+ * and that case's verdict is ERROR with figures.fault naming the class, the gate, the phase
+ * and the last lines it printed. KGATE_ISOLATION=0 runs everything in-process. */
+int kg_worker_start(kg_run *run);
+int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
+                   const void *opts);
+void kg_worker_stop(kg_run *run);
 
 /* The one exit-code policy: FAIL -> 1, else ERROR -> 4, else SKIP -> 3, else 0. */
 int kg_exit_code_for_counts(const int counts[5]);

@@ -10,7 +10,8 @@ its own folder):
     0  gates/core/                                        errors, files, registry, report, ...
     1  gates/parity/ gates/preflight/ gates/hotpath/ gates/bench/   one folder per gate; one gate
        never depends on another; gates/gate.h (the gate interface) is shared by them
-    2  gates/driver.c gates/gates.c                       the driver and the one gate table
+    2  gates/driver.c gates/gates.c gates/session.c      the driver, the one gate table, the
+       gates/worker.c                                     in-process session, case isolation
     3  gates/marks/ gates/report/
     4  runners/cli/                                       one file per command
     include/kgate/ (the public API) may be included from any layer; runners/*.c (the mains) sit
@@ -57,7 +58,7 @@ def place(rel):
         if len(parts) == 2:
             if parts[1] == "gate.h":
                 return (1, "gate.h")
-            if parts[1] in ("driver.c", "gates.c", "driver.h", "gates.h"):
+            if parts[1] in ("driver.c", "gates.c", "driver.h", "gates.h", "session.c", "worker.c"):
                 return (2, "driver")
             return (None, "gates")
         if parts[1] == "core":

@@ -129,6 +129,7 @@ groups = [("KG_RES_", ["result"]), ("KG_FIG_PARITY_", ["parity_figures", "parity
           ("KG_FIG_PF_", ["preflight_figures", "preflight_row", "preflight_decided"]),
           ("KG_FIG_HP_", ["hotpath_figures", "hotpath_decided"]),
           ("KG_FIG_AB_", ["ab_figures", "ab_decided"]),
+          ("KG_FIG_FAULT_", ["fault"]),
           ("KG_FIG_", ["bench_figures", "bench_decided", "mark", "kernel_trace", "nvml"]),
           ("KG_RK_", [None, "provenance", "device", "selftest", "preflight_info", "bench_info",
                       "marks_update"])]

@@ -55,10 +55,13 @@ typedef struct {
     const char *report_path; /* NULL = no JSON report */
     bool diagnostic;         /* every command but `run --production` is non-certifying */
     bool quiet;              /* no console tables (`run --quiet`) */
+    const char *exclude;     /* --exclude REGEX: cases left out after --filter */
+    double case_timeout_s;   /* --case-timeout: the watchdog's limit per case (0: the gate's) */
 } kg_common_opts;
 
 #define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
-                              .report_path = NULL, .diagnostic = true, .quiet = false }
+                              .report_path = NULL, .diagnostic = true, .quiet = false, \
+                              .exclude = NULL, .case_timeout_s = 0 }
 
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
  * --device, --report, with kg_common_opt's checks and messages. */
@@ -77,6 +80,9 @@ typedef struct {
 } kg_selection;
 int kg_select(kg_selection *out, const kg_registry *reg, const char *filter);
 void kg_selection_free(kg_selection *s);
+/* Drop the selected cases whose id matches `exclude` (NULL: none); KG_ENOTFOUND when no case
+ * is left. */
+int kg_selection_exclude(kg_selection *s, const kg_registry *reg, const char *exclude);
 
 /* Replace every occurrence of `secret` in s, in place, by "***" (a shorter secret by as many
  * stars as it has characters): messages, logs and reports never carry a token. */
@@ -138,6 +144,9 @@ void kg_report_set_no_device(kg_report *r, const char *why);
 /* Record one result. `figures` (may be NULL) is taken over. */
 int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdict v,
                   const char *message, cJSON *figures);
+/* The isolation worker forwards every extra a gate sets to its parent's report. */
+typedef void (*kg_report_extra_fn)(const char *key, const cJSON *value);
+void kg_report_forward_extras(kg_report_extra_fn fn);
 /* Attach extra JSON under the top-level key (taken over, replacing any previous). */
 void kg_report_set_extra(kg_report *r, const char *key, cJSON *value);
 cJSON *kg_report_json(kg_report *r); /* borrowed */
@@ -158,6 +167,17 @@ int kg_path_check_writable(const char *path);
 int kg_file_write_atomic(const char *path, const void *data, size_t len);
 /* Read a whole file (NUL-terminated); caller frees. */
 int kg_file_read(char **out, size_t *len, const char *path);
+
+/* ---- where a case is (for the isolation parent: the phase a fault happened in) -------------- */
+
+/* Record the gate, case and phase this process is in. Writes into a page shared with the
+ * isolation parent when kg_phase_share() mapped one (a no-op copy otherwise), so the parent
+ * still knows the phase after the worker died. Cheap: three bounded string copies. */
+void kg_phase_set(const char *gate, const char *case_id, const char *phase);
+/* Map the shared page (before fork); 0 or KG_EIO. */
+int kg_phase_share(void);
+/* The last recorded gate, case and phase (the parent reads them after a fault). */
+void kg_phase_get(char *gate, char *case_id, char *phase, size_t n);
 
 /* ---- exit codes (only the command line and the driver turn errors into them) ------------ */
 

@@ -364,5 +364,9 @@ const kg_opt kg_common_opt_table[] = {
     KG_OPT_INT_("device", "N", kg_common_opts, device, 0, 1024, "CUDA device ordinal (default 0)"),
     KG_OPT_FN_("report", "FILE.json", opt_common_report, 0,
                "write the JSON report there (atomically)"),
+    KG_OPT_STRING_("exclude", "REGEX", kg_common_opts, exclude,
+                   "leave out the cases whose id matches (after --filter)"),
+    KG_OPT_DOUBLE_("case-timeout", "S", kg_common_opts, case_timeout_s, 0, 86400,
+                   "the watchdog's limit for one case (default: 120 s, bench 60 s + 20 x budget)"),
 };
 const size_t kg_n_common_opts = KG_ARRAY_LEN(kg_common_opt_table);

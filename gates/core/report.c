@@ -127,10 +127,16 @@ void kg_report_set_no_device(kg_report *r, const char *why)
     kg_report_set_extra(r, KG_RK_NO_DEVICE, cJSON_CreateString(why));
 }
 
+static kg_report_extra_fn rep_forward;
+
+void kg_report_forward_extras(kg_report_extra_fn fn) { rep_forward = fn; }
+
 void kg_report_set_extra(kg_report *r, const char *key, cJSON *value)
 {
     if (!value)
         return;
+    if (rep_forward)
+        rep_forward(key, value);
     if (cJSON_HasObjectItem(r->root, key))
         cJSON_ReplaceItemInObject(r->root, key, value);
     else

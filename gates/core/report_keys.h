@@ -174,6 +174,8 @@
 #define KG_RK_MU_ATTEMPTS "attempts"
 #define KG_RK_MU_REASON "reason"              /* not advancing: what did not pass */
 #define KG_RK_MU_ERROR "error"                /* the commit failed */
+/* an interrupted run (SIGINT/SIGTERM): the results so far */
+#define KG_RK_INCOMPLETE "incomplete"
 #define KG_RK_MV_CASE "case"                  /* moved[]: one mark that moved */
 #define KG_RK_MV_DEVICE_CLASS "device_class"
 #define KG_RK_MV_METRIC "metric"
@@ -188,6 +190,21 @@
 #define KG_RES_VERDICT "verdict"          /* PASS WARN FAIL SKIP ERROR */
 #define KG_RES_MESSAGE "message"
 #define KG_RES_FIGURES "figures"          /* object, {} when the gate has none */
+
+/* ---- a faulted case (any gate; verdict ERROR): figures.fault ---------------------------------- */
+#define KG_FIG_FAULT "fault"              /* in the figures of any gate: */
+#define KG_FIG_PARITY_FAULT "fault"
+#define KG_FIG_PF_FAULT "fault"
+#define KG_FIG_HP_FAULT "fault"
+#define KG_FIG_AB_FAULT "fault"
+#define KG_FIG_FAULT_CLASS "class"            /* signal | exit | timeout | cuda */
+#define KG_FIG_FAULT_SIGNAL "signal"          /* SIGSEGV, SIGABRT, SIGBUS, ... */
+#define KG_FIG_FAULT_EXIT_STATUS "exit_status"
+#define KG_FIG_FAULT_CUDA_ERROR "cuda_error"  /* cudaErrorIllegalAddress, ... */
+#define KG_FIG_FAULT_TIMEOUT "timeout_s"
+#define KG_FIG_FAULT_GATE "gate"
+#define KG_FIG_FAULT_PHASE "phase"            /* setup, launch, reference, capture, timing, ... */
+#define KG_FIG_FAULT_OUTPUT "output_tail"     /* the last lines the worker printed */
 
 /* ---- parity figures ------------------------------------------------------------------------- */
 

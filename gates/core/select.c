@@ -50,3 +50,25 @@ void kg_selection_free(kg_selection *s)
 }
 
 
+
+int kg_selection_exclude(kg_selection *s, const kg_registry *reg, const char *exclude)
+{
+    regex_t re;
+    size_t kept = 0;
+    if (!exclude)
+        return 0;
+    int e = regcomp(&re, exclude, REG_EXTENDED | REG_NOSUB);
+    if (e != 0) {
+        char eb[128];
+        regerror(e, &re, eb, sizeof eb);
+        return KG_ERR(KG_EINVAL, "--exclude '%s': invalid regular expression: %s", exclude, eb);
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (regexec(&re, kg_registry_get(reg, s->idx[i])->id, 0, NULL, 0) != 0)
+            s->idx[kept++] = s->idx[i];
+    regfree(&re);
+    s->n = kept;
+    if (kept == 0)
+        return KG_ERR(KG_ENOTFOUND, "--exclude '%s' leaves no case", exclude);
+    return 0;
+}

@@ -1,0 +1,49 @@
+/* Where this process is: gate, case, phase. The isolation worker writes it into a page it
+ * shares with its parent (MAP_SHARED before fork), so a worker killed by a signal, an exit()
+ * or the watchdog still tells the parent what it was doing. */
+#include <string.h>
+#include <sys/mman.h>
+#include "core/kg_core.h"
+
+typedef struct {
+    char gate[64], case_id[512], phase[64];
+} kg_phase_page;
+
+static kg_phase_page ph_local;
+static kg_phase_page *ph = &ph_local;
+
+int kg_phase_share(void)
+{
+    if (ph != &ph_local)
+        return 0;
+    void *p = mmap(NULL, sizeof *ph, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return KG_ERR(KG_EIO, "cannot map the shared phase page");
+    ph = p;
+    memset(ph, 0, sizeof *ph);
+    return 0;
+}
+
+static void ph_copy(char *dst, size_t n, const char *src)
+{
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < n; i++)
+        dst[i] = src[i];
+    dst[i] = '\0';
+}
+
+void kg_phase_set(const char *gate, const char *case_id, const char *phase)
+{
+    if (gate)
+        ph_copy(ph->gate, sizeof ph->gate, gate);
+    if (case_id)
+        ph_copy(ph->case_id, sizeof ph->case_id, case_id);
+    ph_copy(ph->phase, sizeof ph->phase, phase);
+}
+
+void kg_phase_get(char *gate, char *case_id, char *phase, size_t n)
+{
+    ph_copy(gate, n, ph->gate);
+    ph_copy(case_id, n, ph->case_id);
+    ph_copy(phase, n, ph->phase);
+}

@@ -1,0 +1,145 @@
+/* A gate begun in this process: begin, one case at a time (its table line printed), end; and
+ * the recording of a result into the run. The in-process driver (driver.c) and the isolation
+ * worker (worker.c) both run gates through this. */
+#include <stdlib.h>
+#include <string.h>
+#include "gate.h"
+
+static int drv_push(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
+                    kg_case_result *res)
+{
+    if (run->n_rows == run->cap_rows) {
+        size_t cap = run->cap_rows ? run->cap_rows * 2 : 64;
+        kg_run_row *nr = realloc(run->rows, cap * sizeof *nr);
+        if (!nr)
+            return KG_ERR(KG_ENOMEM, "out of memory for the results of '%s'", d->id);
+        run->rows = nr;
+        run->cap_rows = cap;
+    }
+    run->rows[run->n_rows++] = (kg_run_row){ .gate = g, .desc = d, .res = *res };
+    return 0;
+}
+
+static void drv_cell(char *buf, size_t n, const kg_gate_column *c, const kg_case_desc *d,
+                     const kg_case_result *r, size_t line)
+{
+    if (c->cell)
+        c->cell(buf, n, d, r, line);
+    else if (r->data)
+        snprintf(buf, n, c->format, *(const double *)((const char *)r->data + c->offset));
+    else
+        snprintf(buf, n, "-");
+}
+
+static void drv_print_header(const struct kg_gate *g)
+{
+    for (size_t c = 0; c < g->n_columns; c++)
+        printf("%s%*s", c ? " " : "", g->columns[c].width, g->columns[c].header);
+    printf("\n");
+}
+
+/* The table line(s) of one result; an ERROR without typed figures is "case ERROR message". */
+static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const kg_case_result *r)
+{
+    char cell[1100];
+    bool multi = (g->flags & KG_GATE_MULTILINE) != 0;
+    size_t lines = multi ? r->n_lines : 1;
+    if ((r->verdict == KG_VERDICT_ERROR && !multi) || !r->data) {
+        printf("%*s %-7s %s\n", g->columns[0].width, d->id, kg_verdict_name(r->verdict),
+               r->message);
+        return;
+    }
+    for (size_t l = 0; l < lines; l++) {
+        for (size_t c = 0; c < g->n_columns; c++) {
+            drv_cell(cell, sizeof cell, &g->columns[c], d, r, l);
+            /* The last column is free text: never pad it. */
+            if (c + 1 == g->n_columns)
+                printf("%s%s", c ? " " : "", cell);
+            else
+                printf("%s%*s", c ? " " : "", g->columns[c].width, cell);
+        }
+        printf("\n");
+    }
+    if (g->detail && r->verdict == KG_VERDICT_FAIL)
+        g->detail(stdout, d, r);
+}
+
+/* ---- a gate begun in this process (in-process runs, and the isolation worker) ------------ */
+
+int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *opts,
+                     const kg_gate_env *env)
+{
+    bool runs = env->dev || !(g->flags & KG_GATE_NEEDS_GPU);
+    memset(s, 0, sizeof *s);
+    s->g = g;
+    s->brc = g->begin ? g->begin(&s->st, opts ? opts : g->opts_init, env) : 0;
+    if (s->brc == KG_EUNAVAILABLE) {
+        snprintf(s->unavail, sizeof s->unavail, "%s", kg_error_last());
+        if (!env->quiet)
+            printf("kgate %s: %s\n", g->name, s->unavail);
+    } else if (s->brc < 0) {
+        return s->brc; /* the run's inputs are wrong: nothing was decided */
+    }
+    if (runs && !s->unavail[0] && !env->quiet && g->n_columns)
+        drv_print_header(g);
+    return 0;
+}
+
+/* A case's own failure is its verdict; only running out of memory is returned. */
+int kg_session_case(kg_gate_session *s, const kg_case_desc *d, const kg_gate_env *env,
+                    kg_case_result *res, cJSON **fig)
+{
+    int rc = 0;
+    const struct kg_gate *g = s->g;
+    *res = (kg_case_result){ .verdict = KG_VERDICT_ERROR };
+    *fig = NULL;
+    kg_phase_set(g->name, d->id, "run_case");
+    if (s->unavail[0]) {
+        snprintf(res->message, sizeof res->message, "%s", s->unavail);
+    } else if (!env->dev && (g->flags & KG_GATE_NEEDS_GPU)) {
+        res->verdict = KG_VERDICT_SKIP;
+        snprintf(res->message, sizeof res->message, "no CUDA device");
+    } else {
+        rc = g->run_case(s->st, d, env, res);
+        if (rc < 0) {
+            res->verdict = KG_VERDICT_ERROR;
+            snprintf(res->message, sizeof res->message, "%s", kg_error_last());
+            (void)cudaGetLastError(); /* a non-sticky error must not leak into the next case */
+        }
+        if (rc == KG_ENOMEM)
+            return rc;
+        rc = 0;
+        if (!env->quiet)
+            drv_print_row(g, d, res);
+    }
+    kg_phase_set(g->name, d->id, "report");
+    *fig = (res->data && g->figures) ? g->figures(d, res) : NULL;
+    return rc;
+}
+
+int kg_session_end(kg_gate_session *s, const kg_gate_env *env, int rc)
+{
+    if (s->g && s->g->end && s->brc != KG_EUNAVAILABLE) {
+        int erc = s->g->end(s->st, env, rc);
+        if (rc == 0)
+            rc = erc;
+    }
+    s->g = NULL;
+    return rc;
+}
+
+/* Record one result: the report row and the typed row (data taken over). */
+int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
+                  kg_case_result *res, cJSON *fig)
+{
+    int rc = 0;
+    KG_TRY(kg_report_add(run->rep, g->name, d->id, res->verdict, res->message, fig));
+    KG_TRY(drv_push(run, g, d, res));
+    res->data = NULL;
+cleanup:
+    if (res->data && g->result_free)
+        g->result_free(res->data);
+    res->data = NULL;
+    return rc;
+}
+

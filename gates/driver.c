@@ -71,7 +71,7 @@ static int drv_gate_local(kg_run *run, const kg_registry *reg, const struct kg_g
 {
     int rc = 0;
     kg_gate_session s;
-    KG_TRY(kg_session_begin(&s, g, opts, &run->env));
+    KG_TRY(kg_session_begin(&s, g, opts, &run->env, true));
     for (size_t i = 0; i < run->sel.n; i++) {
         const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[i]);
         kg_case_result res;

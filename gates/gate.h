@@ -159,6 +159,7 @@ typedef struct {
     char self_exe[4096];
     struct kg_worker *worker;    /* the isolation worker (worker.c); NULL: in-process */
     bool incomplete;             /* interrupted (SIGINT/SIGTERM): the report says so */
+    bool header_done;            /* the current gate's table header was printed */
 } kg_run;
 
 /* The front half of every command: select cases (KG_ENOTFOUND when none), check the report
@@ -196,7 +197,7 @@ typedef struct {
 } kg_gate_session;
 /* begin (prints the gate's own lines and the table header); <0: the run's inputs are wrong. */
 int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *opts,
-                     const kg_gate_env *env);
+                     const kg_gate_env *env, bool header);
 /* One case: res filled (its verdict also for SKIP and ERROR), its table line printed, *fig
  * the report figures (or NULL). Only KG_ENOMEM is returned. */
 int kg_session_case(kg_gate_session *s, const kg_case_desc *d, const kg_gate_env *env,

@@ -67,7 +67,7 @@ static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const 
 /* ---- a gate begun in this process (in-process runs, and the isolation worker) ------------ */
 
 int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *opts,
-                     const kg_gate_env *env)
+                     const kg_gate_env *env, bool header)
 {
     bool runs = env->dev || !(g->flags & KG_GATE_NEEDS_GPU);
     memset(s, 0, sizeof *s);
@@ -80,7 +80,7 @@ int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *op
     } else if (s->brc < 0) {
         return s->brc; /* the run's inputs are wrong: nothing was decided */
     }
-    if (runs && !s->unavail[0] && !env->quiet && g->n_columns)
+    if (header && runs && !s->unavail[0] && !env->quiet && g->n_columns)
         drv_print_header(g);
     return 0;
 }

@@ -91,6 +91,7 @@ typedef struct {
     const struct kg_gate *g;
     const void *opts;
     const kg_case_desc *d;
+    int header;                 /* the gate's table header is not printed yet */
 } wk_run_msg;
 
 typedef struct {
@@ -149,6 +150,14 @@ static void wk_send_row(kg_case_result *res, cJSON *fig, const struct kg_gate *g
         }
         fflush(stdout);
         fflush(stderr);
+        /* Test hook (tests/test_isolation.c): die in the middle of this case's message. */
+        const char *cut = getenv("KGATE_TEST_CUT_ROW");
+        if (cut && kg_phase_is_case(cut)) {
+            uint32_t hd[2] = { WK_ROW, (uint32_t)total };
+            (void)wk_write_all(wk_res_fd, hd, sizeof hd);
+            (void)wk_write_all(wk_res_fd, buf, total / 2);
+            _exit(0);
+        }
         (void)wk_send(wk_res_fd, WK_ROW, buf, total, NULL, 0);
     }
     free(buf);
@@ -163,7 +172,7 @@ static void wk_run_one(kg_gate_session *s, const wk_run_msg *m, const kg_gate_en
     if (s->g != m->g) {
         if (s->g)
             (void)kg_session_end(s, env, KG_EPARTIAL);
-        int rc = kg_session_begin(s, m->g, m->opts, env);
+        int rc = kg_session_begin(s, m->g, m->opts, env, m->header);
         if (rc < 0) {
             char msg[2048];
             snprintf(msg, sizeof msg, "%s", kg_error_last());
@@ -497,6 +506,8 @@ static cJSON *wk_fault_figures(const struct kg_worker *w, const wk_fault *f, cJS
         snprintf(what, sizeof what, "the process called exit(%d)", f->status);
     else if (strcmp(f->cls, "timeout") == 0)
         snprintf(what, sizeof what, "no result within %.0f s (killed)", f->timeout_s);
+    else if (strcmp(f->cls, "interrupted") == 0)
+        snprintf(what, sizeof what, "the run was interrupted by %s", wk_signame(f->sig));
     else
         snprintf(what, sizeof what, "%s (the CUDA context is lost)", f->cuda_error);
     char prior[1024];
@@ -541,7 +552,12 @@ static int wk_result(kg_run *run, const struct kg_gate *g, double timeout_s, kg_
         uint32_t type, len;
         char *p = NULL;
         int rc = 0, ready = wk_wait(w, timeout_s);
-        if (ready == 0 || wk_interrupted) {
+        if (wk_interrupted) {
+            *f = (wk_fault){ .cls = "interrupted", .sig = wk_interrupted };
+            *gone = true;
+            return 0;
+        }
+        if (ready == 0) {
             *f = (wk_fault){ .cls = "timeout", .timeout_s = timeout_s };
             *gone = true;
             return 0;
@@ -601,13 +617,9 @@ static int wk_replace(kg_run *run, wk_fault *f, bool hung)
 
 static int wk_restart(kg_run *run)
 {
-    struct kg_worker *old = run->worker;
     int rc = 0;
     uint32_t type, len;
     char *p = NULL;
-    wk_close(old);
-    free(old);
-    run->worker = NULL;
     KG_TRY(wk_spawn(run));
     for (int i = 0; i < 2; i++) { /* its DEVICE messages */
         if (wk_wait(run->worker, 120) != 1 || wk_read_msg(run->worker, &type, &p, &len) < 0) {
@@ -647,19 +659,21 @@ static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts,
         w->gate = g;
         w->gate_cases = 0;
     }
-    wk_run_msg m = { .g = g, .opts = opts, .d = d };
+    wk_run_msg m = { .g = g, .opts = opts, .d = d, .header = !run->header_done };
+    run->header_done = true;
     if (wk_send(w->cmd_fd, WK_RUN, &m, sizeof m, NULL, 0) < 0)
         gone = true;
     else
         KG_TRY(wk_result(run, g, timeout_s, &res, &fig, &f, &gone));
     if (gone || f.cls) { /* died, hung, or a dead context (the worker exits after its row) */
-        (void)wk_replace(run, &f, gone && f.cls && strcmp(f.cls, "timeout") == 0);
+        (void)wk_replace(run, &f, gone && f.cls && strcmp(f.cls, "cuda") != 0);
         fig = wk_fault_figures(w, &f, fig, &res, g);
         wk_close(w);
         free(w);
         run->worker = NULL;
         if (gone && !run->env.quiet)
-            printf("%-46s %-7s %s\n", d->id, "ERROR", res.message);
+            printf("%*s %-7s %s\n", g->n_columns ? g->columns[0].width : -46, d->id, "ERROR",
+                   res.message);
     } else {
         w->gate_cases++;
     }
@@ -710,6 +724,7 @@ int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
 {
     int rc = 0;
     double timeout_s = wk_timeout(run, g, opts);
+    run->header_done = false;
     for (size_t i = 0; i < run->sel.n; i++) {
         KG_TRY(wk_case(run, g, opts, kg_registry_get(reg, run->sel.idx[i]), timeout_s));
         if (wk_interrupted) {

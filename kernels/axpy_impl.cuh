@@ -9,8 +9,13 @@
 /* Policy: how many elements short of n the scalar tail stops. The reference writes them all;
  * the parity defect's off-by-one bound (`t + 1 < n`) never writes element n-1 when n % 4 != 0
  * (the output keeps the poison kgate filled it with). */
-struct axpy_ref_policy { static constexpr size_t kTailShort = 0; };
-struct axpy_drop_last_policy { static constexpr size_t kTailShort = 1; };
+struct axpy_ref_policy {
+    static constexpr size_t kTailShort = 0;
+    /* After the element-wise work: nothing. The fault defects (defects/fault_defects.cu)
+     * plant a device fault here instead (an illegal store, a trap, an assert, a spin). */
+    static __device__ __forceinline__ void after(float *, size_t) {}
+};
+struct axpy_drop_last_policy : axpy_ref_policy { static constexpr size_t kTailShort = 1; };
 
 /* Grid-stride loop over float4 chunks, then the scalar tail (at most 3 elements) handled by
  * the first threads of the grid. Grid-stride lets the grid be capped (KG_AXPY_MAX_GRID) so
@@ -41,6 +46,7 @@ static __device__ __forceinline__ void axpy_body(float a, const float *__restric
     const size_t t = n4 * 4 + tid;
     if (t + P::kTailShort < n)
         out[t] = fmaf(a, x[t], y[t]);
+    P::after(out, n);
 }
 
 /* An axpy kernel's launch: kg_axpy_grid(n) blocks of KG_AXPY_BLOCK threads on `s` (host). */

@@ -178,6 +178,8 @@ void kg_phase_set(const char *gate, const char *case_id, const char *phase);
 int kg_phase_share(void);
 /* The last recorded gate, case and phase (the parent reads them after a fault). */
 void kg_phase_get(char *gate, char *case_id, char *phase, size_t n);
+/* The recorded case is `case_id`. */
+bool kg_phase_is_case(const char *case_id);
 
 /* ---- exit codes (only the command line and the driver turn errors into them) ------------ */
 

@@ -47,3 +47,5 @@ void kg_phase_get(char *gate, char *case_id, char *phase, size_t n)
     ph_copy(case_id, n, ph->case_id);
     ph_copy(phase, n, ph->phase);
 }
+
+bool kg_phase_is_case(const char *case_id) { return strcmp(ph->case_id, case_id) == 0; }

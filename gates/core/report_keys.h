@@ -197,7 +197,7 @@
 #define KG_FIG_PF_FAULT "fault"
 #define KG_FIG_HP_FAULT "fault"
 #define KG_FIG_AB_FAULT "fault"
-#define KG_FIG_FAULT_CLASS "class"            /* signal | exit | timeout | cuda */
+#define KG_FIG_FAULT_CLASS "class"            /* signal | exit | timeout | cuda | interrupted */
 #define KG_FIG_FAULT_SIGNAL "signal"          /* SIGSEGV, SIGABRT, SIGBUS, ... */
 #define KG_FIG_FAULT_EXIT_STATUS "exit_status"
 #define KG_FIG_FAULT_CUDA_ERROR "cuda_error"  /* cudaErrorIllegalAddress, ... */

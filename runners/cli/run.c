@@ -284,6 +284,8 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     if (rc == 0)
         rc = wrc;
 cleanup:
+    if (rc < 0 && run.incomplete)
+        (void)kg_run_write_partial(&run); /* interrupted: the results so far, marked */
     if (rc < 0)
         code = kg_cli_fail(rc);
     kg_marks_target_free(t);

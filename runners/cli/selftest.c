@@ -129,7 +129,14 @@ typedef struct {
     const char *seed;
     const char *device;
     const char *filter;
+    const char *exclude;         /* the fault defects, run on their own (st_run_faults) */
+    const char *case_timeout;    /* --case-timeout for the child runs, or NULL */
 } st_env;
+
+/* The planted faults (kernels/defects/fault_defects.cu) hang or crash on purpose: they run
+ * once, through parity, with a short watchdog; every other gate leaves them out. */
+#define ST_FAULTS "^defect/fault/"
+#define ST_FAULT_TIMEOUT "5"
 
 /* Run one gate of one runner into <tmpdir>/<tag>-<gate>.json and take its results. A gate
  * that exits 2 (usage/input) or dies is an error of the selftest itself. */
@@ -141,7 +148,7 @@ static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const cha
     cJSON *j = NULL;
     snprintf(report, sizeof report, "%s/%s-%s.json", e->tmpdir, tag, st_gates_name(g));
     snprintf(log, sizeof log, "%s/%s-%s.log", e->tmpdir, tag, st_gates_name(g));
-    const char *argv[16];
+    const char *argv[24];
     int a = 0;
     argv[a++] = exe;
     argv[a++] = st_gates_name(g);
@@ -154,6 +161,14 @@ static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const cha
     if (e->filter) {
         argv[a++] = "--filter";
         argv[a++] = e->filter;
+    }
+    if (e->exclude) {
+        argv[a++] = "--exclude";
+        argv[a++] = e->exclude;
+    }
+    if (e->case_timeout) {
+        argv[a++] = "--case-timeout";
+        argv[a++] = e->case_timeout;
     }
     if (marks) {
         argv[a++] = "--marks";
@@ -298,6 +313,19 @@ typedef struct {
 } st_counts;
 
 /* Judge one row: a defect on its expected gate, a clean case on every gate it ran. */
+/* A defect is caught when its gate FAILs it; a planted fault (expect_reason "fault:<class>")
+ * when its gate reports it as that fault: ERROR "FAULT <class>", the run going on. */
+static bool st_caught(const st_row *r, kg_verdict o, const char *seen)
+{
+    const char *cls = r->expect_reason && strncmp(r->expect_reason, "fault:", 6) == 0
+                          ? r->expect_reason + 6 : NULL;
+    char want[64];
+    if (!cls)
+        return o == KG_VERDICT_FAIL;
+    snprintf(want, sizeof want, "FAULT %s", cls);
+    return o == KG_VERDICT_ERROR && strstr(seen, want) != NULL;
+}
+
 static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_report *rep)
 {
     memset(c, 0, sizeof *c);
@@ -324,7 +352,7 @@ static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_repo
                 outcome = "not run";
                 v = KG_VERDICT_SKIP;
                 c->not_run++;
-            } else if (o == KG_VERDICT_FAIL) {
+            } else if (st_caught(r, o, seen)) {
                 outcome = "caught";
                 c->caught++;
             } else {
@@ -414,9 +442,15 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
     }
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
     snprintf(dev, sizeof dev, "%d", o->device);
-    st_env e = { self, defects_exe, dir, seed, dev, o->filter };
+    /* Without --filter the faults run on their own (below); with one, every run gets a
+     * watchdog short enough for a fault the filter selects. */
+    st_env e = { .self_exe = self, .defects_exe = defects_exe, .tmpdir = dir, .seed = seed,
+                 .device = dev, .filter = o->filter, .exclude = o->filter ? NULL : ST_FAULTS,
+                 .case_timeout = o->filter ? "10" : NULL };
     st_env clean_env = e;
     clean_env.filter = NULL; /* --filter narrows the defects; clean cases always all run */
+    clean_env.exclude = NULL;
+    clean_env.case_timeout = NULL;
     KG_TRY(st_catalogue(&m, &e, defects_exe, "defects"));
     if (with_clean)
         KG_TRY(st_catalogue(&m, &clean_env, self, "clean"));
@@ -431,6 +465,16 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
                with_clean ? " and the clean cases" : "");
         fflush(stdout);
         KG_TRY(st_run_gate(&m, &e, defects_exe, "defects", g, NULL, NULL));
+        if (!o->filter && strcmp(st_gates_name(g), "parity") == 0) {
+            st_env fe = e;
+            fe.filter = ST_FAULTS;
+            fe.exclude = NULL;
+            fe.case_timeout = ST_FAULT_TIMEOUT;
+            printf("selftest: parity over the planted faults (watchdog %s s)...\n",
+                   ST_FAULT_TIMEOUT);
+            fflush(stdout);
+            KG_TRY(st_run_gate(&m, &fe, defects_exe, "faults", g, NULL, NULL));
+        }
         if (with_clean)
             KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL, NULL));
     }

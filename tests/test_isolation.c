@@ -1,0 +1,164 @@
+/* Case isolation without a GPU: a test gate (no GPU needed) over cases that segfault, exit(),
+ * abort, hang past the watchdog, or die in the middle of their result message, each followed
+ * by a clean case. Every fault must be that case's ERROR with figures.fault naming its class,
+ * every clean case must PASS, and the report must hold all of them. Then a run interrupted by
+ * SIGTERM must leave a complete, well-formed report marked "incomplete". */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "core/report_keys.h"
+#include "gate.h"
+#include "kg_test.h"
+
+static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return 0; }
+static int t_ref(void *s, cudaStream_t st, void *r) { (void)s, (void)st, (void)r; return 0; }
+static int t_clean(void *s, cudaStream_t st) { (void)s, (void)st; return 0; }
+static int t_segv(void *s, cudaStream_t st) { (void)s, (void)st; *(volatile int *)(uintptr_t)0 = 1; return 0; }
+static int t_exit7(void *s, cudaStream_t st) { (void)s, (void)st; exit(7); }
+static int t_abort(void *s, cudaStream_t st) { (void)s, (void)st; abort(); }
+static int t_hang(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    for (;;)
+        pause();
+    return 0;
+}
+static int t_error(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    return KG_ERR(KG_EINVAL, "an ordinary case error");
+}
+
+#define T_CASE(id_, fn) { .id = id_, .op = "t", .setup = t_setup, .launch = fn, .reference = t_ref }
+static const kg_case_desc cases[] = {
+    T_CASE("t/pass1", t_clean), T_CASE("t/segv", t_segv),   T_CASE("t/pass2", t_clean),
+    T_CASE("t/exit7", t_exit7), T_CASE("t/pass3", t_clean), T_CASE("t/abort", t_abort),
+    T_CASE("t/pass4", t_clean), T_CASE("t/hang", t_hang),   T_CASE("t/pass5", t_clean),
+    T_CASE("t/cut", t_clean),   T_CASE("t/pass6", t_clean), T_CASE("t/error", t_error),
+    T_CASE("t/pass7", t_clean),
+};
+
+/* The test gate: run the case's launch() in the worker; it passes if launch returns. */
+static int tg_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env, kg_case_result *res)
+{
+    (void)st, (void)env;
+    kg_phase_set(NULL, NULL, "launch");
+    int rc = d->launch(NULL, NULL);
+    if (rc < 0)
+        return rc;
+    res->verdict = KG_VERDICT_PASS;
+    snprintf(res->message, sizeof res->message, "returned");
+    return 0;
+}
+static const kg_gate_column tg_cols[] = { KG_COL_CASE(-20), KG_COL_VERDICT("v", -7) };
+static const struct kg_gate test_gate = { .name = "parity", .run_case = tg_run_case,
+                                          .columns = tg_cols, .n_columns = 2 };
+
+static const kg_run_row *row_of(const kg_run *run, const char *id)
+{
+    for (size_t i = 0; i < run->n_rows; i++)
+        if (strcmp(run->rows[i].desc->id, id) == 0)
+            return &run->rows[i];
+    return NULL;
+}
+
+static const char *fault_class(kg_run *run, const char *id)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(kg_report_json(run->rep), KG_RK_RESULTS))
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_CASE)), id) == 0)
+            return cJSON_GetStringValue(cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(it, KG_RES_FIGURES), KG_FIG_FAULT),
+                KG_FIG_FAULT_CLASS));
+    return NULL;
+}
+
+static void check_fault(kg_run *run, const char *id, const char *cls, const char *words)
+{
+    const kg_run_row *r = row_of(run, id);
+    const char *c = fault_class(run, id);
+    CHECK_MSG(r && r->res.verdict == KG_VERDICT_ERROR, "%s: want ERROR", id);
+    CHECK_MSG(c && strcmp(c, cls) == 0, "%s: fault class %s, want %s", id, c ? c : "(none)", cls);
+    CHECK_MSG(r && strstr(r->res.message, words), "%s: message '%s' lacks '%s'", id,
+              r ? r->res.message : "", words);
+}
+
+static void test_faults(kg_registry *reg)
+{
+    kg_run run;
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    co.case_timeout_s = 1.5;
+    co.seed_set = true;
+    setenv("KGATE_TEST_CUT_ROW", "t/cut", 1);
+    CHECK(kg_run_begin(&run, "isolation", &co, reg, NULL) == 0);
+    CHECK_MSG(run.worker != NULL, "the run is not isolated");
+    CHECK(kg_run_gate(&run, reg, &test_gate, NULL, false) == 0);
+    unsetenv("KGATE_TEST_CUT_ROW");
+    CHECK(run.n_rows == KG_ARRAY_LEN(cases));
+    for (size_t i = 0; i < KG_ARRAY_LEN(cases); i++)
+        if (strncmp(cases[i].id, "t/pass", 6) == 0) {
+            const kg_run_row *r = row_of(&run, cases[i].id);
+            CHECK_MSG(r && r->res.verdict == KG_VERDICT_PASS, "%s after a fault: want PASS",
+                      cases[i].id);
+        }
+    check_fault(&run, "t/segv", "signal", "SIGSEGV");
+    check_fault(&run, "t/exit7", "exit", "exit(7)");
+    check_fault(&run, "t/abort", "signal", "SIGABRT");
+    check_fault(&run, "t/hang", "timeout", "no result within");
+    check_fault(&run, "t/cut", "exit", "FAULT exit");
+    const kg_run_row *e = row_of(&run, "t/error");
+    CHECK(e && e->res.verdict == KG_VERDICT_ERROR && strstr(e->res.message, "ordinary") &&
+          !fault_class(&run, "t/error"));
+    CHECK_MSG(strstr(row_of(&run, "t/segv")->res.message, "(launch)") != NULL,
+              "the phase of the fault is not named");
+    kg_run_free(&run);
+}
+
+/* A run killed by the CI runner's job timeout (SIGTERM) still writes its report. */
+static void test_interrupt(kg_registry *reg)
+{
+    char path[] = "/tmp/kgate-isolation-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    pid_t pid = fork();
+    if (pid == 0) {
+        kg_run run;
+        kg_common_opts co = KG_COMMON_OPTS_INIT;
+        co.case_timeout_s = 60;
+        co.report_path = path;
+        co.filter = "^t/(pass1|hang|pass2)$";
+        int rc = kg_run_begin(&run, "isolation", &co, reg, NULL);
+        if (rc == 0)
+            rc = kg_run_gate(&run, reg, &test_gate, NULL, false);
+        int code = kg_run_finish(&run, rc);
+        kg_run_free(&run);
+        _exit(code);
+    }
+    sleep(2);
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == KG_EXIT_RUNTIME, "interrupted run: status %d", st);
+    char *text = NULL;
+    CHECK(kg_file_read(&text, NULL, path) == 0);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    CHECK_MSG(j && cJSON_IsTrue(cJSON_GetObjectItem(j, KG_RK_INCOMPLETE)), "no incomplete mark");
+    CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, KG_RK_RESULTS)) >= 1);
+    cJSON_Delete(j);
+    free(text);
+    unlink(path);
+}
+
+int main(void)
+{
+    kg_registry *reg = NULL;
+    CHECK(kg_registry_new(&reg) == 0);
+    CHECK(kg_registry_add_all(reg, cases, KG_ARRAY_LEN(cases)) == 0);
+    test_faults(reg);
+    test_interrupt(reg);
+    kg_registry_free(reg);
+    printf("test_isolation: %d passed, %d failed\n", kg_t_pass, kg_t_fail);
+    return kg_t_fail ? 1 : 0;
+}

@@ -40,6 +40,13 @@ static const kg_case_desc cases[] = {
     T_CASE("t/pass7", t_clean),
 };
 
+/* The typed result that must travel back from the worker (result_size, result_flatten). */
+typedef struct {
+    int magic;
+    char id[32];
+    void *owned;
+} tg_result;
+
 /* The test gate: run the case's launch() in the worker; it passes if launch returns. */
 static int tg_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env, kg_case_result *res)
 {
@@ -50,11 +57,27 @@ static int tg_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env, 
         return rc;
     res->verdict = KG_VERDICT_PASS;
     snprintf(res->message, sizeof res->message, "returned");
+    tg_result *t = calloc(1, sizeof *t);
+    t->magic = 42;
+    t->owned = malloc(8); /* made in the worker: result_flatten must clear it */
+    snprintf(t->id, sizeof t->id, "%s", d->id);
+    res->data = t;
     return 0;
 }
+
+static void tg_free(void *p)
+{
+    if (p)
+        free(((tg_result *)p)->owned);
+    free(p);
+}
+
+static void tg_flatten(void *p) { ((tg_result *)p)->owned = NULL; }
 static const kg_gate_column tg_cols[] = { KG_COL_CASE(-20), KG_COL_VERDICT("v", -7) };
 static const struct kg_gate test_gate = { .name = "parity", .run_case = tg_run_case,
-                                          .columns = tg_cols, .n_columns = 2 };
+                                          .result_free = tg_free, .columns = tg_cols,
+                                          .n_columns = 2, .result_size = sizeof(tg_result),
+                                          .result_flatten = tg_flatten };
 
 static const kg_run_row *row_of(const kg_run *run, const char *id)
 {
@@ -102,6 +125,9 @@ static void test_faults(kg_registry *reg)
             const kg_run_row *r = row_of(&run, cases[i].id);
             CHECK_MSG(r && r->res.verdict == KG_VERDICT_PASS, "%s after a fault: want PASS",
                       cases[i].id);
+            const tg_result *t = r ? r->res.data : NULL;
+            CHECK_MSG(t && t->magic == 42 && strcmp(t->id, cases[i].id) == 0 && !t->owned,
+                      "%s: the typed result did not travel back from the worker", cases[i].id);
         }
     check_fault(&run, "t/segv", "signal", "SIGSEGV");
     check_fault(&run, "t/exit7", "exit", "exit(7)");

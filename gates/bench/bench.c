@@ -164,6 +164,16 @@ cleanup:
     return rc;
 }
 
+/* The per-sample arrays and the CUPTI/NVML records were allocated in the worker: the summary,
+ * the decision and the context travel (what --save-marks and the production step read). */
+static void bg_row_flatten(void *copy)
+{
+    kg_bench_result *r = &((kg_bench_row *)copy)->r;
+    r->all_us = r->clock_mhz = r->kept_us = NULL;
+    r->drop = NULL;
+    r->kernels = r->nvml = NULL;
+}
+
 static void bg_row_free(void *data)
 {
     kg_bench_row *b = data;
@@ -355,6 +365,8 @@ const struct kg_gate kg_gate_bench = {
     .run_case = bg_run_case,
     .figures = kg_bench_figures,
     .result_free = bg_row_free,
+    .result_size = sizeof(kg_bench_row),
+    .result_flatten = bg_row_flatten,
     .end = bg_end,
     .columns = kg_bench_columns,
     .n_columns = KG_BENCH_N_COLUMNS,

@@ -330,6 +330,12 @@ void kg_hotpath_result_free(void *p)
     free(r);
 }
 
+/* The forbidden-call records were allocated in the worker: their count travels, not them. */
+static void hp_result_flatten(void *copy)
+{
+    ((kg_hotpath_result *)copy)->calls.v = NULL;
+}
+
 /* Order: determinism first (its run 1 is the warm-up and the eager output), so one-time lazy
  * initialisation is not counted as a hot-path call; graph last, as a failed capture is the most
  * disruptive. */
@@ -459,6 +465,8 @@ const struct kg_gate kg_gate_hotpath = {
     .run_case = hp_run_case,
     .figures = kg_hotpath_figures,
     .result_free = kg_hotpath_result_free,
+    .result_size = sizeof(kg_hotpath_result),
+    .result_flatten = hp_result_flatten,
     .end = hp_end,
     .columns = kg_hotpath_columns,
     .n_columns = KG_HOTPATH_N_COLUMNS,

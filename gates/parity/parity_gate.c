@@ -109,6 +109,7 @@ const struct kg_gate kg_gate_parity = {
     .run_case = pg_run_case,
     .figures = pg_figures,
     .result_free = free,
+    .result_size = sizeof(kg_parity_result),
     .columns = pg_columns,
     .n_columns = KG_ARRAY_LEN(pg_columns),
 };

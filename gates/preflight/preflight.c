@@ -205,6 +205,14 @@ cleanup:
     return rc;
 }
 
+/* The rows were allocated in the worker: only the verdict-level figures travel. */
+static void pf_result_flatten(void *copy)
+{
+    kg_preflight_result *p = copy;
+    p->rows = NULL;
+    p->n = 0;
+}
+
 static void pf_result_free(void *data)
 {
     kg_preflight_result *p = data;
@@ -297,6 +305,8 @@ const struct kg_gate kg_gate_preflight = {
     .run_case = pf_run_case,
     .figures = kg_pf_figures,
     .result_free = pf_result_free,
+    .result_size = sizeof(kg_preflight_result),
+    .result_flatten = pf_result_flatten,
     .end = pf_end,
     .columns = kg_pf_columns,
     .n_columns = KG_PF_N_COLUMNS,

@@ -414,6 +414,7 @@ static const struct kg_gate kg_gate_ab = {
     .run_case = ab_run_case,
     .figures = ab_figures,
     .result_free = free,
+    .result_size = sizeof(ab_row),
     .end = ab_end,
     .columns = ab_columns,
     .n_columns = KG_ARRAY_LEN(ab_columns),

@@ -88,6 +88,25 @@ static void check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON
     }
 }
 
+/* figures.direction (default lower). A time is lower-is-better, so a report cannot flip the
+ * direction of a time mark; any other metric's direction must equal its mark's
+ * (kg_advance_apply). */
+static int adv_metric_dir(kg_direction *d, const char *metric, const char *dir, const char *name,
+                          const char *cs)
+{
+    *d = KG_LOWER_IS_BETTER;
+    if (dir && (strcmp(dir, KG_RV_DIR_HIGHER) == 0 || strcmp(dir, "higher") == 0))
+        *d = KG_HIGHER_IS_BETTER;
+    else if (dir && strcmp(dir, KG_RV_DIR_LOWER) != 0 && strcmp(dir, "lower") != 0)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%.200s': figures.direction '%.80s' is "
+                                 "neither lower_is_better nor higher_is_better", name, cs, dir);
+    if (strncmp(metric, "time_", 5) == 0 && *d != KG_LOWER_IS_BETTER)
+        return KG_ERR(KG_EREFUSED, "%s: bench result for '%.200s': figures.direction '%.80s' on "
+                                   "the time metric '%.80s': a time is %s (refused)", name, cs,
+                      dir, metric, KG_RV_DIR_LOWER);
+    return 0;
+}
+
 static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, const char *name,
                     const char *set_by)
 {
@@ -113,20 +132,14 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
     KG_TRY(num_field(&band, fig, KG_FIG_BAND, name, cs));
     KG_TRY(num_field(&samples, fig, KG_FIG_SAMPLES, name, cs));
     if (!(lo > 0 && lo <= med && med <= hi) || band < 0 || band >= 1 || samples < 1 ||
-        samples != floor(samples)) {
+        samples > 2e9 || samples != floor(samples)) {
         rc = KG_ERR(KG_EPARSE, "%s: bench result for '%s': need 0 < ci_lo <= median <= ci_hi, "
-                               "0 <= band_rel < 1 and an integer samples >= 1 (got %g <= %g <= %g, "
+                               "0 <= band_rel < 1 and an integer samples in [1, 2e9] (got %g <= %g <= %g, "
                                "band %g, samples %g)", name, cs, lo, med, hi, band, samples);
         goto cleanup;
     }
     kg_direction d = KG_LOWER_IS_BETTER;
-    if (dir && (strcmp(dir, "higher_is_better") == 0 || strcmp(dir, "higher") == 0))
-        d = KG_HIGHER_IS_BETTER;
-    else if (dir && strcmp(dir, "lower_is_better") != 0 && strcmp(dir, "lower") != 0) {
-        rc = KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.direction '%s' is neither "
-                               "lower_is_better nor higher_is_better", name, cs, dir);
-        goto cleanup;
-    }
+    KG_TRY(adv_metric_dir(&d, metric, dir, name, cs));
     kg_advance_cand *nc = realloc(in->cands, (in->n_cands + 1) * sizeof *nc);
     if (!nc) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
@@ -163,8 +176,13 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
     m->cuda = xstrdup(jstr(dev, KG_RK_RUNTIME) ? jstr(dev, KG_RK_RUNTIME) : "unknown");
     m->set_by = xstrdup(set_by);
     if (!m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
-        !m->driver || !m->cuda || !m->set_by)
+        !m->driver || !m->cuda || !m->set_by) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    /* What the report would commit is checked here, by the loader's rules, so a commit that
+     * kgate could not load back is refused before anything is built. */
+    KG_TRY(kg_mark_validate(m, name));
 cleanup:
     return rc;
 }
@@ -268,6 +286,16 @@ int kg_advance_apply(kg_marks *m, const kg_advance_input *in, kg_mark_moves *mov
     for (size_t i = 0; i < in->n_cands; i++) {
         const kg_mark *c = &in->cands[i].cand;
         const kg_mark *cur = kg_marks_find(m, c->device_class, c->case_id, c->metric);
+        /* Like with like: a change of direction is a refusal, never a replacement (the metric
+         * and with it the unit are part of the key). */
+        if (cur && cur->direction != c->direction) {
+            rc = KG_ERR(KG_EREFUSED, "mark %s / %s / %s is %s, the run's candidate %s: refused "
+                                     "(a direction never changes through an advance)",
+                        c->device_class, c->case_id, c->metric,
+                        cur->direction == KG_LOWER_IS_BETTER ? KG_RV_DIR_LOWER : KG_RV_DIR_HIGHER,
+                        c->direction == KG_LOWER_IS_BETTER ? KG_RV_DIR_LOWER : KG_RV_DIR_HIGHER);
+            goto cleanup;
+        }
         /* Merge rule: a mark moves only if this run still beats it (never down). */
         if (cur && !kg_mark_better(c, cur))
             continue;

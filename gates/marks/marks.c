@@ -104,12 +104,29 @@ cleanup:
     return rc;
 }
 
+static const char *or_unknown(const char *s);
+
+/* The mark as saving writes it (absent provenance is "unknown"), checked by kg_mark_validate. */
+static int put_check(const kg_mark *mk)
+{
+    kg_mark v = *mk;
+    v.commit = (char *)or_unknown(mk->commit);
+    v.run_id = (char *)or_unknown(mk->run_id);
+    v.driver = (char *)or_unknown(mk->driver);
+    v.cuda = (char *)or_unknown(mk->cuda);
+    v.set_by = (char *)or_unknown(mk->set_by);
+    if (!v.date) /* saving checks it again (it writes "unknown", which it refuses) */
+        v.date = "1970-01-01T00:00:00Z";
+    return kg_mark_validate(&v, NULL);
+}
+
 int kg_marks_put(kg_marks *m, const kg_mark *mk)
 {
     int rc = 0;
     kg_mark c;
     if (!m || !mk || !mk->device_class || !mk->case_id || !mk->metric)
         return KG_ERR(KG_EINVAL, "kg_marks_put: a mark needs device_class, case_id and metric");
+    KG_TRY(put_check(mk));
     KG_TRY(copy_mark(&c, mk));
     ptrdiff_t i = find_index(m, mk->device_class, mk->case_id, mk->metric);
     if (i >= 0) {
@@ -297,6 +314,82 @@ static bool iso_utc(const char *s)
     return end && *end == '\0' && strlen(s) == 20;
 }
 
+/* The one validation of a mark: what loading accepts, and what kg_marks_put, saving and
+ * committing insist on, so kgate never writes a mark it would refuse to read back. */
+static int mk_str(const pctx *pc, const char *field, const char *v, bool required)
+{
+    if (!v)
+        return required ? PERR(pc, "missing field '%s'", field) : 0;
+    size_t len = strlen(v);
+    if (len == 0 || len > KG_MARKS_MAX_STR)
+        return PERR(pc, "field '%s' must be a non-empty string of at most %d bytes", field,
+                    KG_MARKS_MAX_STR);
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
+            return PERR(pc, "field '%s' contains a control character (byte %zu)", field,
+                        (size_t)(p - (const unsigned char *)v));
+    return 0;
+}
+
+static int mk_validate(const pctx *pc, const kg_mark *t)
+{
+    int rc = 0;
+    KG_TRY(mk_str(pc, "device_class", t->device_class, true));
+    KG_TRY(mk_str(pc, "case", t->case_id, true));
+    KG_TRY(mk_str(pc, "metric", t->metric, true));
+    for (const char *p = t->metric; *p; p++)
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+            return PERR(pc, "field 'metric' must match [a-z0-9_]+, got '%s'", t->metric);
+    if (t->direction != KG_LOWER_IS_BETTER && t->direction != KG_HIGHER_IS_BETTER)
+        return PERR(pc, "field 'direction' must be lower_is_better or higher_is_better");
+    if (strncmp(t->metric, "time_", 5) == 0 && t->direction != KG_LOWER_IS_BETTER)
+        return PERR(pc, "metric '%s' is a time: direction must be lower_is_better", t->metric);
+    const double v[] = { t->value, t->run_median, t->ci_lo, t->ci_hi };
+    const char *vn[] = { "value", "run_median", "ci_lo", "ci_hi" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(v); i++)
+        if (!isfinite(v[i]) || !(v[i] > 0))
+            return PERR(pc, "field '%s' must be a finite number > 0, got %.17g", vn[i], v[i]);
+    if (!isfinite(t->band_rel) || t->band_rel < 0 || t->band_rel > 0.999)
+        return PERR(pc, "field 'band_rel' must be in [0, 0.999], got %.17g", t->band_rel);
+    if (!(t->ci_lo <= t->run_median && t->run_median <= t->ci_hi))
+        return PERR(pc, "fields 'ci_lo' <= 'run_median' <= 'ci_hi' do not hold (%g, %g, %g)",
+                    t->ci_lo, t->run_median, t->ci_hi);
+    if (t->samples < 1 || t->samples > 2000000000 || t->runs < 0 || t->runs > 2000000000)
+        return PERR(pc, "fields 'samples' (>= 1) and 'runs' must be integers up to 2e9");
+    if (!isfinite(t->env_lo) || !isfinite(t->env_hi) || t->env_lo < 0 || t->env_hi < 0 ||
+        (t->env_lo > 0) != (t->env_hi > 0) || t->env_lo > t->env_hi)
+        return PERR(pc, "fields 'env_lo' <= 'env_hi' must both be > 0 or both absent");
+    KG_TRY(mk_str(pc, "kernels", t->kernels, false));
+    pctx pp = *pc;
+    snprintf(pp.where, sizeof pp.where, "%.560s provenance", pc->where);
+    KG_TRY(mk_str(&pp, "commit", t->commit, true));
+    KG_TRY(mk_str(&pp, "date", t->date, true));
+    if (!iso_utc(t->date))
+        return PERR(&pp, "field 'date' must be ISO 8601 UTC like 2026-01-31T12:00:00Z, got '%s'",
+                    t->date);
+    KG_TRY(mk_str(&pp, "run_id", t->run_id, true));
+    KG_TRY(mk_str(&pp, "driver", t->driver, true));
+    KG_TRY(mk_str(&pp, "cuda", t->cuda, true));
+    KG_TRY(mk_str(&pp, "set_by", t->set_by, true));
+cleanup:
+    return rc;
+}
+
+static void mk_where(pctx *pc, const kg_mark *mk, const char *name)
+{
+    pc->name = name ? name : "(marks)";
+    snprintf(pc->where, sizeof pc->where, "mark (%.150s / %.200s / %.60s)",
+             mk->device_class ? mk->device_class : "?", mk->case_id ? mk->case_id : "?",
+             mk->metric ? mk->metric : "?");
+}
+
+int kg_mark_validate(const kg_mark *mk, const char *name)
+{
+    pctx pc;
+    mk_where(&pc, mk, name);
+    return mk_validate(&pc, mk);
+}
+
 static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
 {
     static const char *const keys[] = { "device_class", "case", "metric", "direction", "value",
@@ -372,23 +465,10 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
     t.cuda = (char *)cuda;
     t.set_by = (char *)set_by;
     t.kernels = (char *)kernels;
+    KG_TRY(mk_validate(pc, &t));
     KG_TRY(copy_mark(mk, &t));
 cleanup:
     return rc;
-}
-
-static void line_col(const char *text, const char *at, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (const char *p = text; p < at && *p; p++) {
-        if (*p == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
 }
 
 int kg_marks_parse(kg_marks **out, const char *text, const char *name)
@@ -397,29 +477,9 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name)
     int rc = 0;
     kg_marks *m = NULL;
     cJSON *root = NULL;
-    const char *end = NULL;
     pctx pc = { name ? name : "(marks)", "" };
     *out = NULL;
-    size_t len = strlen(text);
-    /* The length counts the terminator: cJSON checks it when require_null_terminated. */
-    root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
-    if (!root) {
-        const char *at = end ? end : cJSON_GetErrorPtr();
-        int line = 0, col = 0;
-        if (at && at >= text && at <= text + len)
-            line_col(text, at, &line, &col);
-        const char *tail = text + len;
-        while (tail > text && isspace((unsigned char)tail[-1]))
-            tail--;
-        bool nonfinite = at && at < tail && (strncasecmp(at, "nan", 3) == 0 ||
-                                             strncasecmp(at, "inf", 3) == 0 ||
-                                             strncasecmp(at, "-inf", 4) == 0);
-        rc = PERR(&pc, "not valid JSON at line %d, column %d%s", line, col,
-                  (at && at >= tail) ? " (unexpected end: truncated file?)"
-                  : nonfinite        ? " (NaN and Infinity are not JSON numbers)"
-                                     : "");
-        goto cleanup;
-    }
+    KG_TRY(kg_json_parse_strict(&root, text, strlen(text), pc.name));
     if (!cJSON_IsObject(root)) {
         rc = PERR(&pc, "top level must be an object {\"version\": %d, \"marks\": [...]}",
                   KG_MARKS_VERSION);
@@ -487,7 +547,7 @@ int kg_marks_load(kg_marks **out, const char *path)
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    KG_TRY(kg_file_read(&text, &len, path));
+    KG_TRY(kg_file_read_limit(&text, &len, path, KG_INPUT_MAX_BYTES));
     if (strlen(text) != len) {
         rc = KG_ERR(KG_EPARSE, "%s: contains a NUL byte at offset %zu (nothing was changed)",
                     path, strlen(text));

@@ -165,24 +165,15 @@ static int check_report(const cJSON *r, const char *name)
 int kg_report_load(cJSON **out, const char *path)
 {
     int rc = 0;
-    char *text = NULL;
-    size_t len = 0;
     cJSON *r = NULL;
     *out = NULL;
-    KG_TRY(kg_file_read(&text, &len, path));
-    const char *end = NULL;
-    r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!r) {
-        size_t at = end ? (size_t)(end - text) : 0;
-        rc = KG_ERR(KG_EPARSE, "%s: malformed JSON near byte %zu", path, at);
-        goto cleanup;
-    }
+    /* The strict loader: bounded size, no duplicate key, nothing after the value. */
+    KG_TRY(kg_json_load(&r, path));
     KG_TRY(check_report(r, path));
     *out = r;
     r = NULL;
 cleanup:
     cJSON_Delete(r);
-    free(text);
     return rc;
 }
 

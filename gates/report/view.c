@@ -52,10 +52,36 @@ void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+/* One UTF-8 character at s: its code point and length; an invalid sequence (bad lead or
+ * continuation, overlong, surrogate, above U+10FFFF) is U+FFFD of length 1. */
+static size_t utf8_next(const unsigned char *s, unsigned *cp)
+{
+    unsigned c = s[0], n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
+                                       : (c >> 3) == 30 ? 4 : 0;
+    unsigned v = n == 1 ? c : n == 2 ? c & 31 : n == 3 ? c & 15 : c & 7;
+    for (unsigned k = 1; k < n; k++) {
+        if ((s[k] & 0xC0) != 0x80) {
+            n = 0;
+            break;
+        }
+        v = (v << 6) | (s[k] & 63);
+    }
+    static const unsigned min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+    if (n == 0 || v < min[n] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    *cp = v;
+    return n;
+}
+
 void kg_sbuf_xml(kg_sbuf *b, const char *s)
 {
-    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-        switch (*c) {
+    const unsigned char *c = (const unsigned char *)(s ? s : "");
+    while (*c) {
+        unsigned cp;
+        size_t n = utf8_next(c, &cp);
+        switch (cp) {
         case '&': kg_sbuf_puts(b, "&amp;"); break;
         case '<': kg_sbuf_puts(b, "&lt;"); break;
         case '>': kg_sbuf_puts(b, "&gt;"); break;
@@ -65,35 +91,63 @@ void kg_sbuf_xml(kg_sbuf *b, const char *s)
         case '\t': kg_sbuf_puts(b, "&#9;"); break;
         case '\r': break;
         default:
-            if (*c < 0x20)
-                sbuf_putn(b, "?", 1); /* not allowed anywhere in XML 1.0 */
+            /* Not allowed anywhere in XML 1.0: C0 controls, U+FFFE, U+FFFF; invalid UTF-8
+             * arrives here as U+FFFD. DEL and C1 are allowed but never wanted: replaced too. */
+            if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
+                sbuf_putn(b, "?", 1);
+            else if (cp == 0xFFFE || cp == 0xFFFF || cp == 0xFFFD)
+                kg_sbuf_puts(b, "\xEF\xBF\xBD");
             else
-                sbuf_putn(b, (const char *)c, 1);
+                sbuf_putn(b, (const char *)c, n);
         }
+        c += n;
     }
 }
 
-void kg_sbuf_md(kg_sbuf *b, const char *s, size_t max)
+/* Markdown text: table pipes, inline HTML, and the characters of emphasis, links, images and
+ * code are escaped, so a field is shown as text. In a code
+ * span (`code`) backslashes are literal: a backtick becomes U+02CB there. */
+static void md_put(kg_sbuf *b, const char *s, size_t max, bool code)
 {
     size_t n = 0;
-    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++, n++) {
-        if (n >= max && (*c & 0xC0) != 0x80) { /* never cut inside a UTF-8 sequence */
+    const unsigned char *c = (const unsigned char *)(s ? s : "");
+    while (*c) {
+        unsigned cp;
+        size_t len = utf8_next(c, &cp);
+        if (n >= max) {
             kg_sbuf_puts(b, "...");
             break;
         }
-        if (*c == '|')
+        if (cp == '|')
             kg_sbuf_puts(b, "\\|");
-        else if (*c == '<')
+        else if (cp == '<')
             kg_sbuf_puts(b, "&lt;"); /* GitHub renders inline HTML: keep text as text */
-        else if (*c == '>')
+        else if (cp == '>')
             kg_sbuf_puts(b, "&gt;");
-        else if (*c == '&')
+        else if (cp == '&')
             kg_sbuf_puts(b, "&amp;");
-        else if (*c < 0x20)
+        else if (cp == '`')
+            kg_sbuf_puts(b, code ? "\xCB\x8B" : "\\`");
+        else if (!code && cp < 128 && strchr("\\*[]~", (int)cp))
+            kg_sbuf_printf(b, "\\%c", (int)cp);
+        else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
             sbuf_putn(b, " ", 1);
+        else if (cp == 0xFFFD || cp == 0xFFFE || cp == 0xFFFF)
+            kg_sbuf_puts(b, "\xEF\xBF\xBD");
         else
-            sbuf_putn(b, (const char *)c, 1);
+            sbuf_putn(b, (const char *)c, len);
+        c += len;
+        n += len;
     }
+}
+
+void kg_sbuf_md(kg_sbuf *b, const char *s, size_t max) { md_put(b, s, max, false); }
+
+void kg_sbuf_md_code(kg_sbuf *b, const char *s, size_t max)
+{
+    kg_sbuf_puts(b, "`");
+    md_put(b, s, max, true);
+    kg_sbuf_puts(b, "`");
 }
 
 void kg_sbuf_free(kg_sbuf *b)

@@ -56,36 +56,55 @@ static int num_field(double *out, const cJSON *fig, const char *key, const char 
     return 0;
 }
 
-/* Every gate listed in report.gates must have a result for every case seen in the report. */
-static void check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON *results)
+static size_t pair_hash(const char *g, const char *c)
 {
-    const cJSON *g, *r, *r2;
+    size_t h = 1469598103934665603ULL;
+    for (const char *p = g; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (const char *p = c; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+/* Every gate listed in report.gates must have a result for every case seen in the report
+ * (selftest rows name defect cases the gates never see). Linear: a hash of (gate, case). */
+static int check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON *results)
+{
+    size_t n = (size_t)cJSON_GetArraySize(results), ns = 16;
+    while (ns < 2 * n)
+        ns *= 2;
+    const cJSON **slot = calloc(ns, sizeof *slot), *g, *r;
+    if (!slot)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    cJSON_ArrayForEach(r, results)
+    {
+        size_t i = pair_hash(jstr(r, "gate"), jstr(r, "case")) & (ns - 1);
+        while (slot[i])
+            i = (i + 1) & (ns - 1);
+        slot[i] = r;
+    }
     cJSON_ArrayForEach(g, gates)
     {
         const char *gn = cJSON_GetStringValue(g);
-        if (!gn)
-            continue;
         cJSON_ArrayForEach(r, results)
         {
-            const char *cs = jstr(r, "case"), *rg = jstr(r, "gate");
-            bool found = false;
-            /* selftest rows name defect cases that the gates of this run never see */
-            if (rg && strcmp(rg, "selftest") == 0)
+            const char *cs = jstr(r, "case");
+            if (!gn || strcmp(jstr(r, "gate"), "selftest") == 0)
                 continue;
-            cJSON_ArrayForEach(r2, results)
-            {
-                const char *g2 = jstr(r2, "gate"), *c2 = jstr(r2, "case");
-                if (g2 && c2 && strcmp(g2, gn) == 0 && strcmp(c2, cs) == 0) {
-                    found = true;
-                    break;
-                }
-            }
-            if (!found) {
+            size_t i = pair_hash(gn, cs) & (ns - 1);
+            while (slot[i] && !(strcmp(jstr(slot[i], "gate"), gn) == 0 &&
+                                strcmp(jstr(slot[i], "case"), cs) == 0))
+                i = (i + 1) & (ns - 1);
+            if (!slot[i]) {
                 why(in, "gate %s has no result for case %s%s", gn, cs, "");
-                return;
+                free(slot);
+                return 0;
             }
         }
     }
+    free(slot);
+    return 0;
 }
 
 /* figures.direction (default lower). A time is lower-is-better, so a report cannot flip the
@@ -257,7 +276,7 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
     }
     const cJSON *gates = cJSON_GetObjectItemCaseSensitive(root, KG_RK_GATES);
     if (cJSON_IsArray(gates))
-        check_coverage(in, gates, res);
+        KG_TRY(check_coverage(in, gates, res));
     *out = in;
     in = NULL;
 cleanup:

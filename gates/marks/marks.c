@@ -14,6 +14,8 @@
 struct kg_marks {
     kg_mark *v;
     size_t n, cap;
+    size_t *slot;  /* open addressing over the key: index + 1, 0 = empty (linear-time loads) */
+    size_t nslot;  /* a power of two >= 2 * cap, or 0 */
 };
 
 #define KG_MARKS_MAX_STR 1024
@@ -41,6 +43,7 @@ void kg_marks_free(kg_marks *m)
     for (size_t i = 0; i < m->n; i++)
         kg_mark_clear(&m->v[i]);
     free(m->v);
+    free(m->slot);
     free(m);
 }
 
@@ -57,12 +60,51 @@ static bool same_key(const kg_mark *a, const char *dc, const char *id, const cha
            strcmp(a->metric, metric) == 0;
 }
 
+static size_t key_hash(const char *dc, const char *id, const char *metric)
+{
+    size_t h = 1469598103934665603ULL;
+    const char *parts[] = { dc, id, metric };
+    for (size_t k = 0; k < 3; k++) {
+        for (const char *p = parts[k]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        h = (h ^ 0xff) * 1099511628211ULL;
+    }
+    return h;
+}
+
 static ptrdiff_t find_index(const kg_marks *m, const char *dc, const char *id, const char *metric)
 {
-    for (size_t i = 0; m && i < m->n; i++)
-        if (same_key(&m->v[i], dc, id, metric))
-            return (ptrdiff_t)i;
-    return -1;
+    if (!m || !m->nslot)
+        return -1;
+    for (size_t i = key_hash(dc, id, metric) & (m->nslot - 1);; i = (i + 1) & (m->nslot - 1)) {
+        size_t s = m->slot[i];
+        if (!s)
+            return -1;
+        if (same_key(&m->v[s - 1], dc, id, metric))
+            return (ptrdiff_t)(s - 1);
+    }
+}
+
+/* Rebuild the index for `cap` marks (after growth or a removal). */
+static int index_rebuild(kg_marks *m, size_t cap)
+{
+    size_t ns = 16;
+    while (ns < 2 * cap)
+        ns *= 2;
+    size_t *slot = calloc(ns, sizeof *slot);
+    if (!slot)
+        return KG_ERR(KG_ENOMEM, "out of memory indexing marks");
+    free(m->slot);
+    m->slot = slot;
+    m->nslot = ns;
+    for (size_t k = 0; k < m->n; k++) {
+        const kg_mark *mk = &m->v[k];
+        size_t i = key_hash(mk->device_class, mk->case_id, mk->metric) & (ns - 1);
+        while (slot[i])
+            i = (i + 1) & (ns - 1);
+        slot[i] = k + 1;
+    }
+    return 0;
 }
 
 const kg_mark *kg_marks_find(const kg_marks *m, const char *device_class, const char *case_id,
@@ -145,6 +187,14 @@ int kg_marks_put(kg_marks *m, const kg_mark *mk)
         m->cap = nc;
     }
     m->v[m->n++] = c;
+    if (m->nslot < 2 * m->n) {
+        KG_TRY(index_rebuild(m, m->cap));
+    } else {
+        size_t j = key_hash(c.device_class, c.case_id, c.metric) & (m->nslot - 1);
+        while (m->slot[j])
+            j = (j + 1) & (m->nslot - 1);
+        m->slot[j] = m->n;
+    }
 cleanup:
     return rc;
 }
@@ -157,7 +207,7 @@ int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id, 
     kg_mark_clear(&m->v[i]);
     memmove(&m->v[i], &m->v[i + 1], (m->n - (size_t)i - 1) * sizeof *m->v);
     m->n--;
-    return 0;
+    return index_rebuild(m, m->cap);
 }
 
 bool kg_mark_better(const kg_mark *cand, const kg_mark *cur)

@@ -67,6 +67,7 @@ typedef struct {
     double ceiling_pct;    /* percent of the ceiling that bounds the case (pct_*_ceiling) */
     double seconds;        /* wall time the gate spent on the case (elapsed_s), 0 if unknown */
     int severity;          /* 0 = failed or regressed ... 5 = passed; for ordering */
+    int case_severity;      /* the worst severity of the row\'s case (the order) */
     size_t order;          /* position in the report */
 } kg_export_row;
 

@@ -286,46 +286,57 @@ static int row_severity(const kg_export_row *r)
     }
 }
 
-typedef struct {
-    const char *case_id;
-    int severity;
-} case_sev;
-
-static const case_sev *g_sev; /* qsort has no context argument in C11 */
-static size_t g_nsev;
-
-static int case_severity(const char *id)
-{
-    for (size_t i = 0; i < g_nsev; i++)
-        if (strcmp(g_sev[i].case_id, id) == 0)
-            return g_sev[i].severity;
-    return 5;
-}
-
 static int row_cmp(const void *a, const void *b)
 {
     const kg_export_row *x = a, *y = b;
-    int sx = case_severity(x->case_id), sy = case_severity(y->case_id);
-    if (sx != sy)
-        return sx - sy;
+    if (x->case_severity != y->case_severity)
+        return x->case_severity - y->case_severity;
     int c = strcmp(x->case_id, y->case_id);
     if (c)
         return c;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The worst severity of each case, in linear time (a hash of the case ids over the rows). */
+static int case_severities(kg_export_row *rows, size_t n)
+{
+    size_t ns = 16;
+    while (ns < 2 * n)
+        ns *= 2;
+    size_t *slot = calloc(ns, sizeof *slot); /* row index + 1 of the case's first row */
+    if (!slot)
+        return KG_ERR(KG_ENOMEM, "out of memory reading the report");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < n; k++) {
+            size_t h = 1469598103934665603ULL;
+            for (const char *p = rows[k].case_id; *p; p++)
+                h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+            size_t i = h & (ns - 1);
+            while (slot[i] && strcmp(rows[slot[i] - 1].case_id, rows[k].case_id) != 0)
+                i = (i + 1) & (ns - 1);
+            if (!slot[i]) {
+                slot[i] = k + 1;
+                rows[k].case_severity = rows[k].severity;
+            }
+            kg_export_row *first = &rows[slot[i] - 1];
+            if (pass == 0 && rows[k].severity < first->case_severity)
+                first->case_severity = rows[k].severity;
+            if (pass == 1)
+                rows[k].case_severity = first->case_severity;
+        }
+    free(slot);
+    return 0;
+}
+
 int kg_export_view_build(kg_export_view *v, const cJSON *report)
 {
     int rc = 0;
-    case_sev *sev = NULL;
-    size_t nsev = 0;
     memset(v, 0, sizeof *v);
     KG_TRY(check_report(report, "report"));
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(report, KG_RK_RESULTS);
     size_t n = (size_t)cJSON_GetArraySize(res);
     v->rows = calloc(n ? n : 1, sizeof *v->rows);
-    sev = calloc(n ? n : 1, sizeof *sev);
-    if (!v->rows || !sev) {
+    if (!v->rows) {
         rc = KG_ERR(KG_ENOMEM, "out of memory reading the report");
         goto cleanup;
     }
@@ -344,19 +355,9 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
         r->severity = row_severity(r);
         r->order = v->n++;
         v->counts[r->verdict]++;
-        size_t k = 0;
-        while (k < nsev && strcmp(sev[k].case_id, r->case_id) != 0)
-            k++;
-        if (k == nsev)
-            sev[nsev++] = (case_sev){ r->case_id, r->severity };
-        else if (r->severity < sev[k].severity)
-            sev[k].severity = r->severity;
     }
-    g_sev = sev;
-    g_nsev = nsev;
+    KG_TRY(case_severities(v->rows, v->n));
     qsort(v->rows, v->n, sizeof *v->rows, row_cmp);
-    g_sev = NULL;
-    g_nsev = 0;
 
     const cJSON *cert = cJSON_GetObjectItemCaseSensitive(report, KG_RK_CERTIFYING);
     v->mode = str_at(report, KG_RK_MODE);
@@ -373,7 +374,6 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(report, KG_RK_SEED);
     v->seed = cJSON_IsNumber(seed) ? seed->valuedouble : NAN;
 cleanup:
-    free(sev);
     if (rc < 0)
         kg_export_view_free(v);
     return rc;

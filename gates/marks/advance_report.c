@@ -71,13 +71,18 @@ int kg_advance_load(kg_advance_input **out, cJSON **root_out, const char *path,
     *out = NULL;
     *root_out = NULL;
     KG_TRY(kg_json_load(&root, path));
+    const char *mode = ar_str(root, KG_RK_MODE);
+    bool production = cJSON_IsObject(root) && mode && strcmp(mode, KG_RV_MODE_PRODUCTION) == 0 &&
+                      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, KG_RK_CERTIFYING));
+    /* Authenticity first: nothing an unsigned or forged report says is read further. */
+    if (production)
+        KG_TRY(kg_report_json_verify(root, kg_report_key(), path));
     KG_TRY(kg_advance_parse(&in, root, path, set_by));
-    if (!in->certifying) {
+    if (!production || !in->certifying) {
         rc = KG_ERR(KG_EREFUSED, "%s: a diagnostic (non-certifying) report never advances marks; "
                                  "only `kgate run --production` reports do", path);
         goto cleanup;
     }
-    KG_TRY(kg_report_json_verify(root, kg_report_key(), path));
     KG_TRY(kg_advance_check_production(root, path));
     *out = in;
     *root_out = root;

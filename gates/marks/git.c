@@ -409,6 +409,26 @@ cleanup:
     return rc;
 }
 
+int kg_git_inside_worktree(const kg_git *g, const char *relpath)
+{
+    char path[PATH_MAX], real[PATH_MAX], wreal[PATH_MAX];
+    if (!g->workdir)
+        return 0;
+    snprintf(path, sizeof path, "%s%s", g->workdir, relpath);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    if (!realpath(path, real)) /* a directory not there yet is created inside (mkdir) */
+        return errno == ENOENT ? 0 : KG_ERR(KG_EINVAL, "%s: %s", path, strerror(errno));
+    if (!realpath(g->workdir, wreal))
+        return KG_ERR(KG_EIO, "%s: %s", g->workdir, strerror(errno));
+    size_t wl = strlen(wreal);
+    if (strcmp(real, wreal) != 0 && !(strncmp(real, wreal, wl) == 0 && real[wl] == '/'))
+        return KG_ERR(KG_EREFUSED, "%s: the directory of %s resolves to %s, outside the work "
+                                   "tree %s (a symbolic link?): kgate never writes there",
+                      path, relpath, real, wreal);
+    return 0;
+}
+
 int kg_git_sync_worktree(kg_git *g, const char *relpath)
 {
     int rc = 0;
@@ -419,6 +439,7 @@ int kg_git_sync_worktree(kg_git *g, const char *relpath)
     git_index *idx = NULL;
     if (!g->workdir)
         return 0;
+    KG_TRY(kg_git_inside_worktree(g, relpath));
     KG_TRY(kg_git_head_commit(g, &head, &exists));
     if (!exists)
         goto cleanup;

@@ -96,6 +96,10 @@ int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
  * otherwise the refusal stands (KG_EREFUSED, the same message). Call with the lock held. */
 int kg_git_finish_interrupted(kg_git *g, const char *relpath);
 
+/* KG_EREFUSED when the directory of `relpath` resolves (symbolic links followed) outside the
+ * work tree: kgate writes the marks file only inside the repository. */
+int kg_git_inside_worktree(const kg_git *g, const char *relpath);
+
 /* Make the work tree file and its index entry match `relpath` at the tip of the checked-out
  * branch (atomic write: temp, fsync, rename). Call with the lock held. */
 int kg_git_sync_worktree(kg_git *g, const char *relpath);

@@ -125,6 +125,7 @@ int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
         }
         snprintf(t->abspath, n, "%s%s", t->git->workdir, t->relpath);
     }
+    KG_TRY(kg_git_inside_worktree(t->git, t->relpath));
     KG_TRY(kg_git_target_ref(t->git, o->marks_ref, &t->refname, &t->is_head));
     if (t->is_head) {
         /* Under the lock: another kgate may be between its ref update and its work tree sync. */

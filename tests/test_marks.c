@@ -264,12 +264,18 @@ static void test_files(void)
     char *before = NULL, *after = NULL;
     size_t lb = 0, la = 0;
     CHECK(kg_file_read(&before, &lb, path) == 0);
-    /* An invalid mark is never written: the file keeps its bytes. */
+    /* An invalid mark is never taken in (one validation: put refuses what load refuses), so it
+     * is never written: the file keeps its bytes. */
     kg_mark bad = *kg_marks_at(m, 0);
     bad.case_id = "new/case";
     bad.value = NAN;
-    CHECK(kg_marks_put(m, &bad) == 0);
-    CHECK(kg_marks_save(m, path) == KG_EINVAL);
+    CHECK(kg_marks_put(m, &bad) == KG_EPARSE && strstr(kg_error_last(), "field 'value'"));
+    bad.value = 1.0;
+    bad.set_by = "kgate marks lower: two\nlines";
+    CHECK(kg_marks_put(m, &bad) == KG_EPARSE && strstr(kg_error_last(), "'set_by'") &&
+          strstr(kg_error_last(), "control character"));
+    CHECK(kg_marks_count(m) == 2);
+    CHECK(kg_marks_save(m, path) == 0);
     CHECK(kg_file_read(&after, &la, path) == 0);
     CHECK(before && after && la == lb && memcmp(before, after, la) == 0);
     kg_marks *back = NULL;

@@ -2,34 +2,40 @@
 # The production path on the CPU: `kgate marks advance --from-report` with synthetic report
 # files (schema of gates/report.c + the bench figures of gates/advance.h) on temporary git
 # repositories made with the real git CLI, checked with git log / show / fsck.
-# Usage: test_production.sh KGATE
+# Usage: test_production.sh KGATE KG_REPORT_SIGN
 . "$(dirname "$0")/lib.sh"
 KG=$(realpath "$1")
+SIGN=$(realpath "$2")
 git_isolate
 unset KGATE_GIT_AUTHOR_NAME KGATE_GIT_AUTHOR_EMAIL KGATE_GIT_TOKEN
+export KGATE_REPORT_KEY=test-report-key-$RANDOM-$RANDOM-0123456789
 DEV="NVIDIA H200/sm_90"
 M=baselines/high_water.json
 
 # report FILE MODE CERTIFYING RUN_ID DEVICE_CLASS|null EXTRA_VERDICT BENCH...
 #   BENCH = case:decision:median:ci_lo:ci_hi:band   EXTRA_VERDICT = verdict of a parity row
+# A production report as `run --production` writes it: the selftest row, every gate, the commit
+# under test (RCOMMIT, else HEAD of the current directory's repository), signed with
+# KGATE_REPORT_KEY (UNSIGNED=1: not signed).
 report() {
     local f=$1 mode=$2 cert=$3 rid=$4 dev=$5 pv=$6; shift 6
-    local dj='null'
+    local dj='null' commit=${RCOMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
     [ "$dev" != null ] && dj="{\"class\":\"$dev\",\"driver_cuda_version\":\"13.0\",\"runtime_version\":\"13.0\"}"
     {
         printf '{"schema":"kgate-report/1","command":"run","mode":"%s","certifying":%s,' "$mode" "$cert"
         printf '"run_id":"%s","started_at":"2026-12-01T00:00:00Z","seed":7,"device":%s,' "$rid" "$dj"
-        printf '"provenance":{"commit":"c0ffee"},"gates":["parity","bench"],"results":['
-        local first=1
+        printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench"],"results":[' "$commit"
+        printf '{"gate":"selftest","case":"defect/parity/x","verdict":"PASS","message":"","figures":{}}'
         for b in "$@"; do
             IFS=: read -r c d med lo hi band <<<"$b"
-            [ $first -eq 1 ] || printf ','
-            first=0
-            printf '{"gate":"parity","case":"%s","verdict":"%s","message":"","figures":{}},' "$c" "$pv"
+            printf ',{"gate":"parity","case":"%s","verdict":"%s","message":"","figures":{}},' "$c" "$pv"
+            printf '{"gate":"preflight","case":"%s","verdict":"PASS","message":"","figures":{}},' "$c"
+            printf '{"gate":"hotpath","case":"%s","verdict":"PASS","message":"","figures":{}},' "$c"
             printf '{"gate":"bench","case":"%s","verdict":"PASS","message":"","figures":{"decision":"%s","metric":"time_us_warm","median_us":%s,"ci_lo_us":%s,"ci_hi_us":%s,"band_rel":%s,"samples":200}}' "$c" "$d" "$med" "$lo" "$hi" "$band"
         done
         printf ']}\n'
     } >"$f"
+    [ -n "${UNSIGNED:-}" ] || [ "$mode" != production ] || "$SIGN" "$f" || bad "signing $f"
 }
 ncommits() { git -C "$1" rev-list --count HEAD; }
 markval() { # markval REPO REV CASE
@@ -185,6 +191,8 @@ git fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad "git fsck after c
 BARE=$T/origin.git; git init -q --bare "$BARE"
 S=$T/seed; scratch_repo "$S"; git -C "$S" push -q "$BARE" main
 git clone -q "$BARE" "$T/w1"; git clone -q "$BARE" "$T/w2"
+RCOMMIT=$(git -C "$S" rev-parse main) report "$T/c0.json" production true run-c0 "$DEV" PASS "k1:NO_MARK:100:99:101:0.01" "k2:NO_MARK:100:99:101:0.01" "k3:NO_MARK:100:99:101:0.01" "k4:NO_MARK:100:99:101:0.01"
+RCOMMIT=$(git -C "$S" rev-parse main) report "$T/c1.json" production true run-c1 "$DEV" PASS "k1:IMPROVED:90:89:91:0.01" "k2:IMPROVED:95:94:96:0.01"
 check -C "$T/w1" "push" 0 "pushed" -- "$KG" marks advance --from-report "$T/c0.json" --push origin
 [ "$(git --git-dir="$BARE" rev-parse main)" = "$(git -C "$T/w1" rev-parse main)" ] && ok || bad "push did not land"
 KGATE_GIT_TOKEN=s3cr3t-token-value check -C "$T/w2" "push after rejection" 0 "pushed" -- "$KG" marks advance --from-report "$T/c1.json" --push "$BARE"

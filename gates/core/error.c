@@ -46,6 +46,11 @@ int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
     } else {
         snprintf(kg_errbuf, sizeof kg_errbuf, "%s", msg);
     }
+    /* At the boundary: the report key never reaches a message in any encoding, and text an
+     * input file put into a message never reaches a terminal as an escape sequence. */
+    kg_redact_all(kg_errbuf, kg_report_key());
+    kg_str_printable(msg, sizeof msg, kg_errbuf);
+    snprintf(kg_errbuf, sizeof kg_errbuf, "%s", msg);
     return code;
 }
 

@@ -9,54 +9,6 @@
 #include <unistd.h>
 #include "core/kg_core.h"
 
-int kg_file_read(char **out, size_t *len, const char *path)
-{
-    int rc = 0;
-    char *buf = NULL;
-    FILE *f = fopen(path, "rb");
-    *out = NULL;
-    if (!f) {
-        rc = KG_ERR(errno == ENOENT ? KG_ENOTFOUND : KG_EIO, "%s: cannot open: %s", path,
-                    strerror(errno));
-        goto cleanup;
-    }
-    size_t cap = 4096, n = 0;
-    buf = malloc(cap);
-    if (!buf) {
-        rc = KG_ERR(KG_ENOMEM, "out of memory reading %s", path);
-        goto cleanup;
-    }
-    for (;;) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-        if (cap - n - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                rc = KG_ERR(KG_ENOMEM, "out of memory reading %s", path);
-                goto cleanup;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    if (ferror(f)) {
-        rc = KG_ERR(KG_EIO, "%s: read error", path);
-        goto cleanup;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    buf = NULL;
-    if (len)
-        *len = n;
-cleanup:
-    free(buf);
-    if (f)
-        fclose(f);
-    return rc;
-}
-
 static int temp_path_for(char *tmp, size_t n, const char *path)
 {
     int w = snprintf(tmp, n, "%s.tmp.XXXXXX", path);

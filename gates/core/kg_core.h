@@ -87,6 +87,13 @@ int kg_selection_exclude(kg_selection *s, const kg_registry *reg, const char *ex
 /* Replace every occurrence of `secret` in s, in place, by "***" (a shorter secret by as many
  * stars as it has characters): messages, logs and reports never carry a token. */
 void kg_redact(char *s, const char *secret);
+/* kg_redact of `secret` and of its encodings: percent-encoded (either case, fully or RFC 3986),
+ * hex, base64 (standard and URL alphabets, at each of the three alignments, as inside a Basic
+ * credential) and JSON \u escapes. Secrets under 4 characters are left alone. */
+void kg_redact_all(char *s, const char *secret);
+/* Copy `s` into buf (size n) with control characters (C0, DEL, C1 as UTF-8) written as \xNN,
+ * so text from an input file never reaches a terminal raw. Returns buf. */
+const char *kg_str_printable(char *buf, size_t n, const char *s);
 
 /* Run argv (argv[0] a path, or a name looked up in PATH) with stdout and stderr into `log`
  * (appended or truncated), wait, and give its exit status (128 + signal when killed).
@@ -165,8 +172,38 @@ int kg_path_check_writable(const char *path);
 
 /* Write `len` bytes to `path` atomically (temp + fsync + rename). */
 int kg_file_write_atomic(const char *path, const void *data, size_t len);
-/* Read a whole file (NUL-terminated); caller frees. */
+/* Read a whole file (NUL-terminated); caller frees. Errors name the file and errno: missing is
+ * KG_ENOTFOUND, unreadable or a directory KG_EINVAL (exit 2). */
 int kg_file_read(char **out, size_t *len, const char *path);
+/* The size limit of every input kgate parses (reports, marks, baselines, allowlists): a file
+ * over it is refused (exit 2) naming it, and nothing is read past it (/dev/zero, a FIFO). */
+#define KG_INPUT_MAX_BYTES ((size_t)64 * 1024 * 1024)
+int kg_file_read_limit(char **out, size_t *len, const char *path, size_t limit);
+
+/* ---- strict JSON (core/json.c): the one loader of every JSON input ---------------------- */
+
+/* Parse `text` (`len` bytes, NUL-terminated): a NUL byte inside, anything but white space
+ * after the value, invalid JSON or a key given twice in one object is KG_EPARSE naming `name`
+ * (and the line/column or the object). */
+int kg_json_parse_strict(cJSON **out, const char *text, size_t len, const char *name);
+/* kg_file_read_limit(KG_INPUT_MAX_BYTES) + kg_json_parse_strict. */
+int kg_json_load(cJSON **out, const char *path);
+
+/* ---- authentic reports (core/sign.c): HMAC-SHA256 with mbedtls --------------------------- */
+
+#define KG_REPORT_KEY_ENV "KGATE_REPORT_KEY"
+#define KG_REPORT_KEY_MIN 16  /* characters; shorter keys are refused */
+/* The key from KGATE_REPORT_KEY, NULL when unset or empty. Never printed: kg_error_set
+ * redacts it (and its encodings) from every message. */
+const char *kg_report_key(void);
+/* Sign a report: a top-level "signature" {alg, value} (replacing any), the HMAC-SHA256 of the
+ * report without it printed by cJSON_PrintUnformatted. KG_EREFUSED for a key under
+ * KG_REPORT_KEY_MIN characters. Sign last: any later change to the report voids it. */
+int kg_report_sign(kg_report *r, const char *key);
+int kg_report_json_sign(cJSON *root, const char *key);
+/* 0 when `root` carries a signature by `key` over its canonical bytes; KG_EREFUSED (exit 2)
+ * naming `name` when it is unsigned, mis-signed, malformed, or `key` is NULL. */
+int kg_report_json_verify(const cJSON *root, const char *key, const char *name);
 
 /* ---- where a case is (for the isolation parent: the phase a fault happened in) -------------- */
 

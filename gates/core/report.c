@@ -112,8 +112,15 @@ void kg_report_free(kg_report *r)
 
 void kg_report_set_seed(kg_report *r, uint64_t seed)
 {
+    char text[24];
     cJSON_DeleteItemFromObject(r->root, KG_RK_SEED);
-    cJSON_AddNumberToObject(r->root, KG_RK_SEED, (double)seed);
+    /* A double holds integers exactly only up to 2^53: above, the exact digits as a string. */
+    if (seed <= (1ULL << 53)) {
+        cJSON_AddNumberToObject(r->root, KG_RK_SEED, (double)seed);
+    } else {
+        snprintf(text, sizeof text, "%llu", (unsigned long long)seed);
+        cJSON_AddStringToObject(r->root, KG_RK_SEED, text);
+    }
 }
 
 void kg_report_set_device(kg_report *r, const kg_device_info *dev)
@@ -199,6 +206,11 @@ void kg_report_counts(const kg_report *r, int counts[5])
     }
 }
 
+int kg_report_sign(kg_report *r, const char *key)
+{
+    return kg_report_json_sign(r->root, key);
+}
+
 int kg_report_write(kg_report *r, const char *path)
 {
     int rc = 0;
@@ -210,6 +222,11 @@ int kg_report_write(kg_report *r, const char *path)
     for (int i = 0; i < 5; i++)
         cJSON_AddNumberToObject(s, kg_verdict_name((kg_verdict)i), c[i]);
     kg_report_set_extra(r, KG_RK_SUMMARY, s);
+    /* A production report is signed last, over everything it says (KGATE_REPORT_KEY). */
+    const char *key = kg_report_key();
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_MODE);
+    if (key && cJSON_IsString(mode) && strcmp(mode->valuestring, KG_RV_MODE_PRODUCTION) == 0)
+        KG_TRY(kg_report_sign(r, key));
     char *text = cJSON_Print(r->root);
     if (!text)
         return KG_ERR(KG_ENOMEM, "out of memory writing the report");
@@ -217,5 +234,6 @@ int kg_report_write(kg_report *r, const char *path)
     text[len] = '\n'; /* cJSON's terminator becomes the final newline */
     rc = kg_file_write_atomic(path, text, len + 1);
     cJSON_free(text);
+cleanup:
     return rc;
 }

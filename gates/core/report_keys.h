@@ -38,6 +38,8 @@
 #define KG_RV_BOUND_COMPUTE "compute"
 #define KG_RV_DIR_LOWER "lower_is_better"
 #define KG_RV_DIR_HIGHER "higher_is_better"
+/* signature.alg */
+#define KG_RV_SIG_HMAC_SHA256 "hmac-sha256"
 
 /* ---- top level ------------------------------------------------------------------------------ */
 
@@ -55,6 +57,10 @@
 #define KG_RK_NO_DEVICE "no_device"       /* why there is no GPU (device is then null) */
 #define KG_RK_SUMMARY "summary"           /* verdict name -> count */
 #define KG_RK_RESULTS "results"           /* [{gate, case, verdict, message, figures}] */
+#define KG_RK_SIGNATURE "signature"     /* production reports with KGATE_REPORT_KEY: last member,
+                                             {alg, value} (core/sign.c) */
+#define KG_RK_SIG_ALG "alg"               /* KG_RV_SIG_HMAC_SHA256 */
+#define KG_RK_SIG_VALUE "value"           /* HMAC-SHA256 of the canonical bytes, 64 hex digits */
 #define KG_RK_GATES "gates"               /* `run` lists the gates it ran: each must cover
                                              every case */
 

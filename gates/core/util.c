@@ -142,13 +142,23 @@ uint64_t kg_case_seed(uint64_t seed, const char *case_id)
 
 int kg_parse_u64(const char *flag, const char *s, uint64_t *out)
 {
-    char *end = NULL;
-    if (!s || !*s || *s == '-')
-        return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s'", flag, s ? s : "");
+    /* Decimal digits only: no sign, no white space, no 0x/octal prefix (strtoull would wrap
+     * " -1" and read "010" as 8), no leading zero. */
+    bool digits = s && *s && !(s[0] == '0' && s[1]);
+    for (const char *p = s; digits && *p; p++)
+        digits = *p >= '0' && *p <= '9';
+    char shown[96];
+    if (!digits)
+        return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s' (decimal digits "
+                                 "only, at most %llu: no sign, space, prefix or leading zero)",
+                      flag, kg_str_printable(shown, sizeof shown, s ? s : ""),
+                      (unsigned long long)UINT64_MAX);
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 10);
     if (errno || *end)
-        return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s'", flag, s);
+        return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s' (at most %llu)",
+                      flag, kg_str_printable(shown, sizeof shown, s), (unsigned long long)UINT64_MAX);
     *out = (uint64_t)v;
     return 0;
 }
@@ -174,19 +184,6 @@ int kg_parse_double(const char *flag, const char *s, double *out)
         return KG_ERR(KG_EINVAL, "%s: expected a number, got '%s'", flag, s ? s : "");
     *out = v;
     return 0;
-}
-
-void kg_redact(char *s, const char *secret)
-{
-    size_t n = secret ? strlen(secret) : 0;
-    if (!s || n == 0)
-        return;
-    char *p;
-    while ((p = strstr(s, secret)) != NULL) {
-        size_t keep = n < 3 ? n : 3; /* never longer than the secret: shrinks in place */
-        memset(p, '*', keep);
-        memmove(p + keep, p + n, strlen(p + n) + 1);
-    }
 }
 
 extern char **environ;

@@ -58,42 +58,79 @@ static int num_field(double *out, const cJSON *fig, const char *key, const char 
     return 0;
 }
 
-/* Every gate listed in report.gates must have a result for every case seen in the report. */
-static void check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON *results)
+static size_t pair_hash(const char *g, const char *c)
 {
-    const cJSON *g, *r, *r2;
+    size_t h = 1469598103934665603ULL;
+    for (const char *p = g; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (const char *p = c; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+/* Every gate listed in report.gates must have a result for every case seen in the report
+ * (selftest rows name defect cases the gates never see). Linear: a hash of (gate, case). */
+static int check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON *results)
+{
+    size_t n = (size_t)cJSON_GetArraySize(results), ns = 16;
+    while (ns < 2 * n)
+        ns *= 2;
+    const cJSON **slot = calloc(ns, sizeof *slot), *g, *r;
+    if (!slot)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    cJSON_ArrayForEach(r, results)
+    {
+        size_t i = pair_hash(jstr(r, "gate"), jstr(r, "case")) & (ns - 1);
+        while (slot[i])
+            i = (i + 1) & (ns - 1);
+        slot[i] = r;
+    }
     cJSON_ArrayForEach(g, gates)
     {
         const char *gn = cJSON_GetStringValue(g);
-        if (!gn)
-            continue;
         cJSON_ArrayForEach(r, results)
         {
-            const char *cs = jstr(r, KG_RES_CASE), *rg = jstr(r, KG_RES_GATE);
-            bool found = false;
-            /* selftest rows name defect cases that the gates of this run never see */
-            if (rg && strcmp(rg, "selftest") == 0)
+            const char *cs = jstr(r, "case");
+            if (!gn || strcmp(jstr(r, "gate"), "selftest") == 0)
                 continue;
-            cJSON_ArrayForEach(r2, results)
-            {
-                const char *g2 = jstr(r2, KG_RES_GATE), *c2 = jstr(r2, KG_RES_CASE);
-                if (g2 && c2 && strcmp(g2, gn) == 0 && strcmp(c2, cs) == 0) {
-                    found = true;
-                    break;
-                }
-            }
-            if (!found) {
+            size_t i = pair_hash(gn, cs) & (ns - 1);
+            while (slot[i] && !(strcmp(jstr(slot[i], "gate"), gn) == 0 &&
+                                strcmp(jstr(slot[i], "case"), cs) == 0))
+                i = (i + 1) & (ns - 1);
+            if (!slot[i]) {
                 why(in, "gate %s has no result for case %s%s", gn, cs, "");
-                return;
+                free(slot);
+                return 0;
             }
         }
     }
+    free(slot);
+    return 0;
+}
+
+/* figures.direction (default lower). A time is lower-is-better, so a report cannot flip the
+ * direction of a time mark; any other metric's direction must equal its mark's
+ * (kg_advance_apply). */
+static int adv_metric_dir(kg_direction *d, const char *metric, const char *dir, const char *name,
+                          const char *cs)
+{
+    *d = KG_LOWER_IS_BETTER;
+    if (dir && (strcmp(dir, KG_RV_DIR_HIGHER) == 0 || strcmp(dir, "higher") == 0))
+        *d = KG_HIGHER_IS_BETTER;
+    else if (dir && strcmp(dir, KG_RV_DIR_LOWER) != 0 && strcmp(dir, "lower") != 0)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%.200s': figures.direction '%.80s' is "
+                                 "neither lower_is_better nor higher_is_better", name, cs, dir);
+    if (strncmp(metric, "time_", 5) == 0 && *d != KG_LOWER_IS_BETTER)
+        return KG_ERR(KG_EREFUSED, "%s: bench result for '%.200s': figures.direction '%.80s' on "
+                                   "the time metric '%.80s': a time is %s (refused)", name, cs,
+                      dir, metric, KG_RV_DIR_LOWER);
+    return 0;
 }
 
 /* One bench result that may move a mark, as the JSON path and the typed path both see it. */
 int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *name)
 {
-    int rc = 0;
     const char *cs = o->case_id;
     if (strcmp(o->decision, KG_RV_DEC_SAME) == 0)
         in->n_same++;
@@ -104,10 +141,10 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
                       KG_FIG_METRIC);
     if (!(o->ci_lo > 0 && o->ci_lo <= o->median && o->median <= o->ci_hi) || o->band < 0 ||
         o->band >= 1 || o->samples < 1 || o->samples != floor(o->samples) ||
-        o->samples > INT_MAX)
+        o->samples > 2e9)
         return KG_ERR(KG_EPARSE, "%s: bench result for '%s': need 0 < ci_lo <= median <= ci_hi, "
-                                 "0 <= band_rel < 1 and an integer samples in [1, %d] (got %g <= "
-                                 "%g <= %g, band %g, samples %g)", name, cs, INT_MAX, o->ci_lo,
+                                 "0 <= band_rel < 1 and an integer samples in [1, 2e9] (got %g <= "
+                                 "%g <= %g, band %g, samples %g)", name, cs, o->ci_lo,
                       o->median, o->ci_hi, o->band, o->samples);
     kg_advance_cand *nc = realloc(in->cands, (in->n_cands + 1) * sizeof *nc);
     if (!nc)
@@ -136,8 +173,10 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     m->set_by = xstrdup(o->set_by);
     if (!m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
         !m->driver || !m->cuda || !m->set_by)
-        rc = KG_ERR(KG_ENOMEM, "out of memory");
-    return rc;
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    /* What would be committed is checked here, by the loader's rules, so a commit that kgate
+     * could not load back is refused before anything is built. */
+    return kg_mark_validate(m, name);
 }
 
 void kg_advance_now(char *buf, size_t n)
@@ -173,11 +212,8 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
         KG_TRY(num_field(&o.band, fig, KG_FIG_BAND, name, cs));
         KG_TRY(num_field(&o.samples, fig, KG_FIG_SAMPLES, name, cs));
     }
-    if (dir && (strcmp(dir, KG_RV_DIR_HIGHER) == 0 || strcmp(dir, "higher") == 0))
-        o.direction = KG_HIGHER_IS_BETTER;
-    else if (dir && strcmp(dir, KG_RV_DIR_LOWER) != 0 && strcmp(dir, "lower") != 0)
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.direction '%s' is neither "
-                                 "lower_is_better nor higher_is_better", name, cs, dir);
+    if (o.metric && (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0))
+        KG_TRY(adv_metric_dir(&o.direction, o.metric, dir, name, cs));
     if (!o.date) {
         kg_advance_now(now, sizeof now);
         o.date = now;
@@ -257,7 +293,7 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
     }
     const cJSON *gates = cJSON_GetObjectItemCaseSensitive(root, KG_RK_GATES);
     if (cJSON_IsArray(gates))
-        check_coverage(in, gates, res);
+        KG_TRY(check_coverage(in, gates, res));
     *out = in;
     in = NULL;
 cleanup:
@@ -286,6 +322,16 @@ int kg_advance_apply(kg_marks *m, const kg_advance_input *in, kg_mark_moves *mov
     for (size_t i = 0; i < in->n_cands; i++) {
         const kg_mark *c = &in->cands[i].cand;
         const kg_mark *cur = kg_marks_find(m, c->device_class, c->case_id, c->metric);
+        /* Like with like: a change of direction is a refusal, never a replacement (the metric
+         * and with it the unit are part of the key). */
+        if (cur && cur->direction != c->direction) {
+            rc = KG_ERR(KG_EREFUSED, "mark %s / %s / %s is %s, the run's candidate %s: refused "
+                                     "(a direction never changes through an advance)",
+                        c->device_class, c->case_id, c->metric,
+                        cur->direction == KG_LOWER_IS_BETTER ? KG_RV_DIR_LOWER : KG_RV_DIR_HIGHER,
+                        c->direction == KG_LOWER_IS_BETTER ? KG_RV_DIR_LOWER : KG_RV_DIR_HIGHER);
+            goto cleanup;
+        }
         /* Merge rule: a mark moves only if this run still beats it (never down). */
         if (cur && !kg_mark_better(c, cur))
             continue;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include "core/kg_core.h"
 #include "core/report_keys.h"
+#include "marks/git.h"
 #include "marks/marks.h"
 
 #ifdef __cplusplus
@@ -60,6 +61,18 @@ typedef struct {
 int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *name);
 /* "YYYY-MM-DDTHH:MM:SSZ", now. */
 void kg_advance_now(char *buf, size_t n);
+
+/* `marks advance --from-report` (advance_report.c): load `path` strictly (size limit, no
+ * duplicate key, nothing trailing), kg_advance_parse it, refuse a diagnostic report, verify its
+ * signature (kg_report_json_verify with KGATE_REPORT_KEY) and kg_advance_check_production.
+ * *root gets the report (the caller frees both). Every refusal is KG_EREFUSED/KG_EPARSE. */
+int kg_advance_load(kg_advance_input **out, cJSON **root, const char *path, const char *set_by);
+/* A production report's shape: schema kgate-report/1, command run, `gates` exactly the gate
+ * table (kg_gates), and selftest results. KG_EREFUSED naming `name` and the field. */
+int kg_advance_check_production(const cJSON *root, const char *name);
+/* provenance.commit is a full commit id the repository of `g` holds, in the history of
+ * `refname` or HEAD. KG_EREFUSED otherwise. */
+int kg_advance_check_commit(const cJSON *root, kg_git *g, const char *refname, const char *name);
 
 /* One mark that moved. */
 typedef struct {

@@ -29,7 +29,7 @@ static void redact(char *msg)
 {
     const char *tok = getenv(KG_GIT_TOKEN_ENV);
     if (tok && strlen(tok) >= 4)
-        kg_redact(msg, tok);
+        kg_redact_all(msg, tok);
 }
 
 int kg_git_error(int git_rc, const char *expr, const char *file, int line)
@@ -43,7 +43,20 @@ int kg_git_error(int git_rc, const char *expr, const char *file, int line)
     int code = (git_rc == GIT_EMODIFIED || git_rc == GIT_ELOCKED || git_rc == GIT_EEXISTS)
                    ? KG_ECONFLICT
                    : KG_EGIT;
-    return kg_error_set(code, file, line, "libgit2: %s failed (%d): %s", expr, git_rc, msg);
+    /* A lock file left by a killed git process never goes away by itself: say how to clear it. */
+    char hint[1200] = "";
+    const char *lk = strstr(msg, ".lock");
+    if (lk) {
+        const char *q0 = msg;
+        for (const char *q = msg; q < lk; q++)
+            if (*q == '\'' || *q == ' ')
+                q0 = q + 1;
+        snprintf(hint, sizeof hint, " (a lock file: if no git or kgate process is running, it "
+                                    "is stale; clear it with `rm -f '%.*s.lock'`)",
+                 (int)(lk - q0), q0);
+    }
+    return kg_error_set(code, file, line, "libgit2: %s failed (%d): %s%s", expr, git_rc, msg,
+                        hint);
 }
 
 static char *dup_slash(const char *s)
@@ -326,6 +339,27 @@ void kg_git_identity_resolve(kg_git_identity *id, const char *name, const char *
     id->email = (email && *email) ? email : (ee && *ee) ? ee : KG_GIT_DEFAULT_EMAIL;
 }
 
+/* A name or email that git writes verbatim into the commit header: a newline (or any control
+ * character) or an angle bracket would make a commit object git fsck refuses. */
+static int id_field(const char *v, const char *flag, const char *env)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 256)
+        return KG_ERR(KG_EINVAL, "%s (or %s): must be 1..256 characters", flag, env);
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || *p == '<' || *p == '>')
+            return KG_ERR(KG_EINVAL, "%s (or %s): contains a control character or an angle "
+                                     "bracket at byte %zu: refused (it would corrupt the commit)",
+                          flag, env, (size_t)(p - (const unsigned char *)v));
+    return 0;
+}
+
+int kg_git_identity_check(const kg_git_identity *id)
+{
+    int rc = id_field(id->name, "--author", KG_GIT_AUTHOR_NAME_ENV);
+    return rc < 0 ? rc : id_field(id->email, "--email", KG_GIT_AUTHOR_EMAIL_ENV);
+}
+
 int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
                        const git_oid *parent, const char *relpath, const char *data, size_t len,
                        const char *message, const kg_git_identity *id, git_oid *out)
@@ -351,6 +385,7 @@ int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
     git_tree_update up = { GIT_TREE_UPDATE_UPSERT, blob, GIT_FILEMODE_BLOB, relpath };
     KG_GIT_CHECK(git_tree_create_updated(&tree_id, g->repo, base, 1, &up));
     KG_GIT_CHECK(git_tree_lookup(&tree, g->repo, &tree_id));
+    KG_TRY(kg_git_identity_check(id));
     KG_GIT_CHECK(git_signature_now(&sig, id->name, id->email));
     if (parent)
         KG_GIT_CHECK(git_commit_create_v(out, g->repo, NULL, sig, sig, NULL, message, tree, 1,
@@ -374,6 +409,26 @@ cleanup:
     return rc;
 }
 
+int kg_git_inside_worktree(const kg_git *g, const char *relpath)
+{
+    char path[PATH_MAX], real[PATH_MAX], wreal[PATH_MAX];
+    if (!g->workdir)
+        return 0;
+    snprintf(path, sizeof path, "%s%s", g->workdir, relpath);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    if (!realpath(path, real)) /* a directory not there yet is created inside (mkdir) */
+        return errno == ENOENT ? 0 : KG_ERR(KG_EINVAL, "%s: %s", path, strerror(errno));
+    if (!realpath(g->workdir, wreal))
+        return KG_ERR(KG_EIO, "%s: %s", g->workdir, strerror(errno));
+    size_t wl = strlen(wreal);
+    if (strcmp(real, wreal) != 0 && !(strncmp(real, wreal, wl) == 0 && real[wl] == '/'))
+        return KG_ERR(KG_EREFUSED, "%s: the directory of %s resolves to %s, outside the work "
+                                   "tree %s (a symbolic link?): kgate never writes there",
+                      path, relpath, real, wreal);
+    return 0;
+}
+
 int kg_git_sync_worktree(kg_git *g, const char *relpath)
 {
     int rc = 0;
@@ -384,6 +439,7 @@ int kg_git_sync_worktree(kg_git *g, const char *relpath)
     git_index *idx = NULL;
     if (!g->workdir)
         return 0;
+    KG_TRY(kg_git_inside_worktree(g, relpath));
     KG_TRY(kg_git_head_commit(g, &head, &exists));
     if (!exists)
         goto cleanup;
@@ -411,6 +467,77 @@ cleanup:
     git_index_free(idx);
     free(data);
     free(path);
+    return rc;
+}
+
+/* Blob id of the work tree file or of its index entry; *has false when absent. */
+static int wt_blob(kg_git *g, const char *relpath, git_oid *id, bool *has)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s%s", g->workdir, relpath);
+    *has = access(path, F_OK) == 0;
+    if (*has && git_odb_hashfile(id, path, GIT_OBJECT_BLOB) != 0)
+        return KG_ERR(KG_EIO, "%s: cannot read: %s", path, strerror(errno));
+    return 0;
+}
+
+static int idx_blob(kg_git *g, const char *relpath, git_oid *id, bool *has)
+{
+    int rc = 0;
+    git_index *idx = NULL;
+    KG_GIT_CHECK(git_repository_index(&idx, g->repo));
+    KG_GIT_CHECK(git_index_read(idx, 1));
+    const git_index_entry *e = git_index_get_bypath(idx, relpath, 0);
+    *has = e != NULL;
+    if (e)
+        git_oid_cpy(id, &e->id);
+cleanup:
+    git_index_free(idx);
+    return rc;
+}
+
+static bool one_of(bool has, const git_oid *id, bool hp, const git_oid *p, bool hc,
+                   const git_oid *c)
+{
+    return (has == hp && (!has || git_oid_equal(id, p))) || (has == hc && (!has || git_oid_equal(id, c)));
+}
+
+int kg_git_finish_interrupted(kg_git *g, const char *relpath)
+{
+    int rc = KG_EREFUSED, e;
+    char msg[1536];
+    git_oid head, pc, bp, bc, w, i;
+    bool have, hp = false, hc = false, hw = false, hi = false;
+    git_commit *c = NULL;
+    snprintf(msg, sizeof msg, "%s", kg_error_last());
+    if (!g->workdir || kg_git_head_commit(g, &head, &have) < 0 || !have)
+        goto refuse;
+    if (git_commit_lookup(&c, g->repo, &head) != 0 || git_commit_parentcount(c) != 1 ||
+        strncmp(git_commit_message(c), "kgate: ", 7) != 0)
+        goto refuse;
+    git_oid_cpy(&pc, git_commit_parent_id(c, 0));
+    if (kg_git_file_blob_id(g, &pc, relpath, &bp, &hp) < 0 ||
+        kg_git_file_blob_id(g, &head, relpath, &bc, &hc) < 0 || !hc ||
+        wt_blob(g, relpath, &w, &hw) < 0 || idx_blob(g, relpath, &i, &hi) < 0)
+        goto refuse;
+    /* Each of the work tree and the index is at the parent's content or at HEAD's: the state a
+     * kill between the ref move and the end of the work tree sync leaves. Finish it. */
+    if (!one_of(hw, &w, hp, &bp, hc, &bc) || !one_of(hi, &i, hp, &bp, hc, &bc))
+        goto refuse;
+    e = kg_git_sync_worktree(g, relpath);
+    if (e < 0) {
+        rc = e;
+        goto cleanup;
+    }
+    printf("marks: finished an interrupted update: %s now matches HEAD %.12s (work tree and "
+           "index)\n", relpath, git_oid_tostr_s(&head));
+    rc = kg_git_check_clean(g, relpath);
+    goto cleanup;
+refuse:
+    git_error_clear();
+    rc = KG_ERR(KG_EREFUSED, "%s", msg);
+cleanup:
+    git_commit_free(c);
     return rc;
 }
 
@@ -540,35 +667,132 @@ const char *kg_git_remote_shown(char *buf, size_t n, const char *remote)
     return buf;
 }
 
-int kg_git_push(kg_git *g, const char *remote, const char *refname)
+/* The remote's repository when it is on this machine (a path or file:// URL), else NULL. */
+static git_repository *local_remote_repo(git_remote *r)
 {
-    int rc = 0, e;
-    git_remote *r = NULL;
-    remote_state st = { 0 };
+    const char *url = git_remote_url(r);
+    git_repository *rr = NULL;
+    if (!url)
+        return NULL;
+    if (strncmp(url, "file://", 7) == 0)
+        url += 7;
+    else if (strstr(url, "://") || (strchr(url, ':') && (!strchr(url, '/') ||
+                                                        strchr(url, ':') < strchr(url, '/'))))
+        return NULL; /* another transport, or scp-like host:path */
+    if (git_repository_open_ext(&rr, url, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) {
+        git_error_clear();
+        return NULL;
+    }
+    return rr;
+}
+
+static int push_spec(git_remote *r, const char *src, const char *dst, remote_state *st)
+{
+    int rc = 0;
     git_push_options po = GIT_PUSH_OPTIONS_INIT;
-    char spec[1024], shown[1024];
-    kg_git_remote_shown(shown, sizeof shown, remote);
-    KG_TRY(open_remote(&r, g, remote));
-    snprintf(spec, sizeof spec, "%s:%s", refname, refname); /* no '+': never forced */
+    char spec[1200];
+    snprintf(spec, sizeof spec, "%s:%s", src, dst); /* no '+': never forced */
     char *specs[1] = { spec };
     git_strarray sa = { specs, 1 };
     po.callbacks.credentials = cred_cb;
     po.callbacks.push_update_reference = push_ref_cb;
-    po.callbacks.payload = &st;
-    e = git_remote_push(r, &sa, &po);
-    if (e == GIT_ENONFASTFORWARD) {
-        /* libgit2 checks fast-forward against the advertised tip before sending. */
+    po.callbacks.payload = st;
+    int e = git_remote_push(r, &sa, &po);
+    if (e == GIT_ENONFASTFORWARD) /* libgit2 checks against the advertised tip first */
+        return KG_ECONFLICT;
+    KG_GIT_CHECK(e);
+cleanup:
+    return rc;
+}
+
+/* libgit2's local transport moves the remote ref without checking its old value, so two
+ * racing pushers can overwrite each other. On a path remote kgate pushes the objects to a
+ * private ref and then moves the branch itself with compare-and-swap from the tip it checked
+ * our commit fast-forwards. */
+static int push_local_cas(git_remote *r, git_repository *rr, kg_git *g, const char *refname,
+                          remote_state *st)
+{
+    int rc = 0, e;
+    char tmp[256];
+    git_oid ours, theirs;
+    git_reference *ref = NULL, *tref = NULL;
+    KG_GIT_CHECK(git_reference_name_to_id(&ours, g->repo, refname));
+    snprintf(tmp, sizeof tmp, "refs/kgate/push/%ld-%x", (long)getpid(), (unsigned)rand());
+    KG_TRY(push_spec(r, refname, tmp, st));
+    e = git_reference_name_to_id(&theirs, rr, refname);
+    if (e == 0 && !git_oid_equal(&theirs, &ours)) {
+        int d = git_graph_descendant_of(rr, &ours, &theirs);
+        KG_GIT_CHECK(d);
+        if (d == 0) {
+            rc = KG_ECONFLICT; /* not a fast forward any more: the remote moved */
+            goto cleanup;
+        }
+    } else if (e != 0 && e != GIT_ENOTFOUND) {
+        KG_GIT_CHECK(e);
+    }
+    git_error_clear();
+    e = e == 0 ? git_reference_create_matching(&ref, rr, refname, &ours, 1, &theirs,
+                                               "kgate: push marks (compare-and-swap)")
+               : git_reference_create(&ref, rr, refname, &ours, 0, "kgate: push marks");
+    if (e == GIT_EMODIFIED || e == GIT_ELOCKED || e == GIT_EEXISTS) {
+        git_error_clear();
+        rc = KG_ECONFLICT;
+        goto cleanup;
+    }
+    KG_GIT_CHECK(e);
+cleanup:
+    if (git_reference_lookup(&tref, rr, tmp) == 0)
+        git_reference_delete(tref);
+    git_error_clear();
+    git_reference_free(tref);
+    git_reference_free(ref);
+    return rc;
+}
+
+/* After any push: the remote ref holds our commit (or a descendant of it). A server or
+ * transport that accepted the update and lost it to a racing pusher is a lost race. */
+static int push_verify(kg_git *g, const char *remote, const char *refname, const char *shown)
+{
+    int rc = 0;
+    git_oid ours, tip;
+    bool exists = false;
+    KG_GIT_CHECK(git_reference_name_to_id(&ours, g->repo, refname));
+    KG_TRY(kg_git_fetch(g, remote, refname, &tip, &exists));
+    if (exists && (git_oid_equal(&tip, &ours) || kg_git_is_descendant(g, &tip, &ours) == 1))
+        goto cleanup;
+    git_error_clear();
+    rc = KG_ERR(KG_ECONFLICT, "push of %s to %s: the remote ref does not hold the pushed commit "
+                              "%.12s afterwards (a racing push won)", refname, shown,
+                git_oid_tostr_s(&ours));
+cleanup:
+    return rc;
+}
+
+int kg_git_push(kg_git *g, const char *remote, const char *refname)
+{
+    int rc = 0;
+    git_remote *r = NULL;
+    git_repository *rr = NULL;
+    remote_state st = { 0 };
+    char shown[1024];
+    kg_git_remote_shown(shown, sizeof shown, remote);
+    KG_TRY(open_remote(&r, g, remote));
+    rr = local_remote_repo(r);
+    rc = rr ? push_local_cas(r, rr, g, refname, &st) : push_spec(r, refname, refname, &st);
+    if (rc == KG_ECONFLICT) {
         rc = KG_ERR(KG_ECONFLICT, "push of %s to %s rejected: the remote moved (not a fast "
                                   "forward)", refname, shown);
         goto cleanup;
     }
-    KG_GIT_CHECK(e);
+    KG_TRY(rc);
     if (st.rejected[0]) {
-        redact(st.rejected);
+        kg_redact_all(st.rejected, getenv(KG_GIT_TOKEN_ENV));
         rc = KG_ERR(KG_ECONFLICT, "push to %s rejected by the remote: %s", shown, st.rejected);
         goto cleanup;
     }
+    KG_TRY(push_verify(g, remote, refname, shown));
 cleanup:
+    git_repository_free(rr);
     git_remote_free(r);
     return rc;
 }

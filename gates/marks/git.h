@@ -78,6 +78,9 @@ typedef struct {
 } kg_git_identity;
 /* --author/--email, else KGATE_GIT_AUTHOR_NAME/EMAIL, else "kgate <kgate@localhost>". */
 void kg_git_identity_resolve(kg_git_identity *id, const char *name, const char *email);
+/* KG_EINVAL naming the flag and variable when the name or email is empty, over 256 characters,
+ * or holds a control character or an angle bracket (git would write a corrupt commit). */
+int kg_git_identity_check(const kg_git_identity *id);
 
 /* Create a commit whose tree is `parent`'s tree (empty if parent is NULL) with `relpath` set to
  * `data`, built entirely in the object database (nothing in the work tree changes), then move
@@ -86,6 +89,16 @@ void kg_git_identity_resolve(kg_git_identity *id, const char *name, const char *
 int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
                        const git_oid *parent, const char *relpath, const char *data, size_t len,
                        const char *message, const kg_git_identity *id, git_oid *out);
+
+/* Called when kg_git_check_clean refused: if HEAD is a kgate commit whose work tree and index
+ * copies of `relpath` are each at its parent's or its own content (an update interrupted after
+ * the ref moved), finish it (kg_git_sync_worktree, with a line saying so) and return 0;
+ * otherwise the refusal stands (KG_EREFUSED, the same message). Call with the lock held. */
+int kg_git_finish_interrupted(kg_git *g, const char *relpath);
+
+/* KG_EREFUSED when the directory of `relpath` resolves (symbolic links followed) outside the
+ * work tree: kgate writes the marks file only inside the repository. */
+int kg_git_inside_worktree(const kg_git *g, const char *relpath);
 
 /* Make the work tree file and its index entry match `relpath` at the tip of the checked-out
  * branch (atomic write: temp, fsync, rename). Call with the lock held. */

@@ -14,6 +14,8 @@
 struct kg_marks {
     kg_mark *v;
     size_t n, cap;
+    size_t *slot;  /* open addressing over the key: index + 1, 0 = empty (linear-time loads) */
+    size_t nslot;  /* a power of two >= 2 * cap, or 0 */
 };
 
 #define KG_MARKS_MAX_STR 1024
@@ -41,6 +43,7 @@ void kg_marks_free(kg_marks *m)
     for (size_t i = 0; i < m->n; i++)
         kg_mark_clear(&m->v[i]);
     free(m->v);
+    free(m->slot);
     free(m);
 }
 
@@ -57,12 +60,51 @@ static bool same_key(const kg_mark *a, const char *dc, const char *id, const cha
            strcmp(a->metric, metric) == 0;
 }
 
+static size_t key_hash(const char *dc, const char *id, const char *metric)
+{
+    size_t h = 1469598103934665603ULL;
+    const char *parts[] = { dc, id, metric };
+    for (size_t k = 0; k < 3; k++) {
+        for (const char *p = parts[k]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        h = (h ^ 0xff) * 1099511628211ULL;
+    }
+    return h;
+}
+
 static ptrdiff_t find_index(const kg_marks *m, const char *dc, const char *id, const char *metric)
 {
-    for (size_t i = 0; m && i < m->n; i++)
-        if (same_key(&m->v[i], dc, id, metric))
-            return (ptrdiff_t)i;
-    return -1;
+    if (!m || !m->nslot)
+        return -1;
+    for (size_t i = key_hash(dc, id, metric) & (m->nslot - 1);; i = (i + 1) & (m->nslot - 1)) {
+        size_t s = m->slot[i];
+        if (!s)
+            return -1;
+        if (same_key(&m->v[s - 1], dc, id, metric))
+            return (ptrdiff_t)(s - 1);
+    }
+}
+
+/* Rebuild the index for `cap` marks (after growth or a removal). */
+static int index_rebuild(kg_marks *m, size_t cap)
+{
+    size_t ns = 16;
+    while (ns < 2 * cap)
+        ns *= 2;
+    size_t *slot = calloc(ns, sizeof *slot);
+    if (!slot)
+        return KG_ERR(KG_ENOMEM, "out of memory indexing marks");
+    free(m->slot);
+    m->slot = slot;
+    m->nslot = ns;
+    for (size_t k = 0; k < m->n; k++) {
+        const kg_mark *mk = &m->v[k];
+        size_t i = key_hash(mk->device_class, mk->case_id, mk->metric) & (ns - 1);
+        while (slot[i])
+            i = (i + 1) & (ns - 1);
+        slot[i] = k + 1;
+    }
+    return 0;
 }
 
 const kg_mark *kg_marks_find(const kg_marks *m, const char *device_class, const char *case_id,
@@ -104,12 +146,29 @@ cleanup:
     return rc;
 }
 
+static const char *or_unknown(const char *s);
+
+/* The mark as saving writes it (absent provenance is "unknown"), checked by kg_mark_validate. */
+static int put_check(const kg_mark *mk)
+{
+    kg_mark v = *mk;
+    v.commit = (char *)or_unknown(mk->commit);
+    v.run_id = (char *)or_unknown(mk->run_id);
+    v.driver = (char *)or_unknown(mk->driver);
+    v.cuda = (char *)or_unknown(mk->cuda);
+    v.set_by = (char *)or_unknown(mk->set_by);
+    if (!v.date) /* saving checks it again (it writes "unknown", which it refuses) */
+        v.date = "1970-01-01T00:00:00Z";
+    return kg_mark_validate(&v, NULL);
+}
+
 int kg_marks_put(kg_marks *m, const kg_mark *mk)
 {
     int rc = 0;
     kg_mark c;
     if (!m || !mk || !mk->device_class || !mk->case_id || !mk->metric)
         return KG_ERR(KG_EINVAL, "kg_marks_put: a mark needs device_class, case_id and metric");
+    KG_TRY(put_check(mk));
     KG_TRY(copy_mark(&c, mk));
     ptrdiff_t i = find_index(m, mk->device_class, mk->case_id, mk->metric);
     if (i >= 0) {
@@ -128,6 +187,14 @@ int kg_marks_put(kg_marks *m, const kg_mark *mk)
         m->cap = nc;
     }
     m->v[m->n++] = c;
+    if (m->nslot < 2 * m->n) {
+        KG_TRY(index_rebuild(m, m->cap));
+    } else {
+        size_t j = key_hash(c.device_class, c.case_id, c.metric) & (m->nslot - 1);
+        while (m->slot[j])
+            j = (j + 1) & (m->nslot - 1);
+        m->slot[j] = m->n;
+    }
 cleanup:
     return rc;
 }
@@ -140,7 +207,7 @@ int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id, 
     kg_mark_clear(&m->v[i]);
     memmove(&m->v[i], &m->v[i + 1], (m->n - (size_t)i - 1) * sizeof *m->v);
     m->n--;
-    return 0;
+    return index_rebuild(m, m->cap);
 }
 
 bool kg_mark_better(const kg_mark *cand, const kg_mark *cur)
@@ -297,6 +364,82 @@ static bool iso_utc(const char *s)
     return end && *end == '\0' && strlen(s) == 20;
 }
 
+/* The one validation of a mark: what loading accepts, and what kg_marks_put, saving and
+ * committing insist on, so kgate never writes a mark it would refuse to read back. */
+static int mk_str(const pctx *pc, const char *field, const char *v, bool required)
+{
+    if (!v)
+        return required ? PERR(pc, "missing field '%s'", field) : 0;
+    size_t len = strlen(v);
+    if (len == 0 || len > KG_MARKS_MAX_STR)
+        return PERR(pc, "field '%s' must be a non-empty string of at most %d bytes", field,
+                    KG_MARKS_MAX_STR);
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
+            return PERR(pc, "field '%s' contains a control character (byte %zu)", field,
+                        (size_t)(p - (const unsigned char *)v));
+    return 0;
+}
+
+static int mk_validate(const pctx *pc, const kg_mark *t)
+{
+    int rc = 0;
+    KG_TRY(mk_str(pc, "device_class", t->device_class, true));
+    KG_TRY(mk_str(pc, "case", t->case_id, true));
+    KG_TRY(mk_str(pc, "metric", t->metric, true));
+    for (const char *p = t->metric; *p; p++)
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+            return PERR(pc, "field 'metric' must match [a-z0-9_]+, got '%s'", t->metric);
+    if (t->direction != KG_LOWER_IS_BETTER && t->direction != KG_HIGHER_IS_BETTER)
+        return PERR(pc, "field 'direction' must be lower_is_better or higher_is_better");
+    if (strncmp(t->metric, "time_", 5) == 0 && t->direction != KG_LOWER_IS_BETTER)
+        return PERR(pc, "metric '%s' is a time: direction must be lower_is_better", t->metric);
+    const double v[] = { t->value, t->run_median, t->ci_lo, t->ci_hi };
+    const char *vn[] = { "value", "run_median", "ci_lo", "ci_hi" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(v); i++)
+        if (!isfinite(v[i]) || !(v[i] > 0))
+            return PERR(pc, "field '%s' must be a finite number > 0, got %.17g", vn[i], v[i]);
+    if (!isfinite(t->band_rel) || t->band_rel < 0 || t->band_rel > 0.999)
+        return PERR(pc, "field 'band_rel' must be in [0, 0.999], got %.17g", t->band_rel);
+    if (!(t->ci_lo <= t->run_median && t->run_median <= t->ci_hi))
+        return PERR(pc, "fields 'ci_lo' <= 'run_median' <= 'ci_hi' do not hold (%g, %g, %g)",
+                    t->ci_lo, t->run_median, t->ci_hi);
+    if (t->samples < 1 || t->samples > 2000000000 || t->runs < 0 || t->runs > 2000000000)
+        return PERR(pc, "fields 'samples' (>= 1) and 'runs' must be integers up to 2e9");
+    if (!isfinite(t->env_lo) || !isfinite(t->env_hi) || t->env_lo < 0 || t->env_hi < 0 ||
+        (t->env_lo > 0) != (t->env_hi > 0) || t->env_lo > t->env_hi)
+        return PERR(pc, "fields 'env_lo' <= 'env_hi' must both be > 0 or both absent");
+    KG_TRY(mk_str(pc, "kernels", t->kernels, false));
+    pctx pp = *pc;
+    snprintf(pp.where, sizeof pp.where, "%.560s provenance", pc->where);
+    KG_TRY(mk_str(&pp, "commit", t->commit, true));
+    KG_TRY(mk_str(&pp, "date", t->date, true));
+    if (!iso_utc(t->date))
+        return PERR(&pp, "field 'date' must be ISO 8601 UTC like 2026-01-31T12:00:00Z, got '%s'",
+                    t->date);
+    KG_TRY(mk_str(&pp, "run_id", t->run_id, true));
+    KG_TRY(mk_str(&pp, "driver", t->driver, true));
+    KG_TRY(mk_str(&pp, "cuda", t->cuda, true));
+    KG_TRY(mk_str(&pp, "set_by", t->set_by, true));
+cleanup:
+    return rc;
+}
+
+static void mk_where(pctx *pc, const kg_mark *mk, const char *name)
+{
+    pc->name = name ? name : "(marks)";
+    snprintf(pc->where, sizeof pc->where, "mark (%.150s / %.200s / %.60s)",
+             mk->device_class ? mk->device_class : "?", mk->case_id ? mk->case_id : "?",
+             mk->metric ? mk->metric : "?");
+}
+
+int kg_mark_validate(const kg_mark *mk, const char *name)
+{
+    pctx pc;
+    mk_where(&pc, mk, name);
+    return mk_validate(&pc, mk);
+}
+
 static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
 {
     static const char *const keys[] = { "device_class", "case", "metric", "direction", "value",
@@ -372,23 +515,10 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
     t.cuda = (char *)cuda;
     t.set_by = (char *)set_by;
     t.kernels = (char *)kernels;
+    KG_TRY(mk_validate(pc, &t));
     KG_TRY(copy_mark(mk, &t));
 cleanup:
     return rc;
-}
-
-static void line_col(const char *text, const char *at, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (const char *p = text; p < at && *p; p++) {
-        if (*p == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
 }
 
 int kg_marks_parse(kg_marks **out, const char *text, const char *name)
@@ -397,29 +527,9 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name)
     int rc = 0;
     kg_marks *m = NULL;
     cJSON *root = NULL;
-    const char *end = NULL;
     pctx pc = { name ? name : "(marks)", "" };
     *out = NULL;
-    size_t len = strlen(text);
-    /* The length counts the terminator: cJSON checks it when require_null_terminated. */
-    root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
-    if (!root) {
-        const char *at = end ? end : cJSON_GetErrorPtr();
-        int line = 0, col = 0;
-        if (at && at >= text && at <= text + len)
-            line_col(text, at, &line, &col);
-        const char *tail = text + len;
-        while (tail > text && isspace((unsigned char)tail[-1]))
-            tail--;
-        bool nonfinite = at && at < tail && (strncasecmp(at, "nan", 3) == 0 ||
-                                             strncasecmp(at, "inf", 3) == 0 ||
-                                             strncasecmp(at, "-inf", 4) == 0);
-        rc = PERR(&pc, "not valid JSON at line %d, column %d%s", line, col,
-                  (at && at >= tail) ? " (unexpected end: truncated file?)"
-                  : nonfinite        ? " (NaN and Infinity are not JSON numbers)"
-                                     : "");
-        goto cleanup;
-    }
+    KG_TRY(kg_json_parse_strict(&root, text, strlen(text), pc.name));
     if (!cJSON_IsObject(root)) {
         rc = PERR(&pc, "top level must be an object {\"version\": %d, \"marks\": [...]}",
                   KG_MARKS_VERSION);
@@ -487,7 +597,7 @@ int kg_marks_load(kg_marks **out, const char *path)
     char *text = NULL;
     size_t len = 0;
     *out = NULL;
-    KG_TRY(kg_file_read(&text, &len, path));
+    KG_TRY(kg_file_read_limit(&text, &len, path, KG_INPUT_MAX_BYTES));
     if (strlen(text) != len) {
         rc = KG_ERR(KG_EPARSE, "%s: contains a NUL byte at offset %zu (nothing was changed)",
                     path, strlen(text));

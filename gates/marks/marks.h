@@ -23,6 +23,12 @@ int kg_marks_new(kg_marks **out);
  * Errors are KG_EPARSE (or KG_EIO/KG_ENOTFOUND) with a message naming `name` and the entry. */
 int kg_marks_load(kg_marks **out, const char *path);
 int kg_marks_parse(kg_marks **out, const char *text, const char *name);
+/* The one validation of a mark (loading, kg_marks_put, saving and committing all use it):
+ * every string non-empty, at most 1 KiB, without control characters; metric [a-z0-9_]+, a time
+ * lower_is_better; finite positive numbers, band_rel in [0, 0.999], ci_lo <= run_median <=
+ * ci_hi, samples in [1, 2e9], an ISO 8601 UTC date. KG_EPARSE naming `name` (NULL: "(marks)"),
+ * the mark and the field. */
+int kg_mark_validate(const kg_mark *mk, const char *name);
 /* Canonical text (sorted by key, stable formatting) so diffs are minimal; caller frees. */
 int kg_marks_serialize(char **out, const kg_marks *m);
 /* Atomic save: temp file, fsync, rename. */

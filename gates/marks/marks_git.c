@@ -87,11 +87,15 @@ int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
     git_oid base;
     bool have_base;
     char dir[4096];
+    kg_git_identity id;
     *out = NULL;
     if (!t) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
         goto cleanup;
     }
+    /* Before any work: an author that would corrupt the commit is a usage error. */
+    kg_git_identity_resolve(&id, o->author, o->email);
+    KG_TRY(kg_git_identity_check(&id));
     if (o->marks_path) {
         snprintf(dir, sizeof dir, "%s", o->marks_path);
         char *slash = strrchr(dir, '/');
@@ -121,12 +125,15 @@ int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
         }
         snprintf(t->abspath, n, "%s%s", t->git->workdir, t->relpath);
     }
+    KG_TRY(kg_git_inside_worktree(t->git, t->relpath));
     KG_TRY(kg_git_target_ref(t->git, o->marks_ref, &t->refname, &t->is_head));
     if (t->is_head) {
         /* Under the lock: another kgate may be between its ref update and its work tree sync. */
         int lockfd = -1;
         KG_TRY(kg_git_lock(t->git, &lockfd));
         rc = kg_git_check_clean(t->git, t->relpath);
+        if (rc == KG_EREFUSED) /* an update killed between its ref move and the work tree */
+            rc = kg_git_finish_interrupted(t->git, t->relpath);
         kg_git_unlock(lockfd);
         KG_TRY(rc);
     }
@@ -136,6 +143,63 @@ int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
 cleanup:
     kg_marks_target_free(t);
     return rc;
+}
+
+/* What kgate commits it has proven it can load: the exact bytes go through the loader. */
+static int mg_loadable(const char *text, const char *relpath)
+{
+    kg_marks *check = NULL;
+    int rc = kg_marks_parse(&check, text, relpath);
+    kg_marks_free(check);
+    if (rc < 0)
+        return KG_ERR(KG_EREFUSED, "refusing to commit marks kgate could not load back: %s",
+                      kg_error_last());
+    return 0;
+}
+
+/* The ref moved but the work tree and index could not follow: put the ref back where it was
+ * (compare-and-swap from our commit), so the repository is as it was; if even that fails, say
+ * exactly how to finish by hand. */
+static int mg_roll_back(kg_marks_target *t, const git_oid *expected, const git_oid *ours)
+{
+    char why[1024], id[GIT_OID_HEXSZ + 1];
+    git_reference *ref = NULL;
+    int e = -1;
+    snprintf(why, sizeof why, "%s", kg_error_last());
+    git_oid_tostr(id, sizeof id, ours);
+    if (expected)
+        e = git_reference_create_matching(&ref, t->git->repo, t->refname, expected, 1, ours,
+                                          "kgate: roll back a marks update");
+    git_reference_free(ref);
+    if (e == 0) {
+        bool synced = kg_git_sync_worktree(t->git, t->relpath) == 0;
+        git_error_clear();
+        return KG_ERR(KG_EGIT, "updating the work tree copy of %s failed: %s; %s was rolled "
+                               "back to %.12s, nothing changed%s%s%s", t->relpath, why,
+                      t->refname, git_oid_tostr_s(expected),
+                      synced ? "" : " (restore the file with `git checkout -- ",
+                      synced ? "" : t->relpath, synced ? "" : "`)");
+    }
+    git_error_clear();
+    return KG_ERR(KG_EGIT, "committed %.12s on %s, but updating the work tree copy of %s failed: "
+                           "%s (finish it with `git checkout %s -- %s`, or undo the commit with "
+                           "`git update-ref %s %s^ %s`)", id, t->refname, t->relpath, why,
+                  id, t->relpath, t->refname, id, id);
+}
+
+/* Every compare-and-swap lost: a ref lock file that stays is not a race (a killed git left
+ * it), and rerunning never helps; say which file and the command that clears it. */
+static int mg_gave_up(const kg_marks_target *t, int attempts)
+{
+    char lock[4096];
+    snprintf(lock, sizeof lock, "%s%s.lock", t->git->gitdir, t->refname);
+    if (access(lock, F_OK) == 0)
+        return KG_ERR(KG_ECONFLICT, "%s is locked by %s, which stayed through %d attempts: if no "
+                                    "git or kgate process is running it is stale; clear it with "
+                                    "`rm -f '%s'` and rerun (nothing was changed)", t->refname,
+                      lock, attempts, lock);
+    return KG_ERR(KG_ECONFLICT, "%s kept moving: gave up after %d compare-and-swap attempts "
+                                "(nothing was lost; rerun to retry)", t->refname, attempts);
 }
 
 static void backoff(int attempt)
@@ -159,20 +223,14 @@ static int commit_once(kg_marks_target *t, const kg_marks_git_opts *o, kg_marks_
     if (*changed == 0)
         goto cleanup;
     KG_TRY(kg_marks_serialize(&text, t->marks));
+    KG_TRY(mg_loadable(text, t->relpath));
     KG_TRY(kg_git_lock(t->git, &lockfd));
     if (t->is_head)
         KG_TRY(kg_git_check_clean(t->git, t->relpath));
     KG_TRY(kg_git_commit_file(t->git, t->refname, expected, parent, t->relpath, text,
                               strlen(text), msg, &id, out));
-    if (t->is_head && (rc = kg_git_sync_worktree(t->git, t->relpath)) < 0) {
-        /* The commit stands (the ref moved): never report this as a lost race to retry. */
-        char why[1024];
-        snprintf(why, sizeof why, "%s", kg_error_last());
-        rc = KG_ERR(KG_EGIT, "committed %.12s on %s, but updating the work tree copy of %s "
-                             "failed: %s (run `git checkout -- %s`)", git_oid_tostr_s(out),
-                    t->refname, t->relpath, why, t->relpath);
-        goto cleanup;
-    }
+    if (t->is_head && (rc = kg_git_sync_worktree(t->git, t->relpath)) < 0)
+        rc = mg_roll_back(t, expected, out);
 cleanup:
     kg_git_unlock(lockfd);
     free(msg);
@@ -250,8 +308,7 @@ int kg_marks_commit_update(kg_marks_target *t, const kg_marks_git_opts *o,
             continue;
         }
         if (rc == KG_ECONFLICT)
-            rc = KG_ERR(KG_ECONFLICT, "%s kept moving: gave up after %d compare-and-swap "
-                                      "attempts (nothing was lost; rerun to retry)", t->refname, a);
+            rc = mg_gave_up(t, a);
         KG_TRY(rc);
         break;
     }

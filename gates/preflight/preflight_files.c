@@ -78,14 +78,10 @@ static int open_doc(cJSON **root, const cJSON **list, const char *text, const ch
     const char *top_keys[] = { "version", "comment", list_key };
     jctx c = { name, "top level" };
     long long v;
-    *root = cJSON_Parse(text);
-    if (!*root) {
-        const char *at = cJSON_GetErrorPtr();
-        size_t line = 1;
-        for (const char *p = text; at && p < at && *p; p++)
-            line += *p == '\n';
-        return KG_ERR(KG_EPARSE, "%s: not valid JSON (near line %zu)", name, line);
-    }
+    /* The strict loader: no duplicate key, nothing after the value. */
+    int prc = kg_json_parse_strict(root, text, strlen(text), name);
+    if (prc < 0)
+        return prc;
     if (!cJSON_IsObject(*root))
         return KG_ERR(KG_EPARSE, "%s: top level must be an object", name);
     int rc = check_keys(&c, *root, top_keys, KG_ARRAY_LEN(top_keys));
@@ -215,7 +211,7 @@ int kg_res_baseline_load(kg_res_baseline *b, const char *path)
 {
     char *text = NULL;
     memset(b, 0, sizeof *b);
-    int rc = kg_file_read(&text, NULL, path);
+    int rc = kg_file_read_limit(&text, NULL, path, KG_INPUT_MAX_BYTES);
     if (rc == 0)
         rc = kg_res_baseline_parse(b, text, path);
     free(text);
@@ -373,7 +369,7 @@ int kg_spill_allowlist_load(kg_spill_allowlist *a, const char *path)
 {
     char *text = NULL;
     memset(a, 0, sizeof *a);
-    int rc = kg_file_read(&text, NULL, path);
+    int rc = kg_file_read_limit(&text, NULL, path, KG_INPUT_MAX_BYTES);
     if (rc == 0)
         rc = kg_spill_allowlist_parse(a, text, path);
     free(text);

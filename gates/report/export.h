@@ -40,10 +40,14 @@ void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* XML/HTML text and attribute escaping (also drops control characters XML 1.0 forbids). */
+/* XML/HTML text and attribute escaping: markup characters as entities, characters XML 1.0
+ * forbids (C0 controls, U+FFFE, U+FFFF) and invalid UTF-8 replaced (?, U+FFFD). */
 void kg_sbuf_xml(kg_sbuf *b, const char *s);
-/* Markdown table cell: escapes '|', turns newlines into spaces, caps the length. */
+/* Markdown table cell text: '|', inline HTML and Markdown punctuation escaped, newlines and
+ * controls as spaces, invalid UTF-8 as U+FFFD, at most `max` bytes. */
 void kg_sbuf_md(kg_sbuf *b, const char *s, size_t max);
+/* The same as a code span `...` (a backtick inside becomes U+02CB: it cannot be escaped). */
+void kg_sbuf_md_code(kg_sbuf *b, const char *s, size_t max);
 void kg_sbuf_free(kg_sbuf *b);
 /* Write the buffer to path ("-" = stdout) atomically; KG_ENOMEM if an append failed. */
 int kg_sbuf_write(kg_sbuf *b, const char *path);
@@ -63,6 +67,7 @@ typedef struct {
     double ceiling_pct;    /* percent of the ceiling that bounds the case (pct_*_ceiling) */
     double seconds;        /* wall time the gate spent on the case (elapsed_s), 0 if unknown */
     int severity;          /* 0 = failed or regressed ... 5 = passed; for ordering */
+    int case_severity;      /* the worst severity of the row\'s case (the order) */
     size_t order;          /* position in the report */
 } kg_export_row;
 

@@ -41,12 +41,25 @@ static bool has_mark(const kg_export_row *r)
 /* Position on the chart: 1.0 is the mark, > 1 worse (the bench's delta orientation). */
 static double rel_to_mark(const kg_export_row *r) { return 1.0 + r->change_pct / 100.0; }
 
+/* The chart's x range is clamped to [-100%, +400%] (a 1e10x or infinite change is drawn at the
+ * edge; the table and the title keep the true figure), so its axis has at most ~50 ticks. */
+#define CH_RATIO_MIN 0.0
+#define CH_RATIO_MAX 5.0
+static double clamp_ratio(double x)
+{
+    return isnan(x) ? 1.0 : fmin(fmax(x, CH_RATIO_MIN), CH_RATIO_MAX);
+}
+
 static void label(kg_sbuf *b, double y, const char *text)
 {
     char cut[64];
     size_t n = strlen(text);
-    if (n > 46)
-        snprintf(cut, sizeof cut, "%.43s...", text);
+    if (n > 46) { /* cut on a character boundary */
+        size_t k = 43;
+        while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80)
+            k--;
+        snprintf(cut, sizeof cut, "%.*s...", (int)k, text);
+    }
     else
         snprintf(cut, sizeof cut, "%s", text);
     kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", CH_LABEL - 8, y + 4);
@@ -63,7 +76,8 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
         const kg_export_row *r = &v->rows[i];
         if (!has_mark(r))
             continue;
-        double ratio = rel_to_mark(r), band = isnan(r->band_pct) ? 0 : r->band_pct / 100;
+        double ratio = clamp_ratio(rel_to_mark(r));
+        double band = isnan(r->band_pct) ? 0 : fmin(fmax(r->band_pct / 100, 0), 1);
         lo = fmin(lo, fmin(ratio, 1 - band));
         hi = fmax(hi, fmax(ratio, 1 + band));
         rows++;
@@ -77,6 +91,8 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
     lo -= span * 0.08;
     hi += span * 0.08;
     static const double steps[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2 };
+    lo = fmax(lo, CH_RATIO_MIN - 0.5);
+    hi = fmin(hi, CH_RATIO_MAX + 0.5);
     double step = steps[KG_ARRAY_LEN(steps) - 1];
     for (size_t i = 0; i < KG_ARRAY_LEN(steps); i++)
         if ((hi - lo) / steps[i] <= 8) {
@@ -105,8 +121,8 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
         const kg_export_row *r = &v->rows[i];
         if (!has_mark(r))
             continue;
-        double y = CH_TOP + k++ * CH_ROW + CH_ROW / 2, ratio = rel_to_mark(r);
-        double band = isnan(r->band_pct) ? 0 : r->band_pct / 100;
+        double y = CH_TOP + k++ * CH_ROW + CH_ROW / 2, ratio = clamp_ratio(rel_to_mark(r));
+        double band = isnan(r->band_pct) ? 0 : fmin(fmax(r->band_pct / 100, 0), 1);
         label(b, y, r->case_id);
         kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
                           "fill=\"#2da44e\" fill-opacity=\"0.22\"/>",
@@ -116,9 +132,10 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
         kg_sbuf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>", X(ratio),
                        y, dot_color(r));
         kg_sbuf_xml(b, r->case_id);
-        kg_sbuf_printf(b, ": %.3f vs mark %.3f (%+.2f%%, band ±%.2f%%) %s</title></circle>\n",
-                       r->time_us, r->mark_us, (ratio - 1) * 100, band * 100,
-                       r->decision ? r->decision : "");
+        kg_sbuf_printf(b, ": %.3f vs mark %.3f (%+.2f%%, band ±%.2f%%) ", r->time_us, r->mark_us,
+                       (rel_to_mark(r) - 1) * 100, band * 100);
+        kg_sbuf_xml(b, r->decision ? r->decision : "");
+        kg_sbuf_puts(b, "</title></circle>\n");
     }
 #undef X
     kg_sbuf_puts(b, "</svg>\n<p class=\"meta\"><span style=\"color:#cf222e\">&#9679;</span> "

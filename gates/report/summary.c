@@ -39,16 +39,16 @@ static void row_line(kg_sbuf *b, const kg_export_row *r, bool show_case)
 {
     char t[32], c[32];
     kg_sbuf_puts(b, "| ");
-    if (show_case) {
-        kg_sbuf_puts(b, "`");
-        kg_sbuf_md(b, r->case_id, 120);
-        kg_sbuf_puts(b, "`");
-    }
+    if (show_case)
+        kg_sbuf_md_code(b, r->case_id, 120);
     kg_sbuf_puts(b, " | ");
     kg_sbuf_md(b, r->gate, 40);
     kg_sbuf_printf(b, " | %s %s", verdict_icon(r), kg_verdict_name(r->verdict));
-    if (r->decision)
-        kg_sbuf_printf(b, " (%s)", r->decision);
+    if (r->decision) {
+        kg_sbuf_puts(b, " (");
+        kg_sbuf_md(b, r->decision, 40);
+        kg_sbuf_puts(b, ")");
+    }
     /* The bench median when there is one, else the gate's own wall time for the case. */
     if (isnan(r->time_us) && r->seconds > 0)
         kg_sbuf_printf(b, " | %.2f s | ", r->seconds);
@@ -76,8 +76,9 @@ int kg_export_markdown(const cJSON *report, const char *path)
     for (size_t i = 0; i < v.n; i++)
         attention += v.rows[i].severity <= 1;
 
-    kg_sbuf_printf(&b, "## kgate %s: %s\n\n", v.command ? v.command : "report",
-                   fails ? "❌ failed" : errs ? "💥 errors" : "✅ passed");
+    kg_sbuf_puts(&b, "## kgate ");
+    kg_sbuf_md(&b, v.command ? v.command : "report", 40);
+    kg_sbuf_printf(&b, ": %s\n\n", fails ? "❌ failed" : errs ? "💥 errors" : "✅ passed");
     if (v.diagnostic)
         kg_sbuf_puts(&b, "> [!WARNING]\n> **DIAGNOSTIC RUN: NON-CERTIFYING.** These results "
                          "never advance high-water marks and certify nothing.\n\n");
@@ -86,23 +87,20 @@ int kg_export_markdown(const cJSON *report, const char *path)
                    n[KG_VERDICT_SKIP]);
     kg_sbuf_printf(&b, " · mode `%s`", v.diagnostic ? "diagnostic" : "production");
     if (v.device_name) {
-        kg_sbuf_puts(&b, " · device `");
-        kg_sbuf_md(&b, v.device_class ? v.device_class : v.device_name, 80);
-        kg_sbuf_puts(&b, "`");
+        kg_sbuf_puts(&b, " · device ");
+        kg_sbuf_md_code(&b, v.device_class ? v.device_class : v.device_name, 80);
     } else {
         kg_sbuf_puts(&b, " · no GPU");
     }
     if (v.commit) {
-        kg_sbuf_puts(&b, " · commit `");
-        kg_sbuf_md(&b, v.commit, 12);
-        kg_sbuf_puts(&b, "`");
+        kg_sbuf_puts(&b, " · commit ");
+        kg_sbuf_md_code(&b, v.commit, 12);
     }
     if (!isnan(v.seed))
         kg_sbuf_printf(&b, " · seed `%.0f`", v.seed);
     if (v.run_id) {
-        kg_sbuf_puts(&b, " · run `");
-        kg_sbuf_md(&b, v.run_id, 60);
-        kg_sbuf_puts(&b, "`");
+        kg_sbuf_puts(&b, " · run ");
+        kg_sbuf_md_code(&b, v.run_id, 60);
     }
     kg_sbuf_puts(&b, "\n\n");
 

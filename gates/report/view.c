@@ -52,10 +52,36 @@ void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+/* One UTF-8 character at s: its code point and length; an invalid sequence (bad lead or
+ * continuation, overlong, surrogate, above U+10FFFF) is U+FFFD of length 1. */
+static size_t utf8_next(const unsigned char *s, unsigned *cp)
+{
+    unsigned c = s[0], n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
+                                       : (c >> 3) == 30 ? 4 : 0;
+    unsigned v = n == 1 ? c : n == 2 ? c & 31 : n == 3 ? c & 15 : c & 7;
+    for (unsigned k = 1; k < n; k++) {
+        if ((s[k] & 0xC0) != 0x80) {
+            n = 0;
+            break;
+        }
+        v = (v << 6) | (s[k] & 63);
+    }
+    static const unsigned min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+    if (n == 0 || v < min[n] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    *cp = v;
+    return n;
+}
+
 void kg_sbuf_xml(kg_sbuf *b, const char *s)
 {
-    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-        switch (*c) {
+    const unsigned char *c = (const unsigned char *)(s ? s : "");
+    while (*c) {
+        unsigned cp;
+        size_t n = utf8_next(c, &cp);
+        switch (cp) {
         case '&': kg_sbuf_puts(b, "&amp;"); break;
         case '<': kg_sbuf_puts(b, "&lt;"); break;
         case '>': kg_sbuf_puts(b, "&gt;"); break;
@@ -65,35 +91,63 @@ void kg_sbuf_xml(kg_sbuf *b, const char *s)
         case '\t': kg_sbuf_puts(b, "&#9;"); break;
         case '\r': break;
         default:
-            if (*c < 0x20)
-                sbuf_putn(b, "?", 1); /* not allowed anywhere in XML 1.0 */
+            /* Not allowed anywhere in XML 1.0: C0 controls, U+FFFE, U+FFFF; invalid UTF-8
+             * arrives here as U+FFFD. DEL and C1 are allowed but never wanted: replaced too. */
+            if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
+                sbuf_putn(b, "?", 1);
+            else if (cp == 0xFFFE || cp == 0xFFFF || cp == 0xFFFD)
+                kg_sbuf_puts(b, "\xEF\xBF\xBD");
             else
-                sbuf_putn(b, (const char *)c, 1);
+                sbuf_putn(b, (const char *)c, n);
         }
+        c += n;
     }
 }
 
-void kg_sbuf_md(kg_sbuf *b, const char *s, size_t max)
+/* Markdown text: table pipes, inline HTML, and the characters of emphasis, links, images and
+ * code are escaped, so a field is shown as text. In a code
+ * span (`code`) backslashes are literal: a backtick becomes U+02CB there. */
+static void md_put(kg_sbuf *b, const char *s, size_t max, bool code)
 {
     size_t n = 0;
-    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++, n++) {
-        if (n >= max && (*c & 0xC0) != 0x80) { /* never cut inside a UTF-8 sequence */
+    const unsigned char *c = (const unsigned char *)(s ? s : "");
+    while (*c) {
+        unsigned cp;
+        size_t len = utf8_next(c, &cp);
+        if (n >= max) {
             kg_sbuf_puts(b, "...");
             break;
         }
-        if (*c == '|')
+        if (cp == '|')
             kg_sbuf_puts(b, "\\|");
-        else if (*c == '<')
+        else if (cp == '<')
             kg_sbuf_puts(b, "&lt;"); /* GitHub renders inline HTML: keep text as text */
-        else if (*c == '>')
+        else if (cp == '>')
             kg_sbuf_puts(b, "&gt;");
-        else if (*c == '&')
+        else if (cp == '&')
             kg_sbuf_puts(b, "&amp;");
-        else if (*c < 0x20)
+        else if (cp == '`')
+            kg_sbuf_puts(b, code ? "\xCB\x8B" : "\\`");
+        else if (!code && cp < 128 && strchr("\\*[]~", (int)cp))
+            kg_sbuf_printf(b, "\\%c", (int)cp);
+        else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
             sbuf_putn(b, " ", 1);
+        else if (cp == 0xFFFD || cp == 0xFFFE || cp == 0xFFFF)
+            kg_sbuf_puts(b, "\xEF\xBF\xBD");
         else
-            sbuf_putn(b, (const char *)c, 1);
+            sbuf_putn(b, (const char *)c, len);
+        c += len;
+        n += len;
     }
+}
+
+void kg_sbuf_md(kg_sbuf *b, const char *s, size_t max) { md_put(b, s, max, false); }
+
+void kg_sbuf_md_code(kg_sbuf *b, const char *s, size_t max)
+{
+    kg_sbuf_puts(b, "`");
+    md_put(b, s, max, true);
+    kg_sbuf_puts(b, "`");
 }
 
 void kg_sbuf_free(kg_sbuf *b)
@@ -165,24 +219,15 @@ static int check_report(const cJSON *r, const char *name)
 int kg_report_load(cJSON **out, const char *path)
 {
     int rc = 0;
-    char *text = NULL;
-    size_t len = 0;
     cJSON *r = NULL;
     *out = NULL;
-    KG_TRY(kg_file_read(&text, &len, path));
-    const char *end = NULL;
-    r = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!r) {
-        size_t at = end ? (size_t)(end - text) : 0;
-        rc = KG_ERR(KG_EPARSE, "%s: malformed JSON near byte %zu", path, at);
-        goto cleanup;
-    }
+    /* The strict loader: bounded size, no duplicate key, nothing after the value. */
+    KG_TRY(kg_json_load(&r, path));
     KG_TRY(check_report(r, path));
     *out = r;
     r = NULL;
 cleanup:
     cJSON_Delete(r);
-    free(text);
     return rc;
 }
 
@@ -241,46 +286,57 @@ static int row_severity(const kg_export_row *r)
     }
 }
 
-typedef struct {
-    const char *case_id;
-    int severity;
-} case_sev;
-
-static const case_sev *g_sev; /* qsort has no context argument in C11 */
-static size_t g_nsev;
-
-static int case_severity(const char *id)
-{
-    for (size_t i = 0; i < g_nsev; i++)
-        if (strcmp(g_sev[i].case_id, id) == 0)
-            return g_sev[i].severity;
-    return 5;
-}
-
 static int row_cmp(const void *a, const void *b)
 {
     const kg_export_row *x = a, *y = b;
-    int sx = case_severity(x->case_id), sy = case_severity(y->case_id);
-    if (sx != sy)
-        return sx - sy;
+    if (x->case_severity != y->case_severity)
+        return x->case_severity - y->case_severity;
     int c = strcmp(x->case_id, y->case_id);
     if (c)
         return c;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The worst severity of each case, in linear time (a hash of the case ids over the rows). */
+static int case_severities(kg_export_row *rows, size_t n)
+{
+    size_t ns = 16;
+    while (ns < 2 * n)
+        ns *= 2;
+    size_t *slot = calloc(ns, sizeof *slot); /* row index + 1 of the case's first row */
+    if (!slot)
+        return KG_ERR(KG_ENOMEM, "out of memory reading the report");
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < n; k++) {
+            size_t h = 1469598103934665603ULL;
+            for (const char *p = rows[k].case_id; *p; p++)
+                h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+            size_t i = h & (ns - 1);
+            while (slot[i] && strcmp(rows[slot[i] - 1].case_id, rows[k].case_id) != 0)
+                i = (i + 1) & (ns - 1);
+            if (!slot[i]) {
+                slot[i] = k + 1;
+                rows[k].case_severity = rows[k].severity;
+            }
+            kg_export_row *first = &rows[slot[i] - 1];
+            if (pass == 0 && rows[k].severity < first->case_severity)
+                first->case_severity = rows[k].severity;
+            if (pass == 1)
+                rows[k].case_severity = first->case_severity;
+        }
+    free(slot);
+    return 0;
+}
+
 int kg_export_view_build(kg_export_view *v, const cJSON *report)
 {
     int rc = 0;
-    case_sev *sev = NULL;
-    size_t nsev = 0;
     memset(v, 0, sizeof *v);
     KG_TRY(check_report(report, "report"));
     const cJSON *res = cJSON_GetObjectItemCaseSensitive(report, KG_RK_RESULTS);
     size_t n = (size_t)cJSON_GetArraySize(res);
     v->rows = calloc(n ? n : 1, sizeof *v->rows);
-    sev = calloc(n ? n : 1, sizeof *sev);
-    if (!v->rows || !sev) {
+    if (!v->rows) {
         rc = KG_ERR(KG_ENOMEM, "out of memory reading the report");
         goto cleanup;
     }
@@ -299,19 +355,9 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
         r->severity = row_severity(r);
         r->order = v->n++;
         v->counts[r->verdict]++;
-        size_t k = 0;
-        while (k < nsev && strcmp(sev[k].case_id, r->case_id) != 0)
-            k++;
-        if (k == nsev)
-            sev[nsev++] = (case_sev){ r->case_id, r->severity };
-        else if (r->severity < sev[k].severity)
-            sev[k].severity = r->severity;
     }
-    g_sev = sev;
-    g_nsev = nsev;
+    KG_TRY(case_severities(v->rows, v->n));
     qsort(v->rows, v->n, sizeof *v->rows, row_cmp);
-    g_sev = NULL;
-    g_nsev = 0;
 
     const cJSON *cert = cJSON_GetObjectItemCaseSensitive(report, KG_RK_CERTIFYING);
     v->mode = str_at(report, KG_RK_MODE);
@@ -328,7 +374,6 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(report, KG_RK_SEED);
     v->seed = cJSON_IsNumber(seed) ? seed->valuedouble : NAN;
 cleanup:
-    free(sev);
     if (rc < 0)
         kg_export_view_free(v);
     return rc;

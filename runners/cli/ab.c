@@ -80,12 +80,9 @@ static void log_tail(const char *path)
 static int read_report(ab_table *t, const char *path, int round, bool side_a, cJSON **device)
 {
     int rc = 0;
-    char *text = NULL;
-    size_t len = 0;
     cJSON *root = NULL;
     const cJSON *res, *it;
-    KG_TRY(kg_file_read(&text, &len, path));
-    root = cJSON_Parse(text);
+    KG_TRY(kg_json_load(&root, path)); /* strict: no duplicate key, nothing trailing */
     res = cJSON_GetObjectItemCaseSensitive(root, KG_RK_RESULTS);
     if (!cJSON_IsArray(res)) {
         rc = KG_ERR(KG_EPARSE, "ab: %s is not a kgate report (no results array)", path);
@@ -113,7 +110,6 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
     }
 cleanup:
     cJSON_Delete(root);
-    free(text);
     return rc;
 }
 

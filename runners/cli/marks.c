@@ -211,6 +211,22 @@ typedef struct {
     double old_value;
 } lower_ud;
 
+/* Text that goes into a mark and a commit message: one line, no control characters, at most
+ * 1 KiB (what the marks loader accepts). */
+static int marks_text_check(const char *flag, const char *v)
+{
+    if (!v)
+        return 0;
+    if (strlen(v) > 1000)
+        return KG_ERR(KG_EINVAL, "%s: at most 1000 bytes", flag);
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
+            return KG_ERR(KG_EINVAL, "%s: contains a control character at byte %zu (one line of "
+                                     "text: it goes into a mark and a commit message)", flag,
+                          (size_t)(p - (const unsigned char *)v));
+    return 0;
+}
+
 /* The one mark --case/--device/--metric name. */
 static int lower_find(const kg_mark **out, const kg_marks *m, const lower_opts *a)
 {
@@ -311,6 +327,10 @@ static int marks_lower(const marks_sub *sub, int argc, char **argv)
         rc = KG_ERR(KG_EINVAL, "marks lower: --case, --device and --reason are required");
         goto cleanup;
     }
+    const char *texts[][2] = { { "--case", a.case_id }, { "--device", a.device },
+                               { "--reason", a.reason }, { "--metric", a.metric } };
+    for (size_t i = 0; i < KG_ARRAY_LEN(texts); i++)
+        KG_TRY(marks_text_check(texts[i][0], texts[i][1]));
     lower_ud u = { .a = &a, .old_value = 0 };
     KG_TRY(kg_marks_target_open(&t, &a.git));
     KG_TRY(kg_marks_commit_update(t, &a.git, lower_update, &u, &res));

@@ -35,7 +35,6 @@ int kg_cmd_marks_advance(int argc, char **argv)
     const kg_opt_cmd cmd = { .command = "marks advance", .description = advance_description,
                              .tables = tables, .n_tables = 1 };
     const char *from = NULL;
-    char *text = NULL;
     cJSON *root = NULL;
     kg_advance_input *in = NULL;
     kg_marks_target *t = NULL;
@@ -52,22 +51,10 @@ int kg_cmd_marks_advance(int argc, char **argv)
         rc = KG_ERR(KG_EINVAL, "marks advance: --from-report REPORT is required");
         goto cleanup;
     }
-    rc = kg_file_read(&text, NULL, from);
-    if (rc < 0) {
-        rc = KG_ERR(KG_EINVAL, "--from-report %s: %s", from, kg_error_last());
-        goto cleanup;
-    }
-    if (!(root = cJSON_Parse(text))) {
-        rc = KG_ERR(KG_EPARSE, "%s: not valid JSON", from);
-        goto cleanup;
-    }
-    KG_TRY(kg_advance_parse(&in, root, from, "kgate marks advance --from-report"));
-    if (!in->certifying) {
-        rc = KG_ERR(KG_EREFUSED, "%s: a diagnostic (non-certifying) report never advances marks; "
-                                 "only `kgate run --production` reports do", from);
-        goto cleanup;
-    }
+    /* Strict load, signature (KGATE_REPORT_KEY), production shape (gates/marks/advance.h). */
+    KG_TRY(kg_advance_load(&in, &root, from, "kgate marks advance --from-report"));
     KG_TRY(kg_marks_target_open(&t, &mo));
+    KG_TRY(kg_advance_check_commit(root, t->git, t->refname, from));
     if (!in->all_passed) {
         printf("marks: not advancing: %s: not every gate passed for every case on a GPU (%s); "
                "nothing committed\n", from, in->why_not);
@@ -81,6 +68,5 @@ cleanup:
     kg_marks_target_free(t);
     kg_advance_input_free(in);
     cJSON_Delete(root);
-    free(text);
     return code;
 }

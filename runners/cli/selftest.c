@@ -82,16 +82,7 @@ static int st_gate_index(const char *gate)
 /* The catalogue of `list --json` (not a report: kg_report_load would refuse it). */
 static int st_load_json(cJSON **out, const char *path)
 {
-    int rc = 0;
-    char *text = NULL;
-    *out = NULL;
-    KG_TRY(kg_file_read(&text, NULL, path));
-    *out = cJSON_Parse(text);
-    if (!*out)
-        rc = KG_ERR(KG_EPARSE, "selftest: %s is not valid JSON", path);
-cleanup:
-    free(text);
-    return rc;
+    return kg_json_load(out, path); /* strict: no duplicate key, nothing trailing */
 }
 
 /* Fill the matrix column of `gate` from a report. */

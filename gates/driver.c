@@ -5,9 +5,9 @@
 #include <string.h>
 #include "gate.h"
 
-int kg_exit_code_for_counts(const int counts[5])
+int kg_exit_code_for_counts(const int counts[KG_VERDICT_N])
 {
-    return counts[KG_VERDICT_FAIL]    ? KG_EXIT_GATE_FAILED
+    return counts[KG_VERDICT_FAIL] || counts[KG_VERDICT_XPASS] ? KG_EXIT_GATE_FAILED
            : counts[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME
            : counts[KG_VERDICT_SKIP]  ? KG_EXIT_NO_GPU
                                       : KG_EXIT_PASS;
@@ -120,6 +120,28 @@ static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const 
         g->detail(stdout, d, r);
 }
 
+/* A declared expected failure (kg_case_desc.xfail_gate) of this gate: FAIL becomes XFAIL (the
+ * run passes), PASS or WARN becomes XPASS (the run fails, so the stale mark is removed). An
+ * ERROR or SKIP decided nothing and stays. */
+static void drv_xfail(const struct kg_gate *g, const kg_case_desc *d, kg_case_result *res)
+{
+    char msg[sizeof res->message];
+    if (!d->xfail_gate || strcmp(d->xfail_gate, g->name) != 0)
+        return;
+    if (res->verdict == KG_VERDICT_FAIL) {
+        res->verdict = KG_VERDICT_XFAIL;
+        snprintf(msg, sizeof msg, "expected failure (%.200s): %.800s", d->xfail_reason,
+                 res->message);
+    } else if (res->verdict == KG_VERDICT_PASS || res->verdict == KG_VERDICT_WARN) {
+        res->verdict = KG_VERDICT_XPASS;
+        snprintf(msg, sizeof msg, "passed, but the case declares an expected failure of %s "
+                 "(%.200s): remove xfail_gate; %.700s", g->name, d->xfail_reason, res->message);
+    } else {
+        return;
+    }
+    snprintf(res->message, sizeof res->message, "%s", msg);
+}
+
 /* A case's own failure is its verdict; only running out of memory stops the run. */
 static int drv_case(kg_run *run, const struct kg_gate *g, void *st, const kg_case_desc *d,
                     const char *unavailable)
@@ -141,6 +163,7 @@ static int drv_case(kg_run *run, const struct kg_gate *g, void *st, const kg_cas
         if (rc == KG_ENOMEM)
             goto cleanup;
         rc = 0;
+        drv_xfail(g, d, &res);
         if (!run->env.quiet)
             drv_print_row(g, d, &res);
     }
@@ -185,16 +208,23 @@ cleanup:
     return rc;
 }
 
-void kg_run_counts(const kg_run *run, int counts[5]) { kg_report_counts(run->rep, counts); }
+void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5])
+{
+    kg_report_counts(run->rep, counts);
+}
 
 int kg_run_summary(const kg_run *run)
 {
-    int n[5];
-    kg_run_counts(run, n);
-    printf("%s%s: %d passed, %d failed, %d errors, %d skipped, %d warnings\n",
+    int n[KG_VERDICT_N];
+    kg_report_counts_full(run->rep, n);
+    printf("%s%s: %d passed, %d failed, %d errors, %d skipped, %d warnings",
            strcmp(run->command, "run") == 0 ? "\n" : "", run->command,
            n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR],
            n[KG_VERDICT_SKIP], n[KG_VERDICT_WARN]);
+    if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
+        printf(", %d expected failures (XFAIL), %d unexpected passes (XPASS)",
+               n[KG_VERDICT_XFAIL], n[KG_VERDICT_XPASS]);
+    printf("\n");
     return kg_exit_code_for_counts(n);
 }
 

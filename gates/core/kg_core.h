@@ -121,11 +121,21 @@ typedef enum {
     KG_VERDICT_WARN,     /* passes, with something to look at */
     KG_VERDICT_FAIL,
     KG_VERDICT_SKIP,     /* not run (e.g. no GPU) */
-    KG_VERDICT_ERROR     /* could not be decided (CUDA error, ...) */
+    KG_VERDICT_ERROR,    /* could not be decided (CUDA error, ...) */
+    KG_VERDICT_XFAIL,    /* failed the gate the case declares it fails (xfail_gate): passes */
+    KG_VERDICT_XPASS     /* passed the gate it declares it fails: a failure */
 } kg_verdict;
+#define KG_VERDICT_N 7   /* counts indexed by every verdict */
+#define KG_VERDICT_N5 5  /* counts of the five counting verdicts (kg_verdict_parse folds) */
 
 const char *kg_verdict_name(kg_verdict v);
+/* The counting verdict of a name: XFAIL counts as PASS and XPASS as FAIL, so a reader that
+ * keeps one counter per PASS..ERROR (KG_VERDICT_N5) stays in range and judges them right. */
 int kg_verdict_parse(const char *s, kg_verdict *out);
+/* Any of the KG_VERDICT_N names, as written. */
+int kg_verdict_parse_full(const char *s, kg_verdict *out);
+/* The counting verdict of v (XFAIL -> PASS, XPASS -> FAIL, the rest as is). */
+kg_verdict kg_verdict_counted(kg_verdict v);
 
 typedef struct kg_report kg_report;
 
@@ -147,8 +157,11 @@ const char *kg_report_commit(const kg_report *r);
 const char *kg_report_started_at(const kg_report *r);
 /* Name the commit under test (a diagnostic run outside CI: HEAD of the repository). */
 void kg_report_set_commit(kg_report *r, const char *commit);
-/* Counts of verdicts over all results. */
-void kg_report_counts(const kg_report *r, int counts[5]);
+/* Counts of the counting verdicts over all results (kg_verdict_parse: XFAIL as PASS, XPASS as
+ * FAIL). */
+void kg_report_counts(const kg_report *r, int counts[KG_VERDICT_N5]);
+/* Counts of every verdict as written. */
+void kg_report_counts_full(const kg_report *r, int counts[KG_VERDICT_N]);
 /* Write atomically: temp file in the same directory, fsync, rename. */
 int kg_report_write(kg_report *r, const char *path);
 /* Check early that `path` can be written (creates and removes a temp file beside it). */

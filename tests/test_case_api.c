@@ -1,0 +1,178 @@
+/* cpu: what the driver does with the optional fields of kg_case_desc, through a fake gate
+ * (no GPU, no kernel): expected failures (xfail_gate: FAIL -> XFAIL passes, PASS -> XPASS
+ * fails, other gates and ERROR untouched), the verdict names and their counting fold, the
+ * exit-code policy, and the registry's checks of the new fields. */
+#include <string.h>
+#include "gate.h"
+#include "core/report_keys.h"
+#include "kg_test.h"
+
+/* The fake gate's verdict for a case is its params (a kg_verdict). */
+static int fake_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env,
+                         kg_case_result *res)
+{
+    KG_UNUSED(st), KG_UNUSED(env);
+    if (*(const kg_verdict *)d->params == KG_VERDICT_ERROR)
+        return KG_ERR(KG_ECUDA, "fake error");
+    res->verdict = *(const kg_verdict *)d->params;
+    snprintf(res->message, sizeof res->message, "fake %s", kg_verdict_name(res->verdict));
+    return 0;
+}
+
+static const struct kg_gate fake_parity = { .name = "parity", .run_case = fake_run_case };
+
+static int nop_setup(const kg_setup_args *a, void **s, kg_case_io *io)
+{
+    KG_UNUSED(a), KG_UNUSED(s), KG_UNUSED(io);
+    return 0;
+}
+static int nop_launch(void *s, cudaStream_t st) { KG_UNUSED(s), KG_UNUSED(st); return 0; }
+static int nop_ref(void *s, cudaStream_t st, void *h)
+{
+    KG_UNUSED(s), KG_UNUSED(st), KG_UNUSED(h);
+    return 0;
+}
+
+static const kg_verdict V_PASS = KG_VERDICT_PASS, V_WARN = KG_VERDICT_WARN,
+                        V_FAIL = KG_VERDICT_FAIL, V_ERROR = KG_VERDICT_ERROR;
+
+#define CASE(id_, v_, gate_, why_)                                                          \
+    { .id = (id_), .op = "fake", .params = &(v_), .setup = nop_setup, .launch = nop_launch, \
+      .reference = nop_ref, .xfail_gate = (gate_), .xfail_reason = (why_) }
+
+static const kg_verdict *row_verdict(const kg_run *run, const char *id, const char **msg)
+{
+    for (size_t i = 0; i < run->n_rows; i++)
+        if (strcmp(run->rows[i].desc->id, id) == 0) {
+            *msg = run->rows[i].res.message;
+            return &run->rows[i].res.verdict;
+        }
+    return NULL;
+}
+
+static kg_verdict verdict_of(const kg_run *run, const char *id, const char *want_in_msg)
+{
+    const char *msg = "";
+    const kg_verdict *v = row_verdict(run, id, &msg);
+    CHECK_MSG(v != NULL, "no row for %s", id);
+    if (v && want_in_msg)
+        CHECK_MSG(strstr(msg, want_in_msg) != NULL, "%s: message '%s' lacks '%s'", id, msg,
+                  want_in_msg);
+    return v ? *v : (kg_verdict)-1;
+}
+
+/* Runs the fake gate over `cases` and returns the exit code of the run's counts. The rows
+ * point into *reg: free it after the run. */
+static int run_fake(kg_registry **reg_out, const kg_case_desc *cases, size_t n, kg_run *run)
+{
+    kg_registry *reg = NULL;
+    kg_common_opts o = KG_COMMON_OPTS_INIT;
+    int rc = kg_registry_new(&reg);
+    *reg_out = reg;
+    o.quiet = true;
+    o.seed = 1;
+    o.seed_set = true;
+    if (rc == 0)
+        rc = kg_registry_add_all(reg, cases, n);
+    if (rc == 0)
+        rc = kg_run_begin(run, "parity", &o, reg, NULL);
+    if (rc == 0)
+        rc = kg_run_gate(run, reg, &fake_parity, NULL, false);
+    CHECK_MSG(rc == 0, "fake run: %s", kg_error_last());
+    int n7[KG_VERDICT_N];
+    kg_report_counts_full(run->rep, n7);
+    return kg_exit_code_for_counts(n7);
+}
+
+static void check_xfail(void)
+{
+    static const kg_case_desc cases[] = {
+        CASE("x/still_fails", V_FAIL, "parity", "issue 7: wrong rounding"),
+        CASE("x/now_passes", V_PASS, "parity", "issue 8"),
+        CASE("x/now_warns", V_WARN, "parity", "issue 9"),
+        CASE("x/errors", V_ERROR, "parity", "issue 10"),
+        CASE("x/other_gate", V_FAIL, "bench", "slow on purpose"),
+        CASE("x/plain", V_PASS, NULL, NULL),
+    };
+    kg_run run;
+    kg_registry *reg = NULL;
+    int code = run_fake(&reg, cases, KG_ARRAY_LEN(cases), &run);
+    CHECK(verdict_of(&run, "x/still_fails", "expected failure (issue 7: wrong rounding): fake "
+                                            "FAIL") == KG_VERDICT_XFAIL);
+    CHECK(verdict_of(&run, "x/now_passes", "remove xfail_gate") == KG_VERDICT_XPASS);
+    CHECK(verdict_of(&run, "x/now_warns", "issue 9") == KG_VERDICT_XPASS);
+    CHECK(verdict_of(&run, "x/errors", "fake error") == KG_VERDICT_ERROR);
+    CHECK(verdict_of(&run, "x/other_gate", "fake FAIL") == KG_VERDICT_FAIL);
+    CHECK(verdict_of(&run, "x/plain", NULL) == KG_VERDICT_PASS);
+    CHECK(code == KG_EXIT_GATE_FAILED);
+    /* The report spells the new verdicts; its summary counts them; the five-counter view folds
+     * XFAIL into PASS and XPASS into FAIL. */
+    cJSON *j = kg_report_json(run.rep), *it;
+    int xfail = 0, xpass = 0;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, KG_RK_RESULTS))
+    {
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_VERDICT));
+        xfail += v && strcmp(v, KG_RV_VERDICT_XFAIL) == 0;
+        xpass += v && strcmp(v, KG_RV_VERDICT_XPASS) == 0;
+    }
+    CHECK(xfail == 1 && xpass == 2);
+    int n5[KG_VERDICT_N5];
+    kg_run_counts(&run, n5);
+    CHECK(n5[KG_VERDICT_PASS] == 2 && n5[KG_VERDICT_FAIL] == 3 && n5[KG_VERDICT_ERROR] == 1);
+    kg_run_free(&run);
+    kg_registry_free(reg);
+
+    /* Only expected failures: the run passes. */
+    static const kg_case_desc ok_cases[] = {
+        CASE("y/still_fails", V_FAIL, "parity", "known"),
+        CASE("y/plain", V_PASS, NULL, NULL),
+    };
+    CHECK(run_fake(&reg, ok_cases, KG_ARRAY_LEN(ok_cases), &run) == KG_EXIT_PASS);
+    CHECK(verdict_of(&run, "y/still_fails", "known") == KG_VERDICT_XFAIL);
+    kg_run_free(&run);
+    kg_registry_free(reg);
+}
+
+static void check_verdicts(void)
+{
+    kg_verdict v;
+    int c[KG_VERDICT_N] = { 0 };
+    CHECK(strcmp(kg_verdict_name(KG_VERDICT_XFAIL), "XFAIL") == 0);
+    CHECK(strcmp(kg_verdict_name(KG_VERDICT_XPASS), "XPASS") == 0);
+    CHECK(kg_verdict_parse_full("XFAIL", &v) == 0 && v == KG_VERDICT_XFAIL);
+    CHECK(kg_verdict_parse_full("XPASS", &v) == 0 && v == KG_VERDICT_XPASS);
+    CHECK(kg_verdict_parse("XFAIL", &v) == 0 && v == KG_VERDICT_PASS);
+    CHECK(kg_verdict_parse("XPASS", &v) == 0 && v == KG_VERDICT_FAIL);
+    CHECK(kg_verdict_parse("ERROR", &v) == 0 && v == KG_VERDICT_ERROR);
+    CHECK(kg_verdict_parse("xfail", &v) == KG_EPARSE);
+    c[KG_VERDICT_XFAIL] = 3;
+    CHECK(kg_exit_code_for_counts(c) == KG_EXIT_PASS);
+    c[KG_VERDICT_SKIP] = 1;
+    CHECK(kg_exit_code_for_counts(c) == KG_EXIT_NO_GPU);
+    c[KG_VERDICT_XPASS] = 1;
+    CHECK(kg_exit_code_for_counts(c) == KG_EXIT_GATE_FAILED);
+}
+
+static void check_registry(void)
+{
+    kg_registry *reg = NULL;
+    CHECK(kg_registry_new(&reg) == 0);
+    kg_case_desc d = CASE("z/bad_gate", V_FAIL, "parityy", "why");
+    CHECK(kg_registry_add(reg, &d) == KG_EINVAL);
+    CHECK(strstr(kg_error_last(), "xfail_gate 'parityy' is not a gate") != NULL);
+    d.xfail_gate = "hotpath";
+    d.xfail_reason = "";
+    CHECK(kg_registry_add(reg, &d) == KG_EINVAL);
+    CHECK(strstr(kg_error_last(), "needs xfail_reason") != NULL);
+    d.xfail_reason = "issue 3";
+    CHECK(kg_registry_add(reg, &d) == 0);
+    kg_registry_free(reg);
+}
+
+int main(void)
+{
+    check_verdicts();
+    check_registry();
+    check_xfail();
+    return kg_test_done("test_case_api");
+}

@@ -28,7 +28,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
     memset(run, 0, sizeof *run);
     run->command = command;
     run->opts = *o;
-    KG_TRY(kg_select(&run->sel, reg, o->filter));
+    KG_TRY(kg_select(&run->sel, reg, o->filter, o->tag));
     if (o->report_path)
         KG_TRY(kg_path_check_writable(o->report_path));
     if (!run->opts.seed_set)

@@ -1,10 +1,12 @@
 /* cpu: what the driver does with the optional fields of kg_case_desc, through a fake gate
  * (no GPU, no kernel): expected failures (xfail_gate: FAIL -> XFAIL passes, PASS -> XPASS
  * fails, other gates and ERROR untouched), the verdict names and their counting fold, the
- * exit-code policy, and the registry's checks of the new fields. */
+ * exit-code policy, per-case settings against the flags, tags in the selection, and the
+ * registry's checks of the new fields. */
 #include <string.h>
 #include "gate.h"
 #include "core/report_keys.h"
+#include "bench/bench.h"
 #include "kg_test.h"
 
 /* The fake gate's verdict for a case is its params (a kg_verdict). */
@@ -169,8 +171,78 @@ static void check_registry(void)
     kg_registry_free(reg);
 }
 
+/* Per-case settings: the case's where no flag was given, the flag's where one was. */
+static void check_settings(void)
+{
+    kg_case_desc d = CASE("s/noisy", V_PASS, NULL, NULL);
+    kg_bench_gate_opts g = KG_BENCH_GATE_OPTS_INIT;
+    kg_bench_opts o = KG_BENCH_OPTS_INIT;
+    kg_decide_opts dopt = KG_DECIDE_OPTS_INIT;
+    d.bench_band_floor = 0.03;
+    d.bench_budget_s = 4.0;
+    kg_bench_case_settings(&o, &dopt, &g, &d);
+    CHECK(o.budget_s == 4.0 && dopt.band_floor == 0.03);
+    /* --budget 0.5 --band-floor 0.01 win over the case. */
+    o = (kg_bench_opts)KG_BENCH_OPTS_INIT;
+    dopt = (kg_decide_opts)KG_DECIDE_OPTS_INIT;
+    o.budget_s = g.budget_s = 0.5;
+    dopt.band_floor = g.band_floor = 0.01;
+    kg_bench_case_settings(&o, &dopt, &g, &d);
+    CHECK(o.budget_s == 0.5 && dopt.band_floor == 0.01);
+    /* A case without settings keeps the run's defaults. */
+    kg_case_desc plain = CASE("s/plain", V_PASS, NULL, NULL);
+    kg_bench_gate_opts g0 = KG_BENCH_GATE_OPTS_INIT;
+    o = (kg_bench_opts)KG_BENCH_OPTS_INIT;
+    dopt = (kg_decide_opts)KG_DECIDE_OPTS_INIT;
+    kg_bench_case_settings(&o, &dopt, &g0, &plain);
+    CHECK(o.budget_s == 1.0 && dopt.band_floor == 0.005);
+    /* Timeouts: --timeout over the case's, else none. */
+    d.timeout_s = 30;
+    CHECK(kg_case_timeout_s(&d, 0) == 30 && kg_case_timeout_s(&d, 5) == 5);
+    CHECK(kg_case_timeout_s(&plain, 0) == 0);
+}
+
+/* Tags: --tag selects exactly, --filter matches ids and tags, the registry checks them. */
+static void check_tags(void)
+{
+    kg_registry *reg = NULL;
+    kg_selection sel = { 0 };
+    kg_case_desc a = CASE("t/a", V_PASS, NULL, NULL), b = CASE("t/b", V_PASS, NULL, NULL),
+                 c = CASE("t/c", V_PASS, NULL, NULL);
+    a.tags = "slow,attention";
+    b.tags = "attn";
+    CHECK(kg_case_has_tag(&a, "slow") && kg_case_has_tag(&a, "attention"));
+    CHECK(!kg_case_has_tag(&a, "att") && !kg_case_has_tag(&c, "slow") &&
+          !kg_case_has_tag(&a, ""));
+    CHECK(kg_registry_new(&reg) == 0);
+    CHECK(kg_registry_add(reg, &a) == 0 && kg_registry_add(reg, &b) == 0 &&
+          kg_registry_add(reg, &c) == 0);
+    CHECK(kg_select(&sel, reg, NULL, "slow") == 0 && sel.n == 1 && sel.idx[0] == 0);
+    kg_selection_free(&sel);
+    CHECK(kg_select(&sel, reg, NULL, "attn,slow") == 0 && sel.n == 2);
+    kg_selection_free(&sel);
+    CHECK(kg_select(&sel, reg, "^att", NULL) == 0 && sel.n == 2); /* tags match the regex */
+    kg_selection_free(&sel);
+    CHECK(kg_select(&sel, reg, "^t/c$", NULL) == 0 && sel.n == 1 && sel.idx[0] == 2);
+    kg_selection_free(&sel);
+    CHECK(kg_select(&sel, reg, "^t/b$", "slow") == KG_ENOTFOUND); /* both must hold */
+    CHECK(strstr(kg_error_last(), "--tag 'slow' with --filter '^t/b$' matches no case"));
+    kg_case_desc bad = CASE("t/bad", V_PASS, NULL, NULL);
+    bad.tags = "has space";
+    CHECK(kg_registry_add(reg, &bad) == KG_EINVAL && strstr(kg_error_last(), "tags"));
+    bad.tags = "ok";
+    bad.bench_band_floor = 1.5;
+    CHECK(kg_registry_add(reg, &bad) == KG_EINVAL && strstr(kg_error_last(), "bench_band_floor"));
+    bad.bench_band_floor = 0;
+    bad.timeout_s = -1;
+    CHECK(kg_registry_add(reg, &bad) == KG_EINVAL);
+    kg_registry_free(reg);
+}
+
 int main(void)
 {
+    check_settings();
+    check_tags();
     check_verdicts();
     check_registry();
     check_xfail();

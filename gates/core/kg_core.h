@@ -55,10 +55,13 @@ typedef struct {
     const char *report_path; /* NULL = no JSON report */
     bool diagnostic;         /* every command but `run --production` is non-certifying */
     bool quiet;              /* no console tables (`run --quiet`) */
+    const char *tag;         /* --tag T[,U]: only cases with one of these tags; NULL = all */
+    double timeout_s;        /* --timeout S: per case and gate, over kg_case_desc.timeout_s */
 } kg_common_opts;
 
 #define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
-                              .report_path = NULL, .diagnostic = true, .quiet = false }
+                              .report_path = NULL, .diagnostic = true, .quiet = false, \
+                              .tag = NULL, .timeout_s = 0 }
 
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
  * --device, --report, with kg_common_opt's checks and messages. */
@@ -75,7 +78,14 @@ typedef struct {
     size_t *idx;
     size_t n;
 } kg_selection;
-int kg_select(kg_selection *out, const kg_registry *reg, const char *filter);
+/* The cases whose id or one of whose tags matches `filter` (NULL: all) and, when `tags` is
+ * given ("a,b"), that carry one of those tags. */
+int kg_select(kg_selection *out, const kg_registry *reg, const char *filter, const char *tags);
+/* Whether the case's tags (kg_case_desc.tags) hold `tag` (exactly). */
+bool kg_case_has_tag(const kg_case_desc *d, const char *tag);
+/* The timeout of one gate on the case: --timeout when given (> 0), else the case's, else 0
+ * (none). */
+double kg_case_timeout_s(const kg_case_desc *d, double cli_timeout_s);
 void kg_selection_free(kg_selection *s);
 
 /* Replace every occurrence of `secret` in s, in place, by "***" (a shorter secret by as many

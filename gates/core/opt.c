@@ -358,11 +358,16 @@ static int opt_common_report(void *opts, const char *v)
 
 const kg_opt kg_common_opt_table[] = {
     KG_OPT_FN_("filter", "REGEX", opt_common_filter, 0,
-               "select the cases whose id matches (POSIX extended regex; default: all)"),
+               "select the cases whose id or a tag matches (POSIX extended regex; default: "
+               "all)"),
     KG_OPT_FN_("seed", "N", opt_common_seed, 0,
                "seed of the random inputs (default: a fresh one, printed)"),
     KG_OPT_INT_("device", "N", kg_common_opts, device, 0, 1024, "CUDA device ordinal (default 0)"),
     KG_OPT_FN_("report", "FILE.json", opt_common_report, 0,
                "write the JSON report there (atomically)"),
+    KG_OPT_STRING_("tag", "T[,U]", kg_common_opts, tag,
+                   "select only the cases with one of these tags (kg_case_desc.tags)"),
+    KG_OPT_DOUBLE_("timeout", "S", kg_common_opts, timeout_s, 0, 86400,
+                   "per case and gate, over the cases' own timeout_s"),
 };
 const size_t kg_n_common_opts = KG_ARRAY_LEN(kg_common_opt_table);

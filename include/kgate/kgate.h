@@ -254,6 +254,19 @@ typedef struct kg_case_desc {
      * mark is noticed and removed. Other gates judge the case as usual. */
     const char *xfail_gate;
     const char *xfail_reason;
+
+    /* Per-case settings; a flag given on the command line wins over them (0 / NULL: the
+     * run's value). */
+    double bench_band_floor;  /* relative tolerance floor of the bench decision for this case,
+                               * in (0, 1) (--band-floor; default 0.005): a case known to vary
+                               * more between processes, e.g. 0.03 */
+    double bench_budget_s;    /* timing budget of this case, seconds (--budget; default 1) */
+    double timeout_s;         /* wall-clock limit of one gate on this case, seconds
+                               * (--timeout): recorded (list --json) and exported to the
+                               * driver; enforced where cases run in child processes */
+    const char *tags;         /* comma-separated labels, e.g. "slow,attention": --tag T selects
+                               * the cases with tag T, --filter also matches each tag.
+                               * Characters: letters, digits, _ . - = : */
 } kg_case_desc;
 
 /* ---- registry ------------------------------------------------------------------------- */

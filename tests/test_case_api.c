@@ -7,6 +7,7 @@
 #include "gate.h"
 #include "core/report_keys.h"
 #include "bench/bench.h"
+#include "parity/parity.h"
 #include "kg_test.h"
 
 /* The fake gate's verdict for a case is its params (a kg_verdict). */
@@ -239,8 +240,51 @@ static void check_tags(void)
     kg_registry_free(reg);
 }
 
+/* Several outputs: each compared against its slice of the reference under its own policy
+ * (or the case's), the worst named, every failure reported. */
+static void check_outputs(void)
+{
+    static const kg_parity_policy loose = KG_PARITY_TOLERANCE_INIT(1e-2, 1e-2, 0.99);
+    const kg_parity_policy tight = KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.999999);
+    float out_f[4] = { 1.0f, 2.0f, 3.0f, 4.0f }, mean[2] = { 2.5f, 0.5f };
+    uint16_t bf[3];
+    double ref[4 + 2 + 3] = { 1, 2, 3, 4, 2.5, 0.5, 1.5, -2, 0.25 };
+    for (int i = 0; i < 3; i++)
+        bf[i] = kg_f32_to_bf16((float)ref[6 + i]);
+    unsigned char host[sizeof out_f + sizeof mean + sizeof bf];
+    memcpy(host, out_f, sizeof out_f);
+    memcpy(host + sizeof out_f, mean, sizeof mean);
+    memcpy(host + sizeof out_f + sizeof mean, bf, sizeof bf);
+    kg_output outs[3] = {
+        { .name = "out", .count = 4, .dtype = KG_DTYPE_F32 },
+        { .name = "mean", .count = 2, .dtype = KG_DTYPE_F32, .parity = &loose },
+        { .name = "h", .count = 3, .dtype = KG_DTYPE_BF16 },
+    };
+    kg_parity_outputs r;
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == 0);
+    CHECK(r.pass && r.n == 3 && r.out[2].n == 3 && r.out[1].pass);
+    /* A 0.1% error in mean[1]: within its own loose policy, not the case's tight one. */
+    mean[1] = 0.5005f;
+    memcpy(host + sizeof out_f, mean, sizeof mean);
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == 0);
+    CHECK(r.pass && r.worst_i == 1 && strcmp(r.name[r.worst_i], "mean") == 0);
+    CHECK(r.policy[1].max_abs == loose.max_abs && r.policy[0].max_abs == tight.max_abs);
+    outs[1].parity = NULL;
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == 0);
+    CHECK(!r.pass && r.worst_i == 1 && !r.out[1].pass && r.out[0].pass && r.out[2].pass);
+    CHECK(r.worst.max_abs == r.out[1].max_abs && r.out[1].first_bad == 1);
+    /* A poisoned (NaN) element of the last output fails it, whatever the others do. */
+    outs[1].parity = &loose;
+    bf[2] = 0xFFFF;
+    memcpy(host + sizeof out_f + sizeof mean, bf, sizeof bf);
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == 0);
+    CHECK(!r.pass && r.worst_i == 2 && r.out[2].nonfinite_out == 1);
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 0, &tight) == KG_EINVAL);
+}
+
 int main(void)
 {
+    check_outputs();
     check_settings();
     check_tags();
     check_verdicts();

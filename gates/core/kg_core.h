@@ -114,12 +114,23 @@ typedef struct {
     bool set_up;
 } kg_instance;
 
+/* After setup, io.n_outputs >= 1 and io.outputs describe every output (a one-output case's
+ * out/out_count/out_dtype/rows as outputs[0], named "out"); io.out.. mirror outputs[0]. */
 int kg_instance_open(kg_instance *inst, const kg_case_desc *desc, uint64_t seed, int device);
 void kg_instance_close(kg_instance *inst);
+/* Bytes of every output together (the host copies below hold them back to back). */
 size_t kg_instance_out_bytes(const kg_instance *inst);
-/* Fill the output with 0xFF bytes (a NaN in every float dtype) on the instance stream. */
+/* Byte offset of output i in such a copy. */
+size_t kg_instance_out_offset(const kg_instance *inst, int i);
+/* Fill every output with 0xFF bytes (a NaN in every float dtype) on the instance stream. */
 int kg_instance_poison(kg_instance *inst);
-/* launch() then synchronize, returning a copy of the output in host (caller frees). */
+/* Enqueue the copies of every output into host (kg_instance_out_bytes), back to back; the
+ * caller synchronizes the stream. */
+int kg_instance_copy_out(void *host, kg_instance *inst);
+/* The case's prepare() (restore in-place inputs) on the instance stream, if it has one. */
+int kg_instance_prepare(kg_instance *inst);
+/* prepare(), launch(), then synchronize, returning a copy of the outputs in host (caller
+ * frees). */
 int kg_instance_run_copy(void **host_out, kg_instance *inst);
 /* Derive a per-case seed so every case gets independent inputs from one printed seed. */
 uint64_t kg_case_seed(uint64_t seed, const char *case_id);

@@ -212,6 +212,11 @@
 #define KG_FIG_PARITY_NONFINITE_OUT "nonfinite_out"
 #define KG_FIG_PARITY_MISMATCHED "mismatched"         /* bytes */
 #define KG_FIG_PARITY_FIRST_BAD_INDEX "first_bad_index"
+#define KG_FIG_PARITY_WORST_OUTPUT "worst_output"     /* several outputs: the top's figures' */
+#define KG_FIG_PARITY_OUTPUTS "outputs"               /* several outputs: one object each: */
+#define KG_FIG_PARITY_OUTPUT_NAME "name"              /* with the figures above */
+#define KG_FIG_PARITY_OUTPUT_DTYPE "dtype"
+#define KG_FIG_PARITY_OUTPUT_PASS "pass"
 
 /* ---- preflight figures ---------------------------------------------------------------------- */
 

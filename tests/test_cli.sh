@@ -8,6 +8,11 @@ check "unknown command" 2 "unknown command 'bogus'" -- "$KG" bogus
 check "--help" 0 "usage:" -- "$KG" --help
 check "--version" 0 "kgate [0-9]" -- "$KG" --version
 check "list" 0 "case\(s\)" -- "$KG" list
+# The runner reaches the driver only through entry points: it must start (list, the static
+# preflight) where no driver is installed, so libcuda is never a dependency of the binary.
+if command -v ldd >/dev/null 2>&1; then
+    ldd "$KG" | grep -q 'libcuda\.so' && bad "$KG links libcuda: $(ldd "$KG" | grep libcuda)" || ok
+fi
 check "list filter" 0 "^axpy/" -- "$KG" list --filter '^axpy/'
 check "list bad filter" 2 "matches no case" -- "$KG" list --filter 'no-such-case'
 # Tags: --tag selects exactly, --filter matches a tag too, nothing else comes along.

@@ -86,6 +86,10 @@ R="$EX/my-kernels"
 [ -x "$R" ] || R=$(find "$EX" -type f -name my-kernels -perm -u+x | head -n 1)
 [ -n "$R" ] && [ -x "$R" ] && ok || { bad "no my-kernels runner built"; finish; }
 
+# A user's runner, too, starts without a driver: no libcuda among its dependencies.
+if command -v ldd >/dev/null 2>&1; then
+    ldd "$R" | grep -q 'libcuda\.so' && bad "my-kernels links libcuda: $(ldd "$R" | grep libcuda)" || ok
+fi
 "$R" list >"$T/list" 2>&1; rc=$?
 [ "$rc" -eq 0 ] && ok || { bad "my-kernels list exit $rc"; cat "$T/list"; }
 for id in 'scale/n=4097/f32' 'scale/n=16777219/f32' 'row_sum/rows=3,cols=1/f32' \

@@ -6,9 +6,9 @@
 #include "core/report_keys.h"
 #include "gate.h"
 
-int kg_exit_code_for_counts(const int counts[5])
+int kg_exit_code_for_counts(const int counts[KG_VERDICT_N])
 {
-    return counts[KG_VERDICT_FAIL]    ? KG_EXIT_GATE_FAILED
+    return counts[KG_VERDICT_FAIL] || counts[KG_VERDICT_XPASS] ? KG_EXIT_GATE_FAILED
            : counts[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME
            : counts[KG_VERDICT_SKIP]  ? KG_EXIT_NO_GPU
                                       : KG_EXIT_PASS;
@@ -29,7 +29,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
     memset(run, 0, sizeof *run);
     run->command = command;
     run->opts = *o;
-    KG_TRY(kg_select(&run->sel, reg, o->filter));
+    KG_TRY(kg_select(&run->sel, reg, o->filter, o->tag));
     KG_TRY(kg_selection_exclude(&run->sel, reg, o->exclude));
     if (o->report_path)
         KG_TRY(kg_path_check_writable(o->report_path));
@@ -98,16 +98,23 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
     return drv_gate_local(run, reg, g, opts);
 }
 
-void kg_run_counts(const kg_run *run, int counts[5]) { kg_report_counts(run->rep, counts); }
+void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5])
+{
+    kg_report_counts(run->rep, counts);
+}
 
 int kg_run_summary(const kg_run *run)
 {
-    int n[5];
-    kg_run_counts(run, n);
-    printf("%s%s: %d passed, %d failed, %d errors, %d skipped, %d warnings\n",
+    int n[KG_VERDICT_N];
+    kg_report_counts_full(run->rep, n);
+    printf("%s%s: %d passed, %d failed, %d errors, %d skipped, %d warnings",
            strcmp(run->command, "run") == 0 ? "\n" : "", run->command,
            n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR],
            n[KG_VERDICT_SKIP], n[KG_VERDICT_WARN]);
+    if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
+        printf(", %d expected failures (XFAIL), %d unexpected passes (XPASS)",
+               n[KG_VERDICT_XFAIL], n[KG_VERDICT_XPASS]);
+    printf("\n");
     return kg_exit_code_for_counts(n);
 }
 

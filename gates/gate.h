@@ -172,8 +172,9 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
  * heading ("== parity ==") is printed when `heading`. */
 int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts,
                 bool heading);
-/* Verdict counts over the report's rows (every gate, selftest rows too). */
-void kg_run_counts(const kg_run *run, int counts[5]);
+/* Counting-verdict counts over the report's rows (every gate, selftest rows too; XFAIL as
+ * PASS, XPASS as FAIL: kg_report_counts). */
+void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5]);
 /* Print "<command>: N passed, ..." and return the exit code by the one policy. */
 int kg_run_summary(const kg_run *run);
 /* Write the report atomically if --report was given (and say where). */
@@ -216,8 +217,9 @@ int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
                    const void *opts);
 void kg_worker_stop(kg_run *run);
 
-/* The one exit-code policy: FAIL -> 1, else ERROR -> 4, else SKIP -> 3, else 0. */
-int kg_exit_code_for_counts(const int counts[5]);
+/* The one exit-code policy over counts of every verdict: FAIL or XPASS -> 1, else ERROR -> 4,
+ * else SKIP -> 3, else 0 (XFAIL passes). */
+int kg_exit_code_for_counts(const int counts[KG_VERDICT_N]);
 
 #ifdef __cplusplus
 }

@@ -64,6 +64,28 @@ static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const 
         g->detail(stdout, d, r);
 }
 
+/* A declared expected failure (kg_case_desc.xfail_gate) of this gate: FAIL becomes XFAIL (the
+ * run passes), PASS or WARN becomes XPASS (the run fails, so the stale mark is removed). An
+ * ERROR or SKIP decided nothing and stays. */
+static void ses_xfail(const struct kg_gate *g, const kg_case_desc *d, kg_case_result *res)
+{
+    char msg[sizeof res->message];
+    if (!d->xfail_gate || strcmp(d->xfail_gate, g->name) != 0)
+        return;
+    if (res->verdict == KG_VERDICT_FAIL) {
+        res->verdict = KG_VERDICT_XFAIL;
+        snprintf(msg, sizeof msg, "expected failure (%.200s): %.800s", d->xfail_reason,
+                 res->message);
+    } else if (res->verdict == KG_VERDICT_PASS || res->verdict == KG_VERDICT_WARN) {
+        res->verdict = KG_VERDICT_XPASS;
+        snprintf(msg, sizeof msg, "passed, but the case declares an expected failure of %s "
+                 "(%.200s): remove xfail_gate; %.700s", g->name, d->xfail_reason, res->message);
+    } else {
+        return;
+    }
+    snprintf(res->message, sizeof res->message, "%s", msg);
+}
+
 /* ---- a gate begun in this process (in-process runs, and the isolation worker) ------------ */
 
 int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *opts,
@@ -109,6 +131,7 @@ int kg_session_case(kg_gate_session *s, const kg_case_desc *d, const kg_gate_env
         if (rc == KG_ENOMEM)
             return rc;
         rc = 0;
+        ses_xfail(g, d, res);
         if (!env->quiet)
             drv_print_row(g, d, res);
     }

@@ -593,10 +593,14 @@ static int wk_result(kg_run *run, const struct kg_gate *g, double timeout_s, kg_
     }
 }
 
-static double wk_timeout(const kg_run *run, const struct kg_gate *g, const void *opts)
+/* The watchdog's limit for one case: --case-timeout, else the case's own timeout_s, else the
+ * gate's (bench: from its budget), else 120 s. */
+static double wk_timeout(const kg_run *run, const struct kg_gate *g, const void *opts,
+                         const kg_case_desc *d)
 {
-    if (run->opts.case_timeout_s > 0)
-        return run->opts.case_timeout_s;
+    double t = kg_case_timeout_s(d, run->opts.case_timeout_s);
+    if (t > 0)
+        return t;
     return g->case_timeout_s ? g->case_timeout_s(opts ? opts : g->opts_init)
                              : WK_DEFAULT_TIMEOUT_S;
 }
@@ -645,8 +649,9 @@ static void wk_forget(kg_run *run, wk_fault *f, bool hung)
 
 /* One case through the worker: its row, or its fault. */
 static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts,
-                   const kg_case_desc *d, double timeout_s)
+                   const kg_case_desc *d)
 {
+    double timeout_s = wk_timeout(run, g, opts, d);
     int rc = 0;
     kg_case_result res = { .verdict = KG_VERDICT_ERROR };
     cJSON *fig = NULL;
@@ -723,10 +728,9 @@ int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
                    const void *opts)
 {
     int rc = 0;
-    double timeout_s = wk_timeout(run, g, opts);
     run->header_done = false;
     for (size_t i = 0; i < run->sel.n; i++) {
-        KG_TRY(wk_case(run, g, opts, kg_registry_get(reg, run->sel.idx[i]), timeout_s));
+        KG_TRY(wk_case(run, g, opts, kg_registry_get(reg, run->sel.idx[i])));
         if (wk_interrupted) {
             run->incomplete = true;
             rc = KG_ERR(KG_EINTERNAL, "interrupted by %s: the report is partial (incomplete)",

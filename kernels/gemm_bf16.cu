@@ -190,7 +190,8 @@ static const kg_gemm_params gemm_p8k = { 8192, 8192, 8192 };
             2.0 * ((double)(P).m * (P).k + (double)(P).n * (P).k) + 4.0 * (double)(P).m * (P).n, \
             2.0 * (double)(P).m * (double)(P).n * (double)(P).k, KERNELS,                     \
             (int)(sizeof(KERNELS) / sizeof(KERNELS[0])), 0, NULL,                             \
-            NULL, NULL                                                                        \
+            NULL, NULL, /* xfail */ NULL, NULL, /* settings */ 0, 0, 0,                       \
+            /* .tags */ "compute,tensor-core"                                                 \
     }
 
 extern "C" const kg_case_desc kg_gemm_bf16_cases[] = {

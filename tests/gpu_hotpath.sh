@@ -28,7 +28,13 @@ ndef=$(jq --slurpfile cat "$T/cat.json" "$WHY"' | [.results[] | select(.gate=="h
 missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate=="hotpath" and $why[.case] != null and $why[.case] != "observe")
                 | . as $r | $why[$r.case] as $w | select($r.verdict != "FAIL" or ($r.message | contains($w) | not))
                 | "\($r.case): \($r.verdict): \($r.message) (want: \($w))"' "$T/def.json")
-[ "$ndef" -ge 11 ] || bad "only $ndef hotpath defects ran, want 11"
+[ "$ndef" -ge 12 ] || bad "only $ndef hotpath defects ran, want 12"
+# The host-function defect is on the right stream and capturable: only the host callback fails.
+[ "$(jq -r '.results[] | select(.case|startswith("defect/hotpath/cudaLaunchHostFunc/")) | [.figures.calls.forbidden[].category] | join(",")' "$T/def.json")" = host-callback ] \
+    || bad "cudaLaunchHostFunc defect: want exactly one host-callback violation"
+# The clean twins of the catalogue pass every check.
+"$DEF" hotpath --filter '^clean/' --seed 11 --report "$T/clean.json" >/dev/null; rc=$?
+[ "$rc" -eq 0 ] || bad "clean twins: hotpath exit $rc, want 0"
 [ -z "$missed" ] || { bad "defects not caught with their reason:"; echo "$missed"; }
 
 # Sharper checks on what was observed.

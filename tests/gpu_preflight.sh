@@ -40,6 +40,14 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" '($cat[0].cases | map({(.id): .expe
                    or ([$r.figures.kernels[] | select(.path=="runtime" and .verdict=="FAIL")] | length) == 0)
           | "  \($r.case) \($r.verdict): \($r.message)"' "$T/def.json")
 [ -z "$missed" ] || { bad "defects not caught on the runtime path:"; echo "$missed"; }
+# The launch-bounds defect fails on the limit itself on the runtime path (not "cannot launch").
+jq -e '[.results[] | select(.case|startswith("defect/preflight/launch_bounds/")) | .figures.kernels[]
+        | select(.path=="runtime") | .verdict=="FAIL" and (.reasons|contains("launch bounds exceeded"))
+        and .max_threads_per_block==128] | length > 0 and all' "$T/def.json" >/dev/null \
+    || bad "launch-bounds defect: no runtime row FAILing on maxThreadsPerBlock 128"
+# Its clean twin (declared for the block it launches) passes.
+"$DEF" preflight --filter '^clean/preflight/' --report "$T/twin.json" >/dev/null; rc=$?
+[ "$rc" -eq 0 ] || { bad "clean twin preflight exit $rc, want 0"; jq -r '.results[].message' "$T/twin.json"; }
 dis=$(jq -r '.results[].figures.kernels[]? | select(.path=="runtime" and .static_agreement.agree != true)
        | "  \(.kernel): \(.static_agreement)"' "$T/def.json")
 [ -z "$dis" ] || { bad "static and runtime disagree on the defect kernels:"; echo "$dis"; }

@@ -8,8 +8,26 @@ check "unknown command" 2 "unknown command 'bogus'" -- "$KG" bogus
 check "--help" 0 "usage:" -- "$KG" --help
 check "--version" 0 "kgate [0-9]" -- "$KG" --version
 check "list" 0 "case\(s\)" -- "$KG" list
+# The runner reaches the driver only through entry points: it must start (list, the static
+# preflight) where no driver is installed, so libcuda is never a dependency of the binary.
+if command -v ldd >/dev/null 2>&1; then
+    ldd "$KG" | grep -q 'libcuda\.so' && bad "$KG links libcuda: $(ldd "$KG" | grep libcuda)" || ok
+fi
 check "list filter" 0 "^axpy/" -- "$KG" list --filter '^axpy/'
 check "list bad filter" 2 "matches no case" -- "$KG" list --filter 'no-such-case'
+# Tags: --tag selects exactly, --filter matches a tag too, nothing else comes along.
+check "list --tag" 0 "^gemm_bf16/" -- "$KG" list --tag compute
+grep -vE '^(gemm_bf16/|case |[0-9]+ case)' "$T/out" && bad "list --tag compute lists a case without the tag"
+check "list --filter on a tag" 0 "^gemm_bf16/" -- "$KG" list --filter '^tensor-core$'
+check "list --tag with --filter" 0 "^1 case" -- "$KG" list --tag compute --filter 'm=1,n=1,'
+check "list --tag none" 2 "--tag 'nope' matches no case" -- "$KG" list --tag nope
+check "list --json tags" 0 "" -- "$KG" list --tag compute --json "$T/tags.json"
+expect_jq '[.cases[] | .tags == "compute,tensor-core"] | all' "$T/tags.json" "list --json lacks the tags"
+check "parity bad timeout" 2 "--case-timeout: expected seconds" -- "$KG" parity --case-timeout 0
+# run takes every gate's flags (the bench's --budget, --band-floor), checked the same way.
+check "run --budget" 3 "" -- "$KG" run --diagnostic --skip-selftest --budget 0.25 --band-floor 0.01 \
+    --filter '^axpy/n=1/' --seed 1
+check "run bad budget" 2 "--budget: expected seconds in .0, 3600., got '0'" -- "$KG" run --diagnostic --budget 0
 for c in list parity report status selftest run ab; do
     check "$c unknown flag" 2 "$c: unknown option or missing value: '--bogus'" -- "$KG" $c --bogus
 done

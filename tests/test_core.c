@@ -35,11 +35,11 @@ int main(void)
     CHECK(kg_registry_count(reg) == 1);
 
     kg_selection sel;
-    CHECK(kg_select(&sel, reg, "^t/") == 0 && sel.n == 1);
+    CHECK(kg_select(&sel, reg, "^t/", NULL) == 0 && sel.n == 1);
     kg_selection_free(&sel);
-    CHECK(kg_select(&sel, reg, "nomatch") == KG_ENOTFOUND);
+    CHECK(kg_select(&sel, reg, "nomatch", NULL) == KG_ENOTFOUND);
     CHECK(strstr(kg_error_last(), "matches no case") != NULL);
-    CHECK(kg_select(&sel, reg, "([") == KG_EINVAL);
+    CHECK(kg_select(&sel, reg, "([", NULL) == KG_EINVAL);
     kg_registry_free(reg);
 
     /* rng: reproducible from the seed, different per seed, never zero */

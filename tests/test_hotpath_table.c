@@ -97,11 +97,16 @@ static void check_table(void)
         { "cuLaunchKernel", KG_CW_DEFAULT_STREAM }, { "cudaGraphLaunch", KG_CW_DEFAULT_STREAM },
         { "cudaStreamCreate", KG_CW_OBJECTS }, { "cudaEventCreate", KG_CW_OBJECTS },
         { "cudaGraphCreate", KG_CW_OBJECTS }, { "cudaGraphInstantiate", KG_CW_OBJECTS },
+        { "cudaLaunchHostFunc", KG_CW_HOST_FUNC }, { "cuLaunchHostFunc", KG_CW_HOST_FUNC },
+        { "cudaStreamAddCallback", KG_CW_HOST_FUNC }, { "cuStreamAddCallback", KG_CW_HOST_FUNC },
     };
     for (size_t i = 0; i < KG_ARRAY_LEN(must); i++) {
         int k = kg_cw_rule_find(must[i].api);
         CHECK_MSG(k >= 0 && r[k].category == must[i].c, "%s missing or not in category %s",
                   must[i].api, kg_cw_category_name(must[i].c));
+        /* Host functions are forbidden on every stream, not only a default one. */
+        if (k >= 0 && must[i].c == KG_CW_HOST_FUNC)
+            CHECK_MSG(r[k].when == KG_CW_ALWAYS, "%s must be forbidden always", must[i].api);
     }
     /* Allowed calls must not be in the table at all. */
     static const char *allowed[] = { "cudaStreamWaitEvent", "cudaGetLastError",

@@ -98,6 +98,15 @@ static void check_classify(void)
     CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020, NULL, det) == KG_CW_OBJECTS);
     CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000, NULL, det) ==
           KG_CW_OBJECTS);
+    /* Host functions: on any stream, by the runtime or the driver. */
+    CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000, NULL, det) ==
+          KG_CW_HOST_FUNC);
+    CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_ptsz_v10000, NULL, det) ==
+          KG_CW_HOST_FUNC);
+    CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamAddCallback_v5000, NULL, det) ==
+          KG_CW_HOST_FUNC);
+    CHECK(cls(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, NULL, det) == KG_CW_HOST_FUNC);
+    CHECK(cls(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamAddCallback, NULL, det) == KG_CW_HOST_FUNC);
     /* Allowed. */
     CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, NULL, det) == -1);
     CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, NULL, det) == -1);

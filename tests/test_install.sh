@@ -86,13 +86,19 @@ R="$EX/my-kernels"
 [ -x "$R" ] || R=$(find "$EX" -type f -name my-kernels -perm -u+x | head -n 1)
 [ -n "$R" ] && [ -x "$R" ] && ok || { bad "no my-kernels runner built"; finish; }
 
+# A user's runner, too, starts without a driver: no libcuda among its dependencies.
+if command -v ldd >/dev/null 2>&1; then
+    ldd "$R" | grep -q 'libcuda\.so' && bad "my-kernels links libcuda: $(ldd "$R" | grep libcuda)" || ok
+fi
 "$R" list >"$T/list" 2>&1; rc=$?
 [ "$rc" -eq 0 ] && ok || { bad "my-kernels list exit $rc"; cat "$T/list"; }
 for id in 'scale/n=4097/f32' 'scale/n=16777219/f32' 'row_sum/rows=3,cols=1/f32' \
-          'row_sum/rows=4096,cols=4099/f32'; do
+          'row_sum/rows=4096,cols=4099/f32' 'momentum/n=1048581/f32'; do
     grep -qF "$id" "$T/list" && ok || bad "my-kernels list lacks $id"
 done
-grep -q '^4 case(s)' "$T/list" && ok || { bad "my-kernels should list exactly its 4 cases"; cat "$T/list"; }
+grep -q '^5 case(s)' "$T/list" && ok || { bad "my-kernels should list exactly its 5 cases"; cat "$T/list"; }
+"$R" list --tag in-place >"$T/tag" 2>&1 && grep -q '^momentum/' "$T/tag" && grep -q '^1 case' "$T/tag" \
+    && ok || { bad "my-kernels list --tag in-place"; cat "$T/tag"; }
 "$R" list --filter '^axpy/' >/dev/null 2>&1 && bad "reference cases leaked into my-kernels" || ok
 # The runner's compiled-in marks default (kgate_add_runner MARKS) is the example's own file.
 grep -qF "$SRC/examples/external/baselines/high_water.json" \
@@ -103,7 +109,11 @@ grep -qF "$SRC/examples/external/baselines/high_water.json" \
 (cd "$SRC/examples/external" && "$R" preflight --static --report "$T/pf.json") >"$T/out" 2>&1
 rc=$?
 npf=$(jq '[.results[] | select(.verdict == "PASS" or .verdict == "WARN")] | length' "$T/pf.json" 2>/dev/null)
-[ "$rc" -eq 0 ] && [ "${npf:-0}" -ge 4 ] && ok || { bad "example preflight --static exit $rc, $npf passing"; cat "$T/out"; }
+[ "$rc" -eq 0 ] && [ "${npf:-0}" -ge 5 ] && ok || { bad "example preflight --static exit $rc, $npf passing"; cat "$T/out"; }
+# The momentum kernel lives in an anonymous namespace: the static path still finds it.
+jq -e '[.results[] | select(.case | startswith("momentum/")) | .figures.kernels[]
+        | .symbol | test("_GLOBAL__N_")] | length > 0 and all' "$T/pf.json" >/dev/null && ok \
+    || { bad "momentum_kernel (anonymous namespace) not found by the static preflight"; cat "$T/out"; }
 
 # The example's marks file is one the bench gate accepts (it is loaded before the GPU is
 # looked for: a malformed file exits 2 either way).
@@ -131,8 +141,16 @@ elif [ "$rc" -eq 0 ]; then
     # report says it certifies nothing.
     np=$(jq '[.results[] | select(.gate == "parity" and .verdict == "PASS")] | length' "$T/r.json")
     nb=$(jq '[.results[] | select(.verdict == "FAIL" or .verdict == "ERROR")] | length' "$T/r.json")
-    if [ "$np" -eq 4 ] && [ "$nb" -eq 0 ]; then ok; else
-        bad "example ${cmd[*]}: $np of 4 cases passed parity, $nb FAIL/ERROR results"; cat "$T/out"; fi
+    if [ "$np" -eq 5 ] && [ "$nb" -eq 0 ]; then ok; else
+        bad "example ${cmd[*]}: $np of 5 cases passed parity, $nb FAIL/ERROR results"; cat "$T/out"; fi
+    # Several outputs: each reported with its own figures.
+    jq -e '[.results[] | select(.gate == "parity" and (.case | startswith("momentum/")))
+            | .figures.outputs | map(.name) == ["p", "m"] and all(.[]; .pass)] | length == 1 and all' \
+        "$T/r.json" >/dev/null && ok || bad "momentum: parity figures lack the outputs p and m"
+    # In place, restored by prepare(): deterministic and graph-replay equal.
+    jq -e '[.results[] | select(.gate == "hotpath" and (.case | startswith("momentum/")))
+            | .verdict == "PASS"] | length == 1 and all' "$T/r.json" >/dev/null && ok \
+        || bad "momentum: hotpath did not pass (prepare not applied?)"
     jq -e '.mode == "diagnostic" and .certifying == false' "$T/r.json" >/dev/null && ok \
         || bad "report not stamped diagnostic/non-certifying"
     cat "$T/out"

@@ -38,6 +38,16 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" '($cat[0].cases | map({(.id): .expe
           | "\($r.case) \($r.verdict) want [\($w)] got: \($r.message)"' "$T/def.json")
 [ -z "$missed" ] && ok || bad "defects not caught with their reason: $missed"
 
+# The launch-bounds defect (declared 128, launched 256) FAILs on every architecture on the
+# limit itself; its clean twin (declared 256) passes with no warning.
+expect_jq '[.results[] | select(.case|startswith("defect/preflight/launch_bounds/")) | .figures.kernels[]
+        | .verdict=="FAIL" and .max_threads_per_block==128 and .block_threads==256] | length > 0 and all' \
+    "$T/def.json" "launch-bounds defect: every row FAILs on max_threads_per_block"
+check "clean twin preflight" 0 "" -- "$DEF" preflight --static --filter '^clean/preflight/' \
+    --baseline "$TBASE" --allowlist "$TALLOW" --report "$T/twin.json"
+expect_jq '[.results[] | .verdict=="PASS"] | length > 0 and all' "$T/twin.json" \
+    "the launch-bounds clean twin passes (in the test baseline)"
+
 # The same through the environment defaults (how a selftest points the defect runner at them).
 KGATE_RESOURCE_BASELINE="$TBASE" KGATE_SPILL_ALLOWLIST="$TALLOW" "$DEF" preflight --static \
     --filter '^defect/preflight/' --report "$T/env.json" >/dev/null 2>&1; rc=$?

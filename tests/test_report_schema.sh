@@ -80,6 +80,12 @@ reports=("$T"/*.json)
 "$PY" "$T/validate.py" "$SCHEMA" "${reports[@]}" >"$T/cpu.log" 2>&1 && ok || { bad "a report the CLI wrote is invalid"; cat "$T/cpu.log"; }
 [ "$(grep -c ': valid$' "$T/cpu.log")" -eq "${#reports[@]}" ] && ok || bad "not every report validated"
 
+# A case's declared expected failure: XFAIL and XPASS verdicts, counted in the summary.
+jq '.results[0].verdict = "XFAIL" | .results[1].verdict = "XPASS" | .summary.XFAIL = 1 | .summary.XPASS = 1' \
+    "$T/defects-run.json" >"$T/xfail.json"
+"$PY" "$T/validate.py" "$SCHEMA" "$T/xfail.json" >"$T/xfail.log" 2>&1 && ok \
+    || { bad "a report with XFAIL/XPASS verdicts is invalid"; cat "$T/xfail.log"; }
+
 # ---- what no writer produces is rejected ----------------------------------------------------
 reject() { # reject DESC JQ-FILTER [FILE]
     jq "$2" "${3:-$H200}" >"$T/bad.json" || { bad "$1: jq"; return; }
@@ -94,6 +100,7 @@ reject "a mark without its comparison" ".results[$first_bench].figures.decision 
 reject "a regression that passes" \
     '(.results[] | select(.figures.decision? == "REGRESSED")).verdict = "PASS"' "$T/h200-decided.json"
 reject "an unknown verdict" '.results[0].verdict = "MAYBE"'
+reject "an unknown summary verdict" '.summary.XFAILED = 1'
 reject "an unknown gate" '.results[0].gate = "lint"'
 reject "an unknown top-level key" '.wall_s = 3'
 reject "an undeclared device field" '.device.memory = 1'

@@ -3,6 +3,7 @@
  *   scale:   y[i] = alpha * x[i]                      (fp32, memory-bound)
  *   row_sum: out[r] = sum_j x[r][j], one block per row (fp32, fixed-order tree: deterministic
  *            and batch-invariant, since a row's sum never depends on the other rows)
+ *   momentum: an in-place optimizer step with two outputs (p, m) and a prepare() hook
  *
  * Each case supplies setup / launch / reference / teardown (see "Gate your own kernels" in
  * kgate's README and the comments in <kgate/kgate.h>). Only the public API is used.
@@ -224,10 +225,142 @@ static int row_sum_reference(void *state, cudaStream_t stream, void *ref_host)
     return 0;
 }
 
+/* ---- momentum: an in-place optimizer step with two outputs ----------------------------
+ *   m = beta * m + g;  p = p - lr * m        (fp32, in place: p and m are inputs and outputs)
+ * Two outputs (io->outputs: p and m, each with its own policy) and a prepare() hook that
+ * restores the pristine p and m before every launch kgate checks or times, so the step stays
+ * repeatable without a restore copy inside launch(). The kernel sits in an anonymous
+ * namespace, as in many codebases (KG_KERNEL(momentum_kernel) still finds it). */
+namespace {
+__global__ void __launch_bounds__(SCALE_BLOCK)
+momentum_kernel(float lr, float beta, const float *__restrict__ g, float *__restrict__ p,
+                float *__restrict__ m, size_t n)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const float mi = fmaf(beta, m[i], g[i]);
+        m[i] = mi;
+        p[i] = fmaf(-lr, mi, p[i]);
+    }
+}
+} // namespace
+
+/* One fmaf rounding each: |m| < 1.45 (|m0| < 0.5, |g| < 1), so |err m| < 1e-7; p adds one
+ * more rounding of |p| < 1.02. m is judged by the case's policy (1e-6), p by its own looser
+ * bound (2e-6: two roundings), to show a per-output policy. */
+static const kg_parity_policy momentum_p_parity = KG_PARITY_TOLERANCE_INIT(2e-6, 1e-6, 0.9999999);
+
+typedef struct {
+    size_t n;
+    float lr, beta;
+    float *g, *p, *m;            /* device: gradient (input), params and momentum (in place) */
+    float *p0, *m0;              /* device: the pristine p and m prepare() restores */
+    float *g_host, *p_host, *m_host;
+} momentum_state;
+
+static void momentum_teardown(void *state)
+{
+    momentum_state *st = (momentum_state *)state;
+    if (!st)
+        return;
+    cudaFree(st->g);
+    cudaFree(st->p);
+    cudaFree(st->m);
+    cudaFree(st->p0);
+    cudaFree(st->m0);
+    free(st->g_host);
+    free(st->p_host);
+    free(st->m_host);
+    free(st);
+}
+
+static int momentum_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    const scale_params *p = (const scale_params *)args->params;
+    momentum_state *st = (momentum_state *)calloc(1, sizeof *st);
+    kg_rng rng;
+    size_t bytes = p->n * sizeof(float);
+    if (!st || !(st->g_host = (float *)malloc(bytes)) || !(st->p_host = (float *)malloc(bytes)) ||
+        !(st->m_host = (float *)malloc(bytes))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "momentum: out of host memory");
+        goto cleanup;
+    }
+    st->n = p->n;
+    st->lr = 0.01f;
+    st->beta = 0.9f;
+    kg_rng_seed(&rng, args->seed, 1);
+    kg_rng_fill_f32(&rng, st->g_host, st->n, -1.0f, 1.0f);
+    kg_rng_seed(&rng, args->seed, 2);
+    kg_rng_fill_f32(&rng, st->p_host, st->n, -1.0f, 1.0f);
+    kg_rng_seed(&rng, args->seed, 3);
+    kg_rng_fill_f32(&rng, st->m_host, st->n, -0.5f, 0.5f);
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->g, bytes));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->p, bytes));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->m, bytes));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->p0, bytes));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->m0, bytes));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->g, st->g_host, bytes, cudaMemcpyHostToDevice, args->stream));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->p0, st->p_host, bytes, cudaMemcpyHostToDevice, args->stream));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->m0, st->m_host, bytes, cudaMemcpyHostToDevice, args->stream));
+    KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
+    io->n_outputs = 2;
+    io->outputs[0] = (kg_output){ .name = "p", .ptr = st->p, .count = st->n,
+                                  .dtype = KG_DTYPE_F32, .parity = &momentum_p_parity };
+    io->outputs[1] = (kg_output){ .name = "m", .ptr = st->m, .count = st->n,
+                                  .dtype = KG_DTYPE_F32 };
+    *state = st;
+    st = NULL;
+cleanup:
+    momentum_teardown(st);
+    return rc;
+}
+
+/* Restore the pristine p and m: stream-ordered device copies, outside the hot path. */
+static int momentum_prepare(void *state, cudaStream_t stream)
+{
+    int rc = 0;
+    momentum_state *st = (momentum_state *)state;
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->p, st->p0, st->n * sizeof(float), cudaMemcpyDeviceToDevice,
+                                  stream));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->m, st->m0, st->n * sizeof(float), cudaMemcpyDeviceToDevice,
+                                  stream));
+cleanup:
+    return rc;
+}
+
+static int momentum_launch(void *state, cudaStream_t stream)
+{
+    int rc = 0;
+    momentum_state *st = (momentum_state *)state;
+    size_t blocks = (st->n + SCALE_BLOCK - 1) / SCALE_BLOCK;
+    unsigned grid = (unsigned)(blocks < SCALE_MAX_GRID ? blocks : SCALE_MAX_GRID);
+    momentum_kernel<<<grid, SCALE_BLOCK, 0, stream>>>(st->lr, st->beta, st->g, st->p, st->m,
+                                                      st->n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* Both outputs, back to back in the order of io->outputs: p, then m. */
+static int momentum_reference(void *state, cudaStream_t stream, void *ref_host)
+{
+    const momentum_state *st = (const momentum_state *)state;
+    double *p = (double *)ref_host, *m = p + st->n;
+    (void)stream;
+    for (size_t i = 0; i < st->n; i++) {
+        m[i] = (double)st->beta * st->m_host[i] + st->g_host[i];
+        p[i] = st->p_host[i] - (double)st->lr * m[i];
+    }
+    return 0;
+}
+
 /* ---- cases ------------------------------------------------------------------------------ */
 
 static const kg_kernel_ref scale_kernels[] = { KG_KERNEL(scale_kernel, SCALE_BLOCK, 0) };
 static const kg_kernel_ref row_sum_kernels[] = { KG_KERNEL(row_sum_kernel, ROW_SUM_BLOCK, 0) };
+static const kg_kernel_ref momentum_kernels[] = { KG_KERNEL(momentum_kernel, SCALE_BLOCK, 0) };
+static const scale_params momentum_n = { (1u << 20) + 5 };
 
 static const scale_params scale_small = { 4097 };            /* not a multiple of the block */
 static const scale_params scale_large = { (1u << 24) + 3 };  /* 128 MiB moved per launch */
@@ -258,6 +391,15 @@ static const row_sum_params row_sum_large = { 4096, 4099 };  /* 64 MiB read per 
       .flops = (double)(P).rows * (double)(P).cols, .kernels = row_sum_kernels,            \
       .n_kernels = 1, .batch_invariant = 1, .launch_rows = row_sum_launch_rows }
 
+static const kg_case_desc momentum_case = {
+    .id = "momentum/n=1048581/f32", .op = "momentum", .params = &momentum_n,
+    .setup = momentum_setup, .launch = momentum_launch, .reference = momentum_reference,
+    .teardown = momentum_teardown, .ref_dtype = KG_DTYPE_F64, .ref_kind = "cpu-f64",
+    .parity = KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.9999999),
+    .bytes_moved = 20.0 * (double)momentum_n.n, .flops = 4.0 * (double)momentum_n.n,
+    .kernels = momentum_kernels, .n_kernels = 1, .tags = "in-place,optimizer",
+    .prepare = momentum_prepare };
+
 static const kg_case_desc my_cases[] = {
     SCALE_CASE("scale/n=4097/f32", scale_small),
     SCALE_CASE("scale/n=16777219/f32", scale_large),
@@ -271,5 +413,7 @@ int main(int argc, char **argv)
     int rc = kg_registry_new(&reg);
     if (rc == 0)
         rc = kg_registry_add_all(reg, my_cases, sizeof my_cases / sizeof my_cases[0]);
+    if (rc == 0)
+        rc = kg_registry_add(reg, &momentum_case);
     return kg_cli_main(reg, rc, argc, argv); /* frees reg; returns the exit code */
 }

@@ -104,8 +104,18 @@ cleanup:
     return rc;
 }
 
+void kg_bench_case_settings(kg_bench_opts *o, kg_decide_opts *dopt, const kg_bench_gate_opts *g,
+                            const kg_case_desc *d)
+{
+    if (!(g->budget_s > 0) && d->bench_budget_s > 0)
+        o->budget_s = d->bench_budget_s;
+    if (!(g->band_floor > 0) && d->bench_band_floor > 0)
+        dopt->band_floor = d->bench_band_floor;
+}
+
 /* The row's derived figures and context (for the table and the report). */
-static void bg_derive(kg_bench_row *b, const kg_case_desc *d, const bg_state *st)
+static void bg_derive(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
+                      const kg_bench_opts *o)
 {
     double sec = b->r.sum.median * 1e-6;
     b->ci_pct = 100 * b->r.sum.ci_rel_width / 2;
@@ -123,7 +133,7 @@ static void bg_derive(kg_bench_row *b, const kg_case_desc *d, const bg_state *st
     b->copy_gbps = st->ceil.copy_gbps;
     b->gemm_tflops = st->ceil.gemm_tflops;
     b->clock_floor_mhz = st->o.min_clock_frac * kg_bench_env_max_clock_mhz(st->env);
-    b->budget_s = st->o.budget_s;
+    b->budget_s = o->budget_s;
     b->target_ci_rel = st->o.target_ci_rel;
     b->mode = st->o.mode;
     b->metric = bg_metric(st->o.mode);
@@ -134,14 +144,14 @@ static void bg_derive(kg_bench_row *b, const kg_case_desc *d, const bg_state *st
 
 /* Decide against the mark; the verdict and the one-line message. */
 static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
-                     kg_case_result *res)
+                     const kg_decide_opts *dopt, kg_case_result *res)
 {
     int rc = 0;
     const kg_mark *mk = st->g->lookup ? st->g->lookup(st->g->marks, st->cls, d->id, b->metric)
                                       : NULL;
     kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
                          b->r.kept, b->compute_bound };
-    KG_TRY(kg_bench_decide(&b->v, mk, &obs, NULL, 0, &st->dopt));
+    KG_TRY(kg_bench_decide(&b->v, mk, &obs, NULL, 0, dopt));
     if (mk) {
         b->have_mark = true;
         b->mark = *mk;
@@ -187,18 +197,23 @@ static int bg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
 {
     int rc = 0;
     bg_state *st = state;
+    kg_bench_opts o;
+    kg_decide_opts dopt;
     kg_bench_row *b = calloc(1, sizeof *b);
     if (!b)
         return KG_ERR(KG_ENOMEM, "out of memory for the bench result of '%s'", d->id);
+    o = st->o;
+    dopt = st->dopt;
+    kg_bench_case_settings(&o, &dopt, st->g, d);
     /* kg_instance_open derives the per-case seed: the same inputs as parity for one --seed. */
-    KG_TRY(kg_bench_time_case(&b->r, st->env, d, env->seed, env->device, &st->o));
+    KG_TRY(kg_bench_time_case(&b->r, st->env, d, env->seed, env->device, &o));
     if (!b->r.have_sum) {
         rc = KG_ERR(KG_EINTERNAL, "every sample was dropped (throttled)");
         goto cleanup;
     }
     b->compute_bound = bg_compute_bound(d, &st->ceil);
-    bg_derive(b, d, st);
-    KG_TRY(bg_decide(b, d, st, res));
+    bg_derive(b, d, st, &o);
+    KG_TRY(bg_decide(b, d, st, &dopt, res));
     res->data = b;
     b = NULL;
 cleanup:
@@ -325,8 +340,10 @@ static const kg_opt bg_opts[] = {
       .help = "high-water marks to decide against (default: $KGATE_MARKS, else none)" },
     KG_OPT_FN_("mode", "warm|cold", bg_opt_mode, 0, "warm (default) or cold (L2 flushed before "
                "every sample)"),
-    KG_OPT_FN_("budget", "SECONDS", bg_opt_budget, 0, "timing budget per case (default 1)"),
-    KG_OPT_FN_("band-floor", "F", bg_opt_band_floor, 0, "relative tolerance floor (default 0.005)"),
+    KG_OPT_FN_("budget", "SECONDS", bg_opt_budget, 0,
+               "timing budget per case (default: the case's bench_budget_s, else 1)"),
+    KG_OPT_FN_("band-floor", "F", bg_opt_band_floor, 0,
+               "relative tolerance floor (default: the case's bench_band_floor, else 0.005)"),
     KG_OPT_FN_("compute-floor", "F", bg_opt_compute_floor, 0,
                "floor for compute-bound cases (default 0.15)"),
     KG_OPT_FN_("abs-floor", "US", bg_opt_abs_floor, 0, "absolute floor in microseconds (default 0.4)"),
@@ -335,6 +352,13 @@ static const kg_opt bg_opts[] = {
       .help = "merge this run's medians into FILE (never the committed marks)" },
 };
 static const kg_bench_gate_opts bg_opts_init = KG_BENCH_GATE_OPTS_INIT;
+
+/* The watchdog: setup, ceilings on a fresh worker, warm-up and the timing budget, with room. */
+static double bg_case_timeout_s(const void *opts)
+{
+    double b = ((const kg_bench_gate_opts *)opts)->budget_s;
+    return 60.0 + 20.0 * (b > 0 ? b : 1.0);
+}
 
 static const char bg_description[] =
     "Time every selected case: warm-up, a CUDA graph of k launches (one replay >= 1 ms) timed\n"
@@ -366,6 +390,7 @@ const struct kg_gate kg_gate_bench = {
     .figures = kg_bench_figures,
     .result_free = bg_row_free,
     .result_size = sizeof(kg_bench_row),
+    .case_timeout_s = bg_case_timeout_s,
     .result_flatten = bg_row_flatten,
     .end = bg_end,
     .columns = kg_bench_columns,

@@ -143,8 +143,9 @@ void kg_bench_ceilings_free(kg_bench_ceilings *c);
  * down (marks live above the gates). */
 typedef struct {
     int mode;                   /* 0 warm, 1 cold (--mode) */
-    double budget_s;            /* --budget, per case */
-    double band_floor;          /* --band-floor (0 = the decision's default) */
+    double budget_s;            /* --budget, per case (0 = the case's bench_budget_s, else 1 s) */
+    double band_floor;          /* --band-floor (0 = the case's bench_band_floor, else the
+                                 * decision's default) */
     double compute_floor;       /* --compute-floor */
     double abs_floor_us;        /* --abs-floor */
     const char *marks_path;     /* --marks FILE (recorded in the settings) */
@@ -152,9 +153,15 @@ typedef struct {
     kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */
     const void *marks;
 } kg_bench_gate_opts;
-#define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 1.0, .band_floor = 0, \
+#define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 0, .band_floor = 0, \
                                   .compute_floor = 0, .abs_floor_us = 0, .marks_path = NULL, \
                                   .save_marks = NULL, .lookup = NULL, .marks = NULL }
+
+/* The settings one case is timed and decided with: `o` and `dopt` hold the run's (flags or
+ * defaults) and take the case's bench_budget_s / bench_band_floor where the command line
+ * gave no --budget / --band-floor (pure: no GPU). */
+void kg_bench_case_settings(kg_bench_opts *o, kg_decide_opts *dopt, const kg_bench_gate_opts *g,
+                            const kg_case_desc *d);
 
 /* One case's typed bench result: the decision, the figures it came from, their context. */
 typedef struct {

@@ -145,12 +145,15 @@ cleanup:
     return rc;
 }
 
-/* One sample: [flush] ev0 replay ev1 probe, then wait. */
+/* One sample: [prepare] [flush] ev0 replay ev1 probe, then wait. prepare (an in-place case
+ * restoring its inputs) is outside the events, before the flush so cold stays cold. */
 static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, void *state,
                   cudaStream_t s, int k, bool cold, double *us, double *mhz)
 {
     int rc = 0;
     float ms = 0;
+    if (d->prepare)
+        KG_TRY(d->prepare(state, s));
     if (cold)
         KG_CUDA_CHECK(cudaMemsetAsync(e->flush, (int)(++e->gen & 0xff), e->flush_bytes, s));
     KG_CUDA_CHECK(cudaEventRecord(e->ev0, s));

@@ -1,7 +1,36 @@
-/* Case instances: run a case's setup on a private non-blocking stream, poison, launch, copy. */
+/* Case instances: run a case's setup on a private non-blocking stream, poison, prepare,
+ * launch, copy; one list of outputs (io.outputs) whether the case has one or several. */
 #include <stdlib.h>
 #include <string.h>
 #include "core/kg_core.h"
+
+/* One list of outputs for every gate: a one-output case's fields become outputs[0]. */
+static int in_outputs(kg_case_io *io, const char *id)
+{
+    static const char *const names[KG_MAX_OUTPUTS] = { "out0", "out1", "out2", "out3",
+                                                       "out4", "out5", "out6", "out7" };
+    if (io->n_outputs == 0) {
+        io->outputs[0] = (kg_output){ .name = "out", .ptr = io->out, .count = io->out_count,
+                                      .dtype = io->out_dtype, .rows = io->rows };
+        io->n_outputs = 1;
+    }
+    if (io->n_outputs < 0 || io->n_outputs > KG_MAX_OUTPUTS)
+        return KG_ERR(KG_EINVAL, "case '%s': io.n_outputs %d is not in 1..%d", id,
+                      io->n_outputs, KG_MAX_OUTPUTS);
+    for (int i = 0; i < io->n_outputs; i++) {
+        kg_output *o = &io->outputs[i];
+        if (!o->name)
+            o->name = names[i];
+        if (!o->ptr || o->count == 0 || kg_dtype_size(o->dtype) == 0)
+            return KG_ERR(KG_EINVAL, "case '%s': setup left no output %d (io.out/out_count/"
+                          "out_dtype, or outputs[%d].ptr/count/dtype)", id, i, i);
+    }
+    io->out = io->outputs[0].ptr;
+    io->out_count = io->outputs[0].count;
+    io->out_dtype = io->outputs[0].dtype;
+    io->rows = io->outputs[0].rows;
+    return 0;
+}
 
 int kg_instance_open(kg_instance *inst, const kg_case_desc *desc, uint64_t seed, int device)
 {
@@ -16,11 +45,7 @@ int kg_instance_open(kg_instance *inst, const kg_case_desc *desc, uint64_t seed,
         goto cleanup;
     inst->set_up = true;
     KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
-    if (!inst->io.out || inst->io.out_count == 0 || kg_dtype_size(inst->io.out_dtype) == 0) {
-        rc = KG_ERR(KG_EINVAL, "case '%s': setup left no output (io.out/out_count/out_dtype)",
-                    desc->id);
-        goto cleanup;
-    }
+    KG_TRY(in_outputs(&inst->io, desc->id));
 cleanup:
     if (rc < 0)
         kg_instance_close(inst);
@@ -40,17 +65,45 @@ void kg_instance_close(kg_instance *inst)
     inst->set_up = false;
 }
 
+static size_t in_bytes(const kg_output *o) { return o->count * kg_dtype_size(o->dtype); }
+
+size_t kg_instance_out_offset(const kg_instance *inst, int i)
+{
+    size_t off = 0;
+    for (int j = 0; j < i && j < inst->io.n_outputs; j++)
+        off += in_bytes(&inst->io.outputs[j]);
+    return off;
+}
+
 size_t kg_instance_out_bytes(const kg_instance *inst)
 {
-    return inst->io.out_count * kg_dtype_size(inst->io.out_dtype);
+    return kg_instance_out_offset(inst, inst->io.n_outputs);
 }
 
 int kg_instance_poison(kg_instance *inst)
 {
     int rc = 0;
-    KG_CUDA_CHECK(cudaMemsetAsync(inst->io.out, 0xFF, kg_instance_out_bytes(inst), inst->stream));
+    for (int i = 0; i < inst->io.n_outputs; i++)
+        KG_CUDA_CHECK(cudaMemsetAsync(inst->io.outputs[i].ptr, 0xFF,
+                                      in_bytes(&inst->io.outputs[i]), inst->stream));
 cleanup:
     return rc;
+}
+
+int kg_instance_copy_out(void *host, kg_instance *inst)
+{
+    int rc = 0;
+    for (int i = 0; i < inst->io.n_outputs; i++)
+        KG_CUDA_CHECK(cudaMemcpyAsync((char *)host + kg_instance_out_offset(inst, i),
+                                      inst->io.outputs[i].ptr, in_bytes(&inst->io.outputs[i]),
+                                      cudaMemcpyDeviceToHost, inst->stream));
+cleanup:
+    return rc;
+}
+
+int kg_instance_prepare(kg_instance *inst)
+{
+    return inst->desc->prepare ? inst->desc->prepare(inst->state, inst->stream) : 0;
 }
 
 int kg_instance_run_copy(void **host_out, kg_instance *inst)
@@ -62,8 +115,9 @@ int kg_instance_run_copy(void **host_out, kg_instance *inst)
     if (!h)
         return KG_ERR(KG_ENOMEM, "out of memory (%zu bytes) for the output of '%s'", bytes,
                       inst->desc->id);
+    KG_TRY(kg_instance_prepare(inst));
     KG_TRY(inst->desc->launch(inst->state, inst->stream));
-    KG_CUDA_CHECK(cudaMemcpyAsync(h, inst->io.out, bytes, cudaMemcpyDeviceToHost, inst->stream));
+    KG_TRY(kg_instance_copy_out(h, inst));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
     *host_out = h;
     h = NULL;

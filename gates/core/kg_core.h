@@ -57,11 +57,13 @@ typedef struct {
     bool quiet;              /* no console tables (`run --quiet`) */
     const char *exclude;     /* --exclude REGEX: cases left out after --filter */
     double case_timeout_s;   /* --case-timeout: the watchdog's limit per case (0: the gate's) */
+    const char *tag;         /* --tag T[,U]: only cases with one of these tags; NULL = all */
 } kg_common_opts;
 
 #define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
                               .report_path = NULL, .diagnostic = true, .quiet = false, \
-                              .exclude = NULL, .case_timeout_s = 0 }
+                              .exclude = NULL, .case_timeout_s = 0, \
+                              .tag = NULL }
 
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
  * --device, --report, with kg_common_opt's checks and messages. */
@@ -78,7 +80,14 @@ typedef struct {
     size_t *idx;
     size_t n;
 } kg_selection;
-int kg_select(kg_selection *out, const kg_registry *reg, const char *filter);
+/* The cases whose id or one of whose tags matches `filter` (NULL: all) and, when `tags` is
+ * given ("a,b"), that carry one of those tags. */
+int kg_select(kg_selection *out, const kg_registry *reg, const char *filter, const char *tags);
+/* Whether the case's tags (kg_case_desc.tags) hold `tag` (exactly). */
+bool kg_case_has_tag(const kg_case_desc *d, const char *tag);
+/* The timeout of one gate on the case: --timeout when given (> 0), else the case's, else 0
+ * (none). */
+double kg_case_timeout_s(const kg_case_desc *d, double cli_timeout_s);
 void kg_selection_free(kg_selection *s);
 /* Drop the selected cases whose id matches `exclude` (NULL: none); KG_ENOTFOUND when no case
  * is left. */
@@ -117,12 +126,23 @@ typedef struct {
     bool set_up;
 } kg_instance;
 
+/* After setup, io.n_outputs >= 1 and io.outputs describe every output (a one-output case's
+ * out/out_count/out_dtype/rows as outputs[0], named "out"); io.out.. mirror outputs[0]. */
 int kg_instance_open(kg_instance *inst, const kg_case_desc *desc, uint64_t seed, int device);
 void kg_instance_close(kg_instance *inst);
+/* Bytes of every output together (the host copies below hold them back to back). */
 size_t kg_instance_out_bytes(const kg_instance *inst);
-/* Fill the output with 0xFF bytes (a NaN in every float dtype) on the instance stream. */
+/* Byte offset of output i in such a copy. */
+size_t kg_instance_out_offset(const kg_instance *inst, int i);
+/* Fill every output with 0xFF bytes (a NaN in every float dtype) on the instance stream. */
 int kg_instance_poison(kg_instance *inst);
-/* launch() then synchronize, returning a copy of the output in host (caller frees). */
+/* Enqueue the copies of every output into host (kg_instance_out_bytes), back to back; the
+ * caller synchronizes the stream. */
+int kg_instance_copy_out(void *host, kg_instance *inst);
+/* The case's prepare() (restore in-place inputs) on the instance stream, if it has one. */
+int kg_instance_prepare(kg_instance *inst);
+/* prepare(), launch(), then synchronize, returning a copy of the outputs in host (caller
+ * frees). */
 int kg_instance_run_copy(void **host_out, kg_instance *inst);
 /* Derive a per-case seed so every case gets independent inputs from one printed seed. */
 uint64_t kg_case_seed(uint64_t seed, const char *case_id);
@@ -134,11 +154,21 @@ typedef enum {
     KG_VERDICT_WARN,     /* passes, with something to look at */
     KG_VERDICT_FAIL,
     KG_VERDICT_SKIP,     /* not run (e.g. no GPU) */
-    KG_VERDICT_ERROR     /* could not be decided (CUDA error, ...) */
+    KG_VERDICT_ERROR,    /* could not be decided (CUDA error, ...) */
+    KG_VERDICT_XFAIL,    /* failed the gate the case declares it fails (xfail_gate): passes */
+    KG_VERDICT_XPASS     /* passed the gate it declares it fails: a failure */
 } kg_verdict;
+#define KG_VERDICT_N 7   /* counts indexed by every verdict */
+#define KG_VERDICT_N5 5  /* counts of the five counting verdicts (kg_verdict_parse folds) */
 
 const char *kg_verdict_name(kg_verdict v);
+/* The counting verdict of a name: XFAIL counts as PASS and XPASS as FAIL, so a reader that
+ * keeps one counter per PASS..ERROR (KG_VERDICT_N5) stays in range and judges them right. */
 int kg_verdict_parse(const char *s, kg_verdict *out);
+/* Any of the KG_VERDICT_N names, as written. */
+int kg_verdict_parse_full(const char *s, kg_verdict *out);
+/* The counting verdict of v (XFAIL -> PASS, XPASS -> FAIL, the rest as is). */
+kg_verdict kg_verdict_counted(kg_verdict v);
 
 typedef struct kg_report kg_report;
 
@@ -163,8 +193,11 @@ const char *kg_report_commit(const kg_report *r);
 const char *kg_report_started_at(const kg_report *r);
 /* Name the commit under test (a diagnostic run outside CI: HEAD of the repository). */
 void kg_report_set_commit(kg_report *r, const char *commit);
-/* Counts of verdicts over all results. */
-void kg_report_counts(const kg_report *r, int counts[5]);
+/* Counts of the counting verdicts over all results (kg_verdict_parse: XFAIL as PASS, XPASS as
+ * FAIL). */
+void kg_report_counts(const kg_report *r, int counts[KG_VERDICT_N5]);
+/* Counts of every verdict as written. */
+void kg_report_counts_full(const kg_report *r, int counts[KG_VERDICT_N]);
 /* Write atomically: temp file in the same directory, fsync, rename. */
 int kg_report_write(kg_report *r, const char *path);
 /* Check early that `path` can be written (creates and removes a temp file beside it). */

@@ -358,7 +358,8 @@ static int opt_common_report(void *opts, const char *v)
 
 const kg_opt kg_common_opt_table[] = {
     KG_OPT_FN_("filter", "REGEX", opt_common_filter, 0,
-               "select the cases whose id matches (POSIX extended regex; default: all)"),
+               "select the cases whose id or a tag matches (POSIX extended regex; default: "
+               "all)"),
     KG_OPT_FN_("seed", "N", opt_common_seed, 0,
                "seed of the random inputs (default: a fresh one, printed)"),
     KG_OPT_INT_("device", "N", kg_common_opts, device, 0, 1024, "CUDA device ordinal (default 0)"),
@@ -368,5 +369,7 @@ const kg_opt kg_common_opt_table[] = {
                    "leave out the cases whose id matches (after --filter)"),
     KG_OPT_DOUBLE_("case-timeout", "S", kg_common_opts, case_timeout_s, 0, 86400,
                    "the watchdog's limit for one case (default: 120 s, bench 60 s + 20 x budget)"),
+    KG_OPT_STRING_("tag", "T[,U]", kg_common_opts, tag,
+                   "select only the cases with one of these tags (kg_case_desc.tags)"),
 };
 const size_t kg_n_common_opts = KG_ARRAY_LEN(kg_common_opt_table);

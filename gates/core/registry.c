@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/kg_core.h"
+#include "core/report_keys.h"
 
 struct kg_registry {
     kg_case_desc *cases;
@@ -34,6 +35,32 @@ static int id_is_valid(const char *id)
     return 1;
 }
 
+/* The gates a case may declare an expected failure of (the report's gate values). */
+static bool reg_is_gate(const char *g)
+{
+    static const char *const gates[] = { KG_RV_GATE_PARITY, KG_RV_GATE_PREFLIGHT,
+                                         KG_RV_GATE_HOTPATH, KG_RV_GATE_BENCH };
+    for (size_t i = 0; i < KG_ARRAY_LEN(gates); i++)
+        if (strcmp(g, gates[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Labels a command line and a regex can name plainly; each shorter than 128 bytes. */
+static bool reg_tags_valid(const char *t)
+{
+    size_t run = 0;
+    for (const char *p = t; p && *p; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || strchr("_.-=:", *p);
+        if (*p == ',')
+            run = 0;
+        else if (!ok || ++run >= 128)
+            return false;
+    }
+    return true;
+}
+
 int kg_registry_add(kg_registry *reg, const kg_case_desc *d)
 {
     if (!reg || !d)
@@ -56,6 +83,19 @@ int kg_registry_add(kg_registry *reg, const kg_case_desc *d)
          !(d->parity.min_cosine <= 1.0)))
         return KG_ERR(KG_EINVAL, "case '%s': tolerance thresholds must be >= 0 (cosine <= 1)",
                       d->id);
+    if (!reg_tags_valid(d->tags))
+        return KG_ERR(KG_EINVAL, "case '%s': tags '%s': comma-separated labels of letters, "
+                      "digits and _ . - = :", d->id, d->tags);
+    if (!(d->bench_band_floor >= 0 && d->bench_band_floor < 1) || !(d->bench_budget_s >= 0 &&
+        d->bench_budget_s <= 3600) || !(d->timeout_s >= 0))
+        return KG_ERR(KG_EINVAL, "case '%s': bench_band_floor must be in [0, 1), "
+                      "bench_budget_s in [0, 3600], timeout_s >= 0 (0: the run's)", d->id);
+    if (d->xfail_gate && !reg_is_gate(d->xfail_gate))
+        return KG_ERR(KG_EINVAL, "case '%s': xfail_gate '%s' is not a gate (parity, preflight, "
+                      "hotpath, bench)", d->id, d->xfail_gate);
+    if (d->xfail_gate && (!d->xfail_reason || !*d->xfail_reason))
+        return KG_ERR(KG_EINVAL, "case '%s': xfail_gate needs xfail_reason (why it is known to "
+                      "fail)", d->id);
     for (size_t i = 0; i < reg->n; i++)
         if (strcmp(reg->cases[i].id, d->id) == 0)
             return KG_ERR(KG_EEXISTS, "duplicate case id '%s': ids must be unique", d->id);

@@ -15,6 +15,15 @@
 /* ---- values -------------------------------------------------------------------------------- */
 
 #define KG_RV_SCHEMA "kgate-report/1"
+/* results[].verdict (and the summary's keys); XFAIL/XPASS: a case's declared expected failure
+ * (kg_case_desc.xfail_gate) still failing / now passing */
+#define KG_RV_VERDICT_PASS "PASS"
+#define KG_RV_VERDICT_WARN "WARN"
+#define KG_RV_VERDICT_FAIL "FAIL"
+#define KG_RV_VERDICT_SKIP "SKIP"
+#define KG_RV_VERDICT_ERROR "ERROR"
+#define KG_RV_VERDICT_XFAIL "XFAIL"
+#define KG_RV_VERDICT_XPASS "XPASS"
 #define KG_RV_MODE_PRODUCTION "production"
 #define KG_RV_MODE_DIAGNOSTIC "diagnostic"
 #define KG_RV_GATE_PARITY "parity"
@@ -193,7 +202,7 @@
 
 #define KG_RES_GATE "gate"
 #define KG_RES_CASE "case"
-#define KG_RES_VERDICT "verdict"          /* PASS WARN FAIL SKIP ERROR */
+#define KG_RES_VERDICT "verdict"          /* PASS WARN FAIL SKIP ERROR XFAIL XPASS */
 #define KG_RES_MESSAGE "message"
 #define KG_RES_FIGURES "figures"          /* object, {} when the gate has none */
 
@@ -226,6 +235,11 @@
 #define KG_FIG_PARITY_NONFINITE_OUT "nonfinite_out"
 #define KG_FIG_PARITY_MISMATCHED "mismatched"         /* bytes */
 #define KG_FIG_PARITY_FIRST_BAD_INDEX "first_bad_index"
+#define KG_FIG_PARITY_WORST_OUTPUT "worst_output"     /* several outputs: the top's figures' */
+#define KG_FIG_PARITY_OUTPUTS "outputs"               /* several outputs: one object each: */
+#define KG_FIG_PARITY_OUTPUT_NAME "name"              /* with the figures above */
+#define KG_FIG_PARITY_OUTPUT_DTYPE "dtype"
+#define KG_FIG_PARITY_OUTPUT_PASS "pass"
 
 /* ---- preflight figures ---------------------------------------------------------------------- */
 

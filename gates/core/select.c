@@ -4,7 +4,64 @@
 #include <string.h>
 #include "core/kg_core.h"
 
-int kg_select(kg_selection *out, const kg_registry *reg, const char *filter)
+/* The next comma-separated item of `list` at *p: [*b, *e), advancing *p; false at the end. */
+static bool sel_item(const char **p, const char **b, const char **e)
+{
+    while (**p == ',')
+        (*p)++;
+    if (!**p)
+        return false;
+    *b = *p;
+    while (**p && **p != ',')
+        (*p)++;
+    *e = *p;
+    return true;
+}
+
+bool kg_case_has_tag(const kg_case_desc *d, const char *tag)
+{
+    const char *p = d->tags ? d->tags : "", *b, *e;
+    size_t n = tag ? strlen(tag) : 0;
+    while (n && sel_item(&p, &b, &e))
+        if ((size_t)(e - b) == n && memcmp(b, tag, n) == 0)
+            return true;
+    return false;
+}
+
+double kg_case_timeout_s(const kg_case_desc *d, double cli_timeout_s)
+{
+    return cli_timeout_s > 0 ? cli_timeout_s : d->timeout_s > 0 ? d->timeout_s : 0;
+}
+
+/* --tag a,b: the case has one of them. */
+static bool sel_tags(const kg_case_desc *d, const char *tags)
+{
+    char one[128];
+    const char *p = tags, *b, *e;
+    while (sel_item(&p, &b, &e)) {
+        snprintf(one, sizeof one, "%.*s", (int)(e - b), b);
+        if (kg_case_has_tag(d, one))
+            return true;
+    }
+    return false;
+}
+
+/* --filter: the id, or one of the tags, matches. */
+static bool sel_filter(const kg_case_desc *d, const regex_t *re)
+{
+    char one[128];
+    const char *p = d->tags ? d->tags : "", *b, *e;
+    if (regexec(re, d->id, 0, NULL, 0) == 0)
+        return true;
+    while (sel_item(&p, &b, &e)) {
+        snprintf(one, sizeof one, "%.*s", (int)(e - b), b);
+        if (regexec(re, one, 0, NULL, 0) == 0)
+            return true;
+    }
+    return false;
+}
+
+int kg_select(kg_selection *out, const kg_registry *reg, const char *filter, const char *tags)
 {
     int rc = 0;
     regex_t re;
@@ -25,13 +82,18 @@ int kg_select(kg_selection *out, const kg_registry *reg, const char *filter)
         rc = KG_ERR(KG_ENOMEM, "out of memory selecting cases");
         goto cleanup;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!have_re || regexec(&re, kg_registry_get(reg, i)->id, 0, NULL, 0) == 0)
+    for (size_t i = 0; i < n; i++) {
+        const kg_case_desc *d = kg_registry_get(reg, i);
+        if ((!have_re || sel_filter(d, &re)) && (!tags || sel_tags(d, tags)))
             out->idx[out->n++] = i;
+    }
     if (out->n == 0) {
-        rc = filter ? KG_ERR(KG_ENOTFOUND, "--filter '%s' matches no case (see `kgate list`)",
-                             filter)
-                    : KG_ERR(KG_ENOTFOUND, "no case is registered");
+        rc = tags ? KG_ERR(KG_ENOTFOUND, "--tag '%s'%s%s%s matches no case (see `kgate list`)",
+                           tags, filter ? " with --filter '" : "", filter ? filter : "",
+                           filter ? "'" : "")
+             : filter ? KG_ERR(KG_ENOTFOUND, "--filter '%s' matches no case (see `kgate list`)",
+                               filter)
+                      : KG_ERR(KG_ENOTFOUND, "no case is registered");
         goto cleanup;
     }
 cleanup:

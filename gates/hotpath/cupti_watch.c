@@ -14,7 +14,8 @@
 /* THE forbidden-API table (docs/production-ci.md shows it; test_hotpath_table keeps the two
  * in sync and checks every row names a real CUPTI callback). Base names: one row covers the
  * _v2/_ptsz/_ptds variants. Allowed on the hot path: kernel launches, async D2D copies and
- * memsets, event record/wait, graph launches, all on the case's (or a forked) stream. */
+ * memsets, event record/wait, graph launches, all on the case's (or a forked) stream; no
+ * host function on any stream. */
 static const kg_cw_rule rules[] = {
     /* alloc/free: runtime */
     { "cudaMalloc", KG_CW_ALLOC, KG_CW_ALWAYS },
@@ -130,7 +131,6 @@ static const kg_cw_rule rules[] = {
     { "cudaLaunchKernel", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cudaLaunchKernelExC", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cudaLaunchCooperativeKernel", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
-    { "cudaLaunchHostFunc", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cudaGraphLaunch", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cudaMemsetAsync", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cudaMemset2DAsync", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
@@ -139,7 +139,6 @@ static const kg_cw_rule rules[] = {
     { "cuLaunchKernel", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cuLaunchKernelEx", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cuLaunchCooperativeKernel", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
-    { "cuLaunchHostFunc", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cuGraphLaunch", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cuMemsetD8Async", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
     { "cuMemsetD16Async", KG_CW_DEFAULT_STREAM, KG_CW_IF_DEFAULT_STREAM },
@@ -178,6 +177,12 @@ static const kg_cw_rule rules[] = {
     { "cuGraphExecDestroy", KG_CW_OBJECTS, KG_CW_ALWAYS },
     { "cuStreamBeginCapture", KG_CW_OBJECTS, KG_CW_ALWAYS },
     { "cuStreamEndCapture", KG_CW_OBJECTS, KG_CW_ALWAYS },
+    /* host functions on the stream: the GPU waits for a host thread at that point (on any
+     * stream, in a graph too), so host work sits inside the timed, observed hot path */
+    { "cudaLaunchHostFunc", KG_CW_HOST_FUNC, KG_CW_ALWAYS },
+    { "cudaStreamAddCallback", KG_CW_HOST_FUNC, KG_CW_ALWAYS },
+    { "cuLaunchHostFunc", KG_CW_HOST_FUNC, KG_CW_ALWAYS },
+    { "cuStreamAddCallback", KG_CW_HOST_FUNC, KG_CW_ALWAYS },
 };
 
 const kg_cw_rule *kg_cw_rules(size_t *n)
@@ -194,6 +199,7 @@ const char *kg_cw_category_name(kg_cw_category c)
     case KG_CW_HOST_COPY: return "host-transfer";
     case KG_CW_DEFAULT_STREAM: return "default-stream";
     case KG_CW_OBJECTS: return "object-churn";
+    case KG_CW_HOST_FUNC: return "host-callback";
     default: return NULL;
     }
 }
@@ -372,8 +378,6 @@ static bool runtime_info(uint32_t cbid, const void *p, call_info *ci)
     }
     case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
         stream_of(ci, P(cudaLaunchCooperativeKernel_v9000_params)->stream); return true;
-    case RT(cudaLaunchHostFunc_v10000): case RT(cudaLaunchHostFunc_ptsz_v10000):
-        stream_of(ci, P(cudaLaunchHostFunc_v10000_params)->stream); return true;
     case RT(cudaGraphLaunch_v10000): case RT(cudaGraphLaunch_ptsz_v10000):
         stream_of(ci, P(cudaGraphLaunch_v10000_params)->stream); return true;
     case RT(cudaMemsetAsync_v3020): case RT(cudaMemsetAsync_ptsz_v7000):
@@ -436,8 +440,6 @@ static bool driver_info(uint32_t cbid, const void *p, call_info *ci)
     }
     case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz):
         stream_of(ci, P(cuLaunchCooperativeKernel_params)->hStream); return true;
-    case DRV(cuLaunchHostFunc): case DRV(cuLaunchHostFunc_ptsz):
-        stream_of(ci, P(cuLaunchHostFunc_params)->hStream); return true;
     case DRV(cuGraphLaunch): case DRV(cuGraphLaunch_ptsz):
         stream_of(ci, P(cuGraphLaunch_params)->hStream); return true;
     case DRV(cuEventRecord): case DRV(cuEventRecord_ptsz):

@@ -26,6 +26,7 @@ typedef enum {
     KG_CW_HOST_COPY,       /* "host-transfer": host<->device copies, synchronous memcpy/memset */
     KG_CW_DEFAULT_STREAM,  /* "default-stream": work on stream 0 / legacy / per-thread stream */
     KG_CW_OBJECTS,         /* "object-churn": stream/event/graph creation and destruction */
+    KG_CW_HOST_FUNC,       /* "host-callback": host functions enqueued on a stream */
     KG_CW_N_CATEGORIES
 } kg_cw_category;
 

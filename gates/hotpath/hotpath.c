@@ -64,20 +64,23 @@ static size_t count_diff(const void *a, const void *b, size_t n)
     return c;
 }
 
-/* Poison the output and wait, so no launch can race the poison (a defect on another stream). */
+/* Restore in-place inputs (prepare), poison the outputs and wait, so no launch can race the
+ * poison (a defect on another stream). Never under observation or inside a capture. */
 static int hp_poison(kg_instance *inst)
 {
     int rc = 0;
+    KG_TRY(kg_instance_prepare(inst));
     KG_TRY(kg_instance_poison(inst));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
 cleanup:
     return rc;
 }
 
-static int hp_copy_out(void *host, kg_instance *inst, size_t bytes)
+/* Every output, back to back (kg_instance_out_bytes). */
+static int hp_copy_out(void *host, kg_instance *inst)
 {
     int rc = 0;
-    KG_CUDA_CHECK(cudaMemcpyAsync(host, inst->io.out, bytes, cudaMemcpyDeviceToHost, inst->stream));
+    KG_TRY(kg_instance_copy_out(host, inst));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
 cleanup:
     return rc;
@@ -94,7 +97,7 @@ static int hp_determinism(kg_instance *inst, int runs, void *eager, void *buf,
     for (int r = 0; r < runs; r++) {
         KG_TRY(hp_poison(inst));
         KG_TRY(inst->desc->launch(inst->state, inst->stream));
-        KG_TRY(hp_copy_out(r == 0 ? eager : buf, inst, bytes));
+        KG_TRY(hp_copy_out(r == 0 ? eager : buf, inst));
         if (r == 0)
             continue;
         size_t d = first_diff(eager, buf, bytes);
@@ -171,28 +174,50 @@ cleanup:
 
 /* ---- batch invariance ----------------------------------------------------------------- */
 
+/* The first differing row of the first b rows of every output with rows (eager vs buf, both
+ * back-to-back copies of all outputs); false when they agree. */
+static bool hp_batch_diff(const kg_instance *inst, const void *eager, const void *buf, int b,
+                          size_t *row)
+{
+    for (int i = 0; i < inst->io.n_outputs; i++) {
+        const kg_output *out = &inst->io.outputs[i];
+        size_t off = kg_instance_out_offset(inst, i);
+        size_t rb = out->rows ? out->count * kg_dtype_size(out->dtype) / out->rows : 0;
+        size_t d = rb ? first_diff((const char *)eager + off, (const char *)buf + off,
+                                   (size_t)b * rb) : SIZE_MAX;
+        if (d != SIZE_MAX) {
+            *row = d / rb;
+            return true;
+        }
+    }
+    return false;
+}
+
 static int hp_batch(kg_instance *inst, const void *eager, void *buf, kg_hp_batch *o, hp_msg *m)
 {
     int rc = 0;
-    size_t bytes = kg_instance_out_bytes(inst), rows = inst->io.rows;
+    size_t rows = inst->io.rows;
     o->done = true;
     if (!inst->desc->batch_invariant || !inst->desc->launch_rows || rows == 0)
         return 0;
-    if (bytes % rows != 0)
-        return KG_ERR(KG_EINVAL, "case '%s': output bytes %zu are not a multiple of io.rows %zu",
-                      inst->desc->id, bytes, rows);
+    o->row_bytes = 0; /* of one row, over every output with rows */
+    for (int i = 0; i < inst->io.n_outputs; i++) {
+        const kg_output *out = &inst->io.outputs[i];
+        size_t bytes = out->count * kg_dtype_size(out->dtype);
+        if (out->rows && (out->rows != rows || bytes % out->rows != 0))
+            return KG_ERR(KG_EINVAL, "case '%s': output %d: %zu bytes in %zu rows (every output "
+                          "with rows has the same rows, %zu, and whole rows)", inst->desc->id,
+                          i, bytes, out->rows, rows);
+        o->row_bytes += out->rows ? bytes / rows : 0;
+    }
     o->checked = true;
-    o->row_bytes = bytes / rows;
     o->max_batch = rows < HP_BATCH_MAX ? (int)rows : HP_BATCH_MAX;
     for (int b = 1; b <= o->max_batch && !o->failed_batch; b++) {
         KG_TRY(hp_poison(inst));
         KG_TRY(inst->desc->launch_rows(inst->state, b, inst->stream));
-        KG_TRY(hp_copy_out(buf, inst, (size_t)b * o->row_bytes));
-        size_t d = first_diff(eager, buf, (size_t)b * o->row_bytes);
-        if (d != SIZE_MAX) {
+        KG_TRY(hp_copy_out(buf, inst));
+        if (hp_batch_diff(inst, eager, buf, b, &o->failed_row))
             o->failed_batch = b;
-            o->failed_row = d / o->row_bytes;
-        }
     }
     if (o->failed_batch)
         hp_fail(m, "batch-variant: row %zu computed in a batch of %d differs from the full "
@@ -245,8 +270,11 @@ static int hp_replays(kg_instance *inst, cudaGraphExec_t exec, const void *eager
     for (int r = 0; r < HP_REPLAYS; r++) {
         KG_TRY(hp_poison(inst));
         cudaError_t e = cudaGraphLaunch(exec, inst->stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(buf, inst->io.out, bytes, cudaMemcpyDeviceToHost, inst->stream);
+        for (int i = 0; e == cudaSuccess && i < inst->io.n_outputs; i++)
+            e = cudaMemcpyAsync((char *)buf + kg_instance_out_offset(inst, i),
+                                inst->io.outputs[i].ptr,
+                                inst->io.outputs[i].count * kg_dtype_size(inst->io.outputs[i].dtype),
+                                cudaMemcpyDeviceToHost, inst->stream);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(inst->stream);
         if (e != cudaSuccess) {

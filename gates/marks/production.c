@@ -64,7 +64,7 @@ static int pr_rows(kg_advance_input *in, const kg_run *run, const char *set_by)
     for (size_t i = 0; i < run->n_rows; i++) {
         const kg_run_row *row = &run->rows[i];
         kg_verdict v = row->res.verdict;
-        bool ok = v == KG_VERDICT_PASS || v == KG_VERDICT_WARN;
+        bool ok = v == KG_VERDICT_PASS || v == KG_VERDICT_WARN || v == KG_VERDICT_XFAIL;
         if (!ok && ++n_bad <= 3) /* the first few name the problem; the count says the rest */
             pr_why(in, "%s %s: %s", row->gate->name, row->desc->id, kg_verdict_name(v));
         else if (!ok)

@@ -99,3 +99,34 @@ int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const
     return 0;
 }
 
+
+int kg_parity_compare_outputs(kg_parity_outputs *res, const void *out_host, const void *ref_host,
+                              kg_dtype ref_dtype, const kg_output *outs, int n,
+                              const kg_parity_policy *policy)
+{
+    int rc = 0;
+    size_t oo = 0, ro = 0;
+    memset(res, 0, sizeof *res);
+    if (n < 1 || n > KG_MAX_OUTPUTS)
+        return KG_ERR(KG_EINVAL, "parity: %d outputs (1..%d)", n, KG_MAX_OUTPUTS);
+    res->n = n;
+    res->pass = true;
+    for (int i = 0; i < n; i++) {
+        const kg_parity_policy *p = outs[i].parity ? outs[i].parity : policy;
+        KG_TRY(kg_parity_compare(&res->out[i], (const char *)out_host + oo, outs[i].dtype,
+                                 (const char *)ref_host + ro, ref_dtype, outs[i].count, p));
+        res->name[i] = outs[i].name;
+        res->dtype[i] = outs[i].dtype;
+        res->policy[i] = *p;
+        oo += outs[i].count * kg_dtype_size(outs[i].dtype);
+        ro += outs[i].count * kg_dtype_size(ref_dtype);
+        /* The first failure stands; among passes, the one closest to its limit by rel_l2. */
+        const kg_parity_result *w = &res->out[res->worst_i];
+        if (res->pass && (!res->out[i].pass || !(res->out[i].rel_l2 <= w->rel_l2)))
+            res->worst_i = i;
+        res->pass = res->pass && res->out[i].pass;
+    }
+    res->worst = res->out[res->worst_i];
+cleanup:
+    return rc;
+}

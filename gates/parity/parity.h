@@ -27,6 +27,24 @@ typedef struct {
 /* Compare n elements: out (dtype od) against ref (dtype rd) under policy p. */
 int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const void *ref,
                       kg_dtype rd, size_t n, const kg_parity_policy *p);
+/* Every output of a case (kg_case_io.outputs), each under its own policy. */
+typedef struct {
+    kg_parity_result worst;   /* first: the gate's columns read it. A copy of out[worst_i] */
+    int n, worst_i;           /* worst: the first failing output, else the largest rel_l2 */
+    kg_parity_result out[KG_MAX_OUTPUTS];
+    const char *name[KG_MAX_OUTPUTS];
+    kg_dtype dtype[KG_MAX_OUTPUTS];
+    kg_parity_policy policy[KG_MAX_OUTPUTS];
+    bool pass;                /* every output passed */
+} kg_parity_outputs;
+
+/* Compare n outputs: out_host holds them back to back (outs[i].count elements of
+ * outs[i].dtype each), ref_host each one's count elements of ref_dtype back to back (what
+ * reference() fills). Output i is judged by *outs[i].parity, else by `policy`. */
+int kg_parity_compare_outputs(kg_parity_outputs *res, const void *out_host, const void *ref_host,
+                              kg_dtype ref_dtype, const kg_output *outs, int n,
+                              const kg_parity_policy *policy);
+
 /* Convert element i of a typed buffer to double. */
 double kg_value_at(const void *buf, kg_dtype t, size_t i);
 

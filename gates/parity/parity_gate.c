@@ -16,20 +16,16 @@ static const char pg_description[] =
 
 static cJSON *pg_num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
 
-static cJSON *pg_figures(const kg_case_desc *d, const kg_case_result *res)
+/* One output's figures (the top level: the worst output's). */
+static void pg_output_figures(cJSON *f, const kg_parity_result *r, const kg_parity_policy *p)
 {
-    const kg_parity_result *r = res->data;
-    cJSON *f = cJSON_CreateObject();
-    if (!f)
-        return NULL;
-    cJSON_AddStringToObject(f, KG_FIG_PARITY_POLICY, d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
-                                                                             : "tolerance");
-    if (d->parity.kind == KG_PARITY_TOLERANCE) {
-        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_MAX_ABS, d->parity.max_abs);
-        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_REL_L2, d->parity.max_rel_l2);
-        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_MIN_COSINE, d->parity.min_cosine);
+    cJSON_AddStringToObject(f, KG_FIG_PARITY_POLICY, p->kind == KG_PARITY_BITWISE ? "bitwise"
+                                                                                  : "tolerance");
+    if (p->kind == KG_PARITY_TOLERANCE) {
+        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_MAX_ABS, p->max_abs);
+        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_REL_L2, p->max_rel_l2);
+        cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_MIN_COSINE, p->min_cosine);
     }
-    cJSON_AddStringToObject(f, KG_FIG_PARITY_REFERENCE, d->ref_kind ? d->ref_kind : "unspecified");
     cJSON_AddNumberToObject(f, KG_FIG_PARITY_ELEMENTS, (double)r->n);
     /* JSON has no NaN/Inf: non-finite figures are written as null. */
     cJSON_AddItemToObject(f, KG_FIG_PARITY_MAX_ABS, pg_num_or_null(r->max_abs));
@@ -39,7 +35,49 @@ static cJSON *pg_figures(const kg_case_desc *d, const kg_case_result *res)
     cJSON_AddNumberToObject(f, KG_FIG_PARITY_MISMATCHED, (double)r->mismatched_bytes);
     if (r->first_bad != SIZE_MAX)
         cJSON_AddNumberToObject(f, KG_FIG_PARITY_FIRST_BAD_INDEX, (double)r->first_bad);
+}
+
+/* One-output cases keep the figures they always had; several outputs add `outputs`, each
+ * with its name, dtype, verdict and figures, and name the worst at the top. */
+static cJSON *pg_figures(const kg_case_desc *d, const kg_case_result *res)
+{
+    const kg_parity_outputs *r = res->data;
+    cJSON *f = cJSON_CreateObject(), *list;
+    if (!f)
+        return NULL;
+    pg_output_figures(f, &r->worst, &r->policy[r->worst_i]);
+    cJSON_AddStringToObject(f, KG_FIG_PARITY_REFERENCE, d->ref_kind ? d->ref_kind : "unspecified");
+    if (r->n < 2 || !(list = cJSON_AddArrayToObject(f, KG_FIG_PARITY_OUTPUTS)))
+        return f;
+    cJSON_AddStringToObject(f, KG_FIG_PARITY_WORST_OUTPUT, r->name[r->worst_i]);
+    for (int i = 0; i < r->n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, KG_FIG_PARITY_OUTPUT_NAME, r->name[i]);
+        cJSON_AddStringToObject(o, KG_FIG_PARITY_OUTPUT_DTYPE, kg_dtype_name(r->dtype[i]));
+        cJSON_AddBoolToObject(o, KG_FIG_PARITY_OUTPUT_PASS, r->out[i].pass);
+        pg_output_figures(o, &r->out[i], &r->policy[i]);
+        cJSON_AddItemToArray(list, o);
+    }
     return f;
+}
+
+/* The message: the worst output's figures, or every failing output's reason. */
+static void pg_message(kg_case_result *res, const kg_parity_outputs *r)
+{
+    size_t u = 0;
+    const kg_parity_result *w = &r->worst;
+    if (r->pass) {
+        snprintf(res->message, sizeof res->message, "%s%s%smax_abs %.3g, rel_l2 %.3g, cosine %.9f",
+                 r->n > 1 ? "every output passes; worst " : "", r->n > 1 ? r->name[r->worst_i] : "",
+                 r->n > 1 ? ": " : "", w->max_abs, w->rel_l2, w->cosine);
+        return;
+    }
+    res->message[0] = '\0';
+    for (int i = 0; i < r->n && u < sizeof res->message; i++)
+        if (!r->out[i].pass)
+            u += (size_t)snprintf(res->message + u, sizeof res->message - u, "%s%s%s%s",
+                                  u ? "; " : "", r->n > 1 ? r->name[i] : "", r->n > 1 ? ": " : "",
+                                  r->out[i].reason);
 }
 
 /* instance, poison, launch, reference, compare; any failure of the case is returned (<0). */
@@ -50,7 +88,8 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     kg_instance inst;
     void *out = NULL, *ref = NULL;
     bool opened = false;
-    kg_parity_result *pr = calloc(1, sizeof *pr);
+    size_t n = 0;
+    kg_parity_outputs *pr = calloc(1, sizeof *pr);
     KG_UNUSED(state);
     if (!pr)
         return KG_ERR(KG_ENOMEM, "out of memory for the parity result of '%s'", d->id);
@@ -58,7 +97,8 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     opened = true;
     KG_TRY(kg_instance_poison(&inst));
     KG_TRY(kg_instance_run_copy(&out, &inst));
-    size_t n = inst.io.out_count;
+    for (int i = 0; i < inst.io.n_outputs; i++)
+        n += inst.io.outputs[i].count;
     ref = malloc(n * kg_dtype_size(d->ref_dtype) + 1);
     if (!ref) {
         rc = KG_ERR(KG_ENOMEM, "out of memory for the reference of '%s'", d->id);
@@ -66,13 +106,10 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     }
     KG_TRY(d->reference(inst.state, inst.stream, ref));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
-    KG_TRY(kg_parity_compare(pr, out, inst.io.out_dtype, ref, d->ref_dtype, n, &d->parity));
+    KG_TRY(kg_parity_compare_outputs(pr, out, ref, d->ref_dtype, inst.io.outputs,
+                                     inst.io.n_outputs, &d->parity));
     res->verdict = pr->pass ? KG_VERDICT_PASS : KG_VERDICT_FAIL;
-    if (pr->pass)
-        snprintf(res->message, sizeof res->message, "max_abs %.3g, rel_l2 %.3g, cosine %.9f",
-                 pr->max_abs, pr->rel_l2, pr->cosine);
-    else
-        snprintf(res->message, sizeof res->message, "%s", pr->reason);
+    pg_message(res, pr);
     res->data = pr;
     pr = NULL;
 cleanup:
@@ -87,9 +124,9 @@ cleanup:
 static void pg_cell_detail(char *b, size_t n, const kg_case_desc *d, const kg_case_result *r,
                            size_t l)
 {
-    const kg_parity_result *p = r->data;
+    const kg_parity_outputs *p = r->data;
     KG_UNUSED(d), KG_UNUSED(l);
-    snprintf(b, n, "%s", p->pass ? "" : p->reason);
+    snprintf(b, n, "%s", p->pass ? "" : r->message);
 }
 
 static const kg_gate_column pg_columns[] = {

@@ -447,33 +447,89 @@ const kg_cubin_kernel *kg_cubin_find_symbol(const kg_cubin_set *s, const char *s
     return NULL;
 }
 
-bool kg_kernel_name_eq(const char *a, const char *b)
+static bool cb_ident(char c)
 {
-    for (;;) {
-        while (*a == ' ')
-            a++;
-        while (*b == ' ')
-            b++;
-        if (*a != *b)
-            return false;
-        if (!*a)
-            return true;
-        a++;
-        b++;
-    }
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$';
 }
+
+/* The spelling both sides of a match are compared in: the demangler writes
+ * "(anonymous namespace)::k", "k<4u>" and "k<float, 4>" where KG_KERNEL records "k", "k<4>" and
+ * "k<float,4>". Drops spaces, every "(anonymous namespace)::", a leading "::" or '&', and the
+ * u/l suffixes of integer literals. False when the name does not fit (compared as is). */
+static bool cb_name_norm(char *out, size_t n, const char *s)
+{
+    static const char anon[] = "(anonymous namespace)::";
+    size_t o = 0;
+    while (*s == ' ' || *s == '&')
+        s++;
+    if (s[0] == ':' && s[1] == ':')
+        s += 2;
+    while (*s) {
+        if (strncmp(s, anon, sizeof anon - 1) == 0) {
+            s += sizeof anon - 1;
+            continue;
+        }
+        if (*s == ' ') {
+            s++;
+            continue;
+        }
+        if (*s >= '0' && *s <= '9' && (o == 0 || !cb_ident(out[o - 1]))) {
+            const char *e = s;
+            while (*e >= '0' && *e <= '9')
+                e++;
+            const char *f = e;
+            while (*f == 'u' || *f == 'U' || *f == 'l' || *f == 'L')
+                f++;
+            if (o + (size_t)(e - s) + 1 > n)
+                return false;
+            memcpy(out + o, s, (size_t)(e - s));
+            o += (size_t)(e - s);
+            s = cb_ident(*f) ? e : f; /* "4u>" loses its suffix, "0x1f" stays */
+            continue;
+        }
+        if (o + 2 > n)
+            return false;
+        out[o++] = *s++;
+    }
+    out[o] = '\0';
+    return true;
+}
+
+int kg_kernel_name_match(const char *binary, const char *name)
+{
+    char b[2048], k[2048];
+    if (!cb_name_norm(b, sizeof b, binary) || !cb_name_norm(k, sizeof k, name))
+        return strcmp(binary, name) == 0 ? 2 : 0;
+    if (strcmp(b, k) == 0)
+        return 2;
+    size_t bl = strlen(b), kl = strlen(k);
+    if (kl == 0 || bl < kl + 2 || strcmp(b + bl - kl, k) != 0 ||
+        memcmp(b + bl - kl - 2, "::", 2) != 0)
+        return 0;
+    /* The "::" must qualify the whole name, not sit inside a template argument. */
+    int depth = 0;
+    for (size_t i = 0; i < bl - kl - 2; i++)
+        depth += (b[i] == '<' || b[i] == '(') - (b[i] == '>' || b[i] == ')');
+    return depth == 0 ? 1 : 0;
+}
+
+bool kg_kernel_name_eq(const char *a, const char *b) { return kg_kernel_name_match(a, b) == 2; }
 
 int kg_cubin_find_name(const kg_cubin_kernel **out, const kg_cubin_set *s, const char *name,
                        int arch)
 {
     *out = NULL;
-    for (size_t i = 0; i < s->n; i++) {
-        if (s->k[i].arch != arch || !kg_kernel_name_eq(s->k[i].name, name))
-            continue;
-        if (*out)
-            return KG_ERR(KG_EINVAL, "kernel '%s' is ambiguous on sm_%d: %s and %s", name, arch,
-                          (*out)->symbol, s->k[i].symbol);
-        *out = &s->k[i];
-    }
+    /* The same name first; only without one, a name that leaves out its namespaces. */
+    for (int want = 2; want >= 1 && !*out; want--)
+        for (size_t i = 0; i < s->n; i++) {
+            if (s->k[i].arch != arch || kg_kernel_name_match(s->k[i].name, name) != want)
+                continue;
+            if (*out)
+                return KG_ERR(KG_EINVAL, "kernel '%s' is ambiguous on sm_%d: %s and %s "
+                              "(qualify it in KG_KERNEL)", name, arch, (*out)->symbol,
+                              s->k[i].symbol);
+            *out = &s->k[i];
+        }
     return *out ? 0 : KG_ERR(KG_ENOTFOUND, "kernel '%s': no sm_%d cubin holds it", name, arch);
 }

@@ -48,11 +48,18 @@ int kg_cubin_add_elf(kg_cubin_set *s, const unsigned char *p, size_t len, int ar
                      const char *what);
 
 const kg_cubin_kernel *kg_cubin_find_symbol(const kg_cubin_set *s, const char *symbol, int arch);
-/* Find by source-level name (spaces ignored). KG_ENOTFOUND when absent, KG_EINVAL when several
- * symbols (overloads) share the name. */
+/* Find by source-level name (kg_kernel_name_match: the same name, else the only one that
+ * `name` names without its namespaces). KG_ENOTFOUND when absent, KG_EINVAL when several
+ * symbols (overloads, namesakes in two namespaces) match. */
 int kg_cubin_find_name(const kg_cubin_kernel **out, const kg_cubin_set *s, const char *name,
                        int arch);
-/* True when a and b are equal ignoring spaces ("k<float, 4>" == "k<float,4>"). */
+/* How the demangled `binary` name matches a KG_KERNEL `name`, in the spelling both are
+ * normalized to (no spaces, no "(anonymous namespace)::", no leading "::" or '&', no u/l
+ * suffixes on integer literals): 2 the same name ("k<float, 4u>" and "k<float,4>",
+ * "(anonymous namespace)::k" and "k"), 1 `name` is `binary` without its leading namespaces
+ * or classes ("ns::k" and "k": KG_KERNEL under `using namespace ns`), else 0. */
+int kg_kernel_name_match(const char *binary, const char *name);
+/* kg_kernel_name_match(a, b) == 2 (baseline and allowlist entries: the same kernel). */
 bool kg_kernel_name_eq(const char *a, const char *b);
 
 /* Demangle (abi::__cxa_demangle) to the source-level name: no return type, no parameters. A

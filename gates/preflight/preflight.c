@@ -230,7 +230,7 @@ static int pf_update_baseline(kg_pf_state *st)
         const kg_pf_row *r = &st->rows[i];
         bool spill = r->local_bytes > 0 && (!r->allow || r->allow->local_bytes != r->local_bytes);
         if (r->v == KG_VERDICT_ERROR || spill || (r->allow && !spill && r->local_bytes == 0) ||
-            (r->runtime && r->blocks_per_sm == 0))
+            (r->runtime && r->blocks_per_sm == 0) || r->over_bounds)
             return KG_ERR(KG_EREFUSED, "--update-baseline refused: %s (%s, sm_%d) %s: %s; "
                           "%s was not written", r->case_id, r->kernel, r->arch,
                           kg_verdict_name(r->v), r->reasons, st->base_path);
@@ -283,7 +283,8 @@ static const char pf_description[] =
     "\n"
     "  FAIL  nonzero local memory, unless the spill allowlist has the kernel/arch with that\n"
     "        exact byte count (a changed count, up or down, fails: update the allowlist);\n"
-    "        blocks/SM below the resource baseline; a block that cannot launch\n"
+    "        blocks/SM below the resource baseline; a block that cannot launch; a block\n"
+    "        larger than the kernel allows (__launch_bounds__ / maxThreadsPerBlock)\n"
     "  WARN  more registers than the baseline within the same occupancy step (with the\n"
     "        headroom left); a kernel not in the baseline (record it with --update-baseline)\n"
     "\n"

@@ -68,22 +68,28 @@ static void pfr_judge(kg_pf_state *st, kg_pf_row *r)
         pfr_reason(r, KG_VERDICT_FAIL, "local memory changed: %d B/thread, the spill allowlist "
                    "says %d B: update %s (or fix the kernel)", r->local_bytes,
                    r->allow->local_bytes, st->allow_path);
+    /* The kernel's own limit (__launch_bounds__, maxThreadsPerBlock) holds on every
+     * architecture: a larger block is a launch error, never a baseline question. */
+    if (r->over_bounds)
+        pfr_reason(r, KG_VERDICT_FAIL, "launch bounds exceeded: %d threads/block launched, "
+                   "the kernel allows %d (__launch_bounds__ / maxThreadsPerBlock): the launch "
+                   "fails", r->block_threads, r->max_threads);
     /* On the device a block that cannot launch fails. A cubin for another architecture may
      * hold a stub the case never launches there (arch-specific code behind a run-time
      * dispatch): a warning until the baseline records it with 0 blocks/SM (reviewed), a
      * failure when the baseline recorded it launching (below: a drop). */
-    if (r->blocks_per_sm == 0 && (r->runtime || !r->base || r->base->blocks_per_sm != 0))
+    else if (r->blocks_per_sm == 0 && (r->runtime || !r->base || r->base->blocks_per_sm != 0))
         pfr_reason(r, r->runtime ? KG_VERDICT_FAIL : KG_VERDICT_WARN, "%s",
                    r->runtime ? "cannot launch on this device"
                               : "does not fit this architecture (fine only if the case never "
                                 "launches it there)");
-    if (!r->base) {
+    if (!r->base && !r->over_bounds) {
         pfr_reason(r, KG_VERDICT_WARN, "not in the resource baseline %s: record it with "
                    "`kgate preflight --update-baseline`", st->base_path);
-    } else if (r->blocks_per_sm < r->base->blocks_per_sm) {
+    } else if (r->base && r->blocks_per_sm < r->base->blocks_per_sm) {
         pfr_reason(r, KG_VERDICT_FAIL, "blocks/SM dropped %d -> %d (%s)",
                    r->base->blocks_per_sm, r->blocks_per_sm, r->occ.words);
-    } else if (r->regs > r->base->registers) {
+    } else if (r->base && r->regs > r->base->registers) {
         pfr_reason(r, KG_VERDICT_WARN, "registers %d -> %d/thread, same occupancy step (%d "
                    "blocks/SM); %d register(s) of headroom left", r->base->registers, r->regs,
                    r->blocks_per_sm, r->occ.reg_headroom < 0 ? 255 : r->occ.reg_headroom);
@@ -97,6 +103,18 @@ static void pfr_judge(kg_pf_state *st, kg_pf_row *r)
     r->base_blocks = r->base ? r->base->blocks_per_sm : 0;
     r->has_allow = r->allow != NULL;
     r->allow_local = r->allow ? r->allow->local_bytes : 0;
+}
+
+/* __launch_bounds__ forbids this block size: nothing is resident, on either path. */
+static void pfr_over_bounds(kg_pf_row *r, int block_threads)
+{
+    r->over_bounds = true;
+    r->blocks_per_sm = 0;
+    r->occ.blocks_per_sm = 0;
+    r->occ.active_warps = 0;
+    r->occ.occupancy = 0.0;
+    snprintf(r->occ.words, sizeof r->occ.words, "cannot launch: %d threads/block exceed the "
+             "kernel's limit of %d", block_threads, r->max_threads);
 }
 
 int kg_pf_static_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, int arch)
@@ -129,11 +147,8 @@ int kg_pf_static_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, int 
     KG_TRY(kg_occupancy_calc(&r->occ, &lim, k->block_threads, r->regs, (size_t)r->static_smem,
                              k->dynamic_smem));
     r->blocks_per_sm = r->occ.blocks_per_sm;
-    if (k->block_threads > r->max_threads) {
-        r->blocks_per_sm = 0; /* __launch_bounds__ forbids this block size */
-        snprintf(r->occ.words, sizeof r->occ.words, "cannot launch: %d threads/block exceed the "
-                 "kernel's __launch_bounds__ of %d", k->block_threads, r->max_threads);
-    }
+    if (k->block_threads > r->max_threads)
+        pfr_over_bounds(r, k->block_threads);
     pfr_judge(st, r);
 cleanup:
     return rc;
@@ -156,9 +171,12 @@ int kg_pf_runtime_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, con
         cudaFuncSetAttribute(k->func, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)k->dynamic_smem) != cudaSuccess)
         (void)cudaGetLastError();
-    KG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k->func,
-                                                                k->block_threads,
-                                                                k->dynamic_smem));
+    /* Beyond maxThreadsPerBlock the occupancy query has no answer to give: the row fails on
+     * the limit itself (pfr_over_bounds below). */
+    if (k->block_threads <= a.maxThreadsPerBlock)
+        KG_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k->func,
+                                                                    k->block_threads,
+                                                                    k->dynamic_smem));
     KG_CUDA_CHECK(cudaGetFuncBySymbol(&fn, k->func));
     KG_TRY(pfr_func_name(&mangled, fn));
     snprintf(r->symbol, sizeof r->symbol, "%s", mangled ? mangled : "");
@@ -182,6 +200,8 @@ int kg_pf_runtime_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, con
         snprintf(r->occ.words, sizeof r->occ.words, "%d blocks/SM (sm_%d not in the "
                  "calculator's table: no limiter analysis)", blocks, r->arch);
     }
+    if (k->block_threads > r->max_threads)
+        pfr_over_bounds(r, k->block_threads);
     const kg_cubin_kernel *ck = st->cubins && mangled
                                     ? kg_cubin_find_symbol(st->cubins, mangled, r->arch) : NULL;
     if (ck) {
@@ -195,6 +215,8 @@ int kg_pf_runtime_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, con
             kg_occupancy_calc(&so, &lim, k->block_threads, ck->regs, (size_t)ck->static_smem,
                               k->dynamic_smem) == 0)
             r->s_blocks = so.blocks_per_sm;
+        if (k->block_threads > (ck->max_threads ? ck->max_threads : 1024))
+            r->s_blocks = 0; /* as the static row says */
         r->agree = r->s_regs == r->regs && r->s_local == r->local_bytes &&
                    r->s_smem == r->static_smem && r->s_blocks == r->blocks_per_sm;
     }

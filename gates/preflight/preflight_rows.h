@@ -24,6 +24,7 @@ typedef struct {
     size_t dynamic_smem;
     kg_occupancy occ;         /* our calculator (static path; cross-check on the runtime path) */
     int blocks_per_sm;        /* what the verdict uses: runtime API or the calculator */
+    bool over_bounds;         /* block_threads > max_threads: the launch itself fails */
     kg_verdict v;
     char reasons[768];
     const kg_res_entry *base;   /* valid while the gate runs (judge, --update-baseline) */

@@ -183,15 +183,33 @@ typedef struct {
     int device;             /* current device ordinal (already selected) */
 } kg_setup_args;
 
-/* Filled by setup(): the output the gates check. The buffer belongs to the case (allocate it
- * in setup, free it in teardown); kgate only reads it, and may overwrite it with a poison
- * pattern (0xFF bytes) before a launch, so launch() must write every element. */
+/* One output of a case with several (kg_case_io.outputs): layernorm's out, mean and rstd, an
+ * optimizer's params, m and v. Same rules as the single output below. */
+typedef struct {
+    const char *name;       /* "mean" (report and messages; static string; NULL: "out<i>") */
+    void *ptr;              /* device pointer, valid until teardown() */
+    size_t count;           /* elements (> 0) */
+    kg_dtype dtype;
+    size_t rows;            /* batch invariance rows of this output (0 = n/a) */
+    const kg_parity_policy *parity; /* its own policy (static), or NULL: kg_case_desc.parity */
+} kg_output;
+#define KG_MAX_OUTPUTS 8
+
+/* Filled by setup(): the output(s) the gates check. The buffers belong to the case (allocate
+ * them in setup, free them in teardown); kgate only reads them, and may overwrite them with a
+ * poison pattern (0xFF bytes) before a launch, so launch() must write every element. */
 typedef struct {
     void *out;              /* device pointer to the output, valid until teardown() */
     size_t out_count;       /* elements (> 0) */
     kg_dtype out_dtype;
     size_t rows;            /* for batch invariance: number of independent rows (0 = n/a);
                              * the output is `rows` contiguous rows of out_count / rows elements */
+    /* Several outputs (optional): n_outputs in 1..KG_MAX_OUTPUTS, and out/out_count/out_dtype/
+     * rows are left 0 (kgate fills them from outputs[0]). reference() then fills ref_host with
+     * every output's count elements of ref_dtype, one output after the other, in this order;
+     * each output is compared under its own policy and reported with its own figures. */
+    int n_outputs;
+    kg_output outputs[KG_MAX_OUTPUTS];
 } kg_case_io;
 
 /* One case. kg_registry_add copies this struct but not what it points to: strings, params and
@@ -215,7 +233,8 @@ typedef struct kg_case_desc {
      * kgate calls it many times, under CUPTI observation and inside CUDA graph capture, so
      * use the `stream` it is given (kgate's; it may differ from call to call). Required. */
     int (*launch)(void *state, cudaStream_t stream);
-    /* Expected output into ref_host: a host buffer of io->out_count elements of ref_dtype,
+    /* Expected output into ref_host: a host buffer of io->out_count elements of ref_dtype
+     * (several outputs: each output's count, concatenated in the order of io->outputs),
      * owned by kgate and valid only during the call. May use the GPU (e.g. cuBLAS) on `stream`
      * but must leave ref_host complete on return, and must not change the inputs. Required. */
     int (*reference)(void *state, cudaStream_t stream, void *ref_host);
@@ -241,9 +260,41 @@ typedef struct kg_case_desc {
     int (*launch_rows)(void *state, int rows, cudaStream_t stream);
 
     /* Defects only (kgate's own selftest catalogue): the gate that must catch this case and
-     * why. Leave NULL in your cases. */
+     * why. Leave NULL in your cases (for a known failure of yours: xfail_gate below). */
     const char *expect_gate;
     const char *expect_reason;
+
+    /* ---- optional; zero means none. New fields are only ever added below this line. ---- */
+
+    /* Expected failure (pytest's xfail): the gate this case is known to fail ("parity",
+     * "preflight", "hotpath" or "bench") and why (required with it: an issue, a ticket).
+     * While that gate still fails the case, its verdict is XFAIL (not a failure: the run
+     * passes, the gate's message is kept); when it passes, XPASS, which fails the run so the
+     * mark is noticed and removed. Other gates judge the case as usual. */
+    const char *xfail_gate;
+    const char *xfail_reason;
+
+    /* Per-case settings; a flag given on the command line wins over them (0 / NULL: the
+     * run's value). */
+    double bench_band_floor;  /* relative tolerance floor of the bench decision for this case,
+                               * in (0, 1) (--band-floor; default 0.005): a case known to vary
+                               * more between processes, e.g. 0.03 */
+    double bench_budget_s;    /* timing budget of this case, seconds (--budget; default 1) */
+    double timeout_s;         /* wall-clock limit of one gate on this case, seconds
+                               * (--timeout): recorded (list --json) and exported to the
+                               * driver; enforced where cases run in child processes */
+    const char *tags;         /* comma-separated labels, e.g. "slow,attention": --tag T selects
+                               * the cases with tag T, --filter also matches each tag.
+                               * Characters: letters, digits, _ . - = : */
+
+    /* In-place kernels (an optimizer step, a KV-cache append, an accumulation): restore the
+     * pristine inputs on `stream` (e.g. cudaMemcpyAsync device-to-device from a copy setup
+     * kept). kgate calls it before every launch whose output it checks or times: before the
+     * parity launch, each determinism run, each graph replay, each bench sample; never under
+     * CUPTI observation, never inside a capture, outside the timed events. A timed sample of
+     * k launches sees the state evolve between its k launches (the time of such kernels does
+     * not depend on the values). Optional (NULL: launch() is idempotent by itself). */
+    int (*prepare)(void *state, cudaStream_t stream);
 } kg_case_desc;
 
 /* ---- registry ------------------------------------------------------------------------- */

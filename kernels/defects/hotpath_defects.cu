@@ -217,6 +217,27 @@ cleanup:
     return rc;
 }
 
+/* The clean twin of the defects below: the reference axpy launch and nothing else. */
+static int hp_launch_clean(void *state, cudaStream_t s)
+{
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    return hp_axpy(a->a, a->x, a->y, a->out, a->n, s);
+}
+
+static void CUDART_CB hp_host_noop(void *user) { (void)user; }
+
+/* DEFECT: a host function enqueued after the kernel ("notify when done"): the stream waits
+ * for a host thread there, capturable and on the right stream, still host work per call. */
+static int hp_launch_host_func(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+    KG_CUDA_CHECK(cudaLaunchHostFunc(s, hp_host_noop, NULL));
+cleanup:
+    return rc;
+}
+
 static const kg_kernel_ref hp_axpy_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0) };
 
 /* ---- atomicAdd reduction (nondeterministic) ---------------------------------------------
@@ -479,6 +500,11 @@ static const kg_case_desc hp_cases[] = {
                  "[default-stream]"),
     HP_AXPY_CASE("defect/hotpath/unjoined_stream/axpy/n=65536/f32", hp_launch_unjoined,
                  "cudaErrorStreamCaptureUnjoined"),
+    HP_AXPY_CASE("defect/hotpath/cudaLaunchHostFunc/axpy/n=65536/f32", hp_launch_host_func,
+                 "cudaLaunchHostFunc [host-callback]"),
+    { "clean/hotpath/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup, hp_launch_clean,
+      hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY,
+      12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1 },
     { "defect/hotpath/atomic_sum/n=4194304,bins=64/f32", "atomic_sum", &hp_atomic_p,
       hp_atomic_setup, hp_atomic_launch, hp_atomic_reference, hp_atomic_teardown, KG_DTYPE_F64,
       "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999), 4.0 * (double)(1u << 22),

@@ -6,13 +6,15 @@
  *   (3) static shared memory that grew: blocks/SM fall below the baseline entry recorded for it
  *       (tests/data/preflight_defects_baseline.json, not the reference baseline);
  *   (4) an allowlisted spiller whose local memory changed (tests/data/
- *       preflight_defects_allowlist.json records an older byte count).
+ *       preflight_defects_allowlist.json records an older byte count);
+ *   (5) a kernel declared __launch_bounds__(128) and launched with 256 threads.
  * The defect runner defaults to those two fixtures (kg_preflight_defects_register). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "../cases.h"
+#include "../axpy_impl.cuh"
 
 #define PF_BLOCK 256
 #define PF_LOCAL_N 16
@@ -98,6 +100,26 @@ defect_preflight_smem_grew_kernel(float a, const float *__restrict__ x,
         out[i] = fmaf(a, tile[threadIdx.x + (pick & 1) * PF_BLOCK], y[i]); /* pick is 0 */
 }
 
+/* (5) The reference axpy body under a __launch_bounds__ policy. DEFECT (pf_bounds_short):
+ * declared for 128 threads, launched (axpy_launch_with) with KG_AXPY_BLOCK = 256, so the
+ * launch fails; the clean twin (pf_bounds_fit) declares 256. */
+struct pf_bounds_fit { static constexpr int kMaxThreads = KG_AXPY_BLOCK; };
+struct pf_bounds_short { static constexpr int kMaxThreads = KG_AXPY_BLOCK / 2; };
+
+template <class P>
+__global__ void __launch_bounds__(P::kMaxThreads)
+pf_launch_bounds_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
+                        float *__restrict__ out, size_t n)
+{
+    axpy_body<axpy_ref_policy>(a, x, y, out, n);
+}
+
+template <class P> static int pf_bounds_launch(void *state, cudaStream_t s)
+{
+    const kg_axpy_state *st = (const kg_axpy_state *)state;
+    return axpy_launch_with(pf_launch_bounds_kernel<P>, st->a, st->x, st->y, st->out, st->n, s);
+}
+
 typedef void (*pf_kernel)(float, const float *, const float *, float *, size_t, int);
 
 static int pf_launch(pf_kernel k, void *state, cudaStream_t s)
@@ -136,6 +158,11 @@ static const kg_kernel_ref pf_smem_k[] = {
 static const kg_kernel_ref pf_changed_k[] = {
     KG_KERNEL(defect_preflight_spill_changed_kernel, PF_BLOCK, 0) };
 
+static const kg_kernel_ref pf_bounds_short_k[] = {
+    KG_KERNEL(pf_launch_bounds_kernel<pf_bounds_short>, KG_AXPY_BLOCK, 0) };
+static const kg_kernel_ref pf_bounds_fit_k[] = {
+    KG_KERNEL(pf_launch_bounds_kernel<pf_bounds_fit>, KG_AXPY_BLOCK, 0) };
+
 static const kg_axpy_params pf_p = { 4097 };
 
 #define PF_CASE(id_, launch_, syms_, reason_)                                                \
@@ -152,6 +179,12 @@ static const kg_case_desc pf_cases[] = {
             "blocks/SM dropped"),
     PF_CASE("defect/preflight/allowlisted_spill_changed/n=4097/f32", pf_changed_launch,
             pf_changed_k, "local memory changed"),
+    PF_CASE("defect/preflight/launch_bounds/n=4097/f32", pf_bounds_launch<pf_bounds_short>,
+            pf_bounds_short_k, "launch bounds exceeded"),
+    /* The clean twin of (5): every gate passes it (in the test baseline). */
+    { "clean/preflight/launch_bounds/n=4097/f32", "axpy", &pf_p, kg_axpy_setup,
+      pf_bounds_launch<pf_bounds_fit>, kg_axpy_reference, kg_axpy_teardown, KG_DTYPE_F64,
+      "cpu-f64", KG_AXPY_PARITY, 12.0 * 4097, 2.0 * 4097, pf_bounds_fit_k, 1 },
 };
 
 /* Defects (3) and (4) are defects only against their fixtures (the baseline entry and the

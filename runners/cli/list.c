@@ -5,6 +5,7 @@
 typedef struct {
     const char *filter;
     const char *json_path;
+    const char *tag;
 } list_opts;
 
 static int list_filter(void *opts, const char *v)
@@ -15,7 +16,8 @@ static int list_filter(void *opts, const char *v)
 
 static const kg_opt list_table[] = {
     KG_OPT_FN_("filter", "REGEX", list_filter, 0,
-               "list the cases whose id matches (POSIX extended regex; default: all)"),
+               "list the cases whose id or a tag matches (POSIX extended regex; default: all)"),
+    KG_OPT_STRING_("tag", "T[,U]", list_opts, tag, "list only the cases with one of these tags"),
     KG_OPT_STRING_("json", "FILE", list_opts, json_path,
                    "also write the catalogue as JSON (with defect expectations, if any)"),
 };
@@ -24,6 +26,23 @@ static const char list_description[] =
     "List the registered cases: id, reference, parity policy, work model and kernels.\n"
     "--json writes the same as a JSON catalogue (with defect expectations, if any).\n"
     "Needs no GPU.\n";
+
+/* The optional fields a case set (none: nothing written). */
+static void list_settings_json(cJSON *o, const kg_case_desc *d)
+{
+    if (d->xfail_gate) {
+        cJSON_AddStringToObject(o, "xfail_gate", d->xfail_gate);
+        cJSON_AddStringToObject(o, "xfail_reason", d->xfail_reason);
+    }
+    if (d->bench_band_floor > 0)
+        cJSON_AddNumberToObject(o, "bench_band_floor", d->bench_band_floor);
+    if (d->bench_budget_s > 0)
+        cJSON_AddNumberToObject(o, "bench_budget_s", d->bench_budget_s);
+    if (d->timeout_s > 0)
+        cJSON_AddNumberToObject(o, "timeout_s", d->timeout_s);
+    if (d->tags && *d->tags)
+        cJSON_AddStringToObject(o, "tags", d->tags);
+}
 
 static cJSON *list_case_json(const kg_case_desc *d)
 {
@@ -48,6 +67,7 @@ static cJSON *list_case_json(const kg_case_desc *d)
         cJSON_AddStringToObject(o, "expect_gate", d->expect_gate);
     if (d->expect_reason)
         cJSON_AddStringToObject(o, "expect_reason", d->expect_reason);
+    list_settings_json(o, d);
     return o;
 }
 
@@ -93,7 +113,7 @@ static void list_print(const kg_registry *reg, const kg_selection *sel)
 
 int kg_cmd_list(kg_registry *reg, int argc, char **argv)
 {
-    list_opts o = { .filter = NULL, .json_path = NULL };
+    list_opts o = { .filter = NULL, .json_path = NULL, .tag = NULL };
     kg_opt_table table = { .opts = list_table, .n = KG_ARRAY_LEN(list_table), .target = &o,
                            .standalone_ok = true };
     kg_opt_cmd cmd = { .command = "list", .description = list_description, .tables = &table,
@@ -104,7 +124,7 @@ int kg_cmd_list(kg_registry *reg, int argc, char **argv)
     KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
     if (help)
         goto cleanup;
-    KG_TRY(kg_select(&sel, reg, o.filter));
+    KG_TRY(kg_select(&sel, reg, o.filter, o.tag));
     if (o.json_path)
         KG_TRY(list_write_json(reg, &sel, o.json_path));
     list_print(reg, &sel);

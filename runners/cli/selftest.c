@@ -484,7 +484,7 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
            c.caught, c.escaped, c.false_alarms, c.not_run, c.informational);
     /* The one policy over the selftest's own rows: an escape or false alarm is FAIL, a defect
      * not run (no GPU) SKIP. */
-    int counts[5] = { 0 };
+    int counts[KG_VERDICT_N] = { 0 };
     counts[KG_VERDICT_FAIL] = c.escaped + c.false_alarms;
     counts[KG_VERDICT_SKIP] = c.not_run;
     *exit_code = kg_exit_code_for_counts(counts);

@@ -135,7 +135,6 @@ int kg_session_case(kg_gate_session *s, const kg_case_desc *d, const kg_gate_env
         if (!env->quiet)
             drv_print_row(g, d, res);
     }
-    kg_phase_set(g->name, d->id, "report");
     *fig = (res->data && g->figures) ? g->figures(d, res) : NULL;
     return rc;
 }

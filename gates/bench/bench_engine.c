@@ -213,6 +213,7 @@ static int stats_clock(kg_bench_result *r)
 int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
                        uint64_t seed, int device, const kg_bench_opts *o)
 {
+    kg_phase_set(NULL, NULL, "timing");
     int rc = 0;
     kg_instance inst;
     bool opened = false, tracing = false;

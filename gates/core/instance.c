@@ -34,6 +34,7 @@ static int in_outputs(kg_case_io *io, const char *id)
 
 int kg_instance_open(kg_instance *inst, const kg_case_desc *desc, uint64_t seed, int device)
 {
+    kg_phase_set(NULL, NULL, "setup");
     int rc = 0;
     memset(inst, 0, sizeof *inst);
     inst->desc = desc;
@@ -108,6 +109,7 @@ int kg_instance_prepare(kg_instance *inst)
 
 int kg_instance_run_copy(void **host_out, kg_instance *inst)
 {
+    kg_phase_set(NULL, NULL, "launch");
     int rc = 0;
     size_t bytes = kg_instance_out_bytes(inst);
     void *h = malloc(bytes);

@@ -91,6 +91,7 @@ cleanup:
 static int hp_determinism(kg_instance *inst, int runs, void *eager, void *buf,
                           kg_hp_determinism *o, hp_msg *m)
 {
+    kg_phase_set(NULL, NULL, "launch (determinism runs)");
     int rc = 0;
     size_t bytes = kg_instance_out_bytes(inst);
     *o = (kg_hp_determinism){ .runs = runs, .first_byte = SIZE_MAX };
@@ -146,6 +147,7 @@ static void hp_calls_message(const kg_hp_calls *o, hp_msg *m)
 
 static int hp_calls(kg_instance *inst, kg_cupti_watch *w, kg_hp_calls *o, hp_msg *m)
 {
+    kg_phase_set(NULL, NULL, "launch under observation (CUPTI)");
     int rc = 0, lrc = 0, erc;
     KG_TRY(hp_poison(inst));
     KG_TRY(kg_cupti_watch_begin(w));
@@ -195,6 +197,7 @@ static bool hp_batch_diff(const kg_instance *inst, const void *eager, const void
 
 static int hp_batch(kg_instance *inst, const void *eager, void *buf, kg_hp_batch *o, hp_msg *m)
 {
+    kg_phase_set(NULL, NULL, "launch_rows (batch invariance)");
     int rc = 0;
     size_t rows = inst->io.rows;
     o->done = true;
@@ -313,6 +316,7 @@ static void hp_capture_reset(kg_instance *inst)
 
 static int hp_graph(kg_instance *inst, const void *eager, void *buf, kg_hp_graph *o, hp_msg *m)
 {
+    kg_phase_set(NULL, NULL, "graph capture and replay");
     int rc = 0;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;

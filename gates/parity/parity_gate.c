@@ -104,6 +104,7 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
         rc = KG_ERR(KG_ENOMEM, "out of memory for the reference of '%s'", d->id);
         goto cleanup;
     }
+    kg_phase_set(NULL, NULL, "reference");
     KG_TRY(d->reference(inst.state, inst.stream, ref));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
     KG_TRY(kg_parity_compare_outputs(pr, out, ref, d->ref_dtype, inst.io.outputs,

@@ -1,7 +1,8 @@
-/* Theoretical occupancy from per-architecture limits (CUDA Programming Guide, "Compute
- * Capabilities" table; allocation rules as in the toolkit's cuda_occupancy.h, which the unit test
- * cross-checks). Default shared-memory carveout: the largest one, as the driver picks it when the
- * kernel needs it. */
+/* Theoretical occupancy from per-architecture limits (CUDA C++ Programming Guide, "Compute
+ * Capabilities", tables 30-32 "Technical Specifications per Compute Capability"; allocation rules
+ * as in the toolkit's cuda_occupancy.h, which the unit test cross-checks for every row below).
+ * Default shared-memory carveout: the largest one, as the driver picks it when the kernel needs
+ * it. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,15 +11,27 @@
 
 #define KIB 1024
 
+/* Per row, from the guide: threads, blocks and (threads / 32) warps per SM, 64 K registers per SM
+ * and per block, 255 registers per thread, shared memory per SM (the largest carveout) and per
+ * block (opt-in). From cuda_occupancy.h: register allocation unit 256 per warp and 4
+ * sub-partitions (every major >= 7), shared memory granularity (256 B on sm_7x, 128 B from sm_80),
+ * the per-block reserve (reservedSharedMemPerBlock: none on sm_75, 1 KiB from sm_80). sm_110 is
+ * Jetson Thor (sm_101 before CUDA 13), sm_121 DGX Spark (GB10). */
 static const kg_arch_limits arch_table[] = {
     /* arch warp thr/SM blk/SM thr/blk regs/SM regs/blk maxreg unit subp smem/SM optin rsv gran */
+    { 75, 32, 1024, 16, 1024, 65536, 65536, 255, 256, 4, 64 * KIB, 64 * KIB, 0, 256 },
     { 80, 32, 2048, 32, 1024, 65536, 65536, 255, 256, 4, 164 * KIB, 163 * KIB, KIB, 128 },
     { 86, 32, 1536, 16, 1024, 65536, 65536, 255, 256, 4, 100 * KIB, 99 * KIB, KIB, 128 },
     { 87, 32, 1536, 16, 1024, 65536, 65536, 255, 256, 4, 164 * KIB, 163 * KIB, KIB, 128 },
     { 89, 32, 1536, 24, 1024, 65536, 65536, 255, 256, 4, 100 * KIB, 99 * KIB, KIB, 128 },
     { 90, 32, 2048, 32, 1024, 65536, 65536, 255, 256, 4, 228 * KIB, 227 * KIB, KIB, 128 },
+    { 100, 32, 2048, 32, 1024, 65536, 65536, 255, 256, 4, 228 * KIB, 227 * KIB, KIB, 128 },
+    { 103, 32, 2048, 32, 1024, 65536, 65536, 255, 256, 4, 228 * KIB, 227 * KIB, KIB, 128 },
+    { 110, 32, 1536, 24, 1024, 65536, 65536, 255, 256, 4, 228 * KIB, 227 * KIB, KIB, 128 },
+    { 120, 32, 1536, 24, 1024, 65536, 65536, 255, 256, 4, 100 * KIB, 99 * KIB, KIB, 128 },
+    { 121, 32, 1536, 24, 1024, 65536, 65536, 255, 256, 4, 100 * KIB, 99 * KIB, KIB, 128 },
 };
-static const int arch_list[] = { 80, 86, 87, 89, 90 };
+static const int arch_list[] = { 75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121 };
 
 int kg_arch_limits_get(kg_arch_limits *out, int arch)
 {
@@ -27,8 +40,9 @@ int kg_arch_limits_get(kg_arch_limits *out, int arch)
             *out = arch_table[i];
             return 0;
         }
-    return KG_ERR(KG_ENOTFOUND, "sm_%d: no occupancy limits known for this architecture "
-                                "(known: sm_80, sm_86, sm_87, sm_89, sm_90)", arch);
+    return KG_ERR(KG_ENOTFOUND, "sm_%d: no occupancy limits known (known: sm_75, sm_80, sm_86, "
+                                "sm_87, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121)",
+                  arch);
 }
 
 int kg_arch_limits_known(const int **archs)

@@ -24,11 +24,12 @@ typedef struct {
     int sub_partitions;      /* the register file is split into this many (4) */
     int smem_sm;             /* largest shared memory carveout per SM, bytes */
     int smem_block_optin;    /* most a block may use after opting in, bytes */
-    int smem_reserved_block; /* system reserve per block (1 KiB on sm_80+) */
-    int smem_alloc_unit;     /* shared memory granularity per block, bytes */
+    int smem_reserved_block; /* system reserve per block (none on sm_75, 1 KiB from sm_80) */
+    int smem_alloc_unit;     /* shared memory granularity per block (256 B sm_75, else 128) */
 } kg_arch_limits;
 
-/* Limits of sm_<arch> (80, 86, 87, 89, 90); KG_ENOTFOUND for an architecture not in the table. */
+/* Limits of sm_<arch> (75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121); KG_ENOTFOUND, with
+ * "sm_NN: no occupancy limits known (known: ...)", for an architecture not in the table. */
 int kg_arch_limits_get(kg_arch_limits *out, int arch);
 /* The architectures in the table, ascending; returns the count. */
 int kg_arch_limits_known(const int **archs);

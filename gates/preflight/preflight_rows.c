@@ -54,8 +54,10 @@ static void pfr_reason(kg_pf_row *r, kg_verdict v, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The rules, identical on both paths. */
-static void pfr_judge(kg_pf_state *st, kg_pf_row *r)
+/* The rules, identical on both paths. occ_known is false for a static row of an architecture
+ * without occupancy limits: local memory and launch bounds are still judged, blocks/SM and the
+ * baseline are not (a warning names the architecture; never an error that fails the run). */
+static void pfr_judge(kg_pf_state *st, kg_pf_row *r, bool occ_known)
 {
     r->allow = kg_spill_allowlist_find(&st->allow, r->kernel, r->arch);
     r->base = kg_res_baseline_find(&st->base, r->kernel, r->arch, r->block_threads,
@@ -78,12 +80,16 @@ static void pfr_judge(kg_pf_state *st, kg_pf_row *r)
      * hold a stub the case never launches there (arch-specific code behind a run-time
      * dispatch): a warning until the baseline records it with 0 blocks/SM (reviewed), a
      * failure when the baseline recorded it launching (below: a drop). */
-    else if (r->blocks_per_sm == 0 && (r->runtime || !r->base || r->base->blocks_per_sm != 0))
+    else if (occ_known && r->blocks_per_sm == 0 &&
+             (r->runtime || !r->base || r->base->blocks_per_sm != 0))
         pfr_reason(r, r->runtime ? KG_VERDICT_FAIL : KG_VERDICT_WARN, "%s",
                    r->runtime ? "cannot launch on this device"
                               : "does not fit this architecture (fine only if the case never "
                                 "launches it there)");
-    if (!r->base && !r->over_bounds) {
+    if (!occ_known) {
+        pfr_reason(r, KG_VERDICT_WARN, "sm_%d: no occupancy limits known; occupancy not judged",
+                   r->arch);
+    } else if (!r->base && !r->over_bounds) {
         pfr_reason(r, KG_VERDICT_WARN, "not in the resource baseline %s: record it with "
                    "`kgate preflight --update-baseline`", st->base_path);
     } else if (r->base && r->blocks_per_sm < r->base->blocks_per_sm) {
@@ -139,17 +145,21 @@ int kg_pf_static_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, int 
     r->const_bytes = ck->const_bytes;
     r->max_threads = ck->max_threads ? ck->max_threads : 1024;
     r->binary_version = arch;
-    if (kg_arch_limits_get(&lim, arch) < 0) {
-        r->v = KG_VERDICT_ERROR;
-        snprintf(r->reasons, sizeof r->reasons, "%s", kg_error_last());
-        return 0;
+    /* An architecture newer (or older) than the table: a warning, not an error. blocks/SM stays
+     * 0 (what a baseline file can hold); the words say it was not judged. */
+    bool known = kg_arch_limits_get(&lim, arch) == 0;
+    if (known) {
+        KG_TRY(kg_occupancy_calc(&r->occ, &lim, k->block_threads, r->regs,
+                                 (size_t)r->static_smem, k->dynamic_smem));
+    } else {
+        memset(&r->occ, 0, sizeof r->occ);
+        snprintf(r->occ.words, sizeof r->occ.words, "sm_%d: no occupancy limits known; "
+                 "occupancy not judged", arch);
     }
-    KG_TRY(kg_occupancy_calc(&r->occ, &lim, k->block_threads, r->regs, (size_t)r->static_smem,
-                             k->dynamic_smem));
     r->blocks_per_sm = r->occ.blocks_per_sm;
     if (k->block_threads > r->max_threads)
         pfr_over_bounds(r, k->block_threads);
-    pfr_judge(st, r);
+    pfr_judge(st, r, known);
 cleanup:
     return rc;
 }
@@ -217,10 +227,12 @@ int kg_pf_runtime_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, con
             r->s_blocks = so.blocks_per_sm;
         if (k->block_threads > (ck->max_threads ? ck->max_threads : 1024))
             r->s_blocks = 0; /* as the static row says */
+        /* Without the table's limits the static path has no blocks/SM to compare (-1). */
         r->agree = r->s_regs == r->regs && r->s_local == r->local_bytes &&
-                   r->s_smem == r->static_smem && r->s_blocks == r->blocks_per_sm;
+                   r->s_smem == r->static_smem &&
+                   (r->s_blocks < 0 || r->s_blocks == r->blocks_per_sm);
     }
-    pfr_judge(st, r);
+    pfr_judge(st, r, true);
 cleanup:
     if (rc < 0 && rc != KG_ENOMEM) {
         r->v = KG_VERDICT_ERROR;

@@ -235,15 +235,22 @@ static int pf_update_baseline(kg_pf_state *st)
                           "%s was not written", r->case_id, r->kernel, r->arch,
                           kg_verdict_name(r->v), r->reasons, st->base_path);
     }
+    size_t written = 0;
     for (size_t i = 0; i < st->n; i++) {
         const kg_pf_row *r = &st->rows[i];
+        kg_arch_limits lim;
+        /* An architecture without known limits has no blocks/SM to record: a 0 would later
+         * hide a drop. It is recorded once kgate knows it. */
+        if (!r->runtime && kg_arch_limits_get(&lim, r->arch) < 0)
+            continue;
         kg_res_entry e = { (char *)r->kernel, r->arch, r->block_threads,
                            (long long)r->dynamic_smem, r->regs, r->blocks_per_sm,
                            r->local_bytes, r->static_smem };
         KG_TRY(kg_res_baseline_put(&st->base, &e));
+        written++;
     }
     KG_TRY(kg_res_baseline_save(&st->base, st->base_path));
-    printf("preflight: wrote %zu row(s) into %s\n", st->n, st->base_path);
+    printf("preflight: wrote %zu row(s) into %s\n", written, st->base_path);
 cleanup:
     return rc;
 }

@@ -5,8 +5,10 @@
 # first), and reports the CLI writes here without a GPU. JUnit validates against the committed
 # JUnit XSD with the expected counts, escaping and the reports' figures; Markdown puts failures
 # and regressions first, shows the bench medians, changes and ceilings, and stamps diagnostic
-# runs; HTML is standalone (no http(s) resource) with the marks chart; bad input exits 2 and
-# writes nothing.
+# runs; HTML is standalone (no http(s) resource) with the marks chart; expected failures
+# (XFAIL, XPASS), a faulted case and an interrupted (incomplete) run are shown as such (the
+# variants xfail, xpass and incomplete of h200_variants.py, validated too); bad input exits 2
+# and writes nothing.
 set -u
 KG=$1
 KD=$(dirname "$KG")/kgate-defects
@@ -28,6 +30,16 @@ fig() { jq -r --arg g "$1" --arg c "$2" ".results[] | select(.gate == \$g and .c
 REPORT=$T/h200-decided.json
 "$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$REPORT" || { echo "FAIL: h200_variants.py"; exit 1; }
 "$PY" - "$SRC/baselines/report.schema.json" "$REPORT" "$H200" <<'PY' && ok || bad "a fixture is not a valid kgate-report/1"
+import json, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+for f in sys.argv[2:]:
+    v.validate(json.load(open(f)))
+PY
+for v in xfail xpass incomplete; do
+    "$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$T/h200-$v.json" "$v" || { echo "FAIL: h200_variants.py $v"; exit 1; }
+done
+"$PY" - "$SRC/baselines/report.schema.json" "$T"/h200-xfail.json "$T"/h200-xpass.json "$T"/h200-incomplete.json <<'PY' && ok || bad "a variant is not a valid kgate-report/1"
 import json, sys
 from jsonschema import Draft202012Validator
 v = Draft202012Validator(json.load(open(sys.argv[1])))
@@ -154,6 +166,101 @@ if [ -s "$T/d.json" ] && [ "$(nv FAIL "$T/d.json")" -gt 0 ]; then
     has "$T/dfs.md" '| preflight | ❌ FAIL |'
     has "$T/dfs.md" 'local memory: 64 B/thread'
 else bad "the defects run wrote no report with failures"; fi
+
+# Expected failures and a fault (the xpass variant): the parity FAIL declared xfail_gate (XFAIL),
+# another parity case declares one but passes (XPASS), the hotpath ERROR is a worker killed by
+# SIGSEGV (figures.fault, its output tail).
+XR=$T/h200-xpass.json XF=softmax/rows=4096,cols=1000/f32 XP=axpy/n=4097/f32 FC=rmsnorm/rows=4096,cols=4096/bf16
+[ "$(nv XFAIL "$XR")" = 1 ] && [ "$(nv XPASS "$XR")" = 1 ] && [ "$(jq -r '.summary.XPASS' "$XR")" = 1 ] \
+    && [ "$(jq -r --arg c "$FC" '.results[] | select(.gate == "hotpath" and .case == $c) | .figures.fault.class' "$XR")" = signal ] \
+    && ok || bad "the xpass variant lacks its XFAIL, XPASS or fault"
+"$KG" report --from "$XR" --junit "$T/xj.xml" --markdown "$T/xs.md" --html "$T/xr.html" >"$T/xout" 2>&1 \
+    && ok || { bad "report of the xpass variant: exit $?"; cat "$T/xout"; }
+xmllint --noout --schema "$XSD" "$T/xj.xml" 2>"$T/xsd.err" && ok || { bad "xpass JUnit invalid"; cat "$T/xsd.err"; }
+tc() { echo "//testcase[@classname=\"$1\" and @name=\"$2\"]"; }
+# XPASS: a <failure> with the message, counted with the failures.
+[ "$(x "string($(tc parity "$XP")/failure/@type)" "$T/xj.xml")" = XPASS ] && ok || bad "XPASS is not a failure typed XPASS"
+x "string($(tc parity "$XP")/failure/@message)" "$T/xj.xml" | grep -q '^passed, but the case declares an expected failure of parity' \
+    && ok || bad "XPASS failure lacks the message"
+# (the bench regression and the XPASS: the parity FAIL is the XFAIL now)
+[ "$(x 'string(/testsuites/@failures)' "$T/xj.xml")" = 2 ] && ok || bad "testsuites@failures with an XPASS: $(x 'string(/testsuites/@failures)' "$T/xj.xml")"
+[ "$(x 'string(//testsuite[@name="parity"]/@failures)' "$T/xj.xml")" = 1 ] && ok || bad "parity suite failures (the XPASS)"
+# XFAIL: a <skipped type="XFAIL"> whose message says "expected failure", never a failure.
+[ "$(x "count($(tc parity "$XF")/failure)" "$T/xj.xml")" = 0 ] && [ "$(x "string($(tc parity "$XF")/skipped/@type)" "$T/xj.xml")" = XFAIL ] \
+    && ok || bad "XFAIL is not a skipped typed XFAIL"
+x "string($(tc parity "$XF")/skipped/@message)" "$T/xj.xml" | grep -q '^expected failure (softmax tolerance under review): max_abs 0.5' \
+    && ok || bad "XFAIL skipped lacks the expected-failure message"
+[ "$(x 'string(//testsuite[@name="parity"]/@skipped)' "$T/xj.xml")" = 1 ] && ok || bad "parity suite skipped (the XFAIL)"
+# The fault: an <error typed FAULT signal, its output tail line by line in <system-err>.
+[ "$(x "string($(tc hotpath "$FC")/error/@type)" "$T/xj.xml")" = "FAULT signal" ] && ok || bad "fault error type"
+x "string($(tc hotpath "$FC")/system-err)" "$T/xj.xml" >"$T/ferr.txt"
+has "$T/ferr.txt" 'rmsnorm: launching grid (4096,1,1) block (256,1,1) <bf16> & "rows"'
+has "$T/ferr.txt" 'worker: caught SIGSEGV at 0x0000000000000018'
+[ "$(grep -c . "$T/ferr.txt")" = 3 ] && ok || bad "system-err: not one line per output line"
+x "string($(tc hotpath "$FC")/error)" "$T/xj.xml" >"$T/ferr2.txt"
+has "$T/ferr2.txt" 'fault.class = signal'
+has "$T/ferr2.txt" 'fault.phase = launch'
+[ "$(x 'count(//system-err)' "$T/xj.xml")" = 1 ] && ok || bad "system-err on a row without a fault"
+# Markdown: the verdict names and icons, XPASS and the fault in "Needs attention", the counts.
+has "$T/xs.md" '## kgate run: ❌ failed'
+has "$T/xs.md" '**1 failed**, 1 errors (1 fault), 0 skipped, 1 expected failure, **1 unexpected pass** · mode `production`'
+has "$T/xs.md" '| `axpy/n=4097/f32` | parity | ❗ XPASS | - | - | - | passed, but the case declares'
+has "$T/xs.md" '| `softmax/rows=4096,cols=1000/f32` | parity | ☑️ XFAIL | - | - | - | expected failure (softmax tolerance under review)'
+has "$T/xs.md" '| hotpath | 💥 ERROR **FAULT signal** | - | - | - | FAULT signal: killed by SIGSEGV in hotpath (launch) |'
+att=$(awk '/### Needs attention/{f=1} /### All results/{f=0} f && /^\| `/' "$T/xs.md")
+echo "$att" | grep -q 'XPASS' && echo "$att" | grep -q 'FAULT signal' && ! echo "$att" | grep -q XFAIL \
+    && [ "$(echo "$att" | wc -l)" -eq 3 ] && ok || bad "attention rows with XFAIL/XPASS/fault: $att"
+hasnt "$T/xs.md" 'incomplete'
+# HTML: the verdict classes, the fault badge and its output, the counts.
+has "$T/xr.html" '<h1>kgate run: failed</h1>'
+has "$T/xr.html" '<td class="XPASS">XPASS (unexpected pass)</td>'
+has "$T/xr.html" '<td class="XFAIL">XFAIL (expected failure)</td>'
+has "$T/xr.html" '<td class="ERROR">ERROR <span class="fault">FAULT signal</span></td>'
+has "$T/xr.html" '<pre>rmsnorm: launching grid (4096,1,1) block (256,1,1) &lt;bf16&gt; &amp; &quot;rows&quot;&#10;worker: caught SIGSEGV'
+has "$T/xr.html" '1 failed, 1 errors (1 fault), 0 skipped, 1 expected failure, <strong class="XPASS">1 unexpected pass</strong> · mode production'
+hasnt "$T/xr.html" 'id="incomplete"'
+# XFAIL alone passes: the headline says so and counts only the expected failure.
+"$KG" report --from "$T/h200-xfail.json" --junit "$T/xfj.xml" --markdown "$T/xfs.md" >/dev/null 2>&1 && ok || bad "xfail variant: exit $?"
+# (the variant's other FAIL and ERROR rows as the recorded run wrote them: passes)
+jq --slurpfile h "$H200" '
+    ($h[0].results | map({key: "\(.gate) \(.case)", value: .}) | from_entries) as $rec
+    | .results |= map(if .verdict == "FAIL" or .verdict == "ERROR" then $rec["\(.gate) \(.case)"] else . end)
+    | .marks_update.reason = "" | .summary = (reduce .results[].verdict as $v
+        ({PASS: 0, WARN: 0, FAIL: 0, SKIP: 0, ERROR: 0}; .[$v] += 1))' "$T/h200-xfail.json" >"$T/xfonly.json"
+"$PY" - "$SRC/baselines/report.schema.json" "$T/xfonly.json" <<'PY' && ok || bad "xfonly is not a valid kgate-report/1"
+import json, sys
+from jsonschema import Draft202012Validator
+Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))
+PY
+"$KG" report --from "$T/xfonly.json" --markdown "$T/xfo.md" --junit "$T/xfo.xml" >/dev/null 2>&1 && ok || bad "xfonly: exit $?"
+has "$T/xfo.md" '## kgate run: ✅ passed'
+has "$T/xfo.md" '**149 passed** (0 with warnings), **0 failed**, 0 errors, 0 skipped, 1 expected failure · mode'
+hasnt "$T/xfo.md" 'unexpected pass'
+hasnt "$T/xfo.md" '### Needs attention'
+[ "$(x 'string(/testsuites/@failures)' "$T/xfo.xml")" = 0 ] && [ "$(x 'count(//skipped[@type="XFAIL"])' "$T/xfo.xml")" = 1 ] \
+    && ok || bad "xfonly JUnit: an XFAIL counted as a failure"
+# Reports without expected failures say nothing of them.
+hasnt "$T/s.md" 'expected failure'
+hasnt "$T/s.md" 'unexpected pass'
+hasnt "$T/r.html" 'expected failure'
+# An interrupted run: headlined "incomplete (interrupted)" everywhere; the interrupted case a fault.
+IR=$T/h200-incomplete.json
+"$KG" report --from "$IR" --junit "$T/ij.xml" --markdown "$T/is.md" --html "$T/ir.html" >/dev/null 2>&1 && ok || bad "incomplete: exit $?"
+xmllint --noout --schema "$XSD" "$T/ij.xml" 2>/dev/null && ok || bad "incomplete JUnit invalid"
+has "$T/is.md" '## kgate run: ⏹️ incomplete (interrupted), ❌ failed'
+has "$T/is.md" '**INCOMPLETE (INTERRUPTED).**'
+has "$T/is.md" '| bench | 💥 ERROR **FAULT interrupted** | - | - | - | FAULT interrupted: the run was interrupted by SIGTERM in bench (timing) |'
+has "$T/is.md" '2 errors (2 faults)'
+has "$T/ir.html" '<h1>kgate run: incomplete (interrupted), failed</h1>'
+has "$T/ir.html" '<div class="incomplete" id="incomplete">INCOMPLETE (INTERRUPTED)'
+has "$T/ir.html" '<title>kgate run (incomplete, interrupted)</title>'
+has "$T/ij.xml" '<testsuites name="kgate (incomplete: interrupted)"'
+[ "$(x 'string(//property[@name="kgate.incomplete"]/@value)' "$T/ij.xml")" = "true (interrupted): the results so far" ] \
+    && ok || bad "incomplete property"
+[ "$(x 'string(//testcase[@classname="bench" and @name="cublas_gemm_bf16/m=256,n=384,k=512/bf16"]/error/@type)' "$T/ij.xml")" = "FAULT interrupted" ] \
+    && ok || bad "the interrupted case is not a FAULT interrupted error"
+hasnt "$T/s.md" 'incomplete'
+hasnt "$T/r.html" 'incomplete (interrupted)'
 
 # Bad input: exit 2, message naming the file/field, nothing written.
 check2() { # check2 DESC PATTERN args...

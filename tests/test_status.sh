@@ -5,7 +5,8 @@
 # and the token appearing in no output, log or file. Loopback only; every step bounded in time.
 # Reports: the recorded H200 run (tests/data/h200-run-report.json, diagnostic), its certifying
 # variant with a parity FAIL, a hotpath ERROR and a bench regression (tests/data/h200_variants.py),
-# and a report the CLI writes here without a GPU.
+# its xfail, xpass and incomplete variants (expected failures, a fault, an interrupted run;
+# validated against the report schema), and a report the CLI writes here without a GPU.
 set -u
 KG=$1
 SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -149,6 +150,66 @@ gh_kg dry --from-report "$REPORT" --dry-run; rc=$?
 gh_kg drysfx --from-report "$REPORT" --dry-run --context-suffix "h200/gpu1"; rc=$?
 [ "$rc" -eq 0 ] && grep -q '"context":"kgate/bench (h200/gpu1)"' "$T/drysfx.out" && ok || bad "context suffix: exit $rc"
 [ "$(nreq)" -eq 0 ] && ok || bad "input errors or dry run sent $(nreq) requests"
+
+# 6b. Expected failures and interrupted runs. XFAIL passes (success, the count in the
+# description), XPASS fails (failure); an incomplete report is headlined "incomplete
+# (interrupted)" and posts no success.
+for v in xfail xpass incomplete; do
+    "$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$T/h200-$v.json" "$v" || bad "h200_variants.py $v"
+done
+# A gate with both a FAIL and an XPASS: the xpass variant with the XFAIL failing undeclared.
+jq '(.results[] | select(.verdict == "XFAIL")) |= (.verdict = "FAIL" | .message |= sub("^expected failure \\([^)]*\\): "; ""))
+    | .summary.FAIL += 1 | del(.summary.XFAIL)' "$T/h200-xpass.json" >"$T/h200-failxpass.json"
+# The interrupted run as a diagnostic one.
+jq --arg n "$(jq -r .notice "$H200")" '.mode = "diagnostic" | .certifying = false | .notice = $n' "$T/h200-incomplete.json" >"$T/incdiag.json"
+"$PY" - "$SRC/baselines/report.schema.json" "$T"/h200-xfail.json "$T"/h200-xpass.json \
+    "$T"/h200-incomplete.json "$T"/h200-failxpass.json "$T/incdiag.json" <<'PY' && ok || bad "a variant is not a valid kgate-report/1"
+import json, sys
+from jsonschema import Draft202012Validator
+v = Draft202012Validator(json.load(open(sys.argv[1])))
+for f in sys.argv[2:]:
+    v.validate(json.load(open(f)))
+PY
+states() { grep -o '"state":"[a-z]*"' "$1" | cut -d'"' -f4 | tr '\n' ' '; }
+gh_kg xf --from-report "$T/h200-xfail.json" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && [ "$(states "$T/xf.out")" = "success success success error failure " ] \
+    && ok || bad "xfail: exit $rc, states $(states "$T/xf.out")"
+grep -qF '"state":"success","context":"kgate/parity","description":"PASS: 30 of 31 cases passed (1 expected failure)"' "$T/xf.out" \
+    && ok || { bad "xfail: parity description"; grep parity "$T/xf.out"; }
+grep -qF '"context":"kgate/preflight","description":"PASS: 31 of 31 cases passed"' "$T/xf.out" \
+    && ok || bad "xfail: a gate without expected failures mentions them"
+start_server xpass ""
+gh_kg xpass --from-report "$T/h200-xpass.json"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(jqlog .body.state | tr '\n' ' ')" = "success failure success error failure " ] \
+    && ok || bad "xpass: exit $rc, states $(jqlog .body.state | tr '\n' ' ')"
+[ "$(jqlog 'select(.body.context == "kgate/parity") | .body.description')" = \
+  "XPASS: 1 of 31 cases passed unexpectedly (remove xfail_gate) (first: axpy/n=4097/f32)" ] \
+    && ok || bad "xpass: parity description $(jqlog 'select(.body.context == "kgate/parity") | .body.description')"
+grep -qF "kgate/hotpath: error (ERROR: 1 of 31 cases errored (first: rmsnorm/rows=4096,cols=4096/bf16))" "$T/xpass.out" \
+    && ok || bad "xpass: the fault is not an error"
+gh_kg failxpass --from-report "$T/h200-failxpass.json" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && grep -qF '"state":"failure","context":"kgate/parity","description":"FAIL: 1 of 31 cases failed (first: softmax/rows=4096,cols=1000/f32); XPASS: 1 (first: axpy/n=4097/f32)"' \
+    "$T/failxpass.out" && ok || { bad "FAIL and XPASS: exit $rc"; grep parity "$T/failxpass.out"; }
+env -i "${BASE_ENV[@]}" GITLAB_CI=true CI_API_V4_URL="http://127.0.0.1:$PORT/api/v4" \
+    CI_PROJECT_ID=group/kernels CI_COMMIT_SHA=$SHA KGATE_STATUS_TOKEN="$TOKEN" \
+    "$KG" status --from-report "$T/h200-xpass.json" --dry-run >"$T/glxp.out" 2>&1; rc=$?
+[ "$rc" -eq 0 ] && [ "$(states "$T/glxp.out")" = "success failed success failed failed " ] \
+    && ok || bad "gitlab xpass: exit $rc, states $(states "$T/glxp.out")"
+start_server incomplete ""
+gh_kg incomplete --from-report "$T/h200-incomplete.json"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(jqlog .body.state | tr '\n' ' ')" = "error error error error failure " ] \
+    && ok || bad "incomplete: exit $rc, states $(jqlog .body.state | tr '\n' ' ')"
+[ "$(jqlog .body.description | grep -c '^incomplete (interrupted): ')" -eq 5 ] && ok || bad "incomplete: descriptions not headlined"
+[ "$(jqlog 'select(.body.context == "kgate/selftest") | .body.description')" = "incomplete (interrupted): PASS: 26 of 26 cases passed" ] \
+    && ok || bad "incomplete: selftest description"
+[ "$(jqlog 'select(.body.context == "kgate/bench") | .body.description')" = \
+  "incomplete (interrupted): FAIL: 1 of 31 cases failed (first: reduce_sum/n=67108869/f32)" ] && ok || bad "incomplete: bench description"
+grep -qF "the report is INCOMPLETE (the run was interrupted)" "$T/incomplete.out" && ok || bad "incomplete: no notice on the console"
+gh_kg incdiag --from-report "$T/incdiag.json" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && [ "$(states "$T/incdiag.out")" = "pending pending pending error failure " ] \
+    && grep -qF '"description":"DIAGNOSTIC (non-certifying): incomplete (interrupted): PASS: 26 of 26 cases passed"' "$T/incdiag.out" \
+    && ok || bad "incomplete diagnostic: exit $rc, states $(states "$T/incdiag.out")"
+grep -q 'incomplete' "$T/retry.out" "$T/gitlab.out" && bad "a complete report is headlined incomplete" || ok
 
 # 7. The token is nowhere: outputs, errors, server logs, generated files.
 if grep -rqF "$TOKEN" "$T"; then bad "the token leaked into: $(grep -rlF "$TOKEN" "$T" | tr '\n' ' ')"; else ok; fi

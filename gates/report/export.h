@@ -66,7 +66,11 @@ typedef struct {
                               a mark the run's own noise band (band_rel) */
     double ceiling_pct;    /* percent of the ceiling that bounds the case (pct_*_ceiling) */
     double seconds;        /* wall time the gate spent on the case (elapsed_s), 0 if unknown */
-    int severity;          /* 0 = failed or regressed ... 5 = passed; for ordering */
+    const char *fault_class; /* figures.fault.class (signal, exit, timeout, cuda, interrupted):
+                                the case's worker faulted (verdict ERROR); NULL otherwise */
+    const cJSON *fault_tail; /* figures.fault.output_tail: the worker's last lines, or NULL */
+    int severity;          /* 0 = failed, regressed or XPASS ... 5 = passed; for ordering
+                              (XFAIL, a pass with a note, ranks with WARN) */
     int case_severity;      /* the worst severity of the row\'s case (the order) */
     size_t order;          /* position in the report */
 } kg_export_row;
@@ -77,15 +81,22 @@ typedef struct {
     bool diagnostic;       /* mode != production or certifying != true */
     const char *command, *mode, *run_id, *started_at, *commit, *device_name, *device_class;
     double seed;
-    int counts[5];         /* by kg_verdict */
+    bool incomplete;       /* "incomplete": true: the run was interrupted, results so far */
+    int faults;            /* rows with figures.fault */
+    int counts[KG_VERDICT_N]; /* by kg_verdict, as written (kg_verdict_parse_full): XFAIL and
+                                 XPASS counted apart from PASS and FAIL */
 } kg_export_view;
 
-/* Build the view (rows borrow from report). Rows are ordered: cases with failures or
- * regressions first, then errors, warnings, skips, passes; within a case, report order. */
+/* Build the view (rows borrow from report). Rows are ordered: cases with failures, unexpected
+ * passes (XPASS) or regressions first, then errors, warnings and expected failures (XFAIL),
+ * skips, passes; within a case, report order. */
 int kg_export_view_build(kg_export_view *out, const cJSON *report);
 void kg_export_view_free(kg_export_view *v);
 /* A number formatted for tables ("-" when NAN). */
 const char *kg_fmt_num(char *buf, size_t n, double v, const char *fmt);
+/* "1 expected failure" / "2 expected failures": count and noun with its plural (noun + "s",
+ * or "es" after s/x, as "pass"). */
+const char *kg_fmt_count(char *buf, size_t n, int count, const char *noun);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,10 @@ static const char css[] =
     "th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".PASS{color:#1a7f37}.WARN{color:#9a6700}.FAIL,.REGRESSED{color:#cf222e;font-weight:700}"
     ".ERROR{color:#8250df;font-weight:700}.SKIP{color:#6e7781}"
+    ".XFAIL{color:#1a7f37;font-style:italic}.XPASS{color:#cf222e;font-weight:700}"
+    ".fault{background:#8250df;color:#fff;padding:0 4px;border-radius:3px;font-weight:700}"
+    ".incomplete{background:#ffebe9;border:2px solid #cf222e;padding:10px 14px;font-weight:700;"
+    "margin:10px 0}pre{font-size:12px;margin:4px 0;white-space:pre-wrap}"
     "svg text{font:12px system-ui,sans-serif;fill:#1d2430}code{font-size:12px}";
 
 static const char *dot_color(const kg_export_row *r)
@@ -180,6 +184,23 @@ static void chart_ceiling(kg_sbuf *b, const kg_export_view *v)
     kg_sbuf_puts(b, "</svg>\n");
 }
 
+/* A faulted case's last output lines, folded under its message. */
+static void fault_tail(kg_sbuf *b, const kg_export_row *r)
+{
+    const cJSON *line;
+    if (!r->fault_class || cJSON_GetArraySize(r->fault_tail) == 0)
+        return;
+    kg_sbuf_puts(b, "<details><summary>the worker's last output</summary><pre>");
+    cJSON_ArrayForEach(line, r->fault_tail)
+    {
+        if (!cJSON_IsString(line))
+            continue;
+        kg_sbuf_xml(b, line->valuestring);
+        kg_sbuf_puts(b, "&#10;");
+    }
+    kg_sbuf_puts(b, "</pre></details>");
+}
+
 static void results_table(kg_sbuf *b, const kg_export_view *v)
 {
     char t[32], m[32], c[32];
@@ -195,6 +216,15 @@ static void results_table(kg_sbuf *b, const kg_export_view *v)
         kg_sbuf_puts(b, "</code></td><td>");
         kg_sbuf_xml(b, r->gate);
         kg_sbuf_printf(b, "</td><td class=\"%s\">%s", cls, kg_verdict_name(r->verdict));
+        if (r->fault_class) {
+            kg_sbuf_puts(b, " <span class=\"fault\">FAULT ");
+            kg_sbuf_xml(b, r->fault_class);
+            kg_sbuf_puts(b, "</span>");
+        }
+        if (r->verdict == KG_VERDICT_XFAIL)
+            kg_sbuf_puts(b, " (expected failure)");
+        else if (r->verdict == KG_VERDICT_XPASS)
+            kg_sbuf_puts(b, " (unexpected pass)");
         if (r->decision) {
             kg_sbuf_puts(b, " (");
             kg_sbuf_xml(b, r->decision);
@@ -210,6 +240,7 @@ static void results_table(kg_sbuf *b, const kg_export_view *v)
         kg_sbuf_printf(b, "<td class=\"num\">%s</td><td>",
                        kg_fmt_num(c, sizeof c, r->ceiling_pct, "%.1f%%"));
         kg_sbuf_xml(b, r->message);
+        fault_tail(b, r);
         kg_sbuf_puts(b, "</td></tr>\n");
     }
     kg_sbuf_puts(b, "</table>\n");
@@ -242,24 +273,39 @@ int kg_export_html(const cJSON *report, const char *path)
     kg_sbuf b = KG_SBUF_INIT;
     KG_TRY(kg_export_view_build(&v, report));
     const int *n = v.counts;
+    char cnt[64];
+    bool failed = n[KG_VERDICT_FAIL] || n[KG_VERDICT_XPASS];
     kg_sbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                      "<meta name=\"viewport\" content=\"width=device-width\"><title>kgate ");
     kg_sbuf_xml(&b, v.command ? v.command : "report");
-    kg_sbuf_printf(&b, "%s</title><style>%s</style></head><body>\n",
-                   v.diagnostic ? " (DIAGNOSTIC)" : "", css);
+    kg_sbuf_printf(&b, "%s%s</title><style>%s</style></head><body>\n",
+                   v.diagnostic ? " (DIAGNOSTIC)" : "",
+                   v.incomplete ? " (incomplete, interrupted)" : "", css);
     kg_sbuf_puts(&b, "<h1>kgate ");
     kg_sbuf_xml(&b, v.command ? v.command : "report");
-    kg_sbuf_printf(&b, ": %s</h1>\n", n[KG_VERDICT_FAIL]    ? "failed"
-                                      : n[KG_VERDICT_ERROR] ? "errors" : "passed");
+    kg_sbuf_printf(&b, ": %s%s</h1>\n", v.incomplete ? "incomplete (interrupted), " : "",
+                   failed ? "failed" : n[KG_VERDICT_ERROR] ? "errors" : "passed");
+    if (v.incomplete)
+        kg_sbuf_puts(&b, "<div class=\"incomplete\" id=\"incomplete\">INCOMPLETE (INTERRUPTED): "
+                         "the run was stopped (SIGINT/SIGTERM). These are the results so far; "
+                         "the cases it had not reached are missing.</div>\n");
     if (v.diagnostic)
         kg_sbuf_puts(&b, "<div class=\"banner\" id=\"diagnostic\">DIAGNOSTIC RUN: NON-CERTIFYING. "
                          "These results never advance high-water marks and certify nothing."
                          "</div>\n");
-    kg_sbuf_printf(&b, "<p class=\"meta\">%d passed (%d with warnings), %d failed, %d errors, %d "
-                       "skipped · mode %s · device ",
+    kg_sbuf_printf(&b, "<p class=\"meta\">%d passed (%d with warnings), %d failed, %d errors",
                    n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN],
-                   n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR], n[KG_VERDICT_SKIP],
-                   v.diagnostic ? "diagnostic" : "production");
+                   n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR]);
+    if (v.faults)
+        kg_sbuf_printf(&b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v.faults, "fault"));
+    kg_sbuf_printf(&b, ", %d skipped", n[KG_VERDICT_SKIP]);
+    if (n[KG_VERDICT_XFAIL]) /* only where a case declares an expected failure */
+        kg_sbuf_printf(&b, ", %s", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL],
+                                                 "expected failure"));
+    if (n[KG_VERDICT_XPASS])
+        kg_sbuf_printf(&b, ", <strong class=\"XPASS\">%s</strong>",
+                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS], "unexpected pass"));
+    kg_sbuf_printf(&b, " · mode %s · device ", v.diagnostic ? "diagnostic" : "production");
     kg_sbuf_xml(&b, v.device_class ? v.device_class : v.device_name ? v.device_name : "none");
     kg_sbuf_puts(&b, " · commit ");
     kg_sbuf_xml(&b, v.commit ? v.commit : "unknown");

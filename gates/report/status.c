@@ -1,13 +1,18 @@
 /* `kgate status --from-report FILE`: post one commit status per gate (context "kgate/<gate>")
  * to GitHub or GitLab, detected from the CI environment, with the token from the environment.
  *
- * States (docs/production-ci.md, "Commit statuses"):
- *   production report: PASS/WARN -> success; FAIL -> failure (GitLab: failed);
- *                      ERROR -> error (GitLab: failed); SKIP -> error (GitLab: failed), since a
- *                      skipped gate certifies nothing.
- *   diagnostic report: never success. PASS/WARN/SKIP -> pending, with the description stamped
- *                      "DIAGNOSTIC (non-certifying)"; FAIL/ERROR as in production (a failure
- *                      certifies nothing either, and hiding it would help nobody).
+ * States (docs/production-ci.md, "Commit statuses"), by the gate's worst verdict
+ * (FAIL > XPASS > ERROR > SKIP > WARN > XFAIL > PASS):
+ *   production report: PASS/WARN/XFAIL -> success (XFAIL: the count of expected failures in
+ *                      the description); FAIL and XPASS (a declared expected failure that now
+ *                      passes) -> failure (GitLab: failed); ERROR -> error (GitLab: failed);
+ *                      SKIP -> error (GitLab: failed), since a skipped gate certifies nothing.
+ *   diagnostic report: never success. PASS/WARN/XFAIL/SKIP -> pending, with the description
+ *                      stamped "DIAGNOSTIC (non-certifying)"; FAIL/XPASS/ERROR as in production
+ *                      (a failure certifies nothing either, and hiding it would help nobody).
+ *   incomplete report (the run was interrupted): the description starts "incomplete
+ *                      (interrupted)"; a gate that would pass is posted as a SKIP is (error, or
+ *                      pending when diagnostic): the cases it had not reached were not run.
  * The token goes only into the request's auth header; it is redacted from every message. */
 #include <ctype.h>
 #include <math.h>
@@ -26,8 +31,8 @@ typedef kg_status_opts status_opts;
 
 typedef struct {
     const char *gate;
-    int n[5];
-    const char *first[5]; /* first case of each verdict */
+    int n[KG_VERDICT_N];
+    const char *first[KG_VERDICT_N]; /* first case of each verdict */
 } gate_agg;
 
 static const char *env(const char *k)
@@ -39,10 +44,12 @@ static const char *env(const char *k)
 static int verdict_rank(kg_verdict v)
 {
     switch (v) {
-    case KG_VERDICT_FAIL: return 4;
-    case KG_VERDICT_ERROR: return 3;
-    case KG_VERDICT_SKIP: return 2;
-    case KG_VERDICT_WARN: return 1;
+    case KG_VERDICT_FAIL: return 6;
+    case KG_VERDICT_XPASS: return 5;
+    case KG_VERDICT_ERROR: return 4;
+    case KG_VERDICT_SKIP: return 3;
+    case KG_VERDICT_WARN: return 2;
+    case KG_VERDICT_XFAIL: return 1;
     default: return 0;
     }
 }
@@ -50,43 +57,68 @@ static int verdict_rank(kg_verdict v)
 static kg_verdict worst(const gate_agg *g)
 {
     kg_verdict w = KG_VERDICT_PASS;
-    for (int v = 0; v < 5; v++)
+    for (int v = 0; v < KG_VERDICT_N; v++)
         if (g->n[v] && verdict_rank((kg_verdict)v) > verdict_rank(w))
             w = (kg_verdict)v;
     return w;
 }
 
-static const char *state_for(platform p, kg_verdict w, bool diagnostic)
+/* The state of a gate whose worst verdict is w; an incomplete (interrupted) run's passing gate
+ * is posted as a skipped one: it certifies nothing, the cases not reached never ran. */
+static const char *state_for(platform p, kg_verdict w, bool diagnostic, bool incomplete)
 {
     bool gh = p == PLAT_GITHUB;
     switch (w) {
-    case KG_VERDICT_FAIL: return gh ? "failure" : "failed";
+    case KG_VERDICT_FAIL:
+    case KG_VERDICT_XPASS: return gh ? "failure" : "failed";
     case KG_VERDICT_ERROR: return gh ? "error" : "failed";
     case KG_VERDICT_SKIP: return diagnostic ? "pending" : gh ? "error" : "failed";
-    default: return diagnostic ? "pending" : "success";
+    default: return diagnostic ? "pending" : incomplete ? (gh ? "error" : "failed") : "success";
     }
 }
 
-static void describe(char *buf, size_t n, const gate_agg *g, kg_verdict w, bool diagnostic)
+/* "PASS: 30 of 31 cases passed (with warnings; 1 expected failure)". */
+static void describe_pass(char *buf, size_t n, const gate_agg *g, int total)
+{
+    char xf[64] = "";
+    int passed = total - g->n[KG_VERDICT_XFAIL];
+    if (g->n[KG_VERDICT_XFAIL])
+        snprintf(xf, sizeof xf, "%s%d expected failure%s", g->n[KG_VERDICT_WARN] ? "; " : "",
+                 g->n[KG_VERDICT_XFAIL], g->n[KG_VERDICT_XFAIL] == 1 ? "" : "s");
+    snprintf(buf, n, "PASS: %d of %d case%s passed%s%s%s%s", passed, total,
+             total == 1 ? "" : "s", g->n[KG_VERDICT_WARN] || xf[0] ? " (" : "",
+             g->n[KG_VERDICT_WARN] ? "with warnings" : "", xf,
+             g->n[KG_VERDICT_WARN] || xf[0] ? ")" : "");
+}
+
+static void describe(char *buf, size_t n, const gate_agg *g, kg_verdict w, bool diagnostic,
+                     bool incomplete)
 {
     int total = 0;
-    for (int v = 0; v < 5; v++)
+    for (int v = 0; v < KG_VERDICT_N; v++)
         total += g->n[v];
-    int off = snprintf(buf, n, "%s", diagnostic ? "DIAGNOSTIC (non-certifying): " : "");
+    int off = snprintf(buf, n, "%s%s", diagnostic ? "DIAGNOSTIC (non-certifying): " : "",
+                       incomplete ? "incomplete (interrupted): " : "");
     if (off < 0 || (size_t)off >= n)
         return;
     switch (w) {
     case KG_VERDICT_FAIL:
+    case KG_VERDICT_XPASS:
     case KG_VERDICT_ERROR:
     case KG_VERDICT_SKIP:
-        snprintf(buf + off, n - off, "%s: %d of %d case%s %s (first: %s)", kg_verdict_name(w),
-                 g->n[w], total, total == 1 ? "" : "s",
-                 w == KG_VERDICT_FAIL ? "failed" : w == KG_VERDICT_ERROR ? "errored" : "not run",
-                 g->first[w] ? g->first[w] : "?");
+        off += snprintf(buf + off, n - off, "%s: %d of %d case%s %s (first: %s)",
+                        kg_verdict_name(w), g->n[w], total, total == 1 ? "" : "s",
+                        w == KG_VERDICT_FAIL    ? "failed"
+                        : w == KG_VERDICT_XPASS ? "passed unexpectedly (remove xfail_gate)"
+                        : w == KG_VERDICT_ERROR ? "errored" : "not run",
+                        g->first[w] ? g->first[w] : "?");
+        /* A failing gate that also has unexpected passes says so. */
+        if (w == KG_VERDICT_FAIL && g->n[KG_VERDICT_XPASS] && off > 0 && (size_t)off < n)
+            snprintf(buf + off, n - off, "; XPASS: %d (first: %s)", g->n[KG_VERDICT_XPASS],
+                     g->first[KG_VERDICT_XPASS]);
         break;
     default:
-        snprintf(buf + off, n - off, "PASS: %d of %d case%s passed%s", total, total,
-                 total == 1 ? "" : "s", g->n[KG_VERDICT_WARN] ? " (with warnings)" : "");
+        describe_pass(buf + off, n - off, g, total);
     }
     /* Both APIs keep descriptions short (GitHub truncates past 140 characters). */
     if (strlen(buf) > 140)
@@ -285,15 +317,15 @@ typedef struct {
 } gate_status;
 
 static void gate_status_fill(gate_status *st, const gate_agg *g, const status_dest *d,
-                             const status_opts *o, bool diagnostic)
+                             const status_opts *o, bool diagnostic, bool incomplete)
 {
     kg_verdict w = worst(g);
-    st->state = state_for(d->gh ? PLAT_GITHUB : PLAT_GITLAB, w, diagnostic);
+    st->state = state_for(d->gh ? PLAT_GITHUB : PLAT_GITLAB, w, diagnostic, incomplete);
     if (o->context_suffix)
         snprintf(st->ctx, sizeof st->ctx, "kgate/%s (%s)", g->gate, o->context_suffix);
     else
         snprintf(st->ctx, sizeof st->ctx, "kgate/%s", g->gate);
-    describe(st->desc, sizeof st->desc, g, w, diagnostic);
+    describe(st->desc, sizeof st->desc, g, w, diagnostic, incomplete);
 }
 
 /* The request body (caller frees with cJSON_free); NULL when out of memory. */
@@ -314,12 +346,12 @@ static char *gate_status_json(const gate_status *st, const status_dest *d)
 
 /* Post (or, in a dry run, print) one gate's status. */
 static int post_one(const gate_agg *g, const status_dest *d, const status_opts *o,
-                    bool diagnostic, const char *const *headers, const kg_http_opts *ho)
+                    const kg_export_view *v, const char *const *headers, const kg_http_opts *ho)
 {
     int rc = 0;
     gate_status st;
     kg_http_response resp = { 0 };
-    gate_status_fill(&st, g, d, o, diagnostic);
+    gate_status_fill(&st, g, d, o, v->diagnostic, v->incomplete);
     char *text = gate_status_json(&st, d);
     if (!text) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
@@ -372,9 +404,12 @@ static int post_all(const cJSON *report, const status_opts *o)
     if (v.diagnostic)
         printf("kgate status: the report is DIAGNOSTIC (non-certifying): passing gates are "
                "posted as 'pending', never 'success'\n");
+    if (v.incomplete)
+        printf("kgate status: the report is INCOMPLETE (the run was interrupted): no gate is "
+               "posted as 'success'\n");
     request_setup(headers, &ho, &d, o);
     for (size_t i = 0; i < nagg; i++)
-        KG_TRY(post_one(&aggs[i], &d, o, v.diagnostic, headers, &ho));
+        KG_TRY(post_one(&aggs[i], &d, o, &v, headers, &ho));
 cleanup:
     dest_free(&d);
     free(aggs);

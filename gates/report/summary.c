@@ -1,7 +1,8 @@
 /* Markdown summary of a kgate report, for $GITHUB_STEP_SUMMARY and merge-request notes:
- * a DIAGNOSTIC banner when the run certifies nothing, what needs attention first (failures,
- * regressions, errors), then per case each gate's verdict, time, change against the mark with
- * its noise band, and percent of the measured ceiling. */
+ * a DIAGNOSTIC banner when the run certifies nothing, an INCOMPLETE one when it was
+ * interrupted, what needs attention first (failures, unexpected passes, regressions, errors and
+ * faults), then per case each gate's verdict, time, change against the mark with its noise band,
+ * and percent of the measured ceiling. */
 #include <math.h>
 #include <string.h>
 #include "report/export.h"
@@ -15,6 +16,8 @@ static const char *verdict_icon(const kg_export_row *r)
     case KG_VERDICT_ERROR: return "💥";
     case KG_VERDICT_WARN: return "⚠️";
     case KG_VERDICT_SKIP: return "⏭️";
+    case KG_VERDICT_XFAIL: return "☑️";  /* passes: the declared failure still fails */
+    case KG_VERDICT_XPASS: return "❗";  /* fails: the declared failure now passes */
     default: return "✅";
     }
 }
@@ -44,6 +47,11 @@ static void row_line(kg_sbuf *b, const kg_export_row *r, bool show_case)
     kg_sbuf_puts(b, " | ");
     kg_sbuf_md(b, r->gate, 40);
     kg_sbuf_printf(b, " | %s %s", verdict_icon(r), kg_verdict_name(r->verdict));
+    if (r->fault_class) { /* the worker died, hung or lost its context: say how, first */
+        kg_sbuf_puts(b, " **FAULT ");
+        kg_sbuf_md(b, r->fault_class, 20);
+        kg_sbuf_puts(b, "**");
+    }
     if (r->decision) {
         kg_sbuf_puts(b, " (");
         kg_sbuf_md(b, r->decision, 40);
@@ -73,18 +81,33 @@ int kg_export_markdown(const cJSON *report, const char *path)
     int *n = v.counts;
     int fails = n[KG_VERDICT_FAIL], errs = n[KG_VERDICT_ERROR];
     size_t attention = 0;
+    char cnt[64];
     for (size_t i = 0; i < v.n; i++)
         attention += v.rows[i].severity <= 1;
 
     kg_sbuf_puts(&b, "## kgate ");
     kg_sbuf_md(&b, v.command ? v.command : "report", 40);
-    kg_sbuf_printf(&b, ": %s\n\n", fails ? "❌ failed" : errs ? "💥 errors" : "✅ passed");
+    kg_sbuf_printf(&b, ": %s%s\n\n", v.incomplete ? "⏹️ incomplete (interrupted), " : "",
+                   fails + n[KG_VERDICT_XPASS] ? "❌ failed" : errs ? "💥 errors" : "✅ passed");
+    if (v.incomplete)
+        kg_sbuf_puts(&b, "> [!CAUTION]\n> **INCOMPLETE (INTERRUPTED).** The run was stopped "
+                         "(SIGINT/SIGTERM): these are the results so far, and the cases it had "
+                         "not reached are missing.\n\n");
     if (v.diagnostic)
         kg_sbuf_puts(&b, "> [!WARNING]\n> **DIAGNOSTIC RUN: NON-CERTIFYING.** These results "
                          "never advance high-water marks and certify nothing.\n\n");
-    kg_sbuf_printf(&b, "**%d passed** (%d with warnings), **%d failed**, %d errors, %d skipped",
-                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], fails, errs,
-                   n[KG_VERDICT_SKIP]);
+    kg_sbuf_printf(&b, "**%d passed** (%d with warnings), **%d failed**, %d errors",
+                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], fails, errs);
+    if (v.faults)
+        kg_sbuf_printf(&b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v.faults, "fault"));
+    kg_sbuf_printf(&b, ", %d skipped", n[KG_VERDICT_SKIP]);
+    /* Only where a case declares an expected failure (xfail_gate). */
+    if (n[KG_VERDICT_XFAIL])
+        kg_sbuf_printf(&b, ", %s", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL],
+                                                 "expected failure"));
+    if (n[KG_VERDICT_XPASS])
+        kg_sbuf_printf(&b, ", **%s**", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS],
+                                                     "unexpected pass"));
     kg_sbuf_printf(&b, " · mode `%s`", v.diagnostic ? "diagnostic" : "production");
     if (v.device_name) {
         kg_sbuf_puts(&b, " · device ");
@@ -122,7 +145,12 @@ int kg_export_markdown(const cJSON *report, const char *path)
         row_line(&b, &v.rows[i], i == 0 || strcmp(v.rows[i].case_id, v.rows[i - 1].case_id));
     kg_sbuf_puts(&b, "\n<sub>time: this run's median · vs mark: change against the high-water "
                      "mark, positive = worse (slower), with the band the decision required it to clear · "
-                     "reproduce with <code>--seed</code></sub>\n");
+                     "reproduce with <code>--seed</code>");
+    if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
+        kg_sbuf_puts(&b, " · XFAIL: the gate a case declares it fails (xfail_gate) still fails "
+                         "it, which passes · XPASS: that gate now passes it, which fails (remove "
+                         "xfail_gate)");
+    kg_sbuf_puts(&b, "</sub>\n");
     KG_TRY(kg_sbuf_write(&b, path));
 cleanup:
     kg_sbuf_free(&b);

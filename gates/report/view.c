@@ -180,6 +180,14 @@ const char *kg_fmt_num(char *buf, size_t n, double v, const char *fmt)
     return buf;
 }
 
+const char *kg_fmt_count(char *buf, size_t n, int count, const char *noun)
+{
+    size_t len = strlen(noun);
+    bool es = len && (noun[len - 1] == 's' || noun[len - 1] == 'x');
+    snprintf(buf, n, "%d %s%s", count, noun, count == 1 ? "" : es ? "es" : "s");
+    return buf;
+}
+
 /* ---- report loading ----------------------------------------------------------------------- */
 
 static int check_report(const cJSON *r, const char *name)
@@ -272,6 +280,13 @@ static void row_figures(kg_export_row *r)
     r->seconds = fig_num(f, KG_FIG_ELAPSED);
     if (isnan(r->seconds) || r->seconds < 0)
         r->seconds = 0;
+    /* A faulted case (any gate): its worker died, hung or lost the CUDA context. */
+    const cJSON *fault = fig_obj(f, KG_FIG_FAULT);
+    r->fault_class = fault ? str_at(fault, KG_FIG_FAULT_CLASS) : NULL;
+    if (fault && !r->fault_class)
+        r->fault_class = "?";
+    const cJSON *tail = cJSON_GetObjectItemCaseSensitive(fault, KG_FIG_FAULT_OUTPUT);
+    r->fault_tail = cJSON_IsArray(tail) ? tail : NULL;
 }
 
 static int row_severity(const kg_export_row *r)
@@ -279,8 +294,10 @@ static int row_severity(const kg_export_row *r)
     bool regressed = r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0;
     switch (r->verdict) {
     case KG_VERDICT_FAIL: return 0;
+    case KG_VERDICT_XPASS: return 0;   /* an unexpected pass fails the run */
     case KG_VERDICT_ERROR: return 1;
     case KG_VERDICT_WARN: return regressed ? 0 : 2;
+    case KG_VERDICT_XFAIL: return regressed ? 0 : 2; /* passes, with a note (the known failure) */
     case KG_VERDICT_SKIP: return 3;
     default: return regressed ? 0 : 5;
     }
@@ -349,12 +366,14 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
         r->message = str_at(it, KG_RES_MESSAGE);
         if (!r->message)
             r->message = "";
-        kg_verdict_parse(str_at(it, KG_RES_VERDICT), &r->verdict); /* checked above */
+        /* The exact verdict (XFAIL, XPASS as written; the name was checked above). */
+        KG_TRY(kg_verdict_parse_full(str_at(it, KG_RES_VERDICT), &r->verdict));
         r->figures = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
         row_figures(r);
         r->severity = row_severity(r);
         r->order = v->n++;
         v->counts[r->verdict]++;
+        v->faults += r->fault_class != NULL;
     }
     KG_TRY(case_severities(v->rows, v->n));
     qsort(v->rows, v->n, sizeof *v->rows, row_cmp);
@@ -373,6 +392,7 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     v->device_class = str_at(dev, KG_RK_DEVICE_CLASS);
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(report, KG_RK_SEED);
     v->seed = cJSON_IsNumber(seed) ? seed->valuedouble : NAN;
+    v->incomplete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, KG_RK_INCOMPLETE));
 cleanup:
     if (rc < 0)
         kg_export_view_free(v);

@@ -18,7 +18,6 @@ typedef int (*kg_cmd_fn)(kg_registry *reg, int argc, char **argv);
 int kg_cmd_list(kg_registry *reg, int argc, char **argv);
 int kg_cmd_run(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks(kg_registry *reg, int argc, char **argv);
-int kg_cmd_parity(kg_registry *reg, int argc, char **argv);
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv);
 /* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
 int kg_selftest_defects_path(char *buf, size_t n, const char *given);
@@ -28,9 +27,6 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
                     const char *keep_dir, bool with_clean, int *exit_code);
 int kg_cmd_report(kg_registry *reg, int argc, char **argv);
 int kg_cmd_status(kg_registry *reg, int argc, char **argv);
-int kg_cmd_preflight(kg_registry *reg, int argc, char **argv);
-int kg_cmd_hotpath(kg_registry *reg, int argc, char **argv);
-int kg_cmd_bench(kg_registry *reg, int argc, char **argv);
 int kg_cmd_ab(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks_advance(int argc, char **argv); /* run.c: the production step from a report */
 int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv);

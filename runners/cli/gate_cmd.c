@@ -47,23 +47,3 @@ cleanup:
     free(opts);
     return code;
 }
-
-int kg_cmd_parity(kg_registry *reg, int argc, char **argv)
-{
-    return kg_cmd_gate(reg, &kg_gate_parity, argc, argv);
-}
-
-int kg_cmd_preflight(kg_registry *reg, int argc, char **argv)
-{
-    return kg_cmd_gate(reg, &kg_gate_preflight, argc, argv);
-}
-
-int kg_cmd_hotpath(kg_registry *reg, int argc, char **argv)
-{
-    return kg_cmd_gate(reg, &kg_gate_hotpath, argc, argv);
-}
-
-int kg_cmd_bench(kg_registry *reg, int argc, char **argv)
-{
-    return kg_cmd_gate(reg, &kg_gate_bench, argc, argv);
-}

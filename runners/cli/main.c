@@ -12,16 +12,13 @@ typedef struct {
     const char *summary;
 } kg_command;
 
-/* One line per subcommand; each gate implements its kg_cmd_* in its own file. */
+/* One line per command that is not a gate; `kgate <gate>` is every gate of the one table
+ * (gates/gates.c), with its summary from its struct (gate_cmd.c). */
 static const kg_command commands[] = {
     { "list", kg_cmd_list, "list the registered cases (no GPU needed)" },
-    { "parity", kg_cmd_parity, "outputs match the reference (tolerance or bitwise)" },
     { "selftest", kg_cmd_selftest, "prove every gate catches its planted defects" },
-    { "preflight", kg_cmd_preflight, "registers, spills, shared memory, occupancy (static without a GPU)" },
     { "report", kg_cmd_report, "convert a report: JUnit XML, Markdown summary, HTML (no GPU)" },
     { "status", kg_cmd_status, "post per-gate commit statuses to GitHub or GitLab" },
-    { "hotpath", kg_cmd_hotpath, "no alloc/sync/host copy in the hot path; graph-capturable; deterministic" },
-    { "bench", kg_cmd_bench, "time cases; noise-band decision against high-water marks" },
     { "ab", kg_cmd_ab, "A/B two runner builds, interleaved processes: paired ratio and CI" },
     { "run", kg_cmd_run, "every gate into one report; --production commits advanced marks (libgit2)" },
     { "marks", kg_cmd_marks, "high-water marks: show, diff, lower, history, advance --from-report" },
@@ -31,6 +28,8 @@ static void usage(FILE *f, const char *prog)
 {
     fprintf(f, "usage: %s <command> [options]   (%s <command> --help for its options)\n\ncommands:\n",
             prog, prog);
+    for (size_t i = 0; i < kg_n_gates; i++)
+        fprintf(f, "  %-10s %s\n", kg_gates[i]->name, kg_gates[i]->summary);
     for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n%s", kg_opt_exit_code_lines);
@@ -55,6 +54,11 @@ int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
     if (strcmp(argv[1], "--version") == 0) {
         printf("kgate %s\n", KG_VERSION_STRING);
         code = KG_EXIT_PASS;
+        goto done;
+    }
+    const struct kg_gate *g = kg_gate_find(argv[1]);
+    if (g) {
+        code = kg_cmd_gate(reg, g, argc - 1, argv + 1);
         goto done;
     }
     for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)

@@ -93,10 +93,16 @@ fi
 "$R" list >"$T/list" 2>&1; rc=$?
 [ "$rc" -eq 0 ] && ok || { bad "my-kernels list exit $rc"; cat "$T/list"; }
 for id in 'scale/n=4097/f32' 'scale/n=16777219/f32' 'row_sum/rows=3,cols=1/f32' \
-          'row_sum/rows=4096,cols=4099/f32' 'momentum/n=1048581/f32'; do
+          'row_sum/rows=4096,cols=4099/f32' 'momentum/n=1048581/f32' \
+          'scale/n=4097,alpha=0.5' 'scale/n=4097,alpha=1.5' 'scale/n=1048583,alpha=0.5' \
+          'scale/n=1048583,alpha=1.5'; do
     grep -qF "$id" "$T/list" && ok || bad "my-kernels list lacks $id"
 done
-grep -q '^5 case(s)' "$T/list" && ok || { bad "my-kernels should list exactly its 5 cases"; cat "$T/list"; }
+grep -q '^9 case(s)' "$T/list" && ok || { bad "my-kernels should list exactly its 9 cases"; cat "$T/list"; }
+# The sweep's axis values are in the ids, so --filter selects on them.
+"$R" list --filter 'alpha=1\.5' >"$T/sweep" 2>&1 && grep -q '^2 case' "$T/sweep" \
+    && grep -q '^scale/n=1048583,alpha=1.5 ' "$T/sweep" && ok \
+    || { bad "my-kernels list --filter on a sweep axis value"; cat "$T/sweep"; }
 "$R" list --tag in-place >"$T/tag" 2>&1 && grep -q '^momentum/' "$T/tag" && grep -q '^1 case' "$T/tag" \
     && ok || { bad "my-kernels list --tag in-place"; cat "$T/tag"; }
 "$R" list --filter '^axpy/' >/dev/null 2>&1 && bad "reference cases leaked into my-kernels" || ok
@@ -141,8 +147,8 @@ elif [ "$rc" -eq 0 ]; then
     # report says it certifies nothing.
     np=$(jq '[.results[] | select(.gate == "parity" and .verdict == "PASS")] | length' "$T/r.json")
     nb=$(jq '[.results[] | select(.verdict == "FAIL" or .verdict == "ERROR")] | length' "$T/r.json")
-    if [ "$np" -eq 5 ] && [ "$nb" -eq 0 ]; then ok; else
-        bad "example ${cmd[*]}: $np of 5 cases passed parity, $nb FAIL/ERROR results"; cat "$T/out"; fi
+    if [ "$np" -eq 9 ] && [ "$nb" -eq 0 ]; then ok; else
+        bad "example ${cmd[*]}: $np of 9 cases passed parity, $nb FAIL/ERROR results"; cat "$T/out"; fi
     # Several outputs: each reported with its own figures.
     jq -e '[.results[] | select(.gate == "parity" and (.case | startswith("momentum/")))
             | .figures.outputs | map(.name) == ["p", "m"] and all(.[]; .pass)] | length == 1 and all' \

@@ -4,6 +4,7 @@
  *   row_sum: out[r] = sum_j x[r][j], one block per row (fp32, fixed-order tree: deterministic
  *            and batch-invariant, since a row's sum never depends on the other rows)
  *   momentum: an in-place optimizer step with two outputs (p, m) and a prepare() hook
+ *   scale is also swept over two axes (n, alpha): kg_registry_add_sweep
  *
  * Each case supplies setup / launch / reference / teardown (see "Gate your own kernels" in
  * kgate's README and the comments in <kgate/kgate.h>). Only the public API is used.
@@ -75,7 +76,11 @@ static void scale_teardown(void *state)
 static int scale_setup(const kg_setup_args *args, void **state, kg_case_io *io)
 {
     int rc = 0;
-    const scale_params *p = (const scale_params *)args->params;
+    /* A sweep case (scale_sweep below) reads n and alpha from its axes; the listed cases
+     * from their params, with a random alpha. */
+    const char *sweep_n = kg_sweep_get(args, "n"), *sweep_alpha = kg_sweep_get(args, "alpha");
+    scale_params swept = { sweep_n ? strtoull(sweep_n, NULL, 10) : 0 };
+    const scale_params *p = sweep_n ? &swept : (const scale_params *)args->params;
     scale_state *st = NULL;
     kg_rng rng;
     size_t bytes;
@@ -95,6 +100,8 @@ static int scale_setup(const kg_setup_args *args, void **state, kg_case_io *io)
     kg_rng_fill_f32(&rng, st->x_host, st->n, -1.0f, 1.0f);
     kg_rng_seed(&rng, args->seed, 2);
     kg_rng_fill_f32(&rng, &st->alpha, 1, 0.5f, 2.0f);
+    if (sweep_alpha)
+        st->alpha = strtof(sweep_alpha, NULL);
     KG_CUDA_CHECK(cudaMalloc((void **)&st->x, bytes));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->y, bytes));
     KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, bytes, cudaMemcpyHostToDevice, args->stream));
@@ -400,6 +407,25 @@ static const kg_case_desc momentum_case = {
     .kernels = momentum_kernels, .n_kernels = 1, .tags = "in-place,optimizer",
     .prepare = momentum_prepare };
 
+/* scale swept over two axes (nvbench-style): 2 x 2 cases "scale/n=4097,alpha=0.5", ...,
+ * `--filter alpha=1.5` picks by value. The work model follows n (scale_sweep_point). */
+static int scale_sweep_point(kg_case_desc *d, const kg_sweep_point *pt)
+{
+    double n = strtod(pt->values[0], NULL); /* axis 0 is "n" */
+    d->bytes_moved = 8.0 * n;
+    d->flops = n;
+    return 0;
+}
+static const char *const scale_sweep_n[] = { "4097", "1048583" };
+static const char *const scale_sweep_alpha[] = { "0.5", "1.5" }; /* |alpha| < 2: SCALE_PARITY */
+static const kg_sweep_axis scale_axes[] = { { "n", scale_sweep_n, 2 },
+                                            { "alpha", scale_sweep_alpha, 2 } };
+static const kg_case_desc scale_sweep = {
+    .id = "scale", .op = "scale", .setup = scale_setup, .launch = scale_launch,
+    .reference = scale_reference, .teardown = scale_teardown, .ref_dtype = KG_DTYPE_F64,
+    .ref_kind = "cpu-f64", .parity = SCALE_PARITY, .kernels = scale_kernels, .n_kernels = 1,
+    .tags = "sweep", .sweep_point = scale_sweep_point };
+
 static const kg_case_desc my_cases[] = {
     SCALE_CASE("scale/n=4097/f32", scale_small),
     SCALE_CASE("scale/n=16777219/f32", scale_large),
@@ -415,5 +441,7 @@ int main(int argc, char **argv)
         rc = kg_registry_add_all(reg, my_cases, sizeof my_cases / sizeof my_cases[0]);
     if (rc == 0)
         rc = kg_registry_add(reg, &momentum_case);
+    if (rc == 0)
+        rc = kg_registry_add_sweep(reg, &scale_sweep, scale_axes, 2);
     return kg_cli_main(reg, rc, argc, argv); /* frees reg; returns the exit code */
 }

@@ -212,6 +212,8 @@ typedef struct {
     kg_output outputs[KG_MAX_OUTPUTS];
 } kg_case_io;
 
+struct kg_sweep_point_s; /* kg_sweep_point, below */
+
 /* One case. kg_registry_add copies this struct but not what it points to: strings, params and
  * the kernels array must outlive the registry (static storage is the usual choice). */
 typedef struct kg_case_desc {
@@ -295,6 +297,12 @@ typedef struct kg_case_desc {
      * k launches sees the state evolve between its k launches (the time of such kernels does
      * not depend on the values). Optional (NULL: launch() is idempotent by itself). */
     int (*prepare)(void *state, cudaStream_t stream);
+
+    /* Sweep templates only (kg_registry_add_sweep): called once for each generated case, on
+     * its copy of the template, before it is registered, to set what depends on the point's
+     * axis values (bytes_moved, flops, parity, tags: pt->values). Return <0 after
+     * kg_error_set to refuse the sweep. Optional (NULL: every case keeps the template's). */
+    int (*sweep_point)(struct kg_case_desc *desc, const struct kg_sweep_point_s *pt);
 } kg_case_desc;
 
 /* ---- registry ------------------------------------------------------------------------- */
@@ -314,6 +322,46 @@ size_t kg_registry_count(const kg_registry *reg);
 const kg_case_desc *kg_registry_get(const kg_registry *reg, size_t i);
 /* Frees the registry (not the descriptors' strings or arrays); NULL is a no-op. */
 void kg_registry_free(kg_registry *reg);
+
+/* ---- sweeps: one case template over named axes (nvbench-style) ---------------------------
+ *
+ *   static const char *const ns[] = { "4097", "16777219" }, *const alphas[] = { "0.5", "2" };
+ *   static const kg_sweep_axis axes[] = { { "n", ns, 2 }, { "alpha", alphas, 2 } };
+ *   rc = kg_registry_add_sweep(reg, &scale_tmpl, axes, 2);   // tmpl.id = "scale"
+ *
+ * registers the cartesian product in axis order, the last axis varying fastest:
+ * "scale/n=4097,alpha=0.5", "scale/n=4097,alpha=2", "scale/n=16777219,alpha=0.5", ...
+ * (`<tmpl->id>/<axis>=<value>,...`, so --filter 'n=4097' selects on an axis value). Each
+ * case is a copy of the template whose `params` is a kg_sweep_point generated and owned by the
+ * registry (freed by kg_registry_free, like the generated ids; the axis strings are copied).
+ * In setup(), kg_sweep_get(args, "n") reads a value and kg_sweep_base(args) returns the
+ * template's own params. Axis names and values: letters, digits and _ . - + : (no ',', '=',
+ * '/'); at least one axis and one value each, at most 16 axes and 65536 cases. On any error
+ * (a bad axis, a duplicate id: KG_EEXISTS) nothing of the sweep stays registered. The
+ * template's sweep_point hook sets each case's work model from its values. */
+typedef struct {
+    const char *name;                 /* "n", "dtype", "tile" */
+    const char *const *values;        /* count strings, "4096", "bf16" */
+    size_t count;
+} kg_sweep_axis;
+
+#define KG_SWEEP_MAGIC 0x6b677377u /* "kgsw" */
+/* One point of a sweep: what a sweep case's args->params points at (read-only). */
+typedef struct kg_sweep_point_s {
+    uint32_t magic;                   /* KG_SWEEP_MAGIC */
+    size_t n;                         /* number of axes */
+    const char *const *names;         /* axis names, in axis order */
+    const char *const *values;        /* this case's value of each axis */
+    const void *base;                 /* the template's params */
+} kg_sweep_point;
+
+int kg_registry_add_sweep(kg_registry *reg, const kg_case_desc *tmpl, const kg_sweep_axis *axes,
+                          size_t n_axes);
+/* The value of axis `name` of a sweep case (borrowed, valid as long as the registry), or NULL
+ * when the case is not a sweep case or has no such axis. */
+const char *kg_sweep_get(const kg_setup_args *args, const char *name);
+/* The template's params of a sweep case (NULL if it is not one). */
+const void *kg_sweep_base(const kg_setup_args *args);
 
 /* Run the kgate command line over the registry; returns the process exit code (see
  * docs/production-ci.md: 0 pass, 1 gate failed, 2 usage or input error, 3 no GPU,
@@ -342,6 +390,21 @@ uint64_t kg_rng_next(kg_rng *r);
 /* Uniform in [lo, hi); never produces an all-zero buffer for lo < hi. */
 void kg_rng_fill_f32(kg_rng *r, float *dst, size_t n, float lo, float hi);
 void kg_rng_fill_bf16(kg_rng *r, uint16_t *dst, size_t n, float lo, float hi);
+
+/* Counter-based fills from the seed, the same bits on every GPU and on the host (value i is a
+ * function of seed and i only: kgate/fill_element.h says exactly how, including rounding and
+ * zeros). dtype: KG_DTYPE_F32, BF16, F16 or I32 (bf16/f16 as raw uint16_t). Uniform: [a, b)
+ * (a < b; floats may reach b by rounding, never produce exact zeros: a value rounding to 0
+ * becomes the dtype's smallest normal of that sign; i32: integers in [ceil(a), ceil(b))).
+ * Normal: mean a, standard deviation b (b > 0). Seed each buffer differently (e.g.
+ * args->seed ^ buffer_index * 0x9e3779b97f4a7c15). */
+typedef enum { KG_FILL_UNIFORM = 0, KG_FILL_NORMAL = 1 } kg_fill_dist;
+/* Enqueue the fill of n elements at device pointer dev on stream s (no sync, no allocation). */
+int kg_fill_device(void *dev, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist,
+                   double a, double b, cudaStream_t s);
+/* The same n values into host memory dst: a reference needs no copy back. */
+int kg_fill_host(void *dst, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist, double a,
+                 double b);
 
 uint16_t kg_f32_to_bf16(float f);  /* round to nearest even */
 float kg_bf16_to_f32(uint16_t h);

@@ -574,14 +574,25 @@ typedef struct {
     char rejected[512]; /* first rejection status from the remote */
 } remote_state;
 
-/* Credentials from the environment: a token for https (user KGATE_GIT_USER, default
- * x-access-token), the ssh agent for ssh. Never printed. One attempt: a rejected token fails
- * instead of looping. */
+/* The user name sent with KGATE_GIT_TOKEN: KGATE_GIT_USER, else "oauth2" on GitLab CI
+ * (GITLAB_CI set: GitLab takes it for OAuth, personal, project and group access tokens), else
+ * "x-access-token" (GitHub: GITHUB_TOKEN and app installation tokens need it, personal tokens
+ * take any name). The user of a URL is not used: its credentials are the ones being replaced. */
+static const char *token_user(void)
+{
+    const char *user = getenv(KG_GIT_USER_ENV), *gl = getenv("GITLAB_CI");
+    if (user && *user)
+        return user;
+    return gl && *gl ? KG_GIT_USER_GITLAB : KG_GIT_USER_DEFAULT;
+}
+
+/* Credentials from the environment: a token for https (user: token_user), the ssh agent for
+ * ssh. Never printed. One attempt: a rejected token fails instead of looping. */
 static int cred_cb(git_credential **out, const char *url, const char *user_from_url,
                    unsigned int allowed, void *payload)
 {
     remote_state *st = payload;
-    const char *tok = getenv(KG_GIT_TOKEN_ENV), *user = getenv(KG_GIT_USER_ENV);
+    const char *tok = getenv(KG_GIT_TOKEN_ENV);
     KG_UNUSED(url);
     if (st->cred_calls++ > 0) {
         git_error_set_str(GIT_ERROR_NET, "authentication failed (credentials from "
@@ -589,12 +600,58 @@ static int cred_cb(git_credential **out, const char *url, const char *user_from_
         return GIT_EAUTH;
     }
     if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && tok && *tok)
-        return git_credential_userpass_plaintext_new(
-            out, user && *user ? user : (user_from_url ? user_from_url : "x-access-token"), tok);
+        return git_credential_userpass_plaintext_new(out, token_user(), tok);
     if (allowed & GIT_CREDENTIAL_SSH_KEY)
         return git_credential_ssh_key_from_agent(out, user_from_url ? user_from_url : "git");
     git_error_set_str(GIT_ERROR_NET, "the remote needs credentials: set " KG_GIT_TOKEN_ENV);
     return GIT_EAUTH;
+}
+
+int kg_git_url_strip_userinfo(char *buf, size_t n, const char *url)
+{
+    const char *sep = strstr(url, "://");
+    if (!sep || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+        return 0;
+    const char *host = sep + 3, *slash = strchr(host, '/');
+    const char *at = NULL;
+    for (const char *q = host; *q && (!slash || q < slash); q++)
+        if (*q == '@')
+            at = q; /* the last '@' of the authority ends the userinfo */
+    if (!at)
+        return 0;
+    snprintf(buf, n, "%.*s%s", (int)(host - url), url, at + 1);
+    return 1;
+}
+
+/* KGATE_GIT_TOKEN takes precedence over credentials embedded in the remote's URL (a GitLab
+ * runner's origin is https://gitlab-ci-token:$CI_JOB_TOKEN@host/...; libgit2 would send those
+ * first and never ask for the token): talk to the URL without its userinfo, so the server's
+ * 401 makes libgit2 ask cred_cb, which answers with the token. Said once per process. */
+static int use_token_url(git_remote *r)
+{
+    static int said;
+    int rc = 0;
+    const char *tok = getenv(KG_GIT_TOKEN_ENV);
+    char buf[4096], shown[4096];
+    if (!tok || !*tok)
+        return 0;
+    /* Shown before the URL is replaced: libgit2 frees the old string. */
+    const char *url = git_remote_url(r);
+    if (url && kg_git_url_strip_userinfo(buf, sizeof buf, url)) {
+        if (!said++)
+            printf("marks: %s is set: using it instead of the credentials in the URL %s\n",
+                   KG_GIT_TOKEN_ENV, kg_git_remote_shown(shown, sizeof shown, url));
+        KG_GIT_CHECK(git_remote_set_instance_url(r, buf));
+    }
+    const char *push = git_remote_pushurl(r);
+    if (push && kg_git_url_strip_userinfo(buf, sizeof buf, push)) {
+        if (!said++)
+            printf("marks: %s is set: using it instead of the credentials in the URL %s\n",
+                   KG_GIT_TOKEN_ENV, kg_git_remote_shown(shown, sizeof shown, push));
+        KG_GIT_CHECK(git_remote_set_instance_pushurl(r, buf));
+    }
+cleanup:
+    return rc;
 }
 
 static int push_ref_cb(const char *refname, const char *status, void *data)
@@ -616,6 +673,7 @@ static int open_remote(git_remote **r, kg_git *g, const char *remote)
     } else {
         KG_GIT_CHECK(e);
     }
+    KG_TRY(use_token_url(*r));
 cleanup:
     return rc;
 }
@@ -806,6 +864,37 @@ int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *an
     KG_GIT_CHECK(e);
     return e;
 cleanup:
+    return rc;
+}
+
+int kg_git_ahead(kg_git *g, const git_oid *tip, const git_oid *base, const char *prefix,
+                 size_t *n, bool *all_prefixed)
+{
+    int rc = 0;
+    git_revwalk *w = NULL;
+    git_commit *c = NULL;
+    git_oid id;
+    *n = 0;
+    *all_prefixed = true;
+    KG_GIT_CHECK(git_revwalk_new(&w, g->repo));
+    KG_GIT_CHECK(git_revwalk_push(w, tip));
+    if (base)
+        KG_GIT_CHECK(git_revwalk_hide(w, base));
+    for (;;) {
+        int e = git_revwalk_next(&id, w);
+        if (e == GIT_ITEROVER)
+            break;
+        KG_GIT_CHECK(e);
+        KG_GIT_CHECK(git_commit_lookup(&c, g->repo, &id));
+        if (strncmp(git_commit_message(c), prefix, strlen(prefix)) != 0)
+            *all_prefixed = false;
+        git_commit_free(c);
+        c = NULL;
+        (*n)++;
+    }
+cleanup:
+    git_commit_free(c);
+    git_revwalk_free(w);
     return rc;
 }
 

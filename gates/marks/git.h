@@ -16,7 +16,9 @@ extern "C" {
 
 /* Environment variables (documented in docs/production-ci.md). The token is never printed. */
 #define KG_GIT_TOKEN_ENV "KGATE_GIT_TOKEN"
-#define KG_GIT_USER_ENV "KGATE_GIT_USER"            /* https user name; default x-access-token */
+#define KG_GIT_USER_ENV "KGATE_GIT_USER"            /* https user name sent with the token */
+#define KG_GIT_USER_DEFAULT "x-access-token"         /* GitHub's; any forge but GitLab */
+#define KG_GIT_USER_GITLAB "oauth2"                  /* when GITLAB_CI is set */
 #define KG_GIT_AUTHOR_NAME_ENV "KGATE_GIT_AUTHOR_NAME"
 #define KG_GIT_AUTHOR_EMAIL_ENV "KGATE_GIT_AUTHOR_EMAIL"
 #define KG_GIT_DEFAULT_NAME "kgate"
@@ -115,10 +117,22 @@ void kg_git_unlock(int fd);
 int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *tip,
                  bool *exists);
 /* Push `refname` to the same name on `remote` without force. A rejected update (not a fast
- * forward, or refused by the server) is KG_ECONFLICT. Credentials: KGATE_GIT_TOKEN. */
+ * forward, or refused by the server) is KG_ECONFLICT. Credentials: KGATE_GIT_TOKEN (user
+ * KGATE_GIT_USER, else "oauth2" when GITLAB_CI is set, else "x-access-token"); when it is set,
+ * credentials embedded in an http(s) remote URL are dropped (fetch and push) so that the token
+ * is what the server sees. */
 int kg_git_push(kg_git *g, const char *remote, const char *refname);
 /* `remote` as it may be shown: credentials in a URL (scheme://user:TOKEN@host) become ***. */
 const char *kg_git_remote_shown(char *buf, size_t n, const char *remote);
+
+/* `url` without the userinfo of its authority (http/https only): 1 and `buf` set when there
+ * was one, else 0 (buf untouched). */
+int kg_git_url_strip_userinfo(char *buf, size_t n, const char *url);
+
+/* Commits reachable from `tip` but not from `base` (NULL: all of tip's history): *n counts
+ * them, *all_prefixed tells whether every one's message starts with `prefix`. */
+int kg_git_ahead(kg_git *g, const git_oid *tip, const git_oid *base, const char *prefix,
+                 size_t *n, bool *all_prefixed);
 
 /* 1 when `descendant` has `ancestor` in its history (or equals it), else 0; <0 on error. */
 int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *ancestor);

@@ -288,6 +288,45 @@ cleanup:
     return rc;
 }
 
+/* Before deciding, with --push: a local ref ahead of the remote's by kgate marks commits only
+ * (an earlier advance committed, then its push failed) is pushed first, so that a rerun
+ * finishes the job even when this run moves nothing. A ref behind or diverged from the
+ * remote's, or ahead by commits kgate did not make, is left to the usual commit-push-rebase
+ * path. */
+static int push_pending(kg_marks_target *t, const kg_marks_git_opts *o,
+                        kg_marks_commit_result *res)
+{
+    int rc = 0;
+    git_oid rtip;
+    bool rexists;
+    size_t n = 0;
+    bool ours = false;
+    char shown[1024];
+    if (!t->tip_exists)
+        return 0;
+    kg_git_remote_shown(shown, sizeof shown, o->push_remote);
+    KG_TRY(kg_git_fetch(t->git, o->push_remote, t->refname, &rtip, &rexists));
+    if (rexists && git_oid_equal(&rtip, &t->tip))
+        goto cleanup;
+    if (rexists) {
+        int d = kg_git_is_descendant(t->git, &t->tip, &rtip);
+        KG_TRY(d);
+        if (d == 0)
+            goto cleanup; /* behind or diverged */
+    }
+    KG_TRY(kg_git_ahead(t->git, &t->tip, rexists ? &rtip : NULL, "kgate: ", &n, &ours));
+    if (!ours || n == 0)
+        goto cleanup;
+    printf("marks: %s is %zu marks commit(s) ahead of %s (an earlier push did not land): pushing "
+           "%.12s first\n", t->refname, n, shown, git_oid_tostr_s(&t->tip));
+    KG_TRY(kg_git_push(t->git, o->push_remote, t->refname));
+    res->pushed = true;
+    res->pushed_pending = (int)n;
+    res->pending = t->tip;
+cleanup:
+    return rc;
+}
+
 int kg_marks_commit_update(kg_marks_target *t, const kg_marks_git_opts *o,
                            kg_marks_update_fn fn, void *ud, kg_marks_commit_result *res)
 {
@@ -297,6 +336,8 @@ int kg_marks_commit_update(kg_marks_target *t, const kg_marks_git_opts *o,
     int max = o->max_attempts > 0 ? o->max_attempts : 16;
     memset(res, 0, sizeof *res);
     srand((unsigned)getpid() ^ (unsigned)time(NULL));
+    if (o->push_remote)
+        KG_TRY(push_pending(t, o, res));
     for (int a = 1;; a++) {
         res->attempts = a;
         /* Always the current tip's marks: after a lost race this is the merge step. */

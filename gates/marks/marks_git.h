@@ -50,7 +50,9 @@ typedef int (*kg_marks_update_fn)(kg_marks *m, void *ud, char **message);
 typedef struct {
     bool committed;
     git_oid commit;
-    bool pushed;
+    bool pushed;             /* this call pushed the ref (an earlier commit, or the new one) */
+    int pushed_pending;      /* earlier marks commits pushed first (their push had failed) */
+    git_oid pending;         /* the local tip pushed first */
     int attempts;            /* compare-and-swap attempts used */
     int push_attempts;
     int changed;             /* marks changed by the commit that landed */

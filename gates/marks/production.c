@@ -179,6 +179,12 @@ int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
         printf("marks: no mark moved (%d bench result(s), %d SAME, %zu candidate(s) not better "
                "than the marks at %s): nothing committed\n", in->n_bench, in->n_same,
                in->n_cands, t->refname);
+        if (res.pushed_pending) {
+            char shown[1024];
+            printf("marks: pushed the earlier marks commit %.12s (%d commit(s)) to %s\n",
+                   git_oid_tostr_s(&res.pending), res.pushed_pending,
+                   kg_git_remote_shown(shown, sizeof shown, o->push_remote));
+        }
         goto cleanup;
     }
     printf("marks: committed %.12s on %s (%zu mark(s) moved, %d attempt(s))%s\n",

@@ -112,6 +112,132 @@ def gl():
           "gitlab: the marks commit does not re-trigger")
 
 
+def gl_expr(expr, env):
+    """Evaluate a GitLab `rules:if` expression over env (the subset the pipeline uses:
+    $VAR, "string", null, /regex/ operands; ==, !=, =~; && binds tighter than ||).
+    An unset variable is null; a variable compared with a variable compares their values."""
+    tok = re.compile(r'\s*(\$[A-Za-z_][A-Za-z0-9_]*|"[^"]*"|\'[^\']*\'|null|/(?:\\.|[^/])*/|==|!=|=~|&&|\|\||\(|\))')
+    toks, pos = [], 0
+    while pos < len(expr.rstrip()):
+        m = tok.match(expr, pos)
+        if not m:
+            raise ValueError("gitlab rule: cannot read %r at %d" % (expr, pos))
+        toks.append(m.group(1))
+        pos = m.end()
+
+    def val(t):
+        if t.startswith("$"):
+            return env.get(t[1:])
+        if t == "null":
+            return None
+        if t[0] in "\"'":
+            return t[1:-1]
+        return t  # a /regex/
+
+    def cmp(i):
+        if toks[i] == "(":
+            v, i = orx(i + 1)
+            return v, i + 1
+        a = toks[i]
+        if i + 1 < len(toks) and toks[i + 1] in ("==", "!=", "=~"):
+            op, b = toks[i + 1], toks[i + 2]
+            if op == "=~":
+                v = val(a) is not None and re.search(b[1:-1], val(a)) is not None
+            else:
+                v = (val(a) == val(b)) == (op == "==")
+            return v, i + 3
+        return val(a) not in (None, ""), i + 1
+
+    def andx(i):
+        v, i = cmp(i)
+        while i < len(toks) and toks[i] == "&&":
+            w, i = cmp(i + 1)
+            v = v and w
+        return v, i
+
+    def orx(i):
+        v, i = andx(i)
+        while i < len(toks) and toks[i] == "||":
+            w, i = andx(i + 1)
+            v = v or w
+        return v, i
+
+    v, i = orx(0)
+    if i != len(toks):
+        raise ValueError("gitlab rule: trailing tokens in %r" % expr)
+    return v
+
+
+def gl_rules(rules, env):
+    """The first matching rule's `when` (on_success by default); never when none matches."""
+    for r in rules:
+        if "if" not in r or gl_expr(r["if"], env):
+            return r.get("when", "on_success")
+    return "never"
+
+
+def gl_jobs(doc, env):
+    """The jobs a pipeline of env would have: [] when the workflow rules filter it out."""
+    if gl_rules(doc["workflow"]["rules"], env) == "never":
+        return []
+    return sorted(n for n, j in doc.items() if isinstance(j, dict) and not n.startswith(".")
+                  and "script" in j and gl_rules(j.get("rules", [{}]), env) != "never")
+
+
+def gl_cases():
+    """The workflow and job rules evaluated for the pipelines a forge starts."""
+    doc = yaml.safe_load(open(GL))
+    check(gl_expr('$A == "x" && $B =~ /^k/', {"A": "x", "B": "kg"}) and
+          not gl_expr('$A == "x" && $B =~ /^k/', {"A": "x"}) and gl_expr("$C == null", {}) and
+          gl_expr('$A == "y" || $A == $B', {"A": "x", "B": "x"}), "gitlab: the rule evaluator")
+    main = {"CI_DEFAULT_BRANCH": "main", "CI_COMMIT_BRANCH": "main"}
+    marks = "kgate: advance 3 marks (NVIDIA H200/sm_90)\n\nrun 42"
+    lower = dict(main, CI_PIPELINE_SOURCE="web", KGATE_ACTION="lower-mark", KGATE_CASE="axpy/n=1/f32",
+                 KGATE_DEVICE_CLASS="NVIDIA H200/sm_90", KGATE_REASON="new driver")
+    cases = [
+        ("push of a marks commit: no pipeline",
+         dict(main, CI_PIPELINE_SOURCE="push", CI_COMMIT_MESSAGE=marks), []),
+        ("push of a lowering commit: no pipeline",
+         dict(main, CI_PIPELINE_SOURCE="push", CI_COMMIT_MESSAGE="kgate: lower axpy (reason)"), []),
+        ("push of a code commit: production",
+         dict(main, CI_PIPELINE_SOURCE="push", CI_COMMIT_MESSAGE="Faster axpy"), ["production"]),
+        ("web pipeline, lower-mark, HEAD a marks commit: lower-mark runs",
+         dict(lower, CI_COMMIT_MESSAGE=marks), ["lower-mark"]),
+        ("web pipeline, lower-mark, HEAD a code commit: lower-mark runs",
+         dict(lower, CI_COMMIT_MESSAGE="Faster axpy"), ["lower-mark"]),
+        ("web pipeline without KGATE_ACTION on a marks-commit HEAD: production",
+         dict(main, CI_PIPELINE_SOURCE="web", CI_COMMIT_MESSAGE=marks), ["production"]),
+        ("merge request: gate",
+         {"CI_PIPELINE_SOURCE": "merge_request_event", "CI_DEFAULT_BRANCH": "main",
+          "CI_COMMIT_MESSAGE": marks}, ["gate"]),
+        ("push of another branch: no pipeline",
+         {"CI_PIPELINE_SOURCE": "push", "CI_DEFAULT_BRANCH": "main", "CI_COMMIT_BRANCH": "topic",
+          "CI_COMMIT_MESSAGE": "wip"}, []),
+    ]
+    for what, env, want in cases:
+        got = gl_jobs(doc, env)
+        check(got == want, "gitlab rules: %s: jobs %s, expected %s" % (what, got, want))
+    # The marks-commit filter is limited to push pipelines.
+    for r in doc["workflow"]["rules"]:
+        if "CI_COMMIT_MESSAGE" in r.get("if", ""):
+            check('$CI_PIPELINE_SOURCE == "push"' in r["if"],
+                  "gitlab: the commit-message rule applies to push pipelines only")
+
+
+def gh_cases():
+    """GitHub: the marks commit is filtered by paths on `push` only; nothing reads the commit
+    message, so a workflow_dispatch on a marks-commit HEAD reaches lower-mark."""
+    doc = yaml.safe_load(open(GH))
+    on = doc.get("on", doc.get(True))
+    check(not on.get("workflow_dispatch", {}).get("paths-ignore") and "paths-ignore" not in
+          (on.get("workflow_dispatch") or {}), "github: workflow_dispatch is not filtered by paths")
+    text = open(GH).read()
+    check("head_commit.message" not in text and "commits.*.message" not in text,
+          "github: no job is filtered on the commit message")
+    low = doc["jobs"]["lower-mark"]["if"]
+    check("workflow_dispatch" in low and "push" not in low, "github: lower-mark on dispatch only")
+
+
 def tools():
     if shutil.which("yamllint"):
         r = subprocess.run(["yamllint", "-f", "parsable", "-d",
@@ -129,10 +255,10 @@ def tools():
         print("note: action-validator not installed: GitHub schema check skipped")
 
 
-for part in (gh, gl):
+for part in (gh, gl, gl_cases, gh_cases):
     try:
         part()
-    except (yaml.YAMLError, KeyError, TypeError, AttributeError) as e:
+    except (yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError) as e:
         check(False, "%s: %s: %s" % (part.__name__, type(e).__name__, e))
 tools()
 print("test_pipelines: %d passed, %d failed" % (passed, failed))

@@ -167,6 +167,44 @@ if [ -s "$T/d.json" ] && [ "$(nv FAIL "$T/d.json")" -gt 0 ]; then
     has "$T/dfs.md" 'local memory: 64 B/thread'
 else bad "the defects run wrote no report with failures"; fi
 
+# A run without a GPU (exit 3) is never headlined "passed": "incomplete: no GPU", in the
+# Markdown, the HTML title, headline and banner; failures still say so after it.
+if [ -s "$T/p.json" ]; then
+    "$KG" report --from "$T/p.json" --markdown "$T/ps.md" --html "$T/ph.html" >/dev/null 2>&1 && ok || bad "parity no-GPU html: exit $?"
+    grep -qxF '## kgate parity: ⏭️ incomplete: no GPU' "$T/ps.md" && ok || bad "parity no-GPU headline"
+    has "$T/ps.md" '**INCOMPLETE: NO GPU.** 4 of 4 results were skipped (no CUDA device'
+    has "$T/ph.html" '<h1>kgate parity: incomplete: no GPU</h1>'
+    grep -q '^## kgate.*passed' "$T/ps.md" && bad "a no-GPU parity report is headlined passed" || ok
+fi
+[ -s "$T/d.json" ] && has "$T/dfs.md" '## kgate run: ⏭️ incomplete: no GPU, ❌ failed'
+# The recorded H200 run as it would be without a GPU (from the CPU parity report's no_device
+# and SKIP rows): selftest and static preflight pass, every GPU gate skipped.
+jq --slurpfile p "$T/p.json" '
+    .device = null | .no_device = $p[0].no_device
+    | .results |= map(if .gate == "parity" or .gate == "hotpath" or .gate == "bench"
+                      then {gate, case, verdict: "SKIP", message: $p[0].results[0].message, figures: {}}
+                      else . end)
+    | .summary = (reduce .results[].verdict as $v ({PASS: 0, WARN: 0, FAIL: 0, SKIP: 0, ERROR: 0}; .[$v] += 1))' \
+    "$H200" >"$T/xng.json"
+"$PY" - "$SRC/baselines/report.schema.json" "$T/xng.json" <<'PY' && ok || bad "no-GPU run is not a valid kgate-report/1"
+import json, sys
+from jsonschema import Draft202012Validator
+Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))
+PY
+[ "$(nv SKIP "$T/xng.json")" = 93 ] && [ "$(nv PASS "$T/xng.json")" = 57 ] && ok || bad "no-GPU run: derived counts"
+"$KG" report --from "$T/xng.json" --markdown "$T/xng.md" --html "$T/xng.html" >/dev/null 2>&1 && ok || bad "no-GPU run: exit $?"
+grep -qxF '## kgate run: ⏭️ incomplete: no GPU' "$T/xng.md" && ok || bad "no-GPU run headline"
+has "$T/xng.md" '**INCOMPLETE: NO GPU.** 93 of 150 results were skipped (no CUDA device'
+has "$T/xng.md" '**57 passed** (0 with warnings), **0 failed**, 0 errors, 93 skipped · mode `diagnostic` · no GPU'
+grep -q '^## kgate.*passed' "$T/xng.md" && bad "a no-GPU run is headlined passed" || ok
+has "$T/xng.html" '<title>kgate run (DIAGNOSTIC) (incomplete: no GPU)</title>'
+has "$T/xng.html" '<h1>kgate run: incomplete: no GPU</h1>'
+has "$T/xng.html" '<div class="incomplete" id="no-gpu">INCOMPLETE: NO GPU. 93 of 150 results were skipped'
+grep -q '<h1>[^<]*passed' "$T/xng.html" && bad "a no-GPU HTML report is headlined passed" || ok
+# A run with a GPU says nothing of it.
+hasnt "$T/s.md" 'no GPU'
+hasnt "$T/r.html" 'no-gpu'
+
 # Expected failures and a fault (the xpass variant): the parity FAIL declared xfail_gate (XFAIL),
 # another parity case declares one but passes (XPASS), the hotpath ERROR is a worker killed by
 # SIGSEGV (figures.fault, its output tail).

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `kgate status` against a real HTTP server on 127.0.0.1 (tests/status_server.py), per scenario:
 # retry on 500/429 (Retry-After honored), 401 (clear message, exit 4, no retry), a hang (the
-# timeout fires), GitHub and GitLab request shapes, diagnostic reports never posting success,
-# and the token appearing in no output, log or file. Loopback only; every step bounded in time.
+# timeout fires), GitHub and GitLab request shapes, every status finished (never pending:
+# diagnostic reports post the production states, stamped DIAGNOSTIC), a run without a GPU
+# "incomplete: no GPU" (error), and the token appearing in no output, log or file. Loopback only; every step bounded in time.
 # Reports: the recorded H200 run (tests/data/h200-run-report.json, diagnostic), its certifying
 # variant with a parity FAIL, a hotpath ERROR and a bench regression (tests/data/h200_variants.py),
 # its xfail, xpass and incomplete variants (expected failures, a fault, an interrupted run;
@@ -95,27 +96,60 @@ start_server hang2 "hang"
 gh_kg hang2 --from-report "$REPORT" --timeout 1 --retries 1; rc=$?
 [ "$rc" -eq 0 ] && [ "$(nreq)" -eq 6 ] && ok || bad "hang+retry: exit $rc, $(nreq) requests"
 
-# 4. A diagnostic report never posts success: passing gates are pending and stamped (the
-# recorded H200 run passed everything)...
+# 4. A diagnostic report's statuses finish, never pending: passing gates are success, stamped
+# DIAGNOSTIC in the description (the recorded H200 run passed everything)...
 start_server diag ""
 gh_kg diag --from-report "$H200"; rc=$?
 [ "$rc" -eq 0 ] && ok || bad "diagnostic: exit $rc"
-jqlog .body.state | grep -qx success && bad "diagnostic: posted success" || ok
-[ "$(jqlog 'select(.body.context == "kgate/preflight") | .body.state')" = "pending" ] && ok || bad "diagnostic: preflight not pending"
-[ "$(jqlog .body.state | sort -u)" = "pending" ] && ok || bad "diagnostic: states $(jqlog .body.state | tr '\n' ' ')"
+jqlog .body.state | grep -qx pending && bad "diagnostic: posted pending" || ok
+[ "$(jqlog 'select(.body.context == "kgate/preflight") | .body.description')" = "DIAGNOSTIC (non-certifying): PASS: 31 of 31 cases passed" ] \
+    && ok || bad "diagnostic: preflight $(jqlog 'select(.body.context == "kgate/preflight") | .body.description')"
+[ "$(jqlog .body.state | sort -u)" = "success" ] && ok || bad "diagnostic: states $(jqlog .body.state | tr '\n' ' ')"
 [ "$(jqlog .body.description | grep -c '^DIAGNOSTIC (non-certifying)')" -eq 5 ] && ok || bad "diagnostic: descriptions not stamped"
 grep -q "DIAGNOSTIC (non-certifying)" "$T/diag.out" && ok || bad "diagnostic: no notice on the console"
 # ...while failures and errors post as in production.
 jq --arg n "$(jq -r .notice "$H200")" '.mode = "diagnostic" | .certifying = false | .notice = $n' "$REPORT" >"$T/diagf.json"
 start_server diagf ""
 gh_kg diagf --from-report "$T/diagf.json"; rc=$?
-[ "$rc" -eq 0 ] && [ "$(jqlog .body.state | tr '\n' ' ')" = "pending failure pending error failure " ] \
+[ "$rc" -eq 0 ] && [ "$(jqlog .body.state | tr '\n' ' ')" = "success failure success error failure " ] \
     && ok || bad "diagnostic with failures: exit $rc, states $(jqlog .body.state | tr '\n' ' ')"
-# A report the CLI wrote without a GPU: every case SKIP, pending (diagnostic), "not run".
+# A report the CLI wrote without a GPU: every case SKIP, a finished error (GitHub's state for
+# a check that could not be made), "incomplete: no GPU", "not run".
 "$KG" parity --seed 3 --report "$T/parity.json" >/dev/null 2>&1
 gh_kg cpu --from-report "$T/parity.json" --dry-run; rc=$?
-[ "$rc" -eq 0 ] && grep -qF '"state":"pending","context":"kgate/parity","description":"DIAGNOSTIC (non-certifying): SKIP: 31 of 31 cases not run (first: axpy/n=1/f32)"' \
+[ "$rc" -eq 0 ] && grep -qF '"state":"error","context":"kgate/parity","description":"DIAGNOSTIC (non-certifying): incomplete: no GPU: SKIP: 31 of 31 cases not run (first: axpy/n=1/f32)"' \
     "$T/cpu.out" && ok || { bad "CPU parity report: exit $rc"; cat "$T/cpu.out"; }
+grep -qF "the run had no GPU: gates with skipped cases are posted as 'error' (incomplete: no GPU)" "$T/cpu.out" \
+    && ok || bad "CPU parity report: no notice on the console"
+# The recorded H200 run as it would be without a GPU (no_device and the SKIP rows of the CPU
+# parity report, schema-valid): the gates that ran (selftest, static preflight) success, the GPU
+# gates error "incomplete: no GPU"; GitLab failed.
+jq --slurpfile p "$T/parity.json" '
+    .device = null | .no_device = $p[0].no_device
+    | .results |= map(if .gate == "parity" or .gate == "hotpath" or .gate == "bench"
+                      then {gate, case, verdict: "SKIP", message: $p[0].results[0].message, figures: {}}
+                      else . end)
+    | .summary = (reduce .results[].verdict as $v ({PASS: 0, WARN: 0, FAIL: 0, SKIP: 0, ERROR: 0}; .[$v] += 1))' \
+    "$H200" >"$T/nogpu.json"
+"$PY" - "$SRC/baselines/report.schema.json" "$T/nogpu.json" <<'PY' && ok || bad "nogpu is not a valid kgate-report/1"
+import json, sys
+from jsonschema import Draft202012Validator
+Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))
+PY
+start_server nogpu ""
+gh_kg nogpu --from-report "$T/nogpu.json"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(jqlog .body.state | tr '\n' ' ')" = "success error success error error " ] \
+    && ok || bad "no GPU: exit $rc, states $(jqlog .body.state | tr '\n' ' ')"
+[ "$(jqlog 'select(.body.context == "kgate/hotpath") | .body.description')" = \
+  "DIAGNOSTIC (non-certifying): incomplete: no GPU: SKIP: 31 of 31 cases not run (first: $(jq -r '[.results[] | select(.gate == "hotpath")][0].case' "$H200"))" ] \
+    && ok || bad "no GPU: hotpath description $(jqlog 'select(.body.context == "kgate/hotpath") | .body.description')"
+[ "$(jqlog 'select(.body.context == "kgate/selftest") | .body.description')" = "DIAGNOSTIC (non-certifying): PASS: 26 of 26 cases passed" ] \
+    && ok || bad "no GPU: selftest description $(jqlog 'select(.body.context == "kgate/selftest") | .body.description')"
+env -i "${BASE_ENV[@]}" GITLAB_CI=true CI_API_V4_URL="http://127.0.0.1:$PORT/api/v4" \
+    CI_PROJECT_ID=group/kernels CI_COMMIT_SHA=$SHA KGATE_STATUS_TOKEN="$TOKEN" \
+    "$KG" status --from-report "$T/nogpu.json" --dry-run >"$T/glnogpu.out" 2>&1; rc=$?
+[ "$rc" -eq 0 ] && grep -c '"state":"failed"' "$T/glnogpu.out" | grep -qx 3 && grep -c '"state":"success"' "$T/glnogpu.out" | grep -qx 2 \
+    && ok || { bad "gitlab no GPU: exit $rc"; cat "$T/glnogpu.out"; }
 
 # 5. GitLab: project path URL-encoded, PRIVATE-TOKEN header, GitLab state names.
 start_server gitlab ""
@@ -206,10 +240,15 @@ gh_kg incomplete --from-report "$T/h200-incomplete.json"; rc=$?
   "incomplete (interrupted): FAIL: 1 of 31 cases failed (first: reduce_sum/n=67108869/f32)" ] && ok || bad "incomplete: bench description"
 grep -qF "the report is INCOMPLETE (the run was interrupted)" "$T/incomplete.out" && ok || bad "incomplete: no notice on the console"
 gh_kg incdiag --from-report "$T/incdiag.json" --dry-run; rc=$?
-[ "$rc" -eq 0 ] && [ "$(states "$T/incdiag.out")" = "pending pending pending error failure " ] \
+[ "$rc" -eq 0 ] && [ "$(states "$T/incdiag.out")" = "error error error error failure " ] \
     && grep -qF '"description":"DIAGNOSTIC (non-certifying): incomplete (interrupted): PASS: 26 of 26 cases passed"' "$T/incdiag.out" \
     && ok || bad "incomplete diagnostic: exit $rc, states $(states "$T/incdiag.out")"
 grep -q 'incomplete' "$T/retry.out" "$T/gitlab.out" && bad "a complete report is headlined incomplete" || ok
+
+# Every status posted or printed finished: none is pending.
+if grep -lE '"state": ?"pending"' "$T"/*.log "$T"/*.out 2>/dev/null | grep -q .; then
+    bad "a status was left pending: $(grep -lE '"state": ?"pending"' "$T"/*.log "$T"/*.out | tr '\n' ' ')"
+else ok; fi
 
 # 7. The token is nowhere: outputs, errors, server logs, generated files.
 if grep -rqF "$TOKEN" "$T"; then bad "the token leaked into: $(grep -rlF "$TOKEN" "$T" | tr '\n' ' ')"; else ok; fi

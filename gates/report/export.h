@@ -82,6 +82,9 @@ typedef struct {
     const char *command, *mode, *run_id, *started_at, *commit, *device_name, *device_class;
     double seed;
     bool incomplete;       /* "incomplete": true: the run was interrupted, results so far */
+    const char *no_device; /* report.no_device: why the run had no GPU (NULL: it had one) */
+    bool no_gpu;           /* no GPU and some results SKIP (the run exits 3): headlined
+                              "incomplete: no GPU", never "passed" */
     int faults;            /* rows with figures.fault */
     int counts[KG_VERDICT_N]; /* by kg_verdict, as written (kg_verdict_parse_full): XFAIL and
                                  XPASS counted apart from PASS and FAIL */

@@ -280,11 +280,24 @@ int kg_export_html(const cJSON *report, const char *path)
     kg_sbuf_xml(&b, v.command ? v.command : "report");
     kg_sbuf_printf(&b, "%s%s</title><style>%s</style></head><body>\n",
                    v.diagnostic ? " (DIAGNOSTIC)" : "",
-                   v.incomplete ? " (incomplete, interrupted)" : "", css);
+                   v.incomplete ? " (incomplete, interrupted)"
+                   : v.no_gpu   ? " (incomplete: no GPU)"
+                                : "",
+                   css);
     kg_sbuf_puts(&b, "<h1>kgate ");
     kg_sbuf_xml(&b, v.command ? v.command : "report");
-    kg_sbuf_printf(&b, ": %s%s</h1>\n", v.incomplete ? "incomplete (interrupted), " : "",
-                   failed ? "failed" : n[KG_VERDICT_ERROR] ? "errors" : "passed");
+    /* The same headline as the Markdown: a no-GPU run with skips is never "passed". */
+    kg_sbuf_printf(&b, ": %s%s%s</h1>\n", v.incomplete ? "incomplete (interrupted), " : "",
+                   v.no_gpu ? (failed || n[KG_VERDICT_ERROR] ? "incomplete: no GPU, "
+                                                             : "incomplete: no GPU")
+                            : "",
+                   failed ? "failed" : n[KG_VERDICT_ERROR] ? "errors" : v.no_gpu ? "" : "passed");
+    if (v.no_gpu) {
+        kg_sbuf_printf(&b, "<div class=\"incomplete\" id=\"no-gpu\">INCOMPLETE: NO GPU. %d of %zu "
+                           "results were skipped (", n[KG_VERDICT_SKIP], v.n);
+        kg_sbuf_xml(&b, v.no_device);
+        kg_sbuf_puts(&b, "): the GPU gates did not run, and the run certifies nothing.</div>\n");
+    }
     if (v.incomplete)
         kg_sbuf_puts(&b, "<div class=\"incomplete\" id=\"incomplete\">INCOMPLETE (INTERRUPTED): "
                          "the run was stopped (SIGINT/SIGTERM). These are the results so far; "

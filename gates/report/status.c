@@ -3,16 +3,15 @@
  *
  * States (docs/production-ci.md, "Commit statuses"), by the gate's worst verdict
  * (FAIL > XPASS > ERROR > SKIP > WARN > XFAIL > PASS):
- *   production report: PASS/WARN/XFAIL -> success (XFAIL: the count of expected failures in
- *                      the description); FAIL and XPASS (a declared expected failure that now
- *                      passes) -> failure (GitLab: failed); ERROR -> error (GitLab: failed);
- *                      SKIP -> error (GitLab: failed), since a skipped gate certifies nothing.
- *   diagnostic report: never success. PASS/WARN/XFAIL/SKIP -> pending, with the description
- *                      stamped "DIAGNOSTIC (non-certifying)"; FAIL/XPASS/ERROR as in production
- *                      (a failure certifies nothing either, and hiding it would help nobody).
+ * every status finishes (never pending), the same states in both modes:
+ *   PASS/WARN/XFAIL -> success (XFAIL: the count of expected failures in the description);
+ *   FAIL and XPASS (a declared expected failure that now passes) -> failure (GitLab: failed);
+ *   ERROR -> error (GitLab: failed); SKIP -> error (GitLab: failed), since a skipped gate
+ *   certifies nothing; a run without a GPU says "incomplete: no GPU" on the gates it skipped.
+ *   diagnostic report: the same states, every description stamped "DIAGNOSTIC (non-certifying)".
  *   incomplete report (the run was interrupted): the description starts "incomplete
- *                      (interrupted)"; a gate that would pass is posted as a SKIP is (error, or
- *                      pending when diagnostic): the cases it had not reached were not run.
+ *   (interrupted)"; a gate that would pass is posted as a SKIP is (error): the cases it had not
+ *   reached were not run.
  * The token goes only into the request's auth header; it is redacted from every message. */
 #include <ctype.h>
 #include <math.h>
@@ -63,17 +62,20 @@ static kg_verdict worst(const gate_agg *g)
     return w;
 }
 
-/* The state of a gate whose worst verdict is w; an incomplete (interrupted) run's passing gate
- * is posted as a skipped one: it certifies nothing, the cases not reached never ran. */
-static const char *state_for(platform p, kg_verdict w, bool diagnostic, bool incomplete)
+/* The state of a gate whose worst verdict is w, the same in both modes: every status finishes
+ * (never "pending", which a forge shows as still running). A skipped gate (no GPU) is "error",
+ * GitHub's state for a check that could not be made, as is an interrupted run's passing gate:
+ * neither certifies anything, and "success" on a context a branch rule requires would let a run
+ * that measured nothing through. A diagnostic pass is "success", stamped DIAGNOSTIC. */
+static const char *state_for(platform p, kg_verdict w, bool incomplete)
 {
     bool gh = p == PLAT_GITHUB;
     switch (w) {
     case KG_VERDICT_FAIL:
     case KG_VERDICT_XPASS: return gh ? "failure" : "failed";
-    case KG_VERDICT_ERROR: return gh ? "error" : "failed";
-    case KG_VERDICT_SKIP: return diagnostic ? "pending" : gh ? "error" : "failed";
-    default: return diagnostic ? "pending" : incomplete ? (gh ? "error" : "failed") : "success";
+    case KG_VERDICT_ERROR:
+    case KG_VERDICT_SKIP: return gh ? "error" : "failed";
+    default: return incomplete ? (gh ? "error" : "failed") : "success";
     }
 }
 
@@ -92,13 +94,15 @@ static void describe_pass(char *buf, size_t n, const gate_agg *g, int total)
 }
 
 static void describe(char *buf, size_t n, const gate_agg *g, kg_verdict w, bool diagnostic,
-                     bool incomplete)
+                     bool incomplete, bool no_gpu)
 {
     int total = 0;
     for (int v = 0; v < KG_VERDICT_N; v++)
         total += g->n[v];
-    int off = snprintf(buf, n, "%s%s", diagnostic ? "DIAGNOSTIC (non-certifying): " : "",
-                       incomplete ? "incomplete (interrupted): " : "");
+    /* A gate with skips on a run without a GPU says why first: "incomplete: no GPU". */
+    int off = snprintf(buf, n, "%s%s%s", diagnostic ? "DIAGNOSTIC (non-certifying): " : "",
+                       incomplete ? "incomplete (interrupted): " : "",
+                       no_gpu && g->n[KG_VERDICT_SKIP] ? "incomplete: no GPU: " : "");
     if (off < 0 || (size_t)off >= n)
         return;
     switch (w) {
@@ -317,15 +321,15 @@ typedef struct {
 } gate_status;
 
 static void gate_status_fill(gate_status *st, const gate_agg *g, const status_dest *d,
-                             const status_opts *o, bool diagnostic, bool incomplete)
+                             const status_opts *o, const kg_export_view *v)
 {
     kg_verdict w = worst(g);
-    st->state = state_for(d->gh ? PLAT_GITHUB : PLAT_GITLAB, w, diagnostic, incomplete);
+    st->state = state_for(d->gh ? PLAT_GITHUB : PLAT_GITLAB, w, v->incomplete);
     if (o->context_suffix)
         snprintf(st->ctx, sizeof st->ctx, "kgate/%s (%s)", g->gate, o->context_suffix);
     else
         snprintf(st->ctx, sizeof st->ctx, "kgate/%s", g->gate);
-    describe(st->desc, sizeof st->desc, g, w, diagnostic, incomplete);
+    describe(st->desc, sizeof st->desc, g, w, v->diagnostic, v->incomplete, v->no_gpu);
 }
 
 /* The request body (caller frees with cJSON_free); NULL when out of memory. */
@@ -351,7 +355,7 @@ static int post_one(const gate_agg *g, const status_dest *d, const status_opts *
     int rc = 0;
     gate_status st;
     kg_http_response resp = { 0 };
-    gate_status_fill(&st, g, d, o, v->diagnostic, v->incomplete);
+    gate_status_fill(&st, g, d, o, v);
     char *text = gate_status_json(&st, d);
     if (!text) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
@@ -402,8 +406,11 @@ static int post_all(const cJSON *report, const status_opts *o)
         goto cleanup;
     }
     if (v.diagnostic)
-        printf("kgate status: the report is DIAGNOSTIC (non-certifying): passing gates are "
-               "posted as 'pending', never 'success'\n");
+        printf("kgate status: the report is DIAGNOSTIC (non-certifying): every description "
+               "says so\n");
+    if (v.no_gpu)
+        printf("kgate status: the run had no GPU: gates with skipped cases are posted as "
+               "'%s' (incomplete: no GPU)\n", d.gh ? "error" : "failed");
     if (v.incomplete)
         printf("kgate status: the report is INCOMPLETE (the run was interrupted): no gate is "
                "posted as 'success'\n");

@@ -87,8 +87,19 @@ int kg_export_markdown(const cJSON *report, const char *path)
 
     kg_sbuf_puts(&b, "## kgate ");
     kg_sbuf_md(&b, v.command ? v.command : "report", 40);
+    /* No GPU and skipped results (exit 3): never "passed", the GPU gates did not run. */
     kg_sbuf_printf(&b, ": %s%s\n\n", v.incomplete ? "⏹️ incomplete (interrupted), " : "",
-                   fails + n[KG_VERDICT_XPASS] ? "❌ failed" : errs ? "💥 errors" : "✅ passed");
+                   fails + n[KG_VERDICT_XPASS] ? (v.no_gpu ? "⏭️ incomplete: no GPU, ❌ failed"
+                                                           : "❌ failed")
+                   : errs     ? (v.no_gpu ? "⏭️ incomplete: no GPU, 💥 errors" : "💥 errors")
+                   : v.no_gpu ? "⏭️ incomplete: no GPU"
+                              : "✅ passed");
+    if (v.no_gpu) {
+        kg_sbuf_printf(&b, "> [!CAUTION]\n> **INCOMPLETE: NO GPU.** %d of %zu results were "
+                           "skipped (", n[KG_VERDICT_SKIP], v.n);
+        kg_sbuf_md(&b, v.no_device, 200);
+        kg_sbuf_puts(&b, "): the GPU gates did not run, and the run certifies nothing.\n\n");
+    }
     if (v.incomplete)
         kg_sbuf_puts(&b, "> [!CAUTION]\n> **INCOMPLETE (INTERRUPTED).** The run was stopped "
                          "(SIGINT/SIGTERM): these are the results so far, and the cases it had "

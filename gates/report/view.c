@@ -393,6 +393,8 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(report, KG_RK_SEED);
     v->seed = cJSON_IsNumber(seed) ? seed->valuedouble : NAN;
     v->incomplete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(report, KG_RK_INCOMPLETE));
+    v->no_device = str_at(report, KG_RK_NO_DEVICE);
+    v->no_gpu = v->no_device && v->counts[KG_VERDICT_SKIP] > 0;
 cleanup:
     if (rc < 0)
         kg_export_view_free(v);

@@ -60,8 +60,10 @@ static const char status_description[] =
     "  token KGATE_STATUS_TOKEN or GITHUB_TOKEN (Authorization: Bearer).\n"
     "GitLab (GITLAB_CI=true): POST $CI_API_V4_URL/projects/$CI_PROJECT_ID/statuses/SHA,\n"
     "  token KGATE_STATUS_TOKEN (PRIVATE-TOKEN) or CI_JOB_TOKEN (JOB-TOKEN).\n"
-    "SHA: KGATE_STATUS_SHA, else GITHUB_SHA / CI_COMMIT_SHA. A diagnostic report never posts\n"
-    "success: passing gates post 'pending' stamped DIAGNOSTIC.\n"
+    "SHA: KGATE_STATUS_SHA, else GITHUB_SHA / CI_COMMIT_SHA. Every status finishes (never\n"
+    "'pending'): pass -> success, FAIL/XPASS -> failure, ERROR/SKIP -> error (GitLab: failed);\n"
+    "a diagnostic report's descriptions start DIAGNOSTIC (non-certifying), a run without a GPU's\n"
+    "'incomplete: no GPU'.\n"
     "Exit codes: 0 posted, 2 bad flag, environment or report, 4 HTTP failure (including\n"
     "401/403/404, explained in the message).\n";
 

@@ -27,6 +27,7 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
                     const char *keep_dir, bool with_clean, int *exit_code);
 int kg_cmd_report(kg_registry *reg, int argc, char **argv);
 int kg_cmd_status(kg_registry *reg, int argc, char **argv);
+int kg_cmd_comment(kg_registry *reg, int argc, char **argv);
 int kg_cmd_ab(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks_advance(int argc, char **argv); /* run.c: the production step from a report */
 int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv);

@@ -19,6 +19,7 @@ static const kg_command commands[] = {
     { "selftest", kg_cmd_selftest, "prove every gate catches its planted defects" },
     { "report", kg_cmd_report, "convert a report: JUnit XML, Markdown summary, HTML (no GPU)" },
     { "status", kg_cmd_status, "post per-gate commit statuses to GitHub or GitLab" },
+    { "comment", kg_cmd_comment, "create or update the one PR/MR comment from the matrix's reports" },
     { "ab", kg_cmd_ab, "A/B two runner builds, interleaved processes: paired ratio and CI" },
     { "run", kg_cmd_run, "every gate into one report; --production commits advanced marks (libgit2)" },
     { "marks", kg_cmd_marks, "high-water marks: show, diff, lower, history, advance --from-report" },

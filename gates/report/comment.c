@@ -1,0 +1,517 @@
+/* `kgate comment --from-report R.json [...]`: one PR/MR comment per pipeline, created or updated
+ * in place (docs/production-ci.md, "PR/MR comment").
+ *
+ * The body (Markdown) starts with the hidden marker KG_COMMENT_MARKER, then a headline with the
+ * verdict across every report given (one per GPU of the matrix): "kgate: 2 regressions, 1
+ * failure", "kgate: all gates passed", or "kgate: incomplete: no GPU"; then one table of what
+ * regressed (case, device class, change %, tolerance %), the failures, errors and faults, the
+ * link to the HTML report and the reports it was made from.
+ * GitHub: GET /repos/{repo}/issues/{pr}/comments (paged), the comment with the marker is
+ * PATCHed at /repos/{repo}/issues/comments/{id}, else one is POSTed. GitLab: the same with
+ * /projects/{id}/merge_requests/{iid}/notes (PUT .../notes/{id}). The token goes only into the
+ * auth header (as for statuses: KGATE_STATUS_TOKEN, else GITHUB_TOKEN / CI_JOB_TOKEN) and is
+ * redacted from every message. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report/comment.h"
+#include "report/http.h"
+
+#define CM_MAX_ROWS 60   /* per table or list: a comment stays far below GitHub's 65536 */
+#define CM_PAGE 100      /* comments per page when looking for the marker */
+#define CM_MAX_PAGES 50
+/* The forge API's keys of a comment or note (both APIs spell them alike); not report keys, so
+ * not in core/report_keys.h. */
+#define CM_API_BODY "body"
+#define CM_API_ID "id"
+
+static const char *cm_env(const char *k)
+{
+    const char *v = getenv(k);
+    return v && *v ? v : NULL;
+}
+
+/* The counts the headline is made of, over every report. */
+typedef struct {
+    int regressions, failures, errors, faults, no_gpu, incomplete, diagnostic, results;
+} cm_counts;
+
+static bool cm_regressed(const kg_export_row *r)
+{
+    return r->decision && strcmp(r->decision, "REGRESSED") == 0;
+}
+
+static bool cm_failed(const kg_export_row *r)
+{
+    return !cm_regressed(r) && (r->verdict == KG_VERDICT_FAIL || r->verdict == KG_VERDICT_XPASS);
+}
+
+static const char *cm_device(const kg_export_view *v)
+{
+    return v->device_class ? v->device_class : v->device_name ? v->device_name : "no GPU";
+}
+
+static void cm_count(cm_counts *c, const kg_export_view *v)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const kg_export_row *r = &v->rows[i];
+        c->regressions += cm_regressed(r);
+        c->failures += cm_failed(r);
+        c->errors += r->verdict == KG_VERDICT_ERROR;
+        c->faults += r->fault_class != NULL;
+    }
+    c->no_gpu += v->no_gpu;
+    c->incomplete += v->incomplete;
+    c->diagnostic += v->diagnostic;
+    c->results += (int)v->n;
+}
+
+/* "## kgate: 2 regressions, 1 failure" (counts of zero left out). */
+static void cm_headline(kg_sbuf *b, const cm_counts *c)
+{
+    char buf[64];
+    const char *sep = "";
+    kg_sbuf_puts(b, "## kgate: ");
+    if (c->regressions) {
+        kg_sbuf_puts(b, kg_fmt_count(buf, sizeof buf, c->regressions, "regression"));
+        sep = ", ";
+    }
+    if (c->failures) {
+        kg_sbuf_printf(b, "%s%s", sep, kg_fmt_count(buf, sizeof buf, c->failures, "failure"));
+        sep = ", ";
+    }
+    if (c->errors) {
+        kg_sbuf_printf(b, "%s%s", sep, kg_fmt_count(buf, sizeof buf, c->errors, "error"));
+        sep = ", ";
+    }
+    if (c->no_gpu) {
+        kg_sbuf_printf(b, "%sincomplete: no GPU", sep);
+        sep = ", ";
+    }
+    if (c->incomplete) {
+        kg_sbuf_printf(b, "%sincomplete (interrupted)", sep);
+        sep = ", ";
+    }
+    if (!*sep)
+        kg_sbuf_puts(b, c->results ? "all gates passed" : "no results");
+    kg_sbuf_puts(b, "\n\n");
+    if (c->diagnostic)
+        kg_sbuf_puts(b, "**DIAGNOSTIC (non-certifying)**: at least one report is not a "
+                        "production run; it certifies nothing.\n\n");
+}
+
+/* The one table of what regressed, across every report. */
+static void cm_regressions(kg_sbuf *b, const kg_export_view *views, size_t n, int total)
+{
+    char ch[32], tol[32], mark[32], now[32];
+    int shown = 0;
+    if (!total)
+        return;
+    kg_sbuf_puts(b, "### Regressions\n\n| case | device | change % | tolerance % | mark us | "
+                    "now us |\n| --- | --- | ---: | ---: | ---: | ---: |\n");
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < views[k].n && shown < CM_MAX_ROWS; i++) {
+            const kg_export_row *r = &views[k].rows[i];
+            if (!cm_regressed(r))
+                continue;
+            kg_sbuf_puts(b, "| ");
+            kg_sbuf_md_code(b, r->case_id, 200);
+            kg_sbuf_puts(b, " | ");
+            kg_sbuf_md(b, cm_device(&views[k]), 80);
+            kg_sbuf_printf(b, " | %s%s | %s | %s | %s |\n", isnan(r->change_pct) || r->change_pct < 0 ? "" : "+",
+                           kg_fmt_num(ch, sizeof ch, r->change_pct, "%.1f"),
+                           kg_fmt_num(tol, sizeof tol, r->band_pct, "%.1f"),
+                           kg_fmt_num(mark, sizeof mark, r->mark_us, "%.2f"),
+                           kg_fmt_num(now, sizeof now, r->time_us, "%.2f"));
+            shown++;
+        }
+    if (shown < total)
+        kg_sbuf_printf(b, "\n... and %d more (see the report)\n", total - shown);
+    kg_sbuf_puts(b, "\n");
+}
+
+/* A list of the failures (FAIL/XPASS that are not regressions) or the errors (faults named). */
+static void cm_list(kg_sbuf *b, const kg_export_view *views, size_t n, bool errors, int total)
+{
+    int shown = 0;
+    if (!total)
+        return;
+    kg_sbuf_puts(b, errors ? "### Errors and faults\n\n" : "### Failures\n\n");
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < views[k].n && shown < CM_MAX_ROWS; i++) {
+            const kg_export_row *r = &views[k].rows[i];
+            if (errors ? r->verdict != KG_VERDICT_ERROR : !cm_failed(r))
+                continue;
+            kg_sbuf_printf(b, "- **%s** ", kg_verdict_name(r->verdict));
+            kg_sbuf_md(b, r->gate, 40);
+            kg_sbuf_puts(b, " ");
+            kg_sbuf_md_code(b, r->case_id, 200);
+            kg_sbuf_puts(b, " on ");
+            kg_sbuf_md(b, cm_device(&views[k]), 80);
+            if (r->fault_class)
+                kg_sbuf_printf(b, " (fault: %s)", r->fault_class);
+            if (r->message && *r->message) {
+                kg_sbuf_puts(b, ": ");
+                kg_sbuf_md(b, r->message, 300);
+            }
+            kg_sbuf_puts(b, "\n");
+            shown++;
+        }
+    if (shown < total)
+        kg_sbuf_printf(b, "- ... and %d more (see the report)\n", total - shown);
+    kg_sbuf_puts(b, "\n");
+}
+
+/* The link (--report-url, else the CI run or job page) and the reports the comment is from. */
+static void cm_footer(kg_sbuf *b, const kg_export_view *views, size_t n, const kg_comment_opts *o)
+{
+    char url[1024] = "";
+    if (o->report_url)
+        snprintf(url, sizeof url, "%s", o->report_url);
+    else if (cm_env("GITHUB_SERVER_URL") && cm_env("GITHUB_REPOSITORY") && cm_env("GITHUB_RUN_ID"))
+        snprintf(url, sizeof url, "%s/%s/actions/runs/%s", cm_env("GITHUB_SERVER_URL"),
+                 cm_env("GITHUB_REPOSITORY"), cm_env("GITHUB_RUN_ID"));
+    else if (cm_env("CI_PIPELINE_URL"))
+        snprintf(url, sizeof url, "%s", cm_env("CI_PIPELINE_URL"));
+    if (url[0] && !strpbrk(url, " ()<>\n"))
+        kg_sbuf_printf(b, "[HTML report](%s)\n\n", url);
+    kg_sbuf_printf(b, "<sub>%zu report%s:", n, n == 1 ? "" : "s");
+    for (size_t k = 0; k < n; k++) {
+        char c[64];
+        kg_sbuf_puts(b, k ? "; " : " ");
+        kg_sbuf_md(b, cm_device(&views[k]), 80);
+        kg_sbuf_printf(b, " (%s", kg_fmt_count(c, sizeof c, (int)views[k].n, "result"));
+        if (o->report_paths && k < o->n_reports) {
+            kg_sbuf_puts(b, ", ");
+            kg_sbuf_md_code(b, o->report_paths[k], 200);
+        }
+        kg_sbuf_puts(b, ")");
+    }
+    kg_sbuf_puts(b, "</sub>\n");
+}
+
+int kg_comment_body(kg_sbuf *out, const cJSON *const *reports, size_t n,
+                    const kg_comment_opts *o)
+{
+    int rc = 0;
+    cm_counts c = { 0 };
+    size_t built = 0;
+    kg_export_view *views = calloc(n ? n : 1, sizeof *views);
+    if (!views)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    for (; built < n; built++)
+        KG_TRY(kg_export_view_build(&views[built], reports[built]));
+    for (size_t k = 0; k < n; k++)
+        cm_count(&c, &views[k]);
+    kg_sbuf_puts(out, KG_COMMENT_MARKER "\n");
+    cm_headline(out, &c);
+    cm_regressions(out, views, n, c.regressions);
+    cm_list(out, views, n, false, c.failures);
+    cm_list(out, views, n, true, c.errors);
+    cm_footer(out, views, n, o);
+    if (out->err)
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+cleanup:
+    for (size_t k = 0; k < built; k++)
+        kg_export_view_free(&views[k]);
+    free(views);
+    return rc;
+}
+
+/* ---- posting ------------------------------------------------------------------------- */
+
+/* Where the comment goes, resolved from the CI environment before anything is sent. */
+typedef struct {
+    bool gh;
+    const char *api, *where, *token, *tok_var, *num_var;
+    char num[32];        /* the PR number / MR iid */
+    char *base;          /* .../issues/{pr}/comments or .../merge_requests/{iid}/notes */
+    char *item;          /* GitHub: .../issues/comments (+ /{id}); GitLab: = base */
+    char *auth;
+} cm_dest;
+
+static bool cm_digits(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if (!isdigit((unsigned char)s[n]))
+            return false;
+    return n > 0 && n < 20;
+}
+
+/* The PR number: KGATE_PR_NUMBER, else GITHUB_REF refs/pull/N/merge (GitHub) or
+ * CI_MERGE_REQUEST_IID (GitLab). */
+static int cm_number(cm_dest *d)
+{
+    const char *v = cm_env("KGATE_PR_NUMBER"), *ref = cm_env("GITHUB_REF");
+    d->num_var = "KGATE_PR_NUMBER";
+    if (!v && d->gh && ref && strncmp(ref, "refs/pull/", 10) == 0) {
+        const char *e = strchr(ref + 10, '/');
+        size_t len = e ? (size_t)(e - (ref + 10)) : strlen(ref + 10);
+        if (len < sizeof d->num) {
+            memcpy(d->num, ref + 10, len);
+            d->num[len] = '\0';
+        }
+        d->num_var = "GITHUB_REF";
+        v = d->num;
+    } else if (!v && !d->gh) {
+        d->num_var = "CI_MERGE_REQUEST_IID";
+        v = cm_env(d->num_var);
+    }
+    if (!v)
+        return KG_ERR(KG_EINVAL, "comment: no %s number: not a %s pipeline? set KGATE_PR_NUMBER "
+                      "(or %s)", d->gh ? "pull request" : "merge request",
+                      d->gh ? "pull request" : "merge request",
+                      d->gh ? "GITHUB_REF=refs/pull/N/merge" : "CI_MERGE_REQUEST_IID");
+    if (!cm_digits(v))
+        return KG_ERR(KG_EINVAL, "comment: %s: expected a %s number, got '%s'", d->num_var,
+                      d->gh ? "pull request" : "merge request", v);
+    if (v != d->num)
+        snprintf(d->num, sizeof d->num, "%s", v);
+    return 0;
+}
+
+static int cm_dest_env(cm_dest *d, const kg_comment_opts *o)
+{
+    kg_status_platform p = o->plat;
+    if (p == KG_STATUS_PLATFORM_AUTO)
+        p = cm_env("GITHUB_ACTIONS")  ? KG_STATUS_PLATFORM_GITHUB
+            : cm_env("GITLAB_CI") ? KG_STATUS_PLATFORM_GITLAB : KG_STATUS_PLATFORM_AUTO;
+    if (p == KG_STATUS_PLATFORM_AUTO)
+        return KG_ERR(KG_EINVAL, "comment: no CI detected (neither GITHUB_ACTIONS nor GITLAB_CI "
+                                 "is set); use --platform github|gitlab");
+    bool gh = d->gh = p == KG_STATUS_PLATFORM_GITHUB;
+    d->api = gh ? (cm_env("GITHUB_API_URL") ? cm_env("GITHUB_API_URL") : "https://api.github.com")
+                : cm_env("CI_API_V4_URL");
+    d->where = gh ? cm_env("GITHUB_REPOSITORY") : cm_env("CI_PROJECT_ID");
+    d->tok_var = "KGATE_STATUS_TOKEN";
+    if (!(d->token = cm_env(d->tok_var))) {
+        d->tok_var = gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN";
+        d->token = cm_env(d->tok_var);
+    }
+    if (!kg_status_url_ok(d->api))
+        return KG_ERR(KG_EINVAL, "comment: %s: expected an http(s) URL, got '%s'",
+                      gh ? "GITHUB_API_URL" : "CI_API_V4_URL", d->api ? d->api : "(unset)");
+    if (!d->where || (gh && (!strchr(d->where, '/') || strpbrk(d->where, "?#% "))))
+        return KG_ERR(KG_EINVAL, "comment: %s: expected %s, got '%s'",
+                      gh ? "GITHUB_REPOSITORY" : "CI_PROJECT_ID",
+                      gh ? "owner/name" : "a project id or path", d->where ? d->where : "(unset)");
+    int rc = cm_number(d);
+    if (rc < 0)
+        return rc;
+    if (!d->token)
+        return KG_ERR(KG_EINVAL, "comment: no token: set %s (or KGATE_STATUS_TOKEN)",
+                      gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN");
+    return 0;
+}
+
+static char *cm_strdupf(const char *fmt, const char *a, int alen, const char *b, const char *c)
+{
+    size_t n = (size_t)alen + strlen(b) + strlen(c) + strlen(fmt) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, fmt, alen, a, b, c);
+    return s;
+}
+
+/* The list/create URL, the update URL's prefix and the token's header. */
+static int cm_dest_urls(cm_dest *d)
+{
+    int rc = 0;
+    char *esc = curl_easy_escape(NULL, d->where, 0);
+    int alen = (int)strlen(d->api);
+    while (alen && d->api[alen - 1] == '/')
+        alen--;
+    if (!esc) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    /* GitHub's owner/name keeps its slash; a GitLab project path is URL-encoded. */
+    d->base = cm_strdupf(d->gh ? "%.*s/repos/%s/issues/%s/comments"
+                               : "%.*s/projects/%s/merge_requests/%s/notes",
+                         d->api, alen, d->gh ? d->where : esc, d->num);
+    d->item = d->gh ? cm_strdupf("%.*s/repos/%s/issues/comments%s", d->api, alen, d->where, "")
+                    : cm_strdupf("%.*s%s%s", d->base, (int)strlen(d->base), "", "");
+    const char *hname = d->gh ? "Authorization: Bearer "
+                        : strcmp(d->tok_var, "CI_JOB_TOKEN") == 0 ? "JOB-TOKEN: "
+                                                                  : "PRIVATE-TOKEN: ";
+    d->auth = cm_strdupf("%.*s%s%s", hname, (int)strlen(hname), d->token, "");
+    if (!d->base || !d->item || !d->auth)
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+cleanup:
+    curl_free(esc);
+    return rc;
+}
+
+static void cm_dest_free(cm_dest *d)
+{
+    if (d->auth) { /* the token does not outlive its use */
+        memset(d->auth, 0, strlen(d->auth));
+        free(d->auth);
+    }
+    free(d->base);
+    free(d->item);
+    d->auth = d->base = d->item = NULL;
+}
+
+static void cm_request_setup(const char **headers, kg_http_opts *ho, const cm_dest *d,
+                             const kg_comment_opts *o)
+{
+    headers[0] = d->auth;
+    headers[1] = "Content-Type: application/json";
+    headers[2] = d->gh ? "Accept: application/vnd.github+json" : "Accept: application/json";
+    headers[3] = d->gh ? "X-GitHub-Api-Version: 2022-11-28" : NULL;
+    headers[4] = headers[5] = NULL;
+    headers[d->gh ? 4 : 3] = "User-Agent: kgate/" KG_VERSION_STRING;
+    *ho = (kg_http_opts)KG_HTTP_OPTS_INIT;
+    ho->timeout_ms = (long)(o->timeout_s * 1000);
+    ho->connect_timeout_ms = (long)(o->connect_timeout_s * 1000);
+    if (ho->connect_timeout_ms > ho->timeout_ms)
+        ho->connect_timeout_ms = ho->timeout_ms;
+    ho->max_attempts = o->retries + 1;
+    ho->verbose = o->verbose;
+    ho->secret = d->token;
+}
+
+static const char *cm_hint(long status, bool gh)
+{
+    switch (status) {
+    case 401: return gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
+                        : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN";
+    case 403: return gh ? "the workflow needs `permissions: pull-requests: write`"
+                        : "the token needs the api scope (CI_JOB_TOKEN cannot write notes: set "
+                          "KGATE_STATUS_TOKEN)";
+    case 404: return gh ? "check GITHUB_REPOSITORY and the pull request number"
+                        : "check CI_PROJECT_ID and the merge request iid";
+    default: return NULL;
+    }
+}
+
+/* One request; a failure's message gets the hint for its status. */
+static int cm_send(kg_http_response *resp, const char *method, const char *url, const char *body,
+                   const char *const *headers, const kg_http_opts *ho, const cm_dest *d)
+{
+    int rc = kg_http_request(resp, method, url, headers, body, ho);
+    if (rc < 0) {
+        char msg[1200];
+        const char *hint = cm_hint(resp->status, d->gh);
+        snprintf(msg, sizeof msg, "%s", kg_error_last());
+        rc = KG_ERR(KG_EHTTP, "comment: %s%s%s", msg, hint ? " -- " : "", hint ? hint : "");
+    }
+    return rc;
+}
+
+/* Look through the PR/MR's comments for the marker; *id = 0 when there is none. *more: the
+ * page was full (another may follow). */
+static int cm_find_page(long long *id, bool *more, const kg_http_response *resp, const char *url)
+{
+    cJSON *arr = resp->body ? cJSON_Parse(resp->body) : NULL;
+    const cJSON *it;
+    *more = false;
+    if (!cJSON_IsArray(arr)) {
+        cJSON_Delete(arr);
+        return KG_ERR(KG_EHTTP, "comment: GET %s: expected a JSON array of comments", url);
+    }
+    cJSON_ArrayForEach(it, arr) {
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, CM_API_BODY);
+        const cJSON *i = cJSON_GetObjectItemCaseSensitive(it, CM_API_ID);
+        if (!*id && cJSON_IsString(b) && cJSON_IsNumber(i) && i->valuedouble > 0 &&
+            strstr(b->valuestring, KG_COMMENT_MARKER))
+            *id = (long long)i->valuedouble;
+    }
+    *more = cJSON_GetArraySize(arr) >= CM_PAGE;
+    cJSON_Delete(arr);
+    return 0;
+}
+
+static int cm_find(long long *id, const cm_dest *d, const char *const *headers,
+                   const kg_http_opts *ho)
+{
+    int rc = 0;
+    bool more = true;
+    char url[2048];
+    *id = 0;
+    for (int page = 1; more && !*id && page <= CM_MAX_PAGES; page++) {
+        kg_http_response resp = { 0 };
+        snprintf(url, sizeof url, "%s?per_page=%d&page=%d", d->base, CM_PAGE, page);
+        rc = cm_send(&resp, "GET", url, NULL, headers, ho, d);
+        if (rc == 0)
+            rc = cm_find_page(id, &more, &resp, url);
+        kg_http_response_free(&resp);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Update comment `id` in place, or create one (id 0). */
+static int cm_write(const cm_dest *d, long long id, const char *body, const char *const *headers,
+                    const kg_http_opts *ho)
+{
+    int rc = 0;
+    char url[2048];
+    kg_http_response resp = { 0 };
+    cJSON *j = cJSON_CreateObject();
+    char *text = j && cJSON_AddStringToObject(j, CM_API_BODY, body) ? cJSON_PrintUnformatted(j) : NULL;
+    if (!text) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if (id)
+        snprintf(url, sizeof url, "%s/%lld", d->item, id);
+    else
+        snprintf(url, sizeof url, "%s", d->base);
+    KG_TRY(cm_send(&resp, id ? (d->gh ? "PATCH" : "PUT") : "POST", url, text, headers, ho, d));
+    printf("kgate comment: %s %s %lld on %s%s%s -> HTTP %ld\n", id ? "updated" : "created",
+           d->gh ? "comment" : "note", id ? id : 0, d->where, d->gh ? "#" : "!", d->num,
+           resp.status);
+cleanup:
+    kg_http_response_free(&resp);
+    cJSON_free(text);
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* A dry run: the body, then what would be sent where (nothing is sent). */
+static int cm_dry_run(const kg_sbuf *b, const kg_comment_opts *o)
+{
+    cm_dest d;
+    memset(&d, 0, sizeof d);
+    fwrite(b->p, 1, b->len, stdout);
+    if (cm_dest_env(&d, o) < 0) {
+        printf("\ndry run: nothing sent (%s)\n", kg_error_last());
+        return 0;
+    }
+    printf("\ndry run: GET %s (look for %s), then %s or POST there (token redacted: ***)\n",
+           d.gh ? "/repos/{repo}/issues/{pr}/comments" : "/projects/{id}/merge_requests/{iid}/notes",
+           KG_COMMENT_MARKER, d.gh ? "PATCH the comment found" : "PUT the note found");
+    return 0;
+}
+
+int kg_comment_post(const cJSON *const *reports, size_t n, const kg_comment_opts *o)
+{
+    int rc = 0;
+    kg_sbuf b = KG_SBUF_INIT;
+    cm_dest d;
+    const char *headers[6];
+    kg_http_opts ho;
+    long long id = 0;
+    memset(&d, 0, sizeof d);
+    if (n == 0)
+        return KG_ERR(KG_EINVAL, "comment: no report given (--from-report REPORT.json)");
+    KG_TRY(kg_comment_body(&b, reports, n, o));
+    if (o->dry_run) {
+        rc = cm_dry_run(&b, o);
+        goto cleanup;
+    }
+    KG_TRY(cm_dest_env(&d, o));
+    KG_TRY(cm_dest_urls(&d));
+    cm_request_setup(headers, &ho, &d, o);
+    KG_TRY(cm_find(&id, &d, headers, &ho));
+    KG_TRY(cm_write(&d, id, b.p, headers, &ho));
+cleanup:
+    cm_dest_free(&d);
+    kg_sbuf_free(&b);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* `kgate comment --from-report R.json [--from-report R2.json ...]`: the flags of the PR/MR
+ * comment (the body and the posting are gates/report/comment.c). */
+#include <string.h>
+#include "cli/cli.h"
+#include "report/comment.h"
+#include "report/export.h"
+
+#define CM_MAX_REPORTS 64
+
+typedef struct {
+    kg_comment_opts o;
+    const char *paths[CM_MAX_REPORTS];
+    size_t n;
+} comment_args;
+
+static int comment_from_report(void *opts, const char *v)
+{
+    comment_args *a = opts;
+    if (a->n == CM_MAX_REPORTS)
+        return KG_ERR(KG_EINVAL, "--from-report: at most %d reports", CM_MAX_REPORTS);
+    a->paths[a->n++] = v;
+    return 0;
+}
+
+static int comment_report_url(void *opts, const char *v)
+{
+    if (!kg_status_url_ok(v))
+        return KG_ERR(KG_EINVAL, "--report-url: expected an http(s) URL, got '%s'", v);
+    ((comment_args *)opts)->o.report_url = v;
+    return 0;
+}
+
+static int comment_platform(void *opts, const char *v)
+{
+    comment_args *a = opts;
+    if (strcmp(v, "github") == 0)
+        a->o.plat = KG_STATUS_PLATFORM_GITHUB;
+    else if (strcmp(v, "gitlab") == 0)
+        a->o.plat = KG_STATUS_PLATFORM_GITLAB;
+    else
+        return KG_ERR(KG_EINVAL, "--platform: expected github or gitlab, got '%s'", v);
+    return 0;
+}
+
+static const kg_opt comment_table[] = {
+    KG_OPT_FN_("from-report", "REPORT.json", comment_from_report, 0,
+               "a kgate report; repeat it, one per GPU of the matrix"),
+    KG_OPT_FN_("report-url", "URL", comment_report_url, 0,
+               "the HTML report's link (default: the CI run or pipeline page)"),
+    KG_OPT_BOOL_("dry-run", comment_args, o.dry_run, "print the body and send nothing"),
+    KG_OPT_FN_("platform", "github|gitlab", comment_platform, 0,
+               "the API (default: detected from GITHUB_ACTIONS / GITLAB_CI)"),
+    KG_OPT_DOUBLE_("timeout", "S", comment_args, o.timeout_s, 0, 3600,
+                   "total time per request attempt (default 30)"),
+    KG_OPT_DOUBLE_("connect-timeout", "S", comment_args, o.connect_timeout_s, 0, 3600,
+                   "time to connect, per attempt (default 10)"),
+    KG_OPT_INT_("retries", "N", comment_args, o.retries, 0, 10,
+                "retries on 429, 5xx and network errors, backoff (default 3)"),
+    KG_OPT_BOOL_("verbose", comment_args, o.verbose,
+                 "each attempt and retry on stderr (status, timing)"),
+};
+
+static const char comment_description[] =
+    "Create or update the one kgate comment of the pull/merge request (found again by its\n"
+    "hidden marker <!-- kgate-comment -->): the verdict across every report given (one per\n"
+    "GPU of the matrix), one table of what regressed (case, device, change %, tolerance %),\n"
+    "the failures, errors and faults, and the link to the HTML report.\n"
+    "GitHub (GITHUB_ACTIONS=true): $GITHUB_API_URL/repos/$GITHUB_REPOSITORY/issues/PR/comments,\n"
+    "  PR from KGATE_PR_NUMBER or GITHUB_REF (refs/pull/N/merge); token KGATE_STATUS_TOKEN or\n"
+    "  GITHUB_TOKEN (needs pull-requests: write).\n"
+    "GitLab (GITLAB_CI=true): $CI_API_V4_URL/projects/$CI_PROJECT_ID/merge_requests/IID/notes,\n"
+    "  IID from KGATE_PR_NUMBER or CI_MERGE_REQUEST_IID; token KGATE_STATUS_TOKEN (PRIVATE-TOKEN)\n"
+    "  or CI_JOB_TOKEN (JOB-TOKEN).\n"
+    "Exit codes: 0 posted (or printed), 2 bad flag, environment (no PR/MR number) or report,\n"
+    "4 HTTP failure (including 401/403/404, explained in the message).\n";
+
+int kg_cmd_comment(kg_registry *reg, int argc, char **argv)
+{
+    comment_args a = { .o = KG_COMMENT_OPTS_INIT, .n = 0 };
+    kg_opt_table table = { .opts = comment_table, .n = KG_ARRAY_LEN(comment_table),
+                           .target = &a, .standalone_ok = true };
+    kg_opt_cmd cmd = { .command = "comment", .description = comment_description,
+                       .tables = &table, .n_tables = 1 };
+    cJSON *reps[CM_MAX_REPORTS] = { 0 };
+    bool help;
+    int rc = 0;
+    KG_UNUSED(reg);
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    if (!a.n) {
+        kg_opt_cmd_usage(stderr, &cmd);
+        rc = KG_ERR(KG_EINVAL, "comment: --from-report REPORT.json is required");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < a.n; i++)
+        KG_TRY(kg_report_load(&reps[i], a.paths[i]));
+    a.o.report_paths = a.paths;
+    a.o.n_reports = a.n;
+    KG_TRY(kg_comment_post((const cJSON *const *)reps, a.n, &a.o));
+cleanup:
+    for (size_t i = 0; i < a.n; i++)
+        cJSON_Delete(reps[i]);
+    return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+}

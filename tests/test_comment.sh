@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# `kgate comment` against a stateful loopback forge (tests/forge_server.py): the first run
+# creates the one PR comment, the second updates it in place (no second comment), the marker
+# found past the first page of comments; the GitLab notes path likewise (PUT); the body's
+# headline, regression table (across two reports, one per GPU), failures, errors and link; the
+# token in no output, log or state; no PR number -> a clear message, exit 2; a wrong token ->
+# exit 4, redacted; --dry-run prints the body and sends nothing. Loopback only; bounded in time.
+set -u
+KG=$1
+SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+H200=$SRC/tests/data/h200-run-report.json
+SERVER=$SRC/tests/forge_server.py
+PY=$(command -v /usr/bin/python3 || command -v python3)
+T=$(mktemp -d); [ -n "${KG_KEEP:-}" ] && echo "keeping $T"
+REPORT=$T/h200-decided.json
+"$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$REPORT" || { echo "FAIL: h200_variants.py"; exit 1; }
+SRV_PID=
+cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; [ -n "${KG_KEEP:-}" ] || rm -rf "$T"; }
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass+1)); }
+bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+TOKEN="kgtest_$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"
+BASE_ENV=(PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}")
+
+start_server() { # start_server NAME [--seed N]
+    local name=$1; shift
+    [ -n "$SRV_PID" ] && { kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; }
+    rm -f "$T/port"
+    LOG=$T/$name.log STATE=$T/$name.state.json
+    : >"$LOG"; echo '{}' >"$STATE"
+    KG_TEST_TOKEN=$TOKEN "$PY" "$SERVER" --port-file "$T/port" --log "$LOG" --state "$STATE" \
+        --max-life 40 "$@" &
+    SRV_PID=$!
+    for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+    PORT=$(cat "$T/port" 2>/dev/null) || { bad "server did not start"; return 1; }
+}
+gh_kg() { # gh_kg NAME TOKEN args...
+    local name=$1 tok=$2; shift 2
+    env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PORT" \
+        GITHUB_REPOSITORY=example/kernels GITHUB_REF=refs/pull/42/merge GITHUB_TOKEN="$tok" \
+        GITHUB_SERVER_URL=https://github.example GITHUB_RUN_ID=99 \
+        "$KG" comment "$@" >"$T/$name.out" 2>"$T/$name.err"
+}
+gl_kg() { # gl_kg NAME args...
+    local name=$1; shift
+    env -i "${BASE_ENV[@]}" GITLAB_CI=true CI_API_V4_URL="http://127.0.0.1:$PORT/api/v4" \
+        CI_PROJECT_ID=group/kernels CI_MERGE_REQUEST_IID=7 KGATE_STATUS_TOKEN="$TOKEN" \
+        CI_PIPELINE_URL=https://gitlab.example/group/kernels/-/pipelines/5 \
+        "$KG" comment "$@" >"$T/$name.out" 2>"$T/$name.err"
+}
+ncomments() { jq "[.[] | .[] | select(.body | test(\"kgate-comment\"))] | length" "$STATE"; }
+body() { jq -r '[.[] | .[] | select(.body | test("kgate-comment"))][0].body' "$STATE"; }
+reqs() { jq -r '.method + " " + .path' "$LOG" | tr '\n' ';'; }
+
+# 1. GitHub: the first run creates the comment (after paging through 150 unrelated ones)...
+start_server gh --seed 150
+gh_kg gh1 "$TOKEN" --from-report "$REPORT" --from-report "$H200" --report-url https://ci.example/r.html; rc=$?
+[ "$rc" -eq 0 ] && ok || { bad "github create: exit $rc"; cat "$T/gh1.out" "$T/gh1.err"; }
+P=/repos/example/kernels/issues/42/comments
+[ "$(reqs)" = "GET $P;GET $P;POST $P;" ] && ok || bad "github create: requests $(reqs)"
+[ "$(ncomments)" = 1 ] && ok || bad "github create: $(ncomments) kgate comments"
+[ "$(jq -r .auth "$LOG" | sort -u)" = "authorization:match" ] && ok || bad "github: auth header"
+grep -q "created comment" "$T/gh1.out" && ok || bad "github create: output $(cat "$T/gh1.out")"
+B=$(body)
+[ "$(printf '%s\n' "$B" | head -1)" = "<!-- kgate-comment -->" ] && ok || bad "body: marker not first"
+printf '%s\n' "$B" | grep -qx "## kgate: 1 regression, 1 failure, 1 error" && ok || bad "body: headline: $(printf '%s\n' "$B" | sed -n 2p)"
+printf '%s\n' "$B" | grep -qF '| `reduce_sum/n=67108869/f32` | NVIDIA H200/sm_90 | +3.2 | 0.7 |' && ok || bad "body: regression row"
+printf '%s\n' "$B" | grep -qF '| case | device | change % | tolerance % |' && ok || bad "body: table header"
+printf '%s\n' "$B" | grep -qF -- '- **FAIL** parity `softmax/rows=4096,cols=1000/f32`' && ok || bad "body: failure"
+printf '%s\n' "$B" | grep -qF -- '- **ERROR** hotpath `rmsnorm/rows=4096,cols=4096/bf16`' && ok || bad "body: error"
+printf '%s\n' "$B" | grep -qF '[HTML report](https://ci.example/r.html)' && ok || bad "body: link"
+printf '%s\n' "$B" | grep -qF '2 reports:' && ok || bad "body: reports footer"
+# ...the second updates the same comment in place: no second comment.
+jq '.results |= map(if .case == "softmax/rows=4096,cols=1000/f32" then .verdict = "PASS" else . end)' "$REPORT" >"$T/fixed.json"
+ID1=$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")
+: >"$LOG"
+gh_kg gh2 "$TOKEN" --from-report "$T/fixed.json"; rc=$?
+[ "$rc" -eq 0 ] && ok || { bad "github update: exit $rc"; cat "$T/gh2.out" "$T/gh2.err"; }
+[ "$(reqs)" = "GET $P;GET $P;PATCH /repos/example/kernels/issues/comments/$ID1;" ] && ok || bad "github update: requests $(reqs)"
+[ "$(ncomments)" = 1 ] && ok || bad "github update: $(ncomments) kgate comments"
+[ "$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")" = "$ID1" ] && ok || bad "github update: another comment"
+body | grep -qx "## kgate: 1 regression, 1 error" && ok || bad "github update: headline $(body | sed -n 2p)"
+body | grep -qF '[HTML report](https://github.example/example/kernels/actions/runs/99)' && ok || bad "github update: default link"
+grep -q "updated comment $ID1" "$T/gh2.out" && ok || bad "github update: output $(cat "$T/gh2.out")"
+# A wrong token: exit 4, the server's echo of it redacted.
+gh_kg ghbad "wrong_$TOKEN" --from-report "$REPORT"; rc=$?
+[ "$rc" -eq 4 ] && grep -q "401" "$T/ghbad.err" && ok || bad "401: exit $rc $(cat "$T/ghbad.err")"
+
+# 2. GitLab: create, then update in place (PUT), the project path URL-encoded.
+start_server gl
+gl_kg gl1 --from-report "$REPORT"; rc=$?
+N=/api/v4/projects/group%2Fkernels/merge_requests/7/notes
+[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET $N;POST $N;" ] && ok || { bad "gitlab create: exit $rc, $(reqs)"; cat "$T/gl1.err"; }
+[ "$(jq -r .auth "$LOG" | sort -u)" = "private-token:match" ] && ok || bad "gitlab: auth header"
+body | grep -qF '[HTML report](https://gitlab.example/group/kernels/-/pipelines/5)' && ok || bad "gitlab: default link"
+ID=$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")
+: >"$LOG"
+gl_kg gl2 --from-report "$T/fixed.json"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET $N;PUT $N/$ID;" ] && ok || { bad "gitlab update: exit $rc, $(reqs)"; cat "$T/gl2.err"; }
+[ "$(ncomments)" = 1 ] && ok || bad "gitlab update: $(ncomments) kgate notes"
+grep -q "updated note $ID" "$T/gl2.out" && ok || bad "gitlab update: output $(cat "$T/gl2.out")"
+
+# 3. All passed; no GPU; no PR number; --dry-run.
+gh_kg pass "$TOKEN" --from-report "$H200" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && grep -qx "## kgate: all gates passed" "$T/pass.out" && ok || bad "all passed: exit $rc $(sed -n 2p "$T/pass.out")"
+grep -q "dry run" "$T/pass.out" && grep -qx "<!-- kgate-comment -->" "$T/pass.out" && ok || bad "dry run: body not printed"
+"$KG" parity --seed 3 --report "$T/parity.json" >/dev/null 2>&1
+gh_kg nogpu "$TOKEN" --from-report "$T/parity.json" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && grep -qx "## kgate: incomplete: no GPU" "$T/nogpu.out" && ok || bad "no GPU: exit $rc $(sed -n 2p "$T/nogpu.out")"
+: >"$LOG"
+env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PORT" \
+    GITHUB_REPOSITORY=example/kernels GITHUB_REF=refs/heads/main GITHUB_TOKEN="$TOKEN" \
+    "$KG" comment --from-report "$REPORT" >"$T/nopr.out" 2>"$T/nopr.err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "no pull request number" "$T/nopr.err" && grep -q KGATE_PR_NUMBER "$T/nopr.err" \
+    && ok || bad "no PR: exit $rc $(cat "$T/nopr.err")"
+[ ! -s "$LOG" ] && ok || bad "no PR / dry run: requests were sent: $(reqs)"
+"$KG" comment >/dev/null 2>&1; rc=$?
+[ "$rc" -eq 2 ] && ok || bad "no --from-report: exit $rc"
+"$KG" comment --from-report "$T/missing.json" >/dev/null 2>&1; rc=$?
+[ "$rc" -eq 2 ] && ok || bad "missing report: exit $rc"
+"$KG" comment --help | grep -q "kgate-comment" && ok || bad "--help"
+
+# The token appears in no output, log or state file.
+grep -rlF "$TOKEN" "$T" && bad "the token leaked into the files above" || ok
+
+echo "test_comment: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

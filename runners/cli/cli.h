@@ -26,6 +26,7 @@ int kg_selftest_defects_path(char *buf, size_t n, const char *given);
 int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
                     const char *keep_dir, bool with_clean, int *exit_code);
 int kg_cmd_report(kg_registry *reg, int argc, char **argv);
+int kg_cmd_compare(kg_registry *reg, int argc, char **argv);
 int kg_cmd_status(kg_registry *reg, int argc, char **argv);
 int kg_cmd_comment(kg_registry *reg, int argc, char **argv);
 int kg_cmd_ab(kg_registry *reg, int argc, char **argv);

@@ -18,6 +18,7 @@ static const kg_command commands[] = {
     { "list", kg_cmd_list, "list the registered cases (no GPU needed)" },
     { "selftest", kg_cmd_selftest, "prove every gate catches its planted defects" },
     { "report", kg_cmd_report, "convert a report: JUnit XML, Markdown summary, HTML (no GPU)" },
+    { "compare", kg_cmd_compare, "compare two reports by gate and case: verdicts, bench medians vs noise (no GPU)" },
     { "status", kg_cmd_status, "post per-gate commit statuses to GitHub or GitLab" },
     { "comment", kg_cmd_comment, "create or update the one PR/MR comment from the matrix's reports" },
     { "ab", kg_cmd_ab, "A/B two runner builds, interleaved processes: paired ratio and CI" },

@@ -411,12 +411,70 @@ static const char selftest_description[] =
     "exit codes: 0 every defect caught and no false alarm, 1 an escape or a false alarm,\n"
     "            2 usage or input error, 3 no GPU (nothing escaped of what ran), 4 runtime error\n";
 
+/* Every gate of the table over the defect catalogue (the planted faults on their own, through
+ * parity, with a short watchdog) and, with_clean, over this runner's clean cases. */
+static int st_run_gates(st_matrix *m, const st_env *e, const st_env *clean_env, bool with_clean)
+{
+    int rc = 0;
+    for (int g = 0; g < ST_NGATES; g++) {
+        if (strcmp(st_gates_name(g), "bench") == 0) {
+            printf("selftest: bench over the slow variants against their clean twins' marks...\n");
+            fflush(stdout);
+            KG_TRY(st_run_bench(m, e));
+            continue;
+        }
+        printf("selftest: %s over the defect catalogue%s...\n", st_gates_name(g),
+               with_clean ? " and the clean cases" : "");
+        fflush(stdout);
+        KG_TRY(st_run_gate(m, e, e->defects_exe, "defects", g, NULL, NULL));
+        if (!e->filter && strcmp(st_gates_name(g), "parity") == 0) {
+            st_env fe = *e;
+            fe.filter = ST_FAULTS;
+            fe.exclude = NULL;
+            fe.case_timeout = ST_FAULT_TIMEOUT;
+            printf("selftest: parity over the planted faults (watchdog %s s)...\n",
+                   ST_FAULT_TIMEOUT);
+            fflush(stdout);
+            KG_TRY(st_run_gate(m, &fe, e->defects_exe, "faults", g, NULL, NULL));
+        }
+        if (with_clean)
+            KG_TRY(st_run_gate(m, clean_env, e->self_exe, "clean", g, NULL, NULL));
+    }
+cleanup:
+    return rc;
+}
+
+/* The matrix judged into the report (selftest rows and record), printed; the exit code by the
+ * one policy over the selftest's own rows. */
+static int st_record(const st_matrix *m, kg_report *rep)
+{
+    st_counts c;
+    cJSON *sj = cJSON_CreateObject();
+    cJSON *rows = cJSON_AddArrayToObject(sj, KG_RK_ST_MATRIX);
+    st_judge(m, &c, rows, rep);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_CAUGHT, c.caught);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_ESCAPED, c.escaped);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_FALSE_ALARMS, c.false_alarms);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_NOT_RUN, c.not_run);
+    cJSON_AddNumberToObject(sj, KG_RK_ST_INFORMATIONAL, c.informational);
+    kg_report_set_extra(rep, KG_RK_SELFTEST, sj);
+    st_print(m);
+    printf("\n%d caught, %d escaped, %d false alarms (%d not run without a GPU, %d "
+           "informational)\n",
+           c.caught, c.escaped, c.false_alarms, c.not_run, c.informational);
+    /* The one policy over the selftest's own rows: an escape or false alarm is FAIL, a defect
+     * not run (no GPU) SKIP. */
+    int counts[KG_VERDICT_N] = { 0 };
+    counts[KG_VERDICT_FAIL] = c.escaped + c.false_alarms;
+    counts[KG_VERDICT_SKIP] = c.not_run;
+    return kg_exit_code_for_counts(counts);
+}
+
 int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
                     const char *keep_dir, bool with_clean, int *exit_code)
 {
     int rc = 0;
     st_matrix m = { 0 };
-    st_counts c;
     char tmpl[] = "/tmp/kgate-selftest-XXXXXX", self[PATH_MAX], seed[32], dev[16];
     const char *dir = keep_dir;
     if (kg_n_gates > ST_MAX_GATES)
@@ -445,49 +503,8 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
     KG_TRY(st_catalogue(&m, &e, defects_exe, "defects"));
     if (with_clean)
         KG_TRY(st_catalogue(&m, &clean_env, self, "clean"));
-    for (int g = 0; g < ST_NGATES; g++) {
-        if (strcmp(st_gates_name(g), "bench") == 0) {
-            printf("selftest: bench over the slow variants against their clean twins' marks...\n");
-            fflush(stdout);
-            KG_TRY(st_run_bench(&m, &e));
-            continue;
-        }
-        printf("selftest: %s over the defect catalogue%s...\n", st_gates_name(g),
-               with_clean ? " and the clean cases" : "");
-        fflush(stdout);
-        KG_TRY(st_run_gate(&m, &e, defects_exe, "defects", g, NULL, NULL));
-        if (!o->filter && strcmp(st_gates_name(g), "parity") == 0) {
-            st_env fe = e;
-            fe.filter = ST_FAULTS;
-            fe.exclude = NULL;
-            fe.case_timeout = ST_FAULT_TIMEOUT;
-            printf("selftest: parity over the planted faults (watchdog %s s)...\n",
-                   ST_FAULT_TIMEOUT);
-            fflush(stdout);
-            KG_TRY(st_run_gate(&m, &fe, defects_exe, "faults", g, NULL, NULL));
-        }
-        if (with_clean)
-            KG_TRY(st_run_gate(&m, &clean_env, self, "clean", g, NULL, NULL));
-    }
-    cJSON *sj = cJSON_CreateObject();
-    cJSON *rows = cJSON_AddArrayToObject(sj, KG_RK_ST_MATRIX);
-    st_judge(&m, &c, rows, rep);
-    cJSON_AddNumberToObject(sj, KG_RK_ST_CAUGHT, c.caught);
-    cJSON_AddNumberToObject(sj, KG_RK_ST_ESCAPED, c.escaped);
-    cJSON_AddNumberToObject(sj, KG_RK_ST_FALSE_ALARMS, c.false_alarms);
-    cJSON_AddNumberToObject(sj, KG_RK_ST_NOT_RUN, c.not_run);
-    cJSON_AddNumberToObject(sj, KG_RK_ST_INFORMATIONAL, c.informational);
-    kg_report_set_extra(rep, KG_RK_SELFTEST, sj);
-    st_print(&m);
-    printf("\n%d caught, %d escaped, %d false alarms (%d not run without a GPU, %d "
-           "informational)\n",
-           c.caught, c.escaped, c.false_alarms, c.not_run, c.informational);
-    /* The one policy over the selftest's own rows: an escape or false alarm is FAIL, a defect
-     * not run (no GPU) SKIP. */
-    int counts[KG_VERDICT_N] = { 0 };
-    counts[KG_VERDICT_FAIL] = c.escaped + c.false_alarms;
-    counts[KG_VERDICT_SKIP] = c.not_run;
-    *exit_code = kg_exit_code_for_counts(counts);
+    KG_TRY(st_run_gates(&m, &e, &clean_env, with_clean));
+    *exit_code = st_record(&m, rep);
 cleanup:
     st_matrix_free(&m);
     if (!keep_dir && dir == tmpl) {

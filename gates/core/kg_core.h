@@ -112,6 +112,8 @@ int kg_run_logged(int *exit_code, const char *const *argv, const char *log, bool
 
 /* A seed from /dev/urandom when the user gave none (it is printed and reported). */
 uint64_t kg_seed_fresh(void);
+/* getenv, with an empty value taken as unset (CI systems export empty variables). */
+const char *kg_env(const char *name);
 /* The running executable's path (/proc/self/exe); KG_EINTERNAL if unknown or too long. */
 int kg_self_exe(char *buf, size_t n);
 

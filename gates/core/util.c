@@ -219,3 +219,9 @@ cleanup:
     posix_spawn_file_actions_destroy(&fa);
     return rc;
 }
+
+const char *kg_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}

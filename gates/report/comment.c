@@ -26,12 +26,6 @@
 #define CM_API_BODY "body"
 #define CM_API_ID "id"
 
-static const char *cm_env(const char *k)
-{
-    const char *v = getenv(k);
-    return v && *v ? v : NULL;
-}
-
 /* The counts the headline is made of, over every report. */
 typedef struct {
     int regressions, failures, errors, faults, no_gpu, incomplete, diagnostic, results;
@@ -169,11 +163,11 @@ static void cm_footer(kg_sbuf *b, const kg_export_view *views, size_t n, const k
     char url[1024] = "";
     if (o->report_url)
         snprintf(url, sizeof url, "%s", o->report_url);
-    else if (cm_env("GITHUB_SERVER_URL") && cm_env("GITHUB_REPOSITORY") && cm_env("GITHUB_RUN_ID"))
-        snprintf(url, sizeof url, "%s/%s/actions/runs/%s", cm_env("GITHUB_SERVER_URL"),
-                 cm_env("GITHUB_REPOSITORY"), cm_env("GITHUB_RUN_ID"));
-    else if (cm_env("CI_PIPELINE_URL"))
-        snprintf(url, sizeof url, "%s", cm_env("CI_PIPELINE_URL"));
+    else if (kg_env("GITHUB_SERVER_URL") && kg_env("GITHUB_REPOSITORY") && kg_env("GITHUB_RUN_ID"))
+        snprintf(url, sizeof url, "%s/%s/actions/runs/%s", kg_env("GITHUB_SERVER_URL"),
+                 kg_env("GITHUB_REPOSITORY"), kg_env("GITHUB_RUN_ID"));
+    else if (kg_env("CI_PIPELINE_URL"))
+        snprintf(url, sizeof url, "%s", kg_env("CI_PIPELINE_URL"));
     if (url[0] && !strpbrk(url, " ()<>\n"))
         kg_sbuf_printf(b, "[HTML report](%s)\n\n", url);
     kg_sbuf_printf(b, "<sub>%zu report%s:", n, n == 1 ? "" : "s");
@@ -244,7 +238,7 @@ static bool cm_digits(const char *s)
  * CI_MERGE_REQUEST_IID (GitLab). */
 static int cm_number(cm_dest *d)
 {
-    const char *v = cm_env("KGATE_PR_NUMBER"), *ref = cm_env("GITHUB_REF");
+    const char *v = kg_env("KGATE_PR_NUMBER"), *ref = kg_env("GITHUB_REF");
     d->num_var = "KGATE_PR_NUMBER";
     if (!v && d->gh && ref && strncmp(ref, "refs/pull/", 10) == 0) {
         const char *e = strchr(ref + 10, '/');
@@ -257,7 +251,7 @@ static int cm_number(cm_dest *d)
         v = d->num;
     } else if (!v && !d->gh) {
         d->num_var = "CI_MERGE_REQUEST_IID";
-        v = cm_env(d->num_var);
+        v = kg_env(d->num_var);
     }
     if (!v)
         return KG_ERR(KG_EINVAL, "comment: no %s number: not a %s pipeline? set KGATE_PR_NUMBER "
@@ -276,19 +270,19 @@ static int cm_dest_env(cm_dest *d, const kg_comment_opts *o)
 {
     kg_status_platform p = o->plat;
     if (p == KG_STATUS_PLATFORM_AUTO)
-        p = cm_env("GITHUB_ACTIONS")  ? KG_STATUS_PLATFORM_GITHUB
-            : cm_env("GITLAB_CI") ? KG_STATUS_PLATFORM_GITLAB : KG_STATUS_PLATFORM_AUTO;
+        p = kg_env("GITHUB_ACTIONS")  ? KG_STATUS_PLATFORM_GITHUB
+            : kg_env("GITLAB_CI") ? KG_STATUS_PLATFORM_GITLAB : KG_STATUS_PLATFORM_AUTO;
     if (p == KG_STATUS_PLATFORM_AUTO)
         return KG_ERR(KG_EINVAL, "comment: no CI detected (neither GITHUB_ACTIONS nor GITLAB_CI "
                                  "is set); use --platform github|gitlab");
     bool gh = d->gh = p == KG_STATUS_PLATFORM_GITHUB;
-    d->api = gh ? (cm_env("GITHUB_API_URL") ? cm_env("GITHUB_API_URL") : "https://api.github.com")
-                : cm_env("CI_API_V4_URL");
-    d->where = gh ? cm_env("GITHUB_REPOSITORY") : cm_env("CI_PROJECT_ID");
+    d->api = gh ? (kg_env("GITHUB_API_URL") ? kg_env("GITHUB_API_URL") : "https://api.github.com")
+                : kg_env("CI_API_V4_URL");
+    d->where = gh ? kg_env("GITHUB_REPOSITORY") : kg_env("CI_PROJECT_ID");
     d->tok_var = "KGATE_STATUS_TOKEN";
-    if (!(d->token = cm_env(d->tok_var))) {
+    if (!(d->token = kg_env(d->tok_var))) {
         d->tok_var = gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN";
-        d->token = cm_env(d->tok_var);
+        d->token = kg_env(d->tok_var);
     }
     if (!kg_status_url_ok(d->api))
         return KG_ERR(KG_EINVAL, "comment: %s: expected an http(s) URL, got '%s'",
@@ -353,25 +347,6 @@ static void cm_dest_free(cm_dest *d)
     free(d->base);
     free(d->item);
     d->auth = d->base = d->item = NULL;
-}
-
-static void cm_request_setup(const char **headers, kg_http_opts *ho, const cm_dest *d,
-                             const kg_comment_opts *o)
-{
-    headers[0] = d->auth;
-    headers[1] = "Content-Type: application/json";
-    headers[2] = d->gh ? "Accept: application/vnd.github+json" : "Accept: application/json";
-    headers[3] = d->gh ? "X-GitHub-Api-Version: 2022-11-28" : NULL;
-    headers[4] = headers[5] = NULL;
-    headers[d->gh ? 4 : 3] = "User-Agent: kgate/" KG_VERSION_STRING;
-    *ho = (kg_http_opts)KG_HTTP_OPTS_INIT;
-    ho->timeout_ms = (long)(o->timeout_s * 1000);
-    ho->connect_timeout_ms = (long)(o->connect_timeout_s * 1000);
-    if (ho->connect_timeout_ms > ho->timeout_ms)
-        ho->connect_timeout_ms = ho->timeout_ms;
-    ho->max_attempts = o->retries + 1;
-    ho->verbose = o->verbose;
-    ho->secret = d->token;
 }
 
 static const char *cm_hint(long status, bool gh)
@@ -507,7 +482,8 @@ int kg_comment_post(const cJSON *const *reports, size_t n, const kg_comment_opts
     }
     KG_TRY(cm_dest_env(&d, o));
     KG_TRY(cm_dest_urls(&d));
-    cm_request_setup(headers, &ho, &d, o);
+    kg_http_forge_setup(headers, &ho, d.gh, d.auth, d.token, o->timeout_s, o->connect_timeout_s,
+                        o->retries, o->verbose);
     KG_TRY(cm_find(&id, &d, headers, &ho));
     KG_TRY(cm_write(&d, id, b.p, headers, &ho));
 cleanup:

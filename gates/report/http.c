@@ -256,3 +256,23 @@ cleanup:
     curl_easy_cleanup(h);
     return rc;
 }
+
+void kg_http_forge_setup(const char **headers, kg_http_opts *ho, bool github, const char *auth,
+                         const char *secret, double timeout_s, double connect_timeout_s,
+                         int retries, bool verbose)
+{
+    headers[0] = auth ? auth : "Authorization: (none)";
+    headers[1] = "Content-Type: application/json";
+    headers[2] = github ? "Accept: application/vnd.github+json" : "Accept: application/json";
+    headers[3] = github ? "X-GitHub-Api-Version: 2022-11-28" : NULL;
+    headers[4] = headers[5] = NULL;
+    headers[github ? 4 : 3] = "User-Agent: kgate/" KG_VERSION_STRING;
+    *ho = (kg_http_opts)KG_HTTP_OPTS_INIT;
+    ho->timeout_ms = (long)(timeout_s * 1000);
+    ho->connect_timeout_ms = (long)(connect_timeout_s * 1000);
+    if (ho->connect_timeout_ms > ho->timeout_ms)
+        ho->connect_timeout_ms = ho->timeout_ms;
+    ho->max_attempts = retries + 1;
+    ho->verbose = verbose;
+    ho->secret = secret;
+}

@@ -57,6 +57,13 @@ int kg_http_global_init(void);
 int kg_http_request(kg_http_response *out, const char *method, const char *url,
                     const char *const *headers, const char *body, const kg_http_opts *o);
 
+/* The headers (6 slots, NULL-terminated) and options of a GitHub or GitLab API request, shared
+ * by commit statuses and the PR/MR comment: `auth` the token's header (NULL: none), `secret` the
+ * token (redacted from every message), the flags' timeouts, retries and verbosity. */
+void kg_http_forge_setup(const char **headers, kg_http_opts *ho, bool github, const char *auth,
+                         const char *secret, double timeout_s, double connect_timeout_s,
+                         int retries, bool verbose);
+
 #ifdef __cplusplus
 }
 #endif

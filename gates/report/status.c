@@ -34,12 +34,6 @@ typedef struct {
     const char *first[KG_VERDICT_N]; /* first case of each verdict */
 } gate_agg;
 
-static const char *env(const char *k)
-{
-    const char *v = getenv(k);
-    return v && *v ? v : NULL;
-}
-
 static int verdict_rank(kg_verdict v)
 {
     switch (v) {
@@ -197,25 +191,25 @@ static int dest_env(status_dest *d, const status_opts *o)
 {
     platform p = o->plat;
     if (p == PLAT_AUTO)
-        p = env("GITHUB_ACTIONS") ? PLAT_GITHUB : env("GITLAB_CI") ? PLAT_GITLAB : PLAT_AUTO;
+        p = kg_env("GITHUB_ACTIONS") ? PLAT_GITHUB : kg_env("GITLAB_CI") ? PLAT_GITLAB : PLAT_AUTO;
     if (p == PLAT_AUTO)
         return KG_ERR(KG_EINVAL, "status: no CI detected (neither GITHUB_ACTIONS nor GITLAB_CI is "
                                  "set); use --platform github|gitlab");
     bool gh = d->gh = p == PLAT_GITHUB;
-    d->sha = env("KGATE_STATUS_SHA") ? env("KGATE_STATUS_SHA")
-                                     : env(gh ? "GITHUB_SHA" : "CI_COMMIT_SHA");
-    d->api = gh ? (env("GITHUB_API_URL") ? env("GITHUB_API_URL") : "https://api.github.com")
-                : env("CI_API_V4_URL");
-    d->where = gh ? env("GITHUB_REPOSITORY") : env("CI_PROJECT_ID");
-    d->token = env("KGATE_STATUS_TOKEN");
+    d->sha = kg_env("KGATE_STATUS_SHA") ? kg_env("KGATE_STATUS_SHA")
+                                        : kg_env(gh ? "GITHUB_SHA" : "CI_COMMIT_SHA");
+    d->api = gh ? (kg_env("GITHUB_API_URL") ? kg_env("GITHUB_API_URL") : "https://api.github.com")
+                : kg_env("CI_API_V4_URL");
+    d->where = gh ? kg_env("GITHUB_REPOSITORY") : kg_env("CI_PROJECT_ID");
+    d->token = kg_env("KGATE_STATUS_TOKEN");
     d->tok_var = "KGATE_STATUS_TOKEN";
     if (!d->token) {
         d->tok_var = gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN";
-        d->token = env(d->tok_var);
+        d->token = kg_env(d->tok_var);
     }
     if (!d->sha || !valid_sha(d->sha))
         return KG_ERR(KG_EINVAL, "status: %s: expected a commit SHA (hex), got '%s'",
-                      env("KGATE_STATUS_SHA") ? "KGATE_STATUS_SHA" : gh ? "GITHUB_SHA"
+                      kg_env("KGATE_STATUS_SHA") ? "KGATE_STATUS_SHA" : gh ? "GITHUB_SHA"
                                                                         : "CI_COMMIT_SHA",
                       d->sha ? d->sha : "(unset)");
     if (!d->api || !valid_api(d->api))
@@ -261,11 +255,11 @@ static int dest_urls(status_dest *d, const status_opts *o)
     }
     if (o->target_url)
         snprintf(d->target, sizeof d->target, "%s", o->target_url);
-    else if (d->gh && env("GITHUB_SERVER_URL") && env("GITHUB_RUN_ID"))
-        snprintf(d->target, sizeof d->target, "%s/%s/actions/runs/%s", env("GITHUB_SERVER_URL"),
-                 d->where, env("GITHUB_RUN_ID"));
-    else if (!d->gh && env("CI_JOB_URL"))
-        snprintf(d->target, sizeof d->target, "%s", env("CI_JOB_URL"));
+    else if (d->gh && kg_env("GITHUB_SERVER_URL") && kg_env("GITHUB_RUN_ID"))
+        snprintf(d->target, sizeof d->target, "%s/%s/actions/runs/%s", kg_env("GITHUB_SERVER_URL"),
+                 d->where, kg_env("GITHUB_RUN_ID"));
+    else if (!d->gh && kg_env("CI_JOB_URL"))
+        snprintf(d->target, sizeof d->target, "%s", kg_env("CI_JOB_URL"));
 cleanup:
     curl_free(escaped);
     return rc;
@@ -279,26 +273,6 @@ static void dest_free(status_dest *d)
     }
     free(d->url_base);
     d->auth = d->url_base = NULL;
-}
-
-/* The request's headers (NULL-terminated, 6 slots) and the HTTP options from the flags. */
-static void request_setup(const char **headers, kg_http_opts *ho, const status_dest *d,
-                          const status_opts *o)
-{
-    headers[0] = d->auth ? d->auth : "Authorization: (none)";
-    headers[1] = "Content-Type: application/json";
-    headers[2] = d->gh ? "Accept: application/vnd.github+json" : "Accept: application/json";
-    headers[3] = d->gh ? "X-GitHub-Api-Version: 2022-11-28" : NULL;
-    headers[4] = headers[5] = NULL;
-    headers[d->gh ? 4 : 3] = "User-Agent: kgate/" KG_VERSION_STRING;
-    *ho = (kg_http_opts)KG_HTTP_OPTS_INIT;
-    ho->timeout_ms = (long)(o->timeout_s * 1000);
-    ho->connect_timeout_ms = (long)(o->connect_timeout_s * 1000);
-    if (ho->connect_timeout_ms > ho->timeout_ms)
-        ho->connect_timeout_ms = ho->timeout_ms;
-    ho->max_attempts = o->retries + 1;
-    ho->verbose = o->verbose;
-    ho->secret = d->token;
 }
 
 /* What to check when the API refused a status (NULL: nothing specific). */
@@ -414,7 +388,8 @@ static int post_all(const cJSON *report, const status_opts *o)
     if (v.incomplete)
         printf("kgate status: the report is INCOMPLETE (the run was interrupted): no gate is "
                "posted as 'success'\n");
-    request_setup(headers, &ho, &d, o);
+    kg_http_forge_setup(headers, &ho, d.gh, d.auth, d.token, o->timeout_s, o->connect_timeout_s,
+                        o->retries, o->verbose);
     for (size_t i = 0; i < nagg; i++)
         KG_TRY(post_one(&aggs[i], &d, o, &v, headers, &ho));
 cleanup:

@@ -1,7 +1,6 @@
-/* The kgate command line: subcommand dispatch, shared options, case selection.
+/* The kgate command line: subcommand dispatch (the gates from the one table, then the other
+ * commands, each in its own file).
  * Only this layer turns KG_E* codes into process exit codes. */
-#include <getopt.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -41,7 +40,6 @@ int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
 {
     int code;
     const char *prog = "kgate";
-    opterr = 0; /* our own messages name the flag and the usage */
     if (reg_rc < 0) {
         fprintf(stderr, "kgate: case registration failed: %s\n", kg_error_last());
         code = KG_EXIT_USAGE;

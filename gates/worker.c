@@ -222,8 +222,10 @@ static void wk_main(kg_run *run, int cmd_fd)
         snprintf(msg, sizeof msg, "%s", kg_error_last());
     run->env.dev = rc == 0 ? &run->dev : NULL;
     kg_report_forward_extras(wk_forward_extra);
-    (void)wk_send(wk_res_fd, WK_DEVICE, &rc, sizeof rc, &run->dev, sizeof run->dev);
-    (void)wk_send(wk_res_fd, WK_DEVICE, msg, strlen(msg) + 1, NULL, 0);
+    char hello[sizeof rc + sizeof run->dev];
+    memcpy(hello, &rc, sizeof rc);
+    memcpy(hello + sizeof rc, &run->dev, sizeof run->dev);
+    (void)wk_send(wk_res_fd, WK_DEVICE, hello, sizeof hello, msg, strlen(msg) + 1);
     for (;;) {
         uint32_t h[2];
         char payload[64];
@@ -381,11 +383,30 @@ static int wk_read_msg(struct kg_worker *w, uint32_t *type, char **payload, uint
     return 0;
 }
 
+/* A fresh worker's first message: the device probe's code, the device and the probe's message.
+ * *drc < 0 is the probe's error (KG_ENODEV: no GPU), with its message set. */
+static int wk_hello(struct kg_worker *w, int *drc, kg_device_info *dev)
+{
+    int rc = 0;
+    uint32_t type, len;
+    char *p = NULL;
+    if (wk_wait(w, 120) != 1 || wk_read_msg(w, &type, &p, &len) < 0 || type != WK_DEVICE ||
+        len <= sizeof *drc + sizeof *dev) {
+        rc = KG_ERR(KG_EINTERNAL, "the worker did not report the device");
+        goto cleanup;
+    }
+    memcpy(drc, p, sizeof *drc);
+    memcpy(dev, p + sizeof *drc, sizeof *dev);
+    if (*drc < 0)
+        (void)KG_ERR(*drc, "%s", p + sizeof *drc + sizeof *dev);
+cleanup:
+    free(p);
+    return rc;
+}
+
 int kg_worker_start(kg_run *run)
 {
     int rc = 0, drc = 0;
-    uint32_t type, len;
-    char *p = NULL;
     const char *iso = getenv("KGATE_ISOLATION");
     if (iso && strcmp(iso, "0") == 0)
         return 1; /* in-process, by request */
@@ -396,23 +417,9 @@ int kg_worker_start(kg_run *run)
     signal(SIGPIPE, SIG_IGN);
     KG_TRY(kg_phase_share());
     KG_TRY(wk_spawn(run));
-    /* Two DEVICE messages: the probe's code and device, then its message. */
-    if (wk_wait(run->worker, 120) != 1 || wk_read_msg(run->worker, &type, &p, &len) < 0 ||
-        type != WK_DEVICE || len != sizeof drc + sizeof run->dev) {
-        rc = KG_ERR(KG_EINTERNAL, "the worker did not report the device");
-        goto cleanup;
-    }
-    memcpy(&drc, p, sizeof drc);
-    memcpy(&run->dev, p + sizeof drc, sizeof run->dev);
-    free(p);
-    p = NULL;
-    if (wk_wait(run->worker, 120) != 1 || wk_read_msg(run->worker, &type, &p, &len) < 0) {
-        rc = KG_ERR(KG_EINTERNAL, "the worker did not report the device");
-        goto cleanup;
-    }
-    rc = drc < 0 ? KG_ERR(drc, "%s", p) : 0;
+    KG_TRY(wk_hello(run->worker, &drc, &run->dev));
+    rc = drc;
 cleanup:
-    free(p);
     return rc;
 }
 
@@ -621,20 +628,11 @@ static int wk_replace(kg_run *run, wk_fault *f, bool hung)
 
 static int wk_restart(kg_run *run)
 {
-    int rc = 0;
-    uint32_t type, len;
-    char *p = NULL;
+    int rc = 0, drc = 0;
+    kg_device_info dev;
     KG_TRY(wk_spawn(run));
-    for (int i = 0; i < 2; i++) { /* its DEVICE messages */
-        if (wk_wait(run->worker, 120) != 1 || wk_read_msg(run->worker, &type, &p, &len) < 0) {
-            rc = KG_ERR(KG_EINTERNAL, "the replacement worker did not start");
-            goto cleanup;
-        }
-        free(p);
-        p = NULL;
-    }
+    KG_TRY(wk_hello(run->worker, &drc, &dev)); /* the same device as the first worker's */
 cleanup:
-    free(p);
     return rc;
 }
 

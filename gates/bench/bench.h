@@ -22,7 +22,11 @@ typedef enum {
     KG_BENCH_NO_MARK = 0,
     KG_BENCH_SAME,
     KG_BENCH_IMPROVED,
-    KG_BENCH_REGRESSED
+    KG_BENCH_REGRESSED,
+    KG_BENCH_UNPROVEN,      /* the mark was merged from too few separate processes to carry a
+                             * measured spread: no decision, never advances (issue #14) */
+    KG_BENCH_STATE_DIFFERS  /* the run and the mark were measured in different power states:
+                             * no decision, never advances, the row says both states */
 } kg_bench_decision;
 
 const char *kg_bench_decision_name(kg_bench_decision d);
@@ -46,6 +50,8 @@ typedef struct {
     const double *samples;           /* optional: the kept samples (rank test vs mark samples) */
     size_t n_samples;
     bool compute_bound;              /* work model above the measured ridge point */
+    int k;                           /* launches per timed replay (0 = unknown) */
+    const char *power_state;         /* the state the samples were taken in (NULL = unknown) */
 } kg_bench_obs;
 
 typedef struct {

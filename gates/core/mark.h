@@ -32,6 +32,12 @@ typedef struct {
     int runs;             /* separate processes merged into this mark (kg_marks_merge); 0 = 1 */
     double env_lo, env_hi;/* lowest and highest per-process median merged (0 = unknown) */
     char *kernels;        /* kernels the case ran when the mark was set ("a;b"), for the record */
+    int k;                /* launches per timed replay the mark was measured with (0 = unknown):
+                           * a run against this mark reuses it, so the figure never depends on
+                           * a k chosen afresh by calibration (issue #14) */
+    char *power_state;    /* the power state the mark was measured in ("full-clock",
+                           * "power-capped", ...; NULL = unknown): runs compare only against a
+                           * mark of their own state */
 } kg_mark;
 
 /* How the bench gate finds the mark of a case: the command layer loads the marks file and

@@ -98,6 +98,14 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
     return drv_gate_local(run, reg, g, opts);
 }
 
+int kg_run_fresh_worker(kg_run *run)
+{
+    if (!run->worker)
+        return 0; /* KGATE_ISOLATION=0: one process; or the next case starts one anyway */
+    kg_worker_stop(run); /* the next case spawns a fresh worker (wk_case) */
+    return 1;
+}
+
 void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5])
 {
     kg_report_counts(run->rep, counts);

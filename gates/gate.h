@@ -172,6 +172,10 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
  * heading ("== parity ==") is printed when `heading`. */
 int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts,
                 bool heading);
+/* End the worker so that the next gate pass runs in a fresh process (a new CUDA context):
+ * run --production's bench passes. 1 when a worker was ended, 0 when the run has none
+ * (in-process, KGATE_ISOLATION=0: the passes then share this process). */
+int kg_run_fresh_worker(kg_run *run);
 /* Counting-verdict counts over the report's rows (every gate, selftest rows too; XFAIL as
  * PASS, XPASS as FAIL: kg_report_counts). */
 void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5]);

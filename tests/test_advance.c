@@ -12,10 +12,11 @@ static const char *report_fmt =
     "{\"gate\":\"parity\",\"case\":\"b\",\"verdict\":\"PASS\",\"figures\":{}},"
     "{\"gate\":\"bench\",\"case\":\"a\",\"verdict\":\"PASS\",\"figures\":{\"decision\":\"NO_MARK\","
     "\"metric\":\"time_us_warm\",\"median_us\":10,\"ci_lo_us\":9.5,\"ci_hi_us\":%s,\"band_rel\":0.01,"
-    "\"samples\":100}},"
+    "\"samples\":100,\"processes\":3,\"env_lo_us\":10,\"env_hi_us\":10}},"
     "{\"gate\":\"bench\",\"case\":\"b\",\"verdict\":\"WARN\",\"figures\":{\"decision\":\"IMPROVED\","
     "\"metric\":\"gbps\",\"direction\":\"higher_is_better\",\"median_us\":500,\"ci_lo_us\":480,"
-    "\"ci_hi_us\":510,\"band_rel\":0.02,\"samples\":50}}%s]}";
+    "\"ci_hi_us\":510,\"band_rel\":0.02,\"samples\":50,\"processes\":3,\"env_lo_us\":500,"
+    "\"env_hi_us\":500}}%s]}";
 
 static kg_advance_input *parse(const char *mode, const char *cert, const char *pv,
                                const char *ci_hi, const char *extra, int *rc)

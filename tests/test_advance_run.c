@@ -18,6 +18,8 @@ static const kg_case_desc cases[] = {
 };
 
 /* A bench row as bench.c leaves it: engine summary, decision, context. */
+static int g_processes = 3; /* the processes behind every bench row bench_row makes */
+
 static kg_bench_row *bench_row(double med, double lo, double hi, size_t kept,
                                kg_bench_decision dec)
 {
@@ -29,6 +31,11 @@ static kg_bench_row *bench_row(double med, double lo, double hi, size_t kept,
     b->r.have_sum = true;
     b->r.stop = "ci_converged";
     b->v.decision = dec;
+    b->v.processes = g_processes;
+    b->v.env_lo = med * 0.998; /* a spread of +-0.2% across the processes */
+    b->v.env_hi = med * 1.002;
+    b->v.run_k = 4;
+    snprintf(b->v.run_power_state, sizeof b->v.run_power_state, "full-clock");
     snprintf(b->v.why, sizeof b->v.why, "test");
     b->metric = "time_us_warm";
     b->direction = KG_LOWER_IS_BETTER;
@@ -92,6 +99,9 @@ static void compare(const kg_advance_input *t, const kg_advance_input *j)
         CHECK(fabs(a->band_rel - b->band_rel) < 1e-12 && a->direction == b->direction);
         CHECK(strcmp(a->driver, b->driver) == 0 && strcmp(a->commit, b->commit) == 0);
         CHECK(strcmp(a->date, b->date) == 0 && strcmp(a->run_id, b->run_id) == 0);
+        CHECK(a->runs == b->runs && a->env_lo == b->env_lo && a->env_hi == b->env_hi);
+        CHECK(a->k == b->k && a->k == 4 && a->power_state && b->power_state &&
+              strcmp(a->power_state, b->power_state) == 0);
     }
 }
 
@@ -109,10 +119,29 @@ int main(void)
             compare(t, j);
         CHECK(t && t->all_passed == !bad);
         CHECK(t && t->n_cands == 1 && t->cands[0].cand.value == 10.2); /* ci_hi, not median */
+        /* runs = 3 and the spread: band = max(run band 1.5%, (3+1)/(3-1) x 0.2%) */
+        CHECK(t && t->n_cands == 1 && t->cands[0].cand.runs == 3 &&
+              fabs(t->cands[0].cand.band_rel - 0.015) < 1e-12);
         CHECK(!bad || (t && strstr(t->why_not, "parity op/b: FAIL")));
         kg_advance_input_free(t);
         kg_advance_input_free(j);
         kg_run_free(&run);
+    }
+    /* One process (a diagnostic-style row): never a candidate, on either path. */
+    {
+        kg_run run;
+        kg_advance_input *t = NULL, *j = NULL;
+        g_processes = 1;
+        fill(&run, &dev, false);
+        CHECK(kg_advance_from_run(&t, &run, "test") == 0 && t);
+        CHECK(kg_advance_parse(&j, kg_report_json(run.rep), "run.json", "test") == 0 && j);
+        if (t && j)
+            compare(t, j);
+        CHECK(t && t->n_cands == 0 && t->n_single == 1 && j && j->n_single == 1);
+        kg_advance_input_free(t);
+        kg_advance_input_free(j);
+        kg_run_free(&run);
+        g_processes = 3;
     }
     /* A gate that did not decide every case blocks the advance. */
     {

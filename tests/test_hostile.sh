@@ -24,7 +24,7 @@ base() {
         {gate: "hotpath", case: $id, verdict: "PASS", message: "", figures: {}},
         {gate: "bench", case: $id, verdict: "PASS", message: "", figures: {decision: "NO_MARK",
           metric: "time_us_warm", median_us: $m, ci_lo_us: ($m * 0.99), ci_hi_us: ($m * 1.02),
-          band_rel: 0.01, samples: 200}}];
+          band_rel: 0.01, samples: 200, processes: 3, env_lo_us: $m, env_hi_us: $m}}];
       {schema: "kgate-report/1", command: "run", mode: "production", certifying: true,
        run_id: "run-h", started_at: "2026-12-01T00:00:00Z", seed: 7,
        device: {class: $dev, driver_cuda_version: "13.0", runtime_version: "13.0"},

@@ -130,6 +130,94 @@ static void test_merge(void)
     kg_marks_free(m);
 }
 
+
+/* k and power_state (issue #14): parsed, validated strictly, written back, kept by a merge; a
+ * merge of another k or power state refused (KG_ECONFLICT) with the mark unchanged. */
+static void test_k_state(void)
+{
+    cJSON *r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "k", 8);
+    cJSON_AddStringToObject(entry(r, 0), "power_state", "full-clock");
+    char *t = cJSON_Print(r), *out = NULL;
+    kg_marks *m = NULL, *back = NULL;
+    CHECK(kg_marks_parse(&m, t, "marks.json") == 0 && m);
+    const kg_mark *k = kg_marks_find(m, "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32",
+                                     "time_us_warm");
+    CHECK(k && k->k == 8 && k->power_state && strcmp(k->power_state, "full-clock") == 0);
+    const kg_mark *k2 = kg_marks_find(m, "NVIDIA H200/sm_90", "axpy/n=33554433/f32",
+                                      "time_us_warm");
+    CHECK(k2 && k2->k == 0 && k2->power_state == NULL); /* absent: unknown */
+    CHECK(kg_marks_serialize(&out, m) == 0 && strstr(out, "\"k\":\t8") &&
+          strstr(out, "\"power_state\":\t\"full-clock\""));
+    CHECK(kg_marks_parse(&back, out, "again") == 0 && back);
+    k = back ? kg_marks_find(back, "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32",
+                             "time_us_warm") : NULL;
+    CHECK(k && k->k == 8 && k->power_state && strcmp(k->power_state, "full-clock") == 0);
+    /* A merge keeps k and the state; a run of another k or state is refused. */
+    kg_mark run = { "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32", "time_us_warm",
+                    KG_LOWER_IS_BETTER, 3.25, 0.001, 3.25, 3.24, 3.26, 30, "abc",
+                    "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 1, 0, 0, NULL, 8,
+                    "full-clock" }; /* its strings are static: the merge replaces the mark */
+    CHECK(kg_marks_merge(back, &run) == 0);
+    k = kg_marks_at(back, 1);
+    CHECK(k && k->k == 8 && strcmp(k->power_state, "full-clock") == 0 && k->runs == 2);
+    run.k = 16;
+    CHECK(kg_marks_merge(back, &run) == KG_ECONFLICT);
+    CHECK_MSG(strstr(kg_error_last(), "k=16") && strstr(kg_error_last(), "k=8"), "%s",
+              kg_error_last());
+    run.k = 0; /* unknown: merges, the mark's k stays */
+    run.power_state = "power-capped";
+    CHECK(kg_marks_merge(back, &run) == KG_ECONFLICT);
+    CHECK_MSG(strstr(kg_error_last(), "power-capped") && strstr(kg_error_last(), "full-clock"),
+              "%s", kg_error_last());
+    k = kg_marks_at(back, 1);
+    CHECK(k && k->runs == 2); /* unchanged by the refusals */
+    run.power_state = NULL;
+    CHECK(kg_marks_merge(back, &run) == 0);
+    k = kg_marks_at(back, 1);
+    CHECK(k && k->runs == 3 && k->k == 8 && strcmp(k->power_state, "full-clock") == 0);
+    free(out);
+    cJSON_free(t);
+    cJSON_Delete(r);
+    kg_marks_free(m);
+    kg_marks_free(back);
+    /* Bad values: the file and the field named. */
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 1), "k", 0);
+    expect_error("k 0", r, "marks[1]", "'k'");
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "k", 2.5);
+    expect_error("k 2.5", r, "'k'", "integer");
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "k", 4194304);
+    expect_error("k too large", r, "'k'", "1048576");
+    r = valid_root();
+    cJSON_AddStringToObject(entry(r, 0), "k", "8");
+    expect_error("k string", r, "'k'", "number");
+    r = valid_root();
+    cJSON_AddStringToObject(entry(r, 0), "power_state", "Full Clock");
+    expect_error("state charset", r, "'power_state'", "[a-z0-9_-]+");
+    r = valid_root();
+    cJSON_AddStringToObject(entry(r, 0), "power_state", "");
+    expect_error("state empty", r, "'power_state'", NULL);
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "power_state", 1);
+    expect_error("state number", r, "'power_state'", "string");
+    r = valid_root();
+    cJSON_AddStringToObject(entry(r, 0), "power_state", "a-very-long-power-state-label-xyz");
+    expect_error("state long", r, "'power_state'", "31");
+    /* kg_marks_put refuses what loading would (the one validation). */
+    kg_mark bad = { "GPU/sm_90", "c", "time_us_warm", KG_LOWER_IS_BETTER, 1.0, 0.001, 1.0, 0.9,
+                    1.1, 30, "abc", "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 0, 0,
+                    0, NULL, -1, NULL };
+    CHECK(kg_marks_new(&m) == 0);
+    CHECK(kg_marks_put(m, &bad) == KG_EPARSE && strstr(kg_error_last(), "'k'"));
+    bad.k = 4;
+    bad.power_state = "Capped!";
+    CHECK(kg_marks_put(m, &bad) == KG_EPARSE && strstr(kg_error_last(), "'power_state'"));
+    kg_marks_free(m);
+}
+
 static void test_schema_errors(void)
 {
     cJSON *r;
@@ -295,6 +383,7 @@ int main(void)
 {
     test_valid_roundtrip();
     test_merge();
+    test_k_state();
     test_schema_errors();
     test_files();
     return kg_test_done("test_marks");

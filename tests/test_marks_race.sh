@@ -27,7 +27,7 @@ report() {
           {gate:"hotpath",case:$id,verdict:"PASS",message:"",figures:{}},
           {gate:"bench",case:$id,verdict:"PASS",message:"",figures:{decision:"IMPROVED",
            metric:"time_us_warm",median_us:$m,ci_lo_us:($m*0.99),ci_hi_us:($m*1.01),band_rel:0.01,
-           samples:100}}]' <<<"$rows")
+           samples:100,processes:3,env_lo_us:$m,env_hi_us:$m}}]' <<<"$rows")
     done
     jq -n --arg dev "$DEV" --arg c "$c" --arg rid "$rid" --argjson rows "$rows" '{
       schema:"kgate-report/1",command:"run",mode:"production",certifying:true,run_id:$rid,

@@ -85,8 +85,8 @@ static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
     st->o.budget_s = g->budget_s > 0 ? g->budget_s : 1.0;
     if (g->band_floor > 0)
         st->dopt.band_floor = g->band_floor;
-    if (g->compute_floor > 0)
-        st->dopt.compute_floor = g->compute_floor;
+    if (g->min_mark_runs > 0)
+        st->dopt.min_mark_runs = g->min_mark_runs;
     if (g->abs_floor_us > 0)
         st->dopt.abs_floor_us = g->abs_floor_us;
     kg_device_class(env->dev, st->cls, sizeof st->cls);
@@ -234,7 +234,7 @@ static cJSON *bg_settings(const bg_state *st)
     cJSON_AddNumberToObject(s, KG_RK_BS_MIN_CLOCK_FRAC, st->o.min_clock_frac);
     cJSON_AddNumberToObject(s, KG_RK_BS_BAND_FLOOR, st->dopt.band_floor);
     cJSON_AddNumberToObject(s, KG_RK_BS_ABS_FLOOR, st->dopt.abs_floor_us);
-    cJSON_AddNumberToObject(s, KG_RK_BS_COMPUTE_FLOOR, st->dopt.compute_floor);
+    cJSON_AddNumberToObject(s, KG_RK_BS_MIN_MARK_RUNS, st->dopt.min_mark_runs);
     cJSON_AddStringToObject(s, KG_RK_BS_MARKS, st->g->marks_path ? st->g->marks_path : "(none)");
     return s;
 }
@@ -321,11 +321,27 @@ static int bg_opt_band_floor(void *opts, const char *v)
                      &((kg_bench_gate_opts *)opts)->band_floor);
 }
 
+/* Removed with issue #14 (the tolerance comes from the mark's measured spread): an error, so
+ * a pipeline still passing it learns so instead of silently deciding differently. */
 static int bg_opt_compute_floor(void *opts, const char *v)
 {
-    return bg_double("--compute-floor", v, 0, 0.999999999,
-                     "a relative tolerance in (0, 1), e.g. 0.01",
-                     &((kg_bench_gate_opts *)opts)->compute_floor);
+    (void)opts;
+    return KG_ERR(KG_EINVAL, "--compute-floor %s: removed (issue #14): no fixed floor for "
+                             "compute-bound cases any more; the tolerance is max(--band-floor, "
+                             "--abs-floor, the mark's spread across the processes that set it + "
+                             "run noise): drop the flag", v ? v : "");
+}
+
+static int bg_opt_min_mark_runs(void *opts, const char *v)
+{
+    int rc = 0;
+    double x = 0;
+    KG_TRY(bg_double("--min-mark-runs", v, 0, 1000, "an integer in [1, 1000]", &x));
+    if (x != (int)x)
+        return KG_ERR(KG_EINVAL, "--min-mark-runs: expected an integer in [1, 1000], got '%s'", v);
+    ((kg_bench_gate_opts *)opts)->min_mark_runs = (int)x;
+cleanup:
+    return rc;
 }
 
 static int bg_opt_abs_floor(void *opts, const char *v)
@@ -345,7 +361,9 @@ static const kg_opt bg_opts[] = {
     KG_OPT_FN_("band-floor", "F", bg_opt_band_floor, 0,
                "relative tolerance floor (default: the case's bench_band_floor, else 0.005)"),
     KG_OPT_FN_("compute-floor", "F", bg_opt_compute_floor, 0,
-               "floor for compute-bound cases (default 0.15)"),
+               "removed (issue #14): an error; the tolerance comes from the marks' spread"),
+    KG_OPT_FN_("min-mark-runs", "N", bg_opt_min_mark_runs, 0,
+               "a mark merged from fewer separate processes decides UNPROVEN (default 3)"),
     KG_OPT_FN_("abs-floor", "US", bg_opt_abs_floor, 0, "absolute floor in microseconds (default 0.4)"),
     { .name = "save-marks", .value_name = "FILE", .kind = KG_OPT_STRING,
       .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_bench_gate_opts, save_marks),
@@ -368,11 +386,12 @@ static const char bg_description[] =
     "Ceilings (1 GiB device copy, 8192^3 bf16 cuBLAS GEMM) are measured in the same run.\n"
     "\n"
     "Each case is decided against its mark in --marks (device class, case, metric):\n"
-    "REGRESSED (fails) when slower beyond max(floor, mark band + run noise) and significant,\n"
+    "REGRESSED (fails) when slower beyond max(floor, mark spread + run noise) and significant,\n"
     "IMPROVED when faster beyond it, SAME otherwise, NO_MARK without a mark. Floors: --band-floor\n"
-    "(default 0.005), --abs-floor in us (0.4: timer and launch jitter of tiny kernels),\n"
-    "--compute-floor for compute-bound cases (0.15: cross-process GEMM modes); a mark set by\n"
-    "one process (runs 1) has a 0.02 floor until merged from several (cross-process spread).\n"
+    "(default 0.005), --abs-floor in us (0.4: timer and launch jitter of tiny kernels); the mark\n"
+    "spread is measured across the processes that set it. A mark merged from fewer than\n"
+    "--min-mark-runs (3) processes is UNPROVEN, one of another power state STATE_DIFFERS: no\n"
+    "decision, not a failure. IMPROVED from one process is unconfirmed (never advances).\n"
     "--save-marks FILE merges this run's medians into FILE (for proofs and A/B; never the\n"
     "committed marks, which only `run --production` advances).\n";
 

@@ -31,18 +31,21 @@ typedef enum {
 
 const char *kg_bench_decision_name(kg_bench_decision d);
 
+/* Floors from measurements, one rule for every case (issue #14): a relative resolution floor
+ * and an absolute one; everything above them is the mark's spread measured across the
+ * processes that set it, plus this run's noise. No fixed compute-bound or single-process
+ * floor: a mark merged from fewer than min_mark_runs processes decides nothing (UNPROVEN). */
 typedef struct {
-    double band_floor;      /* relative tolerance floor (--band-floor) */
+    double band_floor;      /* relative resolution floor (--band-floor) */
     double abs_floor_us;    /* absolute floor: launch/timer jitter of tiny kernels */
-    double compute_floor;   /* floor for compute-bound cases (cross-process modes) */
     double alpha;           /* one-sided significance of the rank test (mark samples known) */
-    double single_run_floor;/* floor for marks set by one process (runs <= 1): they carry no
-                             * cross-process spread, which on an H200 reaches ~1.3% for large
-                             * memory-bound cases (measured: separate processes, same code) */
+    int min_mark_runs;      /* --min-mark-runs: separate processes a mark must be merged from */
 } kg_decide_opts;
 /* abs floor 0.4 us: cases of 1-10 us moved by 0.12..0.24 us between processes on the H200. */
-#define KG_DECIDE_OPTS_INIT { .band_floor = 0.005, .abs_floor_us = 0.4, .compute_floor = 0.15, \
-                             .alpha = 0.01, .single_run_floor = 0.02 }
+#define KG_DECIDE_OPTS_INIT { .band_floor = 0.005, .abs_floor_us = 0.4, .alpha = 0.01, \
+                             .min_mark_runs = 3 }
+/* The most separate processes one decision combines (run --bench-processes). */
+#define KG_BENCH_MAX_PROCESSES 16
 
 /* This run's figures for one case and metric. */
 typedef struct {
@@ -59,26 +62,57 @@ typedef struct {
     double delta_rel;       /* run vs mark, oriented so > 0 is worse (slower for times) */
     double ci_delta_lo, ci_delta_hi; /* the run's CI, same orientation (lo <= hi) */
     double tolerance_rel;   /* the band the delta had to clear */
-    double mark_noise_rel;  /* mark.band_rel */
+    double mark_noise_rel;  /* mark.band_rel: the spread across the processes that set it */
     double run_noise_rel;   /* (ci_hi - ci_lo) / (2 median) of this run */
-    double floor_rel;       /* the floor in force (max of relative, absolute, compute) */
+    double floor_rel;       /* the floor in force (max of relative and absolute) */
     bool significant;       /* the shift in the delta's direction is statistically significant */
     const char *test;       /* "mann-whitney-u" or "ci-disjoint" */
     double p_value;         /* rank test one-sided p (NaN for ci-disjoint) */
-    char why[320];          /* one line: the figures that produced the decision */
+    /* What the run was measured with (copied from kg_bench_obs: --save-marks and the
+     * production step write them into the marks they set). */
+    int run_k;              /* 0 = unknown */
+    char run_power_state[32]; /* "" = unknown */
+    /* Separate processes behind this decision (kg_bench_combine; 1 = this process alone). */
+    int processes;
+    double env_lo, env_hi;  /* lowest / highest per-process median (processes >= 2) */
+    double proc_median[KG_BENCH_MAX_PROCESSES];
+    kg_bench_decision proc_decision[KG_BENCH_MAX_PROCESSES];
+    char why[480];          /* one line: the figures that produced the decision */
 } kg_bench_verdict;
 
 /* The rule (docs/production-ci.md, "Bench decision"):
  *   delta     = run.median / mark.value - 1            (inverted for higher_is_better)
  *   tolerance = max(floor, mark.band_rel + run_noise), floor = max(band_floor,
- *               abs_floor_us / mark.value, compute_bound ? compute_floor : 0,
- *               mark.runs <= 1 ? single_run_floor : 0)
+ *               abs_floor_us / mark.value); mark.band_rel is the spread measured across the
+ *               processes that set the mark (kg_marks_merge)
  *   significant: with mark samples, a one-sided Mann-Whitney U test at alpha; otherwise the
  *               run's CI of the median and the mark's [ci_lo, ci_hi] are disjoint
  *   REGRESSED when delta > tolerance and significant; IMPROVED when delta < -tolerance and
- *   significant; SAME otherwise; NO_MARK when mark is NULL. */
+ *   significant; SAME otherwise; NO_MARK when mark is NULL. Then, figures kept:
+ *   STATE_DIFFERS when the mark's and the run's power states are both known and differ;
+ *   UNPROVEN when the mark was merged from fewer than min_mark_runs processes. Neither is a
+ *   failure and neither ever advances a mark. */
 int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
                     const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o);
+/* True for the decisions that fail the gate (REGRESSED). */
+bool kg_bench_decision_fails(kg_bench_decision d);
+
+/* N separate processes of one case into one decision (run --production, issue #14): each
+ * process's own obs and verdict (decided against the same mark) in `per`/`pv`, n in [1,
+ * KG_BENCH_MAX_PROCESSES]. The combined obs (*comb) has the median of the per-process medians,
+ * an interval [min ci_lo, max ci_hi], a run noise of max(median per-process noise, half the
+ * spread of the medians), and the processes' k and power state. The combined decision:
+ *   REGRESSED when the combined obs is REGRESSED against the mark (the why names the processes
+ *             that were REGRESSED on their own);
+ *   IMPROVED  only when the combined obs is IMPROVED AND every process was IMPROVED on its own
+ *             (confirmation), else SAME "unconfirmed";
+ *   STATE_DIFFERS when the processes were measured in different power states, UNPROVEN when
+ *             they were timed with different k (neither advances);
+ *   otherwise the combined obs's decision (SAME, NO_MARK, UNPROVEN, STATE_DIFFERS).
+ * n == 1 (a diagnostic run): the process's verdict, an IMPROVED reported "unconfirmed". */
+int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *mark,
+                     const kg_bench_obs *per, const kg_bench_verdict *pv, size_t n,
+                     const kg_decide_opts *o);
 /* The decision's figures (for a report row), NULL on out of memory. */
 cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark);
 
@@ -152,7 +186,7 @@ typedef struct {
     double budget_s;            /* --budget, per case (0 = the case's bench_budget_s, else 1 s) */
     double band_floor;          /* --band-floor (0 = the case's bench_band_floor, else the
                                  * decision's default) */
-    double compute_floor;       /* --compute-floor */
+    int min_mark_runs;          /* --min-mark-runs (0 = the decision's default, 3) */
     double abs_floor_us;        /* --abs-floor */
     const char *marks_path;     /* --marks FILE (recorded in the settings) */
     const char *save_marks;     /* --save-marks FILE */
@@ -160,7 +194,7 @@ typedef struct {
     const void *marks;
 } kg_bench_gate_opts;
 #define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 0, .band_floor = 0, \
-                                  .compute_floor = 0, .abs_floor_us = 0, .marks_path = NULL, \
+                                  .min_mark_runs = 0, .abs_floor_us = 0, .marks_path = NULL, \
                                   .save_marks = NULL, .lookup = NULL, .marks = NULL }
 
 /* The settings one case is timed and decided with: `o` and `dopt` hold the run's (flags or
@@ -168,6 +202,12 @@ typedef struct {
  * gave no --budget / --band-floor (pure: no GPU). */
 void kg_bench_case_settings(kg_bench_opts *o, kg_decide_opts *dopt, const kg_bench_gate_opts *g,
                             const kg_case_desc *d);
+
+/* The decision options one case is decided with: the defaults, the gate's flags
+ * (--band-floor, --abs-floor, --min-mark-runs), the case's bench_band_floor where no
+ * --band-floor was given (what bench.c applies; the production step's combination reuses it). */
+void kg_bench_decide_opts_for(kg_decide_opts *dopt, const kg_bench_gate_opts *g,
+                              const kg_case_desc *d);
 
 /* One case's typed bench result: the decision, the figures it came from, their context. */
 typedef struct {

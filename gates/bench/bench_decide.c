@@ -2,6 +2,7 @@
  * production pipeline reuses it and CPU tests drive it with synthetic samples. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "bench/bench.h"
 #include "core/report_keys.h"
@@ -13,9 +14,15 @@ const char *kg_bench_decision_name(kg_bench_decision d)
     case KG_BENCH_SAME: return "SAME";
     case KG_BENCH_IMPROVED: return "IMPROVED";
     case KG_BENCH_REGRESSED: return "REGRESSED";
+    case KG_BENCH_UNPROVEN: return "UNPROVEN";
+    case KG_BENCH_STATE_DIFFERS: return "STATE_DIFFERS";
     }
     return "?";
 }
+
+bool kg_bench_decision_fails(kg_bench_decision d) { return d == KG_BENCH_REGRESSED; }
+
+static bool bd_known(const char *s) { return s && *s && strcmp(s, "unknown") != 0; }
 
 /* Orient a run value against the mark so that > 0 is worse. */
 static double worse_rel(kg_direction dir, double run, double mark)
@@ -23,18 +30,84 @@ static double worse_rel(kg_direction dir, double run, double mark)
     return dir == KG_LOWER_IS_BETTER ? run / mark - 1.0 : mark / run - 1.0;
 }
 
-int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
-                    const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o)
+/* Significance of the shift in the delta's direction: a rank test against the mark's samples
+ * when both sides have them, else the run's and the mark's intervals disjoint. */
+static int bd_significance(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
+                           const double *mark_samples, size_t n_mark_samples,
+                           const kg_decide_opts *o)
 {
-    kg_decide_opts d0 = KG_DECIDE_OPTS_INIT;
+    kg_direction dir = mark->direction;
+    bool worse = out->delta_rel > 0;
+    if (mark_samples && n_mark_samples > 0 && run->samples && run->n_samples > 0) {
+        kg_mwu_result u;
+        int rc = kg_stats_mann_whitney(&u, run->samples, run->n_samples, mark_samples,
+                                       n_mark_samples);
+        if (rc < 0)
+            return rc;
+        /* For times "worse" is "run tends to be greater". */
+        bool run_greater_is_worse = dir == KG_LOWER_IS_BETTER;
+        out->p_value = (worse == run_greater_is_worse) ? u.p_greater : u.p_less;
+        out->significant = out->p_value < o->alpha;
+        out->test = "mann-whitney-u";
+        return 0;
+    }
+    /* The mark's interval [ci_lo, ci_hi] against the run's: disjoint in the delta's
+     * direction. Two disjoint 95% intervals mean p < ~0.01. */
+    double mlo = fmin(mark->ci_lo, mark->value), mhi = fmax(mark->ci_hi, mark->value);
+    if (dir == KG_LOWER_IS_BETTER)
+        out->significant = worse ? run->ci_lo > mhi : run->ci_hi < mlo;
+    else
+        out->significant = worse ? run->ci_hi < mlo : run->ci_lo > mhi;
+    out->test = "ci-disjoint";
+    return 0;
+}
+
+/* The verdict's line, and what makes it no decision at all: a mark of another power state, a
+ * mark without a measured cross-process spread (the figures stay: the report shows them).
+ * out->decision holds the decision so far (the rule's, or the combination's); `rule` is the
+ * rule's own; `lead` (may be "") what the combination says before the rule's figures. */
+static void bd_why(kg_bench_verdict *out, const kg_mark *mark, const kg_decide_opts *o,
+                   kg_bench_decision rule, const char *lead)
+{
+    int runs = mark->runs > 0 ? mark->runs : 1;
+    int min_runs = o->min_mark_runs > 0 ? o->min_mark_runs : 1;
+    char pre[160] = "";
+    if (bd_known(mark->power_state) && out->run_power_state[0] &&
+        strcmp(mark->power_state, out->run_power_state) != 0) {
+        snprintf(pre, sizeof pre, "STATE_DIFFERS: mark measured %.40s, this run %.31s; the rule "
+                 "alone: ", mark->power_state, out->run_power_state);
+        out->decision = KG_BENCH_STATE_DIFFERS;
+    } else if (runs < min_runs) {
+        snprintf(pre, sizeof pre, "UNPROVEN: mark from %d process(es), needs %d; the rule "
+                 "alone: ", runs, min_runs);
+        out->decision = KG_BENCH_UNPROVEN;
+    }
+    snprintf(out->why, sizeof out->why,
+             "%s%s%s%s: %+.2f%% vs mark %.6g (CI %+.2f%%..%+.2f%%), tolerance %.2f%% = max(floor "
+             "%.2f%%, mark spread %.2f%% over %d process(es) + run noise %.2f%%), %s %s",
+             pre, lead, kg_bench_decision_name(rule),
+             rule == KG_BENCH_IMPROVED && out->processes <= 1 ? " (unconfirmed: one process)" : "",
+             100 * out->delta_rel, mark->value, 100 * out->ci_delta_lo, 100 * out->ci_delta_hi,
+             100 * out->tolerance_rel, 100 * out->floor_rel, 100 * out->mark_noise_rel, runs,
+             100 * out->run_noise_rel, out->test,
+             out->significant ? "significant" : "not significant");
+}
+
+/* The rule on one obs (everything but the line): NO_MARK, SAME, IMPROVED or REGRESSED. */
+static int bd_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
+                   const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o)
+{
+    int rc = 0;
     memset(out, 0, sizeof *out);
     out->p_value = NAN;
     out->test = "none";
-    if (!o)
-        o = &d0;
+    out->processes = 1;
     if (!run || !(run->median > 0) || !(run->ci_lo > 0) || !(run->ci_lo <= run->median) ||
         !(run->median <= run->ci_hi) || !isfinite(run->ci_hi))
         return KG_ERR(KG_EINVAL, "bench decision: need 0 < ci_lo <= median <= ci_hi (finite)");
+    out->run_k = run->k > 0 ? run->k : 0;
+    if (bd_known(run->power_state))
+        snprintf(out->run_power_state, sizeof out->run_power_state, "%s", run->power_state);
     out->run_noise_rel = (run->ci_hi - run->ci_lo) / (2.0 * run->median);
     if (!mark) {
         out->decision = KG_BENCH_NO_MARK;
@@ -50,51 +123,188 @@ int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_o
     out->ci_delta_hi = fmax(a, b);
     out->mark_noise_rel = mark->band_rel;
     out->floor_rel = fmax(o->band_floor, o->abs_floor_us > 0 ? o->abs_floor_us / mark->value : 0);
-    if (run->compute_bound)
-        out->floor_rel = fmax(out->floor_rel, o->compute_floor);
-    /* A mark from one process has never seen the spread between processes: until it has been
-     * merged from several (kg_marks_merge), a wider floor stands in for it. */
-    if (mark->runs <= 1)
-        out->floor_rel = fmax(out->floor_rel, o->single_run_floor);
     out->tolerance_rel = fmax(out->floor_rel, out->mark_noise_rel + out->run_noise_rel);
-
-    bool worse = out->delta_rel > 0;
-    if (mark_samples && n_mark_samples > 0 && run->samples && run->n_samples > 0) {
-        kg_mwu_result u;
-        int rc = kg_stats_mann_whitney(&u, run->samples, run->n_samples, mark_samples,
-                                       n_mark_samples);
-        if (rc < 0)
-            return rc;
-        /* For times "worse" is "run tends to be greater". */
-        bool run_greater_is_worse = dir == KG_LOWER_IS_BETTER;
-        out->p_value = (worse == run_greater_is_worse) ? u.p_greater : u.p_less;
-        out->significant = out->p_value < o->alpha;
-        out->test = "mann-whitney-u";
-    } else {
-        /* The mark's interval [ci_lo, ci_hi] against the run's: disjoint in the delta's
-         * direction. Two disjoint 95% intervals mean p < ~0.01. */
-        double mlo = fmin(mark->ci_lo, mark->value), mhi = fmax(mark->ci_hi, mark->value);
-        if (dir == KG_LOWER_IS_BETTER)
-            out->significant = worse ? run->ci_lo > mhi : run->ci_hi < mlo;
-        else
-            out->significant = worse ? run->ci_hi < mlo : run->ci_lo > mhi;
-        out->test = "ci-disjoint";
-    }
-
+    KG_TRY(bd_significance(out, mark, run, mark_samples, n_mark_samples, o));
     if (out->delta_rel > out->tolerance_rel && out->significant)
         out->decision = KG_BENCH_REGRESSED;
     else if (out->delta_rel < -out->tolerance_rel && out->significant)
         out->decision = KG_BENCH_IMPROVED;
     else
         out->decision = KG_BENCH_SAME;
-    snprintf(out->why, sizeof out->why,
-             "%s: %+.2f%% vs mark %.6g (CI %+.2f%%..%+.2f%%), tolerance %.2f%% = max(floor "
-             "%.2f%%, mark band %.2f%% + run noise %.2f%%), %s %s",
-             kg_bench_decision_name(out->decision), 100 * out->delta_rel, mark->value,
-             100 * out->ci_delta_lo, 100 * out->ci_delta_hi, 100 * out->tolerance_rel,
-             100 * out->floor_rel, 100 * out->mark_noise_rel, 100 * out->run_noise_rel,
-             out->test, out->significant ? "significant" : "not significant");
+cleanup:
+    return rc;
+}
+
+int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
+                    const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o)
+{
+    int rc = 0;
+    kg_decide_opts d0 = KG_DECIDE_OPTS_INIT;
+    if (!o)
+        o = &d0;
+    KG_TRY(bd_rule(out, mark, run, mark_samples, n_mark_samples, o));
+    if (mark)
+        bd_why(out, mark, o, out->decision, "");
+cleanup:
+    return rc;
+}
+
+static int bd_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double bd_median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, bd_cmp);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* "1,3": the processes whose own decision is d; returns how many. */
+static int bd_which(char *buf, size_t n, const kg_bench_verdict *pv, size_t np,
+                    kg_bench_decision d)
+{
+    int count = 0;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < np; i++)
+        if (pv[i].decision == d) {
+            if (used + 8 < n)
+                used += (size_t)snprintf(buf + used, n - used, "%s%zu", count ? "," : "", i + 1);
+            count++;
+        }
+    if (!count)
+        snprintf(buf, n, "none");
+    return count;
+}
+
+/* The combined obs: median of the medians, noise max(median noise, half the spread), the
+ * processes' common k and power state. `mixed` gets why they cannot be combined (or ""). */
+static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench_obs *per,
+                       size_t n, char *mixed, size_t nm)
+{
+    double med[KG_BENCH_MAX_PROCESSES], noise[KG_BENCH_MAX_PROCESSES];
+    memset(c, 0, sizeof *c);
+    mixed[0] = '\0';
+    *elo = *ehi = per[0].median;
+    for (size_t i = 0; i < n; i++) {
+        const kg_bench_obs *p = &per[i];
+        if (!(p->median > 0) || !(p->ci_lo > 0) || !(p->ci_lo <= p->median) ||
+            !(p->median <= p->ci_hi) || !isfinite(p->ci_hi))
+            return KG_ERR(KG_EINVAL, "bench combine: process %zu: need 0 < ci_lo <= median <= "
+                                     "ci_hi (finite)", i + 1);
+        med[i] = p->median;
+        noise[i] = (p->ci_hi - p->ci_lo) / (2.0 * p->median);
+        *elo = fmin(*elo, p->median);
+        *ehi = fmax(*ehi, p->median);
+        c->compute_bound |= p->compute_bound;
+        if (bd_known(p->power_state) && !c->power_state)
+            c->power_state = p->power_state;
+        else if (bd_known(p->power_state) && strcmp(c->power_state, p->power_state) != 0 &&
+                 !mixed[0])
+            snprintf(mixed, nm, "STATE_DIFFERS: the processes were measured in different power "
+                     "states (%.31s, %.31s)", c->power_state, p->power_state);
+        if (p->k > 0 && !c->k)
+            c->k = p->k;
+        else if (p->k > 0 && p->k != c->k && !mixed[0])
+            snprintf(mixed, nm, "UNPROVEN: the processes timed different k (%d, %d launches per "
+                     "replay): pin k (a mark's k or --launches)", c->k, p->k);
+    }
+    c->median = bd_median(med, n);
+    double nz = fmax(bd_median(noise, n), (*ehi - *elo) / (2.0 * c->median));
+    c->ci_lo = c->median * (1.0 - nz);
+    c->ci_hi = c->median * (1.0 + nz);
     return 0;
+}
+
+/* Confirmation: the combination's lead text and decision from the rule's decision on the
+ * combined obs and every process's own. */
+static void bd_confirm(kg_bench_verdict *out, const kg_bench_verdict *pv, size_t n, char *lead,
+                       size_t nl)
+{
+    char who[96];
+    int k;
+    if (out->decision == KG_BENCH_REGRESSED) {
+        k = bd_which(who, sizeof who, pv, n, KG_BENCH_REGRESSED);
+        snprintf(lead, nl, "over %zu processes (REGRESSED on their own: %d of %zu, process(es) "
+                 "%s); combined ", n, k, n, who);
+    } else if (out->decision == KG_BENCH_IMPROVED) {
+        k = bd_which(who, sizeof who, pv, n, KG_BENCH_IMPROVED);
+        if ((size_t)k == n) {
+            snprintf(lead, nl, "IMPROVED, confirmed by %zu of %zu processes; combined ", n, n);
+        } else {
+            snprintf(lead, nl, "SAME: IMPROVED unconfirmed (only %d of %zu processes IMPROVED "
+                     "on their own: %s); combined ", k, n, who);
+            out->decision = KG_BENCH_SAME;
+        }
+    } else {
+        snprintf(lead, nl, "over %zu processes; combined ", n);
+    }
+}
+
+int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *mark,
+                     const kg_bench_obs *per, const kg_bench_verdict *pv, size_t n,
+                     const kg_decide_opts *o)
+{
+    int rc = 0;
+    kg_decide_opts d0 = KG_DECIDE_OPTS_INIT;
+    char mixed[200], lead[240] = "";
+    double elo, ehi;
+    if (!o)
+        o = &d0;
+    if (n < 1 || n > KG_BENCH_MAX_PROCESSES || !per || !pv)
+        return KG_ERR(KG_EINVAL, "bench combine: %zu process(es), need 1..%d", n,
+                      KG_BENCH_MAX_PROCESSES);
+    if (n == 1) { /* one process: its own verdict ("unconfirmed" when IMPROVED) */
+        *comb = per[0];
+        return kg_bench_decide(out, mark, &per[0], NULL, 0, o);
+    }
+    KG_TRY(bd_comb_obs(comb, &elo, &ehi, per, n, mixed, sizeof mixed));
+    KG_TRY(bd_rule(out, mark, comb, NULL, 0, o));
+    out->processes = (int)n;
+    out->env_lo = elo;
+    out->env_hi = ehi;
+    for (size_t i = 0; i < n; i++) {
+        out->proc_median[i] = per[i].median;
+        out->proc_decision[i] = pv[i].decision;
+    }
+    kg_bench_decision rule = out->decision;
+    if (mixed[0]) {
+        out->decision = strncmp(mixed, "STATE", 5) == 0 ? KG_BENCH_STATE_DIFFERS
+                                                        : KG_BENCH_UNPROVEN;
+        snprintf(out->why, sizeof out->why, "%s; never advances", mixed);
+    } else if (mark) {
+        bd_confirm(out, pv, n, lead, sizeof lead);
+        bd_why(out, mark, o, rule, lead);
+    } else {
+        snprintf(out->why, sizeof out->why, "no mark for this device class, case and metric; "
+                 "%zu processes, medians %.6g..%.6g", n, elo, ehi);
+    }
+cleanup:
+    return rc;
+}
+
+/* What the run was measured with and the processes behind the decision (the production step
+ * and `marks advance --from-report` read them back: they set a mark's runs, spread, k, state). */
+static void bd_processes_json(cJSON *o, const kg_bench_verdict *v)
+{
+    int n = v->processes > 0 ? v->processes : 1;
+    if (v->run_k > 0)
+        cJSON_AddNumberToObject(o, KG_FIG_RUN_K, v->run_k);
+    if (v->run_power_state[0])
+        cJSON_AddStringToObject(o, KG_FIG_RUN_POWER_STATE, v->run_power_state);
+    cJSON_AddNumberToObject(o, KG_FIG_PROCESSES, n);
+    if (n < 2)
+        return;
+    cJSON_AddNumberToObject(o, KG_FIG_ENV_LO, v->env_lo);
+    cJSON_AddNumberToObject(o, KG_FIG_ENV_HI, v->env_hi);
+    cJSON *med = cJSON_AddArrayToObject(o, KG_FIG_PROC_MEDIANS);
+    cJSON *dec = cJSON_AddArrayToObject(o, KG_FIG_PROC_DECISIONS);
+    for (int i = 0; med && dec && i < n && i < KG_BENCH_MAX_PROCESSES; i++) {
+        cJSON_AddItemToArray(med, cJSON_CreateNumber(v->proc_median[i]));
+        cJSON_AddItemToArray(dec, cJSON_CreateString(kg_bench_decision_name(v->proc_decision[i])));
+    }
 }
 
 cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark)
@@ -104,6 +314,7 @@ cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark)
         return NULL;
     cJSON_AddStringToObject(o, KG_FIG_DECISION, kg_bench_decision_name(v->decision));
     cJSON_AddNumberToObject(o, KG_FIG_RUN_NOISE, v->run_noise_rel);
+    bd_processes_json(o, v);
     if (!mark)
         return o;
     cJSON_AddNumberToObject(o, KG_FIG_DELTA, v->delta_rel);
@@ -129,7 +340,25 @@ cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark)
         cJSON_AddStringToObject(m, KG_FIG_MARK_RUN_ID, mark->run_id ? mark->run_id : "unknown");
         if (mark->kernels)
             cJSON_AddStringToObject(m, KG_FIG_KERNELS, mark->kernels);
+        if (mark->k > 0)
+            cJSON_AddNumberToObject(m, KG_FIG_MARK_K, mark->k);
+        if (bd_known(mark->power_state))
+            cJSON_AddStringToObject(m, KG_FIG_MARK_POWER_STATE, mark->power_state);
     }
     cJSON_AddStringToObject(o, KG_FIG_WHY, v->why);
     return o;
+}
+
+void kg_bench_decide_opts_for(kg_decide_opts *dopt, const kg_bench_gate_opts *g,
+                              const kg_case_desc *d)
+{
+    *dopt = (kg_decide_opts)KG_DECIDE_OPTS_INIT;
+    if (g->band_floor > 0)
+        dopt->band_floor = g->band_floor;
+    else if (d && d->bench_band_floor > 0)
+        dopt->band_floor = d->bench_band_floor;
+    if (g->abs_floor_us > 0)
+        dopt->abs_floor_us = g->abs_floor_us;
+    if (g->min_mark_runs > 0)
+        dopt->min_mark_runs = g->min_mark_runs;
 }

@@ -38,6 +38,8 @@
 #define KG_RV_DEC_SAME "SAME"
 #define KG_RV_DEC_IMPROVED "IMPROVED"
 #define KG_RV_DEC_REGRESSED "REGRESSED"
+#define KG_RV_DEC_UNPROVEN "UNPROVEN"           /* issue #14: mark from too few processes */
+#define KG_RV_DEC_STATE_DIFFERS "STATE_DIFFERS" /* issue #14: mark of another power state */
 /* figures.decision of ab */
 #define KG_RV_AB_SAME "SAME"
 #define KG_RV_AB_B_FASTER "B_FASTER"
@@ -153,7 +155,8 @@
 #define KG_RK_BS_MIN_CLOCK_FRAC "min_clock_frac"
 #define KG_RK_BS_BAND_FLOOR "band_floor"
 #define KG_RK_BS_ABS_FLOOR "abs_floor_us"
-#define KG_RK_BS_COMPUTE_FLOOR "compute_floor"
+#define KG_RK_BS_COMPUTE_FLOOR "compute_floor" /* reports before issue #14 only (no such floor) */
+#define KG_RK_BS_MIN_MARK_RUNS "min_mark_runs"  /* --min-mark-runs */
 #define KG_RK_BS_MARKS "marks"                /* the marks file, "(none)" */
 #define KG_RK_BENCH_DEVICE_CLASS "device_class"
 #define KG_RK_BENCH_CEILINGS "ceilings"
@@ -331,6 +334,16 @@
 #define KG_FIG_MARK_DATE "date"
 #define KG_FIG_MARK_RUN_ID "run_id"
 #define KG_FIG_MARK_KERNELS "kernels"     /* "a;b": the kernels the mark ran */
+/* issue #14: what the run and the mark were measured with, the processes behind a decision */
+#define KG_FIG_MARK_K "k"                 /* mark.k: launches per replay the mark used */
+#define KG_FIG_MARK_POWER_STATE "power_state" /* mark.power_state */
+#define KG_FIG_RUN_K "run_k"              /* launches per replay of this run */
+#define KG_FIG_RUN_POWER_STATE "run_power_state" /* the power state the decision compared */
+#define KG_FIG_PROCESSES "processes"      /* separate processes combined (1: this one alone) */
+#define KG_FIG_ENV_LO "env_lo_us"         /* processes >= 2: lowest per-process median */
+#define KG_FIG_ENV_HI "env_hi_us"         /* processes >= 2: highest per-process median */
+#define KG_FIG_PROC_MEDIANS "process_medians_us"
+#define KG_FIG_PROC_DECISIONS "process_decisions" /* each process's own decision */
 /* this run */
 #define KG_FIG_METRIC "metric"            /* "time_us_warm", "time_us_cold" */
 #define KG_FIG_MEDIAN "median_us"

@@ -128,6 +128,38 @@ static int adv_metric_dir(kg_direction *d, const char *metric, const char *dir, 
     return 0;
 }
 
+/* figures.processes (default 1: a report of one process), and with 2 or more the envelope
+ * env_lo_us / env_hi_us; run_k and run_power_state when known. */
+static int adv_processes(kg_advance_obs *o, const cJSON *fig, const char *name, const char *cs)
+{
+    int rc = 0;
+    double d = 1;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RUN_K);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RUN_POWER_STATE);
+    if (cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_PROCESSES))
+        KG_TRY(num_field(&d, fig, KG_FIG_PROCESSES, name, cs));
+    if (d < 1 || d > KG_ADVANCE_MAX_PROCESSES || d != floor(d))
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be an integer in "
+                                 "[1, %d], got %g", name, cs, KG_FIG_PROCESSES,
+                      KG_ADVANCE_MAX_PROCESSES, d);
+    o->processes = (int)d;
+    if (o->processes >= 2) {
+        KG_TRY(num_field(&o->env_lo, fig, KG_FIG_ENV_LO, name, cs));
+        KG_TRY(num_field(&o->env_hi, fig, KG_FIG_ENV_HI, name, cs));
+    }
+    if (k && (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > KG_MARK_MAX_K ||
+              k->valuedouble != floor(k->valuedouble)))
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be an integer in "
+                                 "[1, %d]", name, cs, KG_FIG_RUN_K, KG_MARK_MAX_K);
+    o->k = k ? (int)k->valuedouble : 0;
+    if (st && !cJSON_IsString(st))
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be a string", name,
+                      cs, KG_FIG_RUN_POWER_STATE);
+    o->power_state = st ? st->valuestring : NULL;
+cleanup:
+    return rc;
+}
+
 /* One bench result that may move a mark, as the JSON path and the typed path both see it. */
 int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *name)
 {
@@ -136,9 +168,19 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
         in->n_same++;
     if (strcmp(o->decision, KG_RV_DEC_IMPROVED) != 0 && strcmp(o->decision, KG_RV_DEC_NO_MARK) != 0)
         return 0;
+    if (o->processes < 2) { /* unconfirmed: production advances only from separate processes */
+        in->n_single++;
+        return 0;
+    }
     if (!o->metric || !*o->metric)
         return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
                       KG_FIG_METRIC);
+    if (o->processes > KG_ADVANCE_MAX_PROCESSES || !(o->env_lo > 0 && o->env_lo <= o->env_hi) ||
+        o->k < 0 || o->k > KG_MARK_MAX_K)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': %d processes need 0 < env_lo <= "
+                                 "env_hi (got %g, %g), processes <= %d and k in [0, %d] (got %d)",
+                      name, cs, o->processes, o->env_lo, o->env_hi, KG_ADVANCE_MAX_PROCESSES,
+                      KG_MARK_MAX_K, o->k);
     if (!(o->ci_lo > 0 && o->ci_lo <= o->median && o->median <= o->ci_hi) || o->band < 0 ||
         o->band >= 1 || o->samples < 1 || o->samples != floor(o->samples) ||
         o->samples > 2e9)
@@ -157,7 +199,14 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     m->direction = o->direction;
     /* The ratchet guard: the conservative edge of the interval, not the median. */
     m->value = o->direction == KG_LOWER_IS_BETTER ? o->ci_hi : o->ci_lo;
-    m->band_rel = o->band;
+    /* The spread of the N process medians, widened as kg_marks_merge widens it. */
+    double env_half = (o->env_hi - o->env_lo) / (2.0 * o->median);
+    m->band_rel = fmax(o->band, (double)(o->processes + 1) / (double)(o->processes - 1) *
+                                    env_half); /* > 0.999: refused by kg_mark_validate */
+    m->runs = o->processes;
+    m->env_lo = o->env_lo;
+    m->env_hi = o->env_hi;
+    m->k = o->k;
     m->run_median = o->median;
     m->ci_lo = o->ci_lo;
     m->ci_hi = o->ci_hi;
@@ -171,7 +220,10 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     m->driver = xstrdup(o->driver ? o->driver : "unknown");
     m->cuda = xstrdup(o->cuda ? o->cuda : "unknown");
     m->set_by = xstrdup(o->set_by);
-    if (!m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
+    m->power_state = o->power_state && *o->power_state && strcmp(o->power_state, "unknown") != 0
+                         ? xstrdup(o->power_state) : NULL;
+    if ((o->power_state && *o->power_state && strcmp(o->power_state, "unknown") != 0 &&
+         !m->power_state) || !m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
         !m->driver || !m->cuda || !m->set_by)
         return KG_ERR(KG_ENOMEM, "out of memory");
     /* What would be committed is checked here, by the loader's rules, so a commit that kgate
@@ -205,6 +257,8 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
                          .commit = jstr(prov, KG_RK_PROV_COMMIT), .date = jstr(root, KG_RK_STARTED_AT),
                          .driver = jstr(dev, KG_RK_DRIVER), .cuda = jstr(dev, KG_RK_RUNTIME),
                          .set_by = set_by, .direction = KG_LOWER_IS_BETTER };
+    if (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0)
+        KG_TRY(adv_processes(&o, fig, name, cs));
     if (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0) {
         KG_TRY(num_field(&o.median, fig, KG_FIG_MEDIAN, name, cs));
         KG_TRY(num_field(&o.ci_lo, fig, KG_FIG_CI_LO, name, cs));

@@ -21,6 +21,9 @@ extern "C" {
  * KG_BENCH_GATE results, KG_FIG_DECISION, _METRIC, _MEDIAN, _CI_LO, _CI_HI, _BAND, _SAMPLES,
  * _DIRECTION; defined with every other report key in core/report_keys.h. */
 
+/* The most separate processes one bench result may combine (KG_BENCH_MAX_PROCESSES). */
+#define KG_ADVANCE_MAX_PROCESSES 16
+
 /* One bench result that may move a mark (decision IMPROVED or NO_MARK), already converted to
  * the mark it would set: value = the conservative edge of the run's interval. */
 typedef struct {
@@ -36,6 +39,7 @@ typedef struct {
     char why_not[512];     /* when !all_passed: what failed, for the message */
     int counts[5];         /* verdict counts over all results */
     int n_bench, n_same;   /* bench results; those that decided SAME */
+    int n_single;          /* IMPROVED / NO_MARK results of one process: never candidates */
     kg_advance_cand *cands;
     size_t n_cands;
 } kg_advance_input;
@@ -54,10 +58,19 @@ typedef struct {
     kg_direction direction;
     double median, ci_lo, ci_hi, band, samples;
     const char *commit, *date, *driver, *cuda, *set_by;
+    /* issue #14: the separate processes behind the decision (figures.processes, default 1),
+     * their envelope of medians (processes >= 2), and what they were measured with */
+    int processes;
+    double env_lo, env_hi;
+    int k;                  /* 0 = unknown */
+    const char *power_state; /* NULL = unknown */
 } kg_advance_obs;
 
 /* Count a SAME, or turn an IMPROVED / NO_MARK result into a candidate mark (validated: the
- * interval, the band, an integer sample count); `name` names the source in messages. */
+ * interval, the band, an integer sample count); `name` names the source in messages.
+ * Production never advances from one process: a result of fewer than 2 processes is no
+ * candidate (counted in n_single). The candidate carries runs = processes, the envelope, a
+ * band of max(the run's band, (N+1)/(N-1) x the envelope's half-width), k and power state. */
 int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *name);
 /* "YYYY-MM-DDTHH:MM:SSZ", now. */
 void kg_advance_now(char *buf, size_t n);

@@ -29,7 +29,8 @@ int kg_marks_new(kg_marks **out)
 void kg_mark_clear(kg_mark *mk)
 {
     char **s[] = { &mk->device_class, &mk->case_id, &mk->metric, &mk->commit, &mk->date,
-                   &mk->run_id, &mk->driver, &mk->cuda, &mk->set_by, &mk->kernels };
+                   &mk->run_id, &mk->driver, &mk->cuda, &mk->set_by, &mk->kernels,
+                   &mk->power_state };
     for (size_t i = 0; i < KG_ARRAY_LEN(s); i++) {
         free(*s[i]);
         *s[i] = NULL;
@@ -130,6 +131,7 @@ static int copy_mark(kg_mark *dst, const kg_mark *src)
     *dst = *src;
     dst->device_class = dst->case_id = dst->metric = dst->commit = dst->date = NULL;
     dst->run_id = dst->driver = dst->cuda = dst->set_by = dst->kernels = NULL;
+    dst->power_state = NULL;
     KG_TRY(dup_str(&dst->device_class, src->device_class));
     KG_TRY(dup_str(&dst->case_id, src->case_id));
     KG_TRY(dup_str(&dst->metric, src->metric));
@@ -140,6 +142,7 @@ static int copy_mark(kg_mark *dst, const kg_mark *src)
     KG_TRY(dup_str(&dst->cuda, src->cuda));
     KG_TRY(dup_str(&dst->set_by, src->set_by));
     KG_TRY(dup_str(&dst->kernels, src->kernels));
+    KG_TRY(dup_str(&dst->power_state, src->power_state));
 cleanup:
     if (rc < 0)
         kg_mark_clear(dst);
@@ -216,6 +219,27 @@ bool kg_mark_better(const kg_mark *cand, const kg_mark *cur)
                                                  : cand->value > cur->value;
 }
 
+static bool mk_state_known(const char *s) { return s && *s && strcmp(s, "unknown") != 0; }
+
+/* Runs of another k or power state measure something else: merging them would widen the band
+ * with a difference that is not noise. KG_ECONFLICT naming the mark and both values (a caller
+ * merging many rows may skip that one mark and say so). */
+static int mk_merge_check(const kg_mark *cur, const kg_mark *run)
+{
+    if (cur->k > 0 && run->k > 0 && cur->k != run->k)
+        return KG_ERR(KG_ECONFLICT, "mark %s / %s / %s: this run timed k=%d launches per replay, "
+                                    "the mark k=%d: not merged (time the run against this mark "
+                                    "with --marks so it reuses k, or pin --launches %d)",
+                      run->device_class, run->case_id, run->metric, run->k, cur->k, cur->k);
+    if (mk_state_known(cur->power_state) && mk_state_known(run->power_state) &&
+        strcmp(cur->power_state, run->power_state) != 0)
+        return KG_ERR(KG_ECONFLICT, "mark %s / %s / %s: this run was measured %s, the mark %s: "
+                                    "not merged (runs of different power states are not one "
+                                    "spread)", run->device_class, run->case_id, run->metric,
+                      run->power_state, cur->power_state);
+    return 0;
+}
+
 int kg_marks_merge(kg_marks *m, const kg_mark *run)
 {
     int rc = 0;
@@ -231,6 +255,11 @@ int kg_marks_merge(kg_marks *m, const kg_mark *run)
         if (cur->direction != run->direction)
             return KG_ERR(KG_EINVAL, "mark %s / %s / %s: direction differs from the run's",
                           run->device_class, run->case_id, run->metric);
+        KG_TRY(mk_merge_check(cur, run));
+        if (cur->k > 0)
+            mk.k = cur->k;
+        if (mk_state_known(cur->power_state))
+            mk.power_state = cur->power_state; /* kg_marks_put copies it before replacing cur */
         int r0 = cur->runs > 0 ? cur->runs : 1;
         double clo = cur->env_lo > 0 ? cur->env_lo : cur->run_median;
         double chi = cur->env_hi > 0 ? cur->env_hi : cur->run_median;
@@ -381,6 +410,26 @@ static int mk_str(const pctx *pc, const char *field, const char *v, bool require
     return 0;
 }
 
+/* k (launches per timed replay) and power_state (a label such as "full-clock"), both optional
+ * (0 / NULL: unknown, as in marks written before issue #14). */
+static int mk_k_state(const pctx *pc, const kg_mark *t)
+{
+    int rc = 0;
+    if (t->k < 0 || t->k > KG_MARK_MAX_K)
+        return PERR(pc, "field 'k' must be an integer in [1, %d] (launches per timed replay), "
+                        "got %d", KG_MARK_MAX_K, t->k);
+    KG_TRY(mk_str(pc, "power_state", t->power_state, false));
+    if (t->power_state && strlen(t->power_state) > 31)
+        return PERR(pc, "field 'power_state' must be at most 31 bytes, got '%.40s...'",
+                    t->power_state);
+    for (const char *p = t->power_state; p && *p; p++)
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-' || *p == '_'))
+            return PERR(pc, "field 'power_state' must match [a-z0-9_-]+ (a label such as "
+                            "\"full-clock\"), got '%s'", t->power_state);
+cleanup:
+    return rc;
+}
+
 static int mk_validate(const pctx *pc, const kg_mark *t)
 {
     int rc = 0;
@@ -410,6 +459,7 @@ static int mk_validate(const pctx *pc, const kg_mark *t)
         (t->env_lo > 0) != (t->env_hi > 0) || t->env_lo > t->env_hi)
         return PERR(pc, "fields 'env_lo' <= 'env_hi' must both be > 0 or both absent");
     KG_TRY(mk_str(pc, "kernels", t->kernels, false));
+    KG_TRY(mk_k_state(pc, t));
     pctx pp = *pc;
     snprintf(pp.where, sizeof pp.where, "%.560s provenance", pc->where);
     KG_TRY(mk_str(&pp, "commit", t->commit, true));
@@ -444,10 +494,11 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
 {
     static const char *const keys[] = { "device_class", "case", "metric", "direction", "value",
                                         "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
-                                        "runs", "env_lo", "env_hi", "kernels", "provenance" };
+                                        "runs", "env_lo", "env_hi", "kernels", "k",
+                                        "power_state", "provenance" };
     static const char *const pkeys[] = { "commit", "date", "run_id", "driver", "cuda", "set_by" };
     int rc = 0;
-    const char *dc, *id, *metric, *dir, *kernels;
+    const char *dc, *id, *metric, *dir, *kernels, *power_state;
     const char *commit, *date, *run_id, *driver, *cuda, *set_by;
     kg_mark t;
     memset(&t, 0, sizeof t);
@@ -488,6 +539,8 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
     if (t.env_lo > t.env_hi)
         return PERR(pc, "field 'env_lo' (%g) exceeds 'env_hi' (%g)", t.env_lo, t.env_hi);
     KG_TRY(get_str(pc, e, "kernels", false, &kernels));
+    KG_TRY(get_int(pc, e, "k", false, 1, &t.k));
+    KG_TRY(get_str(pc, e, "power_state", false, &power_state));
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "provenance");
     if (!p)
         return PERR(pc, "missing field 'provenance'");
@@ -515,6 +568,7 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
     t.cuda = (char *)cuda;
     t.set_by = (char *)set_by;
     t.kernels = (char *)kernels;
+    t.power_state = (char *)power_state;
     KG_TRY(mk_validate(pc, &t));
     KG_TRY(copy_mark(mk, &t));
 cleanup:
@@ -667,6 +721,10 @@ int kg_marks_serialize(char **out, const kg_marks *m)
         }
         if (k->kernels && *k->kernels)
             cJSON_AddStringToObject(o, "kernels", k->kernels);
+        if (k->k > 0)
+            cJSON_AddNumberToObject(o, "k", k->k);
+        if (k->power_state && *k->power_state)
+            cJSON_AddStringToObject(o, "power_state", k->power_state);
         if (!(p = cJSON_AddObjectToObject(o, "provenance")))
             goto oom;
         cJSON_AddStringToObject(p, "commit", or_unknown(k->commit));

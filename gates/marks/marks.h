@@ -14,6 +14,8 @@ extern "C" {
 #endif
 
 #define KG_MARKS_VERSION 1
+/* The largest k (launches per timed replay) a mark may carry. */
+#define KG_MARK_MAX_K 1048576
 
 
 typedef struct kg_marks kg_marks;
@@ -26,7 +28,8 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name);
 /* The one validation of a mark (loading, kg_marks_put, saving and committing all use it):
  * every string non-empty, at most 1 KiB, without control characters; metric [a-z0-9_]+, a time
  * lower_is_better; finite positive numbers, band_rel in [0, 0.999], ci_lo <= run_median <=
- * ci_hi, samples in [1, 2e9], an ISO 8601 UTC date. KG_EPARSE naming `name` (NULL: "(marks)"),
+ * ci_hi, samples in [1, 2e9], an ISO 8601 UTC date; optional k in [1, KG_MARK_MAX_K] and
+ * power_state [a-z0-9_-]{1,31}. KG_EPARSE naming `name` (NULL: "(marks)"),
  * the mark and the field. */
 int kg_mark_validate(const kg_mark *mk, const char *name);
 /* Canonical text (sorted by key, stable formatting) so diffs are minimal; caller frees. */
@@ -51,7 +54,9 @@ bool kg_mark_better(const kg_mark *cand, const kg_mark *cur);
 /* Merge one run's mark (runs == 1) into the mark of the same key (inserted when absent): the
  * envelope [env_lo, env_hi] of per-process medians grows, value becomes its centre, ci_lo/ci_hi
  * the union of the runs' intervals, and band_rel = max(run CI half-widths, (r+1)/(r-1) times
- * the envelope half-width over r runs) so the band covers the spread seen across processes. */
+ * the envelope half-width over r runs) so the band covers the spread seen across processes.
+ * k and power_state: the mark's are kept (the run's fill them in when the mark has none); a run
+ * of another k or another known power state is refused with KG_ECONFLICT (nothing changes). */
 int kg_marks_merge(kg_marks *m, const kg_mark *run);
 /* Release the strings of a kg_mark filled by a caller-side copy (not one owned by kg_marks). */
 void kg_mark_clear(kg_mark *mk);

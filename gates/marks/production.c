@@ -1,6 +1,7 @@
 /* The production step, shared by `run --production` (from the run's typed results) and
  * `marks advance --from-report` (from a recorded report): the advance input, then one
  * compare-and-swap commit of the marks that moved. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,9 @@ static int pr_bench(kg_advance_input *in, const kg_run *run, const kg_run_row *r
                          .band = s->median > 0 ? (s->ci_hi - s->ci_lo) / (2 * s->median) : -1,
                          .samples = (double)b->r.kept, .commit = kg_report_commit(run->rep),
                          .date = kg_report_started_at(run->rep), .driver = drv, .cuda = rt,
-                         .set_by = set_by };
+                         .set_by = set_by, .processes = b->v.processes > 0 ? b->v.processes : 1,
+                         .env_lo = b->v.env_lo, .env_hi = b->v.env_hi, .k = b->v.run_k,
+                         .power_state = b->v.run_power_state[0] ? b->v.run_power_state : NULL };
     return kg_advance_add(in, &o, "this run");
 }
 
@@ -208,3 +211,190 @@ cleanup:
     return rc;
 }
 
+
+/* ---- run --production's bench: N separate processes, combined per case (issue #14) ------- */
+
+typedef struct {
+    kg_run_row *rows;     /* this pass's bench rows (typed results owned here) */
+    size_t n;
+    kg_report *rep;       /* the pass's own report (its rows are not the run's) */
+} pb_pass;
+
+static void pb_pass_free(pb_pass *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->rows[i].res.data && p->rows[i].gate->result_free)
+            p->rows[i].gate->result_free(p->rows[i].res.data);
+    free(p->rows);
+    kg_report_free(p->rep);
+    memset(p, 0, sizeof *p);
+}
+
+/* One pass of the bench gate in a fresh worker, into its own report; its typed rows are moved
+ * out of the run. */
+static int pb_one_pass(pb_pass *p, kg_run *run, const kg_registry *reg, const void *opts,
+                       int i, int n)
+{
+    int rc = 0;
+    kg_report *real = run->rep;
+    size_t n0 = run->n_rows;
+    KG_TRY(kg_report_new(&p->rep, run->command, run->env.diagnostic));
+    if (run->env.dev)
+        kg_report_set_device(p->rep, run->env.dev);
+    if (!run->env.quiet)
+        printf("\n== bench: process %d of %d ==\n", i + 1, n);
+    run->rep = run->env.rep = p->rep; /* the fresh worker forks with this report */
+    (void)kg_run_fresh_worker(run);
+    rc = kg_run_gate(run, reg, &kg_gate_bench, opts, false);
+    run->rep = run->env.rep = real;
+    p->n = run->n_rows - n0;
+    if (p->n && !(p->rows = malloc(p->n * sizeof *p->rows))) {
+        for (size_t k = n0; k < run->n_rows; k++)
+            if (run->rows[k].res.data)
+                kg_gate_bench.result_free(run->rows[k].res.data);
+        run->n_rows = n0;
+        p->n = 0;
+        return KG_ERR(KG_ENOMEM, "out of memory keeping a bench pass");
+    }
+    if (p->n)
+        memcpy(p->rows, run->rows + n0, p->n * sizeof *p->rows);
+    run->n_rows = n0;
+cleanup:
+    return rc;
+}
+
+static const kg_run_row *pb_row_of(const pb_pass *p, const kg_case_desc *d)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->rows[i].desc == d)
+            return &p->rows[i];
+    return NULL;
+}
+
+/* A case some process could not time: the first such row, its message naming the process. */
+static int pb_record_failed(kg_run *run, const kg_case_desc *d, const kg_run_row *bad, int i)
+{
+    kg_case_result res = { .verdict = bad ? bad->res.verdict : KG_VERDICT_ERROR };
+    snprintf(res.message, sizeof res.message, "bench process %d: %.990s", i + 1,
+             bad ? bad->res.message : "no result for this case");
+    if (res.verdict == KG_VERDICT_PASS || res.verdict == KG_VERDICT_WARN)
+        res.verdict = KG_VERDICT_ERROR; /* a passing row without its typed result */
+    return kg_run_record(run, &kg_gate_bench, d, &res, NULL);
+}
+
+/* The combined row: a copy of the process closest to the combined median (context, kernels),
+ * with the combined figures and decision. */
+static int pb_combined_row(kg_bench_row **out, const kg_bench_row *near, const kg_bench_obs *c,
+                           const kg_bench_verdict *v, const kg_mark *mark)
+{
+    kg_bench_row *b = malloc(sizeof *b);
+    if (!b)
+        return KG_ERR(KG_ENOMEM, "out of memory combining bench processes");
+    *b = *near;
+    b->r.all_us = b->r.clock_mhz = b->r.kept_us = NULL; /* owned by the pass's row */
+    b->r.drop = NULL;
+    b->r.kernels = b->r.nvml = NULL;
+    double scale = near->r.sum.median / c->median;
+    b->r.sum.median = c->median;
+    b->r.sum.ci_lo = c->ci_lo;
+    b->r.sum.ci_hi = c->ci_hi;
+    b->r.sum.ci_rel_width = (c->ci_hi - c->ci_lo) / c->median;
+    b->ci_pct = 50 * b->r.sum.ci_rel_width;
+    b->gbps *= scale;
+    b->tflops *= scale;
+    b->pct_copy *= scale;
+    b->pct_gemm *= scale;
+    b->v = *v;
+    b->have_mark = mark != NULL;
+    if (mark) {
+        b->mark = *mark; /* shallow, strings cleared as bench.c leaves them */
+        b->mark.device_class = b->mark.case_id = b->mark.metric = NULL;
+        b->mark.commit = b->mark.date = b->mark.run_id = NULL;
+        b->mark.driver = b->mark.cuda = b->mark.set_by = b->mark.kernels = NULL;
+        b->mark.power_state = NULL;
+    }
+    *out = b;
+    return 0;
+}
+
+/* N processes' rows of one case into one report row and typed row. */
+static int pb_case(kg_run *run, const pb_pass *ps, int n, const kg_case_desc *d,
+                   const kg_bench_gate_opts *bo)
+{
+    kg_bench_obs per[KG_BENCH_MAX_PROCESSES], comb;
+    kg_bench_verdict pv[KG_BENCH_MAX_PROCESSES], v;
+    const kg_bench_row *rows[KG_BENCH_MAX_PROCESSES];
+    kg_decide_opts dopt;
+    bool warn = false;
+    int rc = 0, near = 0;
+    for (int i = 0; i < n; i++) {
+        const kg_run_row *r = pb_row_of(&ps[i], d);
+        if (!r || !r->res.data ||
+            (r->res.verdict != KG_VERDICT_PASS && r->res.verdict != KG_VERDICT_WARN &&
+             r->res.verdict != KG_VERDICT_FAIL))
+            return pb_record_failed(run, d, r, i);
+        rows[i] = r->res.data;
+        warn |= r->res.verdict == KG_VERDICT_WARN;
+        const kg_bench_row *b = rows[i];
+        per[i] = (kg_bench_obs){ .median = b->r.sum.median, .ci_lo = b->r.sum.ci_lo,
+                                 .ci_hi = b->r.sum.ci_hi, .compute_bound = b->compute_bound,
+                                 .k = b->v.run_k,
+                                 .power_state = b->v.run_power_state[0] ? b->v.run_power_state
+                                                                        : NULL };
+        pv[i] = b->v;
+    }
+    const kg_mark *mk = bo->lookup ? bo->lookup(bo->marks, rows[0]->device_class, d->id,
+                                                rows[0]->metric) : NULL;
+    kg_bench_decide_opts_for(&dopt, bo, d);
+    KG_TRY(kg_bench_combine(&v, &comb, mk, per, pv, (size_t)n, &dopt));
+    for (int i = 1; i < n; i++)
+        if (fabs(per[i].median - comb.median) < fabs(per[near].median - comb.median))
+            near = i;
+    kg_case_result res = { .verdict = kg_bench_decision_fails(v.decision) ? KG_VERDICT_FAIL
+                                      : warn ? KG_VERDICT_WARN : KG_VERDICT_PASS };
+    KG_TRY(pb_combined_row((kg_bench_row **)&res.data, rows[near], &comb, &v, mk));
+    snprintf(res.message, sizeof res.message, "%s; median of %d processes %.4g us (medians "
+             "%.4g..%.4g)", v.why, n, comb.median, v.env_lo, v.env_hi);
+    if (!run->env.quiet)
+        printf("%-46s %-9s %-13s %10.4g us  %s\n", d->id, kg_verdict_name(res.verdict),
+               kg_bench_decision_name(v.decision), comb.median, v.why);
+    KG_TRY(kg_run_record(run, &kg_gate_bench, d, &res, kg_bench_figures(d, &res)));
+cleanup:
+    return rc;
+}
+
+/* The bench's run-level record: the last pass's (settings, ceilings, NVML), with the count. */
+static void pb_record(kg_run *run, const pb_pass *last, int n)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(kg_report_json(last->rep), KG_RK_BENCH);
+    cJSON *copy = b ? cJSON_Duplicate(b, true) : NULL;
+    if (copy)
+        kg_report_set_extra(run->rep, KG_RK_BENCH, copy);
+    (void)n;
+}
+
+int kg_production_bench(kg_run *run, const kg_registry *reg, const kg_bench_gate_opts *bo,
+                        int n)
+{
+    int rc = 0;
+    pb_pass ps[KG_BENCH_MAX_PROCESSES];
+    int done = 0;
+    memset(ps, 0, sizeof ps);
+    if (n < 1 || n > KG_BENCH_MAX_PROCESSES)
+        return KG_ERR(KG_EINVAL, "--bench-processes: expected an integer in [2, %d], got %d",
+                      KG_BENCH_MAX_PROCESSES, n);
+    if (!run->env.quiet)
+        printf("\n== bench ==\nbench: %d separate processes (fresh worker, fresh CUDA context "
+               "each), combined per case\n", n);
+    for (; done < n; done++)
+        KG_TRY(pb_one_pass(&ps[done], run, reg, bo, done, n));
+    if (!run->env.quiet)
+        printf("\n== bench: %d processes combined ==\n", n);
+    for (size_t i = 0; i < run->sel.n; i++)
+        KG_TRY(pb_case(run, ps, n, kg_registry_get(reg, run->sel.idx[i]), bo));
+    pb_record(run, &ps[n - 1], n);
+cleanup:
+    for (int i = 0; i < KG_BENCH_MAX_PROCESSES; i++)
+        pb_pass_free(&ps[i]);
+    return rc;
+}

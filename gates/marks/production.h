@@ -4,6 +4,7 @@
 #define KG_PRODUCTION_H
 
 #include "gate.h"
+#include "bench/bench.h"
 #include "marks/advance.h"
 #include "marks/marks_git.h"
 
@@ -15,6 +16,15 @@ extern "C" {
  * candidates), the report's counts (selftest rows included), the device class. Same rules as
  * kg_advance_parse: all_passed only with a GPU, no FAIL/ERROR/SKIP, every gate over every case. */
 int kg_advance_from_run(kg_advance_input **out, const kg_run *run, const char *set_by);
+
+/* run --production's bench (issue #14): the bench gate over the selection in n separate
+ * processes (each pass in a fresh worker: a new process and CUDA context, its rows kept out of
+ * the report), then one report row and typed row per case from kg_bench_combine: the median of
+ * the per-process medians, IMPROVED only when every process was IMPROVED on its own, REGRESSED
+ * when the combination is. A case some process could not time is that process's row (ERROR or
+ * SKIP). The bench's run-level record is the last pass's. n in [1, KG_BENCH_MAX_PROCESSES]. */
+int kg_production_bench(kg_run *run, const kg_registry *reg, const kg_bench_gate_opts *bo,
+                        int n);
 
 /* Commit the advanced marks of a passing certifying input (compare-and-swap, push if asked);
  * *summary (may be NULL) receives the report's marks_update record. */

@@ -66,11 +66,20 @@ static void bc_row_mark(kg_mark *mk, const kg_bench_row *b, const kg_case_desc *
     mk->cuda = rt;
     mk->set_by = "kgate bench --save-marks (diagnostic)";
     mk->kernels = b->kernels[0] ? (char *)b->kernels : NULL;
+    /* What the row was measured with: a later run against this mark reuses k, and compares
+     * only within its power state. */
+    mk->k = b->v.run_k;
+    mk->power_state = b->v.run_power_state[0] ? (char *)b->v.run_power_state : NULL;
+    if (b->v.processes >= 2) {
+        mk->runs = b->v.processes;
+        mk->env_lo = b->v.env_lo;
+        mk->env_hi = b->v.env_hi;
+    }
 }
 
 int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_opts *o)
 {
-    int rc = 0;
+    int rc = 0, n_skipped = 0;
     char date[32], drv[16], rt[16];
     time_t t = time(NULL);
     struct tm tm;
@@ -92,11 +101,18 @@ int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_op
         if (row->gate != &kg_gate_bench || !row->res.data)
             continue;
         bc_row_mark(&mk, row->res.data, row->desc, run, date, drv, rt);
-        KG_TRY(kg_marks_merge(b->save, &mk));
+        rc = kg_marks_merge(b->save, &mk);
+        if (rc == KG_ECONFLICT) { /* another k or power state: that mark stays as it was */
+            printf("bench: --save-marks: %s\n", kg_error_last());
+            rc = 0;
+            n_skipped++;
+        }
+        KG_TRY(rc);
     }
     KG_TRY(kg_marks_save(b->save, o->save_marks));
-    if (!run->env.quiet)
-        printf("bench: marks of this run merged into %s\n", o->save_marks);
+    if (!run->env.quiet || n_skipped)
+        printf("bench: marks of this run merged into %s%s\n", o->save_marks,
+               n_skipped ? " (except the marks named above)" : "");
 cleanup:
     return rc;
 }

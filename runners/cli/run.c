@@ -14,9 +14,26 @@
 
 typedef struct {
     bool production, diagnostic, quiet, skip_selftest;
+    int bench_processes;   /* --bench-processes (0: not given; production default 3) */
     const char *defects;
     kg_marks_git_opts mo;
 } run_opts;
+
+#define RUN_BENCH_PROCESSES 3 /* the default: a mark of 3 processes meets --min-mark-runs 3 */
+
+static int run_opt_bench_processes(void *opts, const char *v)
+{
+    int rc = 0;
+    double x = 0;
+    KG_TRY(kg_parse_double("--bench-processes", v, &x));
+    if (!(x >= 2 && x <= KG_BENCH_MAX_PROCESSES) || x != (int)x)
+        return KG_ERR(KG_EINVAL, "--bench-processes: expected an integer in [2, %d] (production "
+                                 "never advances a mark from one process), got '%s'",
+                      KG_BENCH_MAX_PROCESSES, v);
+    ((run_opts *)opts)->bench_processes = (int)x;
+cleanup:
+    return rc;
+}
 
 static const kg_opt run_opt_table[] = {
     KG_OPT_BOOL_("production", run_opts, production,
@@ -25,6 +42,8 @@ static const kg_opt run_opt_table[] = {
     KG_OPT_BOOL_("quiet", run_opts, quiet, "no per-gate tables"),
     KG_OPT_STRING_("defects", "PATH", run_opts, defects, "the defect runner of the selftest"),
     KG_OPT_BOOL_("skip-selftest", run_opts, skip_selftest, "diagnostic runs only"),
+    KG_OPT_FN_("bench-processes", "N", run_opt_bench_processes, 0,
+               "--production: time the bench in N separate processes (default 3, 2..16)"),
     KG_OPT_STRING_("marks", "FILE", run_opts, mo.marks_path,
                    "marks file (default baselines/high_water.json in the repository)"),
     KG_OPT_STRING_("marks-ref", "REF", run_opts, mo.marks_ref,
@@ -45,6 +64,11 @@ static const char run_description[] =
     "baselines/high_water.json at the root of the current repository.\n"
     "Author/committer: --author/--email, else KGATE_GIT_AUTHOR_NAME/EMAIL, else\n"
     "\"kgate <kgate@localhost>\".\n"
+    "In production the bench is timed in --bench-processes N (default 3) separate processes\n"
+    "(a fresh worker, a fresh CUDA context each) and each case decided from all of them: the\n"
+    "median of their medians; IMPROVED only when every process was IMPROVED on its own; the\n"
+    "marks it sets carry runs N, their spread, k and the power state. A diagnostic run times\n"
+    "one process: its IMPROVED is unconfirmed and nothing advances.\n"
     "Before the gates, `kgate selftest` runs (the defect runner from --defects, $KGATE_DEFECTS or\n"
     "kgate-defects beside this runner): in production it is mandatory and any escaped defect or\n"
     "false alarm blocks the commit; a diagnostic run may --skip-selftest.\n";
@@ -126,6 +150,14 @@ static int run_check(const run_opts *ro)
         (ro->mo.push_remote || ro->mo.marks_ref || ro->mo.author || ro->mo.email))
         return KG_ERR(KG_EINVAL, "run: --push, --marks-ref, --author and --email need "
                                  "--production (a diagnostic run never commits or pushes)");
+    if (!ro->production && ro->bench_processes)
+        return KG_ERR(KG_EINVAL, "run: --bench-processes needs --production (a diagnostic run "
+                                 "times the bench in one process and never advances marks)");
+    const char *iso = getenv("KGATE_ISOLATION");
+    if (ro->production && iso && strcmp(iso, "0") == 0)
+        return KG_ERR(KG_EINVAL, "run --production: KGATE_ISOLATION=0 runs every gate in this "
+                                 "one process, and the bench must be timed in separate processes "
+                                 "(--bench-processes): unset it");
     if (ro->production && ro->skip_selftest)
         return KG_ERR(KG_EINVAL, "run: --skip-selftest is for diagnostic runs only (a "
                                  "production run whose selftest did not pass certifies nothing)");
@@ -203,7 +235,8 @@ static void run_commit(kg_run *run, kg_marks_target *t)
 
 /* The selftest first (a run whose gates no longer catch their defects certifies nothing), then
  * every gate of the table. */
-static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, const char *defects)
+static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, const char *defects,
+                         int bench_processes)
 {
     int rc = 0;
     if (defects[0]) {
@@ -218,7 +251,10 @@ static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, cons
     cJSON *gl = cJSON_CreateArray();
     for (size_t i = 0; i < kg_n_gates; i++) {
         cJSON_AddItemToArray(gl, cJSON_CreateString(kg_gates[i]->name));
-        KG_TRY(kg_run_gate(run, reg, kg_gates[i], g->opts[i], true));
+        if (kg_gates[i] == &kg_gate_bench && bench_processes >= 2 && !run->no_gpu)
+            KG_TRY(kg_production_bench(run, reg, g->opts[i], bench_processes));
+        else
+            KG_TRY(kg_run_gate(run, reg, kg_gates[i], g->opts[i], true));
     }
     kg_report_set_extra(run->rep, KG_RK_GATES, gl);
 cleanup:
@@ -265,6 +301,8 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     if (help)
         goto cleanup;
     KG_TRY(run_check(&ro));
+    if (ro.production && !ro.bench_processes)
+        ro.bench_processes = RUN_BENCH_PROCESSES;
     KG_TRY(run_defects(&ro, defects, sizeof defects));
     KG_TRY(run_marks(&ro, &t, &g, run_gate_opts(&g, &kg_gate_bench)));
     KG_TRY(kg_run_begin(&run, "run", &co, reg,
@@ -274,7 +312,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     if (run.no_gpu && ro.production)
         printf("kgate: no GPU: this production run cannot commit\n");
     run_commit(&run, t);
-    KG_TRY(run_gates_all(&run, reg, &g, defects));
+    KG_TRY(run_gates_all(&run, reg, &g, defects, ro.production ? ro.bench_processes : 0));
     code = kg_run_summary(&run);
     if (ro.production)
         rc = run_production(&run, t, &ro.mo, code);

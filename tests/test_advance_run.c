@@ -105,6 +105,113 @@ static void compare(const kg_advance_input *t, const kg_advance_input *j)
     }
 }
 
+
+/* ---- run --production's combination of N processes (kg_production_bench_case) ---------- */
+
+static kg_mark g_mark; /* the mark of op/a; op/b has none */
+
+static const kg_mark *t_lookup(const void *marks, const char *cls, const char *id,
+                               const char *metric)
+{
+    (void)marks, (void)cls, (void)metric;
+    return strcmp(id, "op/a") == 0 ? &g_mark : NULL;
+}
+
+/* Every gate over both cases; the bench rows combined from 3 processes of op/a at `meds_a`
+ * (each decided `dec_a[i]` on its own) and of op/b (no mark). */
+static void fill_combined(kg_run *run, const kg_device_info *dev, const double *meds_a,
+                          const kg_bench_decision *dec_a)
+{
+    kg_bench_gate_opts bo = KG_BENCH_GATE_OPTS_INIT;
+    bo.lookup = t_lookup;
+    memset(run, 0, sizeof *run);
+    run->command = "run";
+    run->sel = (kg_selection){ .idx = NULL, .n = 2 };
+    run->dev = *dev;
+    run->env = (kg_gate_env){ .seed = 1, .dev = &run->dev, .diagnostic = false, .quiet = true };
+    kg_report_new(&run->rep, "run", false);
+    kg_report_set_device(run->rep, dev);
+    for (size_t g = 0; g < kg_n_gates; g++) {
+        if (kg_gates[g] != &kg_gate_bench) {
+            for (size_t c = 0; c < 2; c++)
+                add_row(run, kg_gates[g], c, KG_VERDICT_PASS, NULL);
+            continue;
+        }
+        g_processes = 1;
+        for (size_t c = 0; c < 2; c++) {
+            kg_run_row rows[3];
+            const kg_run_row *pr[3];
+            for (int i = 0; i < 3; i++) {
+                double m = c == 0 ? meds_a[i] : 20.0 + 0.01 * i;
+                kg_bench_row *b = bench_row(m, m * 0.998, m * 1.002, 100,
+                                            c == 0 ? dec_a[i] : KG_BENCH_NO_MARK);
+                rows[i] = (kg_run_row){ .gate = &kg_gate_bench, .desc = &cases[c],
+                                        .res = { .verdict = KG_VERDICT_PASS, .data = b } };
+                pr[i] = &rows[i];
+            }
+            CHECK(kg_production_bench_case(run, pr, 3, &cases[c], &bo) == 0);
+            for (int i = 0; i < 3; i++)
+                kg_gate_bench.result_free(rows[i].res.data);
+        }
+        g_processes = 3;
+    }
+    cJSON *gl = cJSON_CreateArray();
+    for (size_t g = 0; g < kg_n_gates; g++)
+        cJSON_AddItemToArray(gl, cJSON_CreateString(kg_gates[g]->name));
+    kg_report_set_extra(run->rep, "gates", gl);
+}
+
+/* The combined rows through both advance paths. Returns the typed input (caller frees). */
+static kg_advance_input *combined_inputs(const kg_device_info *dev, const double *meds,
+                                         const kg_bench_decision *dec)
+{
+    kg_run run;
+    kg_advance_input *t = NULL, *j = NULL;
+    fill_combined(&run, dev, meds, dec);
+    CHECK(kg_advance_from_run(&t, &run, "test") == 0 && t);
+    CHECK(kg_advance_parse(&j, kg_report_json(run.rep), "run.json", "test") == 0 && j);
+    if (t && j)
+        compare(t, j);
+    CHECK(t && t->all_passed);
+    kg_advance_input_free(j);
+    kg_run_free(&run);
+    return t;
+}
+
+static void test_production_combination(const kg_device_info *dev)
+{
+    memset(&g_mark, 0, sizeof g_mark);
+    g_mark.direction = KG_LOWER_IS_BETTER;
+    g_mark.value = g_mark.run_median = 10.0;
+    g_mark.ci_lo = 9.98;
+    g_mark.ci_hi = 10.02;
+    g_mark.band_rel = 0.003;
+    g_mark.samples = 100;
+    g_mark.runs = 3;
+    /* Every process IMPROVED on its own: op/a is a confirmed IMPROVED candidate, op/b a
+     * NO_MARK one, each with runs 3, the envelope, k and the power state. */
+    const double fast[] = { 9.50, 9.52, 9.49 };
+    const kg_bench_decision all[] = { KG_BENCH_IMPROVED, KG_BENCH_IMPROVED, KG_BENCH_IMPROVED };
+    kg_advance_input *t = combined_inputs(dev, fast, all);
+    CHECK(t && t->n_cands == 2);
+    for (size_t i = 0; t && i < t->n_cands; i++) {
+        const kg_mark *c = &t->cands[i].cand;
+        CHECK(c->runs == 3 && c->k == 4 && c->power_state &&
+              strcmp(c->power_state, "full-clock") == 0 && c->env_lo < c->env_hi);
+        if (strcmp(c->case_id, "op/a") == 0) {
+            CHECK(strcmp(t->cands[i].decision, "IMPROVED") == 0);
+            CHECK(c->env_lo == 9.49 && c->env_hi == 9.52 && c->run_median == 9.50);
+        }
+    }
+    kg_advance_input_free(t);
+    /* One process disagrees (SAME on its own): op/a is not IMPROVED, only op/b advances. */
+    const kg_bench_decision one_off[] = { KG_BENCH_IMPROVED, KG_BENCH_SAME, KG_BENCH_IMPROVED };
+    t = combined_inputs(dev, fast, one_off);
+    CHECK(t && t->n_cands == 1 && strcmp(t->cands[0].cand.case_id, "op/b") == 0);
+    CHECK(t && t->n_same == 1);
+    kg_advance_input_free(t);
+}
+
 int main(void)
 {
     kg_device_info dev = { .name = "GPU X", .cc_major = 9, .cc_minor = 0,
@@ -154,6 +261,7 @@ int main(void)
         kg_advance_input_free(t);
         kg_run_free(&run);
     }
+    test_production_combination(&dev);
     printf("test_advance_run: %d passed, %d failed\n", kg_t_pass, kg_t_fail);
     return kg_t_fail ? 1 : 0;
 }

@@ -317,9 +317,8 @@ static int pb_combined_row(kg_bench_row **out, const kg_bench_row *near, const k
     return 0;
 }
 
-/* N processes' rows of one case into one report row and typed row. */
-static int pb_case(kg_run *run, const pb_pass *ps, int n, const kg_case_desc *d,
-                   const kg_bench_gate_opts *bo)
+int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
+                             const kg_case_desc *d, const kg_bench_gate_opts *bo)
 {
     kg_bench_obs per[KG_BENCH_MAX_PROCESSES], comb;
     kg_bench_verdict pv[KG_BENCH_MAX_PROCESSES], v;
@@ -327,8 +326,11 @@ static int pb_case(kg_run *run, const pb_pass *ps, int n, const kg_case_desc *d,
     kg_decide_opts dopt;
     bool warn = false;
     int rc = 0, near = 0;
+    if (n < 1 || n > KG_BENCH_MAX_PROCESSES)
+        return KG_ERR(KG_EINVAL, "bench combine: %d process(es), need 1..%d", n,
+                      KG_BENCH_MAX_PROCESSES);
     for (int i = 0; i < n; i++) {
-        const kg_run_row *r = pb_row_of(&ps[i], d);
+        const kg_run_row *r = pr[i];
         if (!r || !r->res.data ||
             (r->res.verdict != KG_VERDICT_PASS && r->res.verdict != KG_VERDICT_WARN &&
              r->res.verdict != KG_VERDICT_FAIL))
@@ -390,8 +392,13 @@ int kg_production_bench(kg_run *run, const kg_registry *reg, const kg_bench_gate
         KG_TRY(pb_one_pass(&ps[done], run, reg, bo, done, n));
     if (!run->env.quiet)
         printf("\n== bench: %d processes combined ==\n", n);
-    for (size_t i = 0; i < run->sel.n; i++)
-        KG_TRY(pb_case(run, ps, n, kg_registry_get(reg, run->sel.idx[i]), bo));
+    for (size_t i = 0; i < run->sel.n; i++) {
+        const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[i]);
+        const kg_run_row *pr[KG_BENCH_MAX_PROCESSES];
+        for (int p = 0; p < n; p++)
+            pr[p] = pb_row_of(&ps[p], d);
+        KG_TRY(kg_production_bench_case(run, pr, n, d, bo));
+    }
     pb_record(run, &ps[n - 1], n);
 cleanup:
     for (int i = 0; i < KG_BENCH_MAX_PROCESSES; i++)

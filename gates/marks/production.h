@@ -26,6 +26,13 @@ int kg_advance_from_run(kg_advance_input **out, const kg_run *run, const char *s
 int kg_production_bench(kg_run *run, const kg_registry *reg, const kg_bench_gate_opts *bo,
                         int n);
 
+/* One case of it: the N processes' bench rows (pr[i]: process i's row of d, NULL if none)
+ * into one recorded row (kg_run_record; the rows stay the caller's). A process whose row is
+ * not PASS/WARN/FAIL with a typed result makes the case that row (its message names the
+ * process). Pure apart from the record: CPU tests drive it with synthetic rows. */
+int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
+                             const kg_case_desc *d, const kg_bench_gate_opts *bo);
+
 /* Commit the advanced marks of a passing certifying input (compare-and-swap, push if asked);
  * *summary (may be NULL) receives the report's marks_update record. */
 int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,

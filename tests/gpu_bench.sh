@@ -20,13 +20,19 @@ jq -e '.bench.ceilings.copy_gbps > 100 and .bench.ceilings.gemm_tflops > 10 and 
        and (.bench.ceilings.detail.gemm.kernels | length) >= 1 and .device.uuid != null' \
     "$T/r.json" >/dev/null || bad "report lacks ceilings, GEMM kernel, wall time or device"
 
-# Marks of the clean twin from two separate processes (merged), then the twin and its +10%
-# variant (the twin's mark re-keyed to the variant's id) in fresh processes.
+# Marks of the clean twin from three separate processes (merged; each after the first against
+# the marks so far, so it reuses their k), then the twin and its +10% variant (the twin's mark
+# re-keyed to the variant's id) in fresh processes. A mark of fewer processes is UNPROVEN.
 C='defect/bench/copy_256MiB/clean' V='defect/bench/copy_256MiB/+10pct'
-for i in 1 2; do
-    "$DEF" bench --filter "^$C\$" --budget 1 --save-marks "$T/m.json" >/dev/null || bad "setter $i"
+for i in 1 2 3; do
+    mk=(); [ "$i" -gt 1 ] && cp "$T/m.json" "$T/prev.json" && mk=(--marks "$T/prev.json")
+    "$DEF" bench --filter "^$C\$" --budget 1 "${mk[@]}" --save-marks "$T/m.json" >/dev/null || bad "setter $i"
+    [ "$i" -eq 1 ] && cp "$T/m.json" "$T/m1.json"
 done
-expect_jq '.marks[0].runs == 2' "$T/m.json" "marks not merged from 2 processes"
+expect_jq '.marks[0].runs == 3 and .marks[0].k >= 1' "$T/m.json" "marks not merged from 3 processes (with k)"
+"$DEF" bench --filter "^$C\$" --budget 1 --marks "$T/m1.json" --report "$T/u.json" >/dev/null
+expect_jq '.results[0].figures.decision == "UNPROVEN" and .results[0].verdict == "PASS"' "$T/u.json" \
+    "a mark of one process must decide UNPROVEN (not a failure)"
 jq --arg c "$C" --arg v "$V" '.marks |= map(select(.case == $c) | .case = $v)' "$T/m.json" >"$T/m10.json"
 "$DEF" bench --filter "^$C\$" --budget 1 --marks "$T/m.json" --report "$T/c.json"; rc=$?
 [ "$rc" -eq 0 ] || bad "clean twin vs its own marks: exit $rc, want 0"

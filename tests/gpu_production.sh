@@ -17,6 +17,11 @@ n=$(jq '[.marks[]] | length' "$M" 2>/dev/null || echo 0)
 nb=$(jq '[.results[] | select(.gate=="bench")] | length' "$T/p1.json")
 [ "$n" -eq "$nb" ] && [ "$n" -gt 0 ] || bad "marks: $n, bench results: $nb"
 expect_jq '.marks_update.committed == true' "$T/p1.json" "report lacks marks_update.committed"
+# The bench was timed in 3 separate processes (the default --bench-processes) and the marks
+# carry them: runs 3, their envelope, k.
+expect_jq '[.results[] | select(.gate=="bench") | .figures.processes == 3 and (.figures.process_medians_us | length) == 3] | all' \
+    "$T/p1.json" "production bench rows are not combined from 3 processes"
+expect_jq '[.marks[] | .runs == 3 and .env_lo <= .env_hi and .k >= 1] | all' "$M" "marks lack runs 3, the envelope or k"
 [ -z "$(git status --porcelain)" ] || bad "work tree not clean after the commit"
 git log --stat -1
 

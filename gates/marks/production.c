@@ -180,8 +180,8 @@ int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
     }
     if (!res.committed) {
         printf("marks: no mark moved (%d bench result(s), %d SAME, %zu candidate(s) not better "
-               "than the marks at %s): nothing committed\n", in->n_bench, in->n_same,
-               in->n_cands, t->refname);
+               "than the marks at %s, %d of one process never advance): nothing committed\n",
+               in->n_bench, in->n_same, in->n_cands, t->refname, in->n_single);
         if (res.pushed_pending) {
             char shown[1024];
             printf("marks: pushed the earlier marks commit %.12s (%d commit(s)) to %s\n",

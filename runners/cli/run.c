@@ -164,6 +164,17 @@ static int run_check(const run_opts *ro)
     return 0;
 }
 
+/* Marks set from fewer processes than --min-mark-runs would decide UNPROVEN forever. */
+static void run_note_processes(const run_opts *ro, const kg_bench_gate_opts *bo)
+{
+    int min_runs = bo->min_mark_runs > 0 ? bo->min_mark_runs
+                                         : ((kg_decide_opts)KG_DECIDE_OPTS_INIT).min_mark_runs;
+    if (ro->production && ro->bench_processes < min_runs)
+        printf("kgate: note: --bench-processes %d < --min-mark-runs %d: the marks this run sets "
+               "will decide UNPROVEN until merged from more processes\n", ro->bench_processes,
+               min_runs);
+}
+
 /* The selftest needs the defect runner: production insists on it; a diagnostic run without one
  * says so and goes on (defects[0] == '\0'). */
 static int run_defects(const run_opts *ro, char *defects, size_t n)
@@ -303,6 +314,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     KG_TRY(run_check(&ro));
     if (ro.production && !ro.bench_processes)
         ro.bench_processes = RUN_BENCH_PROCESSES;
+    run_note_processes(&ro, run_gate_opts(&g, &kg_gate_bench));
     KG_TRY(run_defects(&ro, defects, sizeof defects));
     KG_TRY(run_marks(&ro, &t, &g, run_gate_opts(&g, &kg_gate_bench)));
     KG_TRY(kg_run_begin(&run, "run", &co, reg,

@@ -3,6 +3,7 @@
  * of every gate, the report rows from each gate's figures hook), no GPU needed. Both must give
  * the same candidates and the same all_passed decision. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "bench/bench.h"
 #include "marks/production.h"
@@ -145,11 +146,19 @@ static void fill_combined(kg_run *run, const kg_device_info *dev, const double *
                 double m = c == 0 ? meds_a[i] : 20.0 + 0.01 * i;
                 kg_bench_row *b = bench_row(m, m * 0.998, m * 1.002, 100,
                                             c == 0 ? dec_a[i] : KG_BENCH_NO_MARK);
+                b->r.taken = 110; /* as a worker's row reaches the parent: no sample arrays */
+                b->r.dropped = 10;
                 rows[i] = (kg_run_row){ .gate = &kg_gate_bench, .desc = &cases[c],
                                         .res = { .verdict = KG_VERDICT_PASS, .data = b } };
                 pr[i] = &rows[i];
             }
             CHECK(kg_production_bench_case(run, pr, 3, &cases[c], &bo) == 0);
+            cJSON *res = cJSON_GetObjectItem(kg_report_json(run->rep), "results");
+            cJSON *fig = cJSON_GetObjectItem(cJSON_GetArrayItem(res, cJSON_GetArraySize(res) - 1),
+                                             "figures");
+            CHECK(cJSON_GetObjectItem(fig, "samples_taken") &&
+                  cJSON_GetObjectItem(fig, "samples_taken")->valuedouble == 330 &&
+                  cJSON_GetObjectItem(fig, "processes")->valuedouble == 3);
             for (int i = 0; i < 3; i++)
                 kg_gate_bench.result_free(rows[i].res.data);
         }
@@ -173,6 +182,8 @@ static kg_advance_input *combined_inputs(const kg_device_info *dev, const double
     if (t && j)
         compare(t, j);
     CHECK(t && t->all_passed);
+    if (getenv("KG_DUMP_REPORT")) /* for validating against the schema by hand */
+        CHECK(kg_report_write(run.rep, getenv("KG_DUMP_REPORT")) == 0);
     kg_advance_input_free(j);
     kg_run_free(&run);
     return t;
@@ -198,6 +209,7 @@ static void test_production_combination(const kg_device_info *dev)
         const kg_mark *c = &t->cands[i].cand;
         CHECK(c->runs == 3 && c->k == 4 && c->power_state &&
               strcmp(c->power_state, "full-clock") == 0 && c->env_lo < c->env_hi);
+        CHECK(c->samples == 300); /* the samples of all 3 processes */
         if (strcmp(c->case_id, "op/a") == 0) {
             CHECK(strcmp(t->cands[i].decision, "IMPROVED") == 0);
             CHECK(c->env_lo == 9.49 && c->env_hi == 9.52 && c->run_median == 9.50);

@@ -317,6 +317,33 @@ static int pb_combined_row(kg_bench_row **out, const kg_bench_row *near, const k
     return 0;
 }
 
+/* The combined row's samples: those of all N processes (kept, taken, dropped). Its per-sample
+ * arrays stay with the processes' rows (in the parent a worker's row has none). */
+static void pb_sum_samples(kg_bench_row *b, const kg_bench_row *const *rows, int n)
+{
+    b->r.kept = b->r.taken = b->r.dropped = 0;
+    for (int i = 0; i < n; i++) {
+        b->r.kept += rows[i]->r.kept;
+        b->r.taken += rows[i]->r.taken;
+        b->r.dropped += rows[i]->r.dropped;
+    }
+}
+
+/* The figures of the combined row: taken is cleared while the figures are made (no per-sample
+ * arrays to list), then restored in the row and the figures. */
+static cJSON *pb_figures(const kg_case_desc *d, kg_case_result *res)
+{
+    kg_bench_row *b = res->data;
+    size_t taken = b->r.taken;
+    b->r.taken = 0;
+    cJSON *f = kg_bench_figures(d, res);
+    b->r.taken = taken;
+    if (f && cJSON_GetObjectItemCaseSensitive(f, KG_FIG_SAMPLES_TAKEN))
+        cJSON_ReplaceItemInObjectCaseSensitive(f, KG_FIG_SAMPLES_TAKEN,
+                                               cJSON_CreateNumber((double)taken));
+    return f;
+}
+
 int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
                              const kg_case_desc *d, const kg_bench_gate_opts *bo)
 {
@@ -355,12 +382,13 @@ int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
     kg_case_result res = { .verdict = kg_bench_decision_fails(v.decision) ? KG_VERDICT_FAIL
                                       : warn ? KG_VERDICT_WARN : KG_VERDICT_PASS };
     KG_TRY(pb_combined_row((kg_bench_row **)&res.data, rows[near], &comb, &v, mk));
+    pb_sum_samples(res.data, rows, n);
     snprintf(res.message, sizeof res.message, "%s; median of %d processes %.4g us (medians "
              "%.4g..%.4g)", v.why, n, comb.median, v.env_lo, v.env_hi);
     if (!run->env.quiet)
         printf("%-46s %-9s %-13s %10.4g us  %s\n", d->id, kg_verdict_name(res.verdict),
                kg_bench_decision_name(v.decision), comb.median, v.why);
-    KG_TRY(kg_run_record(run, &kg_gate_bench, d, &res, kg_bench_figures(d, &res)));
+    KG_TRY(kg_run_record(run, &kg_gate_bench, d, &res, pb_figures(d, &res)));
 cleanup:
     return rc;
 }

@@ -23,6 +23,18 @@ check "budget not a number" 2 "--budget: expected a number" -- "$KG" bench --bud
 check "bad band floor" 2 "--band-floor: expected a relative tolerance" -- "$KG" bench --band-floor 1.5
 check "bad compute floor" 2 "--compute-floor" -- "$KG" bench --compute-floor -1
 check "bad abs floor" 2 "--abs-floor: expected microseconds" -- "$KG" bench --abs-floor 0
+# issue #14: no fixed compute floor (an error that says so); --min-mark-runs; production's
+# separate bench processes.
+check "compute floor removed" 2 "--compute-floor 0.1: removed \(issue #14\)" -- "$KG" bench --compute-floor 0.1
+check "run: compute floor removed" 2 "--compute-floor .*removed" -- "$KG" run --diagnostic --compute-floor 0.1
+check "min mark runs 0" 2 "--min-mark-runs: expected an integer in \[1, 1000\]" -- "$KG" bench --min-mark-runs 0
+check "min mark runs 2.5" 2 "--min-mark-runs: expected an integer" -- "$KG" bench --min-mark-runs 2.5
+check "bench --help: min mark runs" 0 "--min-mark-runs N" -- "$KG" bench --help
+check "run --help: bench processes" 0 "--bench-processes N" -- "$KG" run --help
+check "bench processes 1" 2 "--bench-processes: expected an integer in \[2, 16\] \(production never advances a mark from one process\)" -- "$KG" run --production --bench-processes 1
+check "bench processes 17" 2 "--bench-processes: expected an integer in \[2, 16\]" -- "$KG" run --production --bench-processes 17
+check "bench processes diagnostic" 2 "--bench-processes needs --production" -- "$KG" run --diagnostic --bench-processes 3
+KGATE_ISOLATION=0 check "production in one process" 2 "KGATE_ISOLATION=0 .* separate processes" -- "$KG" run --production
 check "filter no match" 2 "matches no case" -- "$KG" bench --filter zzz_nothing
 check "marks missing" 2 "missing.json: cannot open" -- "$KG" bench --marks "$T/missing.json"
 check "marks version" 2 "v2.json: unsupported version 2" -- "$KG" bench --marks "$T/v2.json"

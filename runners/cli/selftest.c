@@ -132,7 +132,7 @@ typedef struct {
 /* Run one gate of one runner into <tmpdir>/<tag>-<gate>.json and take its results. A gate
  * that exits 2 (usage/input) or dies is an error of the selftest itself. */
 static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const char *tag, int g,
-                       const char *marks, const char *band_floor)
+                       const char *marks, const char *budget)
 {
     int rc = 0, status = 0;
     char report[PATH_MAX], log[PATH_MAX];
@@ -165,9 +165,9 @@ static int st_run_gate(st_matrix *m, const st_env *e, const char *exe, const cha
         argv[a++] = "--marks";
         argv[a++] = marks;
     }
-    if (band_floor) {
-        argv[a++] = "--band-floor";
-        argv[a++] = band_floor;
+    if (budget) {
+        argv[a++] = "--budget";
+        argv[a++] = budget;
     }
     argv[a] = NULL;
     KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
@@ -222,6 +222,10 @@ cleanup:
  * timed against the marks so far (--marks, a copy), so it reuses their k: a run of another k
  * would not merge. 1 when there is no GPU. */
 #define ST_TWIN_PROCESSES 3
+/* Seconds of timing per bench case in the selftest: 0.3 s is >= 300 samples of >= 1 ms
+ * replays, a CI of the median far inside the 0.5% floor, and keeps the bench column of
+ * `kgate run` to ~4 short processes. */
+#define ST_BENCH_BUDGET "0.3"
 static int st_twin_marks(const st_env *e, const char *marks, int *no_gpu)
 {
     int rc = 0, status = 0;
@@ -232,8 +236,9 @@ static int st_twin_marks(const st_env *e, const char *marks, int *no_gpu)
     *no_gpu = 0;
     for (int i = 0; i < ST_TWIN_PROCESSES; i++) {
         const char *argv[] = { e->defects_exe, "bench", "--filter", "^defect/bench/.*/clean$",
-                               "--seed", e->seed, "--device", e->device, "--save-marks", marks,
-                               "--report", rep, i ? "--marks" : NULL, prev, NULL };
+                               "--seed", e->seed, "--device", e->device, "--budget",
+                               ST_BENCH_BUDGET, "--save-marks", marks, "--report", rep,
+                               i ? "--marks" : NULL, prev, NULL };
         if (i) {
             char *text = NULL;
             size_t len = 0;
@@ -291,7 +296,7 @@ static int st_run_bench(st_matrix *m, const st_env *e)
     KG_TRY(kg_marks_save(mk, rekeyed));
     st_env be = *e;
     be.filter = "^defect/bench/";
-    KG_TRY(st_run_gate(m, &be, e->defects_exe, "defects", g, rekeyed, NULL));
+    KG_TRY(st_run_gate(m, &be, e->defects_exe, "defects", g, rekeyed, ST_BENCH_BUDGET));
 cleanup:
     kg_marks_free(mk);
     return rc;

@@ -17,8 +17,10 @@
  *     537 MB -> ~128 us; 192 MiB each way (n = 48 Mi): 403 MB -> ~96 us (both well past L2).
  *   FMA chain: 1056 blocks x 256 threads = 270336 threads, 2048 resident per SM (one wave);
  *     fp32 FMA issue is 128 lanes/SM/clock, so 132 x 128 x 1.98e9 = 3.35e10 FMA/s and a chain
- *     of I iterations takes 270336 I / 3.35e10 s: I = 123904 -> ~1.0 ms, I = 1232 -> ~10 us
- *     (plus ~2 us of launch and ramp, so the 10 us variants shift by slightly less than p%).
+ *     of I iterations takes 270336 I / 3.35e10 s: I = 123904 -> 1.0 ms, I = 1232 -> 10 us of
+ *     FMAs; the loop's counter and branch (3 instructions per 16 FMAs) share the issue slots,
+ *     so expect up to ~1.2 ms and ~12 us, plus ~1 us of launch and ramp on the short one: its
+ *     variants shift by slightly less than p%, and its 0.4 us absolute floor is ~3.3%.
  *
  * Naming: the clean twin of "defect/bench/<family>/+<p>pct" is "defect/bench/<family>/clean".
  * The twin carries no expect_gate (it is a clean case, it must pass); its mark, re-keyed to a

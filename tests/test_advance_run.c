@@ -159,6 +159,9 @@ static void fill_combined(kg_run *run, const kg_device_info *dev, const double *
             CHECK(cJSON_GetObjectItem(fig, "samples_taken") &&
                   cJSON_GetObjectItem(fig, "samples_taken")->valuedouble == 330 &&
                   cJSON_GetObjectItem(fig, "processes")->valuedouble == 3);
+            CHECK(c == 1 || strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+                                       cJSON_GetObjectItem(fig, "mark"), "power_state")),
+                                   "full-clock") == 0);
             for (int i = 0; i < 3; i++)
                 kg_gate_bench.result_free(rows[i].res.data);
         }
@@ -199,6 +202,7 @@ static void test_production_combination(const kg_device_info *dev)
     g_mark.band_rel = 0.003;
     g_mark.samples = 100;
     g_mark.runs = 3;
+    g_mark.power_state = "full-clock";
     /* Every process IMPROVED on its own: op/a is a confirmed IMPROVED candidate, op/b a
      * NO_MARK one, each with runs 3, the envelope, k and the power state. */
     const double fast[] = { 9.50, 9.52, 9.49 };

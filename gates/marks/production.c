@@ -311,7 +311,7 @@ static int pb_combined_row(kg_bench_row **out, const kg_bench_row *near, const k
         b->mark.device_class = b->mark.case_id = b->mark.metric = NULL;
         b->mark.commit = b->mark.date = b->mark.run_id = NULL;
         b->mark.driver = b->mark.cuda = b->mark.set_by = b->mark.kernels = NULL;
-        b->mark.power_state = NULL;
+        /* power_state stays for the figures (pb_case clears it before the row is kept) */
     }
     *out = b;
     return 0;
@@ -388,7 +388,9 @@ int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
     if (!run->env.quiet)
         printf("%-46s %-9s %-13s %10.4g us  %s\n", d->id, kg_verdict_name(res.verdict),
                kg_bench_decision_name(v.decision), comb.median, v.why);
-    KG_TRY(kg_run_record(run, &kg_gate_bench, d, &res, pb_figures(d, &res)));
+    cJSON *fig = pb_figures(d, &res);
+    ((kg_bench_row *)res.data)->mark.power_state = NULL; /* borrowed from the marks */
+    KG_TRY(kg_run_record(run, &kg_gate_bench, d, &res, fig));
 cleanup:
     return rc;
 }

@@ -19,7 +19,8 @@ extern "C" {
  * pipeline reads"): KG_RK_MODE, KG_RK_CERTIFYING, KG_RK_RUN_ID, KG_RK_DEVICE(_CLASS),
  * KG_RK_DRIVER, KG_RK_RUNTIME, KG_RK_PROVENANCE, KG_RK_GATES, KG_RK_RESULTS and, for
  * KG_BENCH_GATE results, KG_FIG_DECISION, _METRIC, _MEDIAN, _CI_LO, _CI_HI, _BAND, _SAMPLES,
- * _DIRECTION; defined with every other report key in core/report_keys.h. */
+ * _DIRECTION, _PROCESSES, _ENV_LO, _ENV_HI, _RUN_K, _RUN_POWER_STATE; defined with every other
+ * report key in core/report_keys.h. */
 
 /* The most separate processes one bench result may combine (KG_BENCH_MAX_PROCESSES). */
 #define KG_ADVANCE_MAX_PROCESSES 16

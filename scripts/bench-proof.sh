@@ -146,6 +146,11 @@ CV=$(awk -F'\t' -v g="$GEMM" '$1 == g && $5 > 0 { n++; s += $5; q += $5 * $5 }
     END { if (n < 2) { print "nan"; exit } m = s / n; v = (q - n * m * m) / (n - 1); if (v < 0) v = 0;
           printf "%.3f", 100 * sqrt(v) / m }' "$O/rows.tsv")
 NGEMM=$(awk -F'\t' -v g="$GEMM" '$1 == g' "$O/rows.tsv" | wc -l)
+# For the record: its spread inside one process (1.4826 MAD / median, the median over processes).
+INCV=$(jq -s -r --arg g "$GEMM" '[.[] | .results[] | select(.gate == "bench" and .case == $g
+        and (.figures.mad_us // null) != null and .figures.median_us > 0)
+        | 148.26 * .figures.mad_us / .figures.median_us] | sort | if length == 0 then "nan"
+        else .[length / 2 | floor] * 1000 | round / 1000 end' "${FAF[@]}")
 
 echo
 echo "== power states seen (bench figures power_state.label; run_power_state of the decision)"
@@ -163,6 +168,7 @@ ok_run=$(awk -v w="$RUNWALL" 'BEGIN { print (w + 0 <= 60) ? "yes" : "no" }')
 echo
 [ "$UNDEC" -eq 0 ] || echo "note: $UNDEC false-alarm row(s) decided nothing (UNPROVEN, STATE_DIFFERS, NO_MARK): the proof does not hold for them"
 [ "$P" -ge "$N" ] || echo "note: only $P of $N compared processes ran (time limit)"
+echo "gemm_bf16 8192^3: CV of the per-process medians ${CV}% (the table); inside one process (robust, median over processes) ${INCV}%"
 echo "| figure | measured | target |"
 echo "| --- | --- | --- |"
 echo "| false alarms (processes x cases) | $FALSE in $P x $NCASES ($NFA decisions)$(met $ok_fa) | 0 |"

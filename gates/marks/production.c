@@ -306,15 +306,19 @@ static int pb_combined_row(kg_bench_row **out, const kg_bench_row *near, const k
     b->pct_gemm *= scale;
     b->v = *v;
     b->have_mark = mark != NULL;
-    if (mark) {
-        b->mark = *mark; /* shallow, strings cleared as bench.c leaves them */
-        b->mark.device_class = b->mark.case_id = b->mark.metric = NULL;
-        b->mark.commit = b->mark.date = b->mark.run_id = NULL;
-        b->mark.driver = b->mark.cuda = b->mark.set_by = b->mark.kernels = NULL;
-        /* power_state stays for the figures (pb_case clears it before the row is kept) */
-    }
+    if (mark)
+        b->mark = *mark; /* shallow: its strings are borrowed for the figures (pb_unborrow) */
     *out = b;
     return 0;
+}
+
+/* The row keeps no string of the marks (they are freed before the run's rows). */
+static void pb_unborrow(kg_bench_row *b)
+{
+    b->mark.device_class = b->mark.case_id = b->mark.metric = NULL;
+    b->mark.commit = b->mark.date = b->mark.run_id = NULL;
+    b->mark.driver = b->mark.cuda = b->mark.set_by = b->mark.kernels = NULL;
+    b->mark.power_state = NULL;
 }
 
 /* The combined row's samples: those of all N processes (kept, taken, dropped). Its per-sample
@@ -389,7 +393,7 @@ int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
         printf("%-46s %-9s %-13s %10.4g us  %s\n", d->id, kg_verdict_name(res.verdict),
                kg_bench_decision_name(v.decision), comb.median, v.why);
     cJSON *fig = pb_figures(d, &res);
-    ((kg_bench_row *)res.data)->mark.power_state = NULL; /* borrowed from the marks */
+    pb_unborrow(res.data);
     KG_TRY(kg_run_record(run, &kg_gate_bench, d, &res, fig));
 cleanup:
     return rc;

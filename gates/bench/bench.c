@@ -360,7 +360,7 @@ static const kg_opt bg_opts[] = {
                "timing budget per case (default: the case's bench_budget_s, else 1)"),
     KG_OPT_FN_("band-floor", "F", bg_opt_band_floor, 0,
                "relative tolerance floor (default: the case's bench_band_floor, else 0.005)"),
-    KG_OPT_FN_("compute-floor", "F", bg_opt_compute_floor, 0,
+    KG_OPT_FN_("compute-floor", "F", bg_opt_compute_floor, KG_OPT_F_HIDDEN,
                "removed (issue #14): an error; the tolerance comes from the marks' spread"),
     KG_OPT_FN_("min-mark-runs", "N", bg_opt_min_mark_runs, 0,
                "a mark merged from fewer separate processes decides UNPROVEN (default 3)"),

@@ -174,6 +174,8 @@
 #define KG_RK_CEIL_TFLOPS "tflops"
 #define KG_RK_CEIL_INPUTS "inputs"
 #define KG_RK_CEIL_KERNELS "kernels"          /* [KG_FIG_KERNEL_*] */
+#define KG_RK_CEIL_POWER_STATE "power_state"  /* {KG_FIG_POWER_*}: the state it was timed in */
+#define KG_RK_CEIL_BLOCK_TIMEOUTS "blocking_timeouts"
 #define KG_RK_BENCH_NVML_START "nvml_start"   /* {KG_FIG_NVML_*} */
 #define KG_RK_BENCH_NVML_END "nvml_end"
 #define KG_RK_BENCH_WALL "wall_s"
@@ -390,6 +392,23 @@
 #define KG_FIG_PS_TIME "time_us"
 #define KG_FIG_PS_SM_CLOCK "sm_clock_mhz" /* null where not measured */
 #define KG_FIG_PS_DROPPED "dropped_index"
+/* issue #14: launch count and power state (bench_engine.c, bench_power.c) */
+#define KG_FIG_LAUNCHES_SOURCE "launches_source"  /* "mark" | "flag" | "calibrated" | "cold" */
+#define KG_FIG_BLOCKING_START "blocking_start"    /* replays held behind the blocking kernel */
+#define KG_FIG_BLOCK_TIMEOUTS "blocking_timeouts" /* samples whose block timed out */
+#define KG_FIG_POWER_STATE "power_state"  /* the state the samples were taken in: */
+#define KG_FIG_POWER_LABEL "label"        /* full-clock | power-capped | thermal | other:.. | unknown */
+#define KG_FIG_POWER_STEADY "steady"      /* the warm-up reached a steady state */
+#define KG_FIG_POWER_HELD "held"          /* it held while sampling */
+#define KG_FIG_POWER_WARMUP "warmup_s"    /* back-to-back warm-up (outside the budget) */
+#define KG_FIG_POWER_POLLS "polls"        /* NVML polls while sampling */
+#define KG_FIG_POWER_SM_MIN "sm_mhz_min"  /* NVML SM clock while sampling */
+#define KG_FIG_POWER_SM_MEDIAN "sm_mhz_median"
+#define KG_FIG_POWER_SM_MAX "sm_mhz_max"
+#define KG_FIG_POWER_REASONS "reasons"    /* clock-event reason names of the state */
+#define KG_FIG_POWER_REASONS_SEEN "reasons_seen" /* every reason seen while sampling */
+#define KG_FIG_POWER_NOTE "note"          /* why the state is unknown */
+/* also KG_FIG_NVML_MEM_CLOCK, KG_FIG_NVML_POWER, KG_FIG_NVML_TEMPERATURE (last poll) */
 
 /* ---- ab figures (gate "ab": B against A, paired rounds) ------------------------------------- */
 

@@ -42,5 +42,16 @@ if [ "$rc" = 3 ]; then expect_no_gpu_line "bench --launches 16 without a GPU"; e
                | .launches_per_sample == 16 and .launches_source == "flag"
                  and .blocking_start == true and (.power_state.label | type) == "string"]
                == [true]' "$T/k16.json" "the row says k 16 from the flag, the blocking start, a power state"
+    expect_jq '([.results[] | select(.gate == "bench") | .figures.power_state.label] | length == 1) and (.bench.ceilings.detail.copy.power_state.label | type) == "string" and (.bench.ceilings.detail.gemm.power_state.label | type) == "string"' \
+        "$T/k16.json" "the row and both ceilings record their power state"
+    # the new figures as a GPU writes them against the schema (also the ceilings' power_state)
+    /usr/bin/python3 - "$SRC/baselines/report.schema.json" "$T/k16.json" <<'PY' && ok || bad "the --launches report does not validate"
+import json, sys
+from jsonschema import Draft202012Validator
+errs = list(Draft202012Validator(json.load(open(sys.argv[1]))).iter_errors(json.load(open(sys.argv[2]))))
+for e in errs[:5]:
+    print("  /" + "/".join(map(str, e.absolute_path)) + ": " + e.message[:200])
+sys.exit(bool(errs))
+PY
 fi
 finish

@@ -151,7 +151,8 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     const kg_mark *mk = st->g->lookup ? st->g->lookup(st->g->marks, st->cls, d->id, b->metric)
                                       : NULL;
     kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
-                         b->r.kept, b->compute_bound, b->r.k, b->r.power.label };
+                         b->r.kept, b->compute_bound, b->r.k,
+                         b->r.power.nvml ? b->r.power.label : NULL };
     KG_TRY(kg_bench_decide(&b->v, mk, &obs, NULL, 0, dopt));
     if (mk) {
         b->have_mark = true;

@@ -168,13 +168,16 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     res->verdict = b->v.decision == KG_BENCH_REGRESSED ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
     if (res->verdict == KG_VERDICT_PASS && b->r.dropped * 2 > b->r.taken)
         res->verdict = KG_VERDICT_WARN;
+    char blk[64] = "";
+    if (b->r.block_timeouts)
+        snprintf(blk, sizeof blk, "; %zu blocking-start timeouts", b->r.block_timeouts);
     snprintf(res->message, sizeof res->message,
-             "%s; median %.4g us (CI %.4g..%.4g, n=%zu, %s); k=%d (%s); %s%s%s%s%s", b->v.why,
+             "%s; median %.4g us (CI %.4g..%.4g, n=%zu, %s); k=%d (%s); %s%s%s%s%s%s", b->v.why,
              b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, b->r.stop, b->r.k,
              kg_bench_k_source_name(b->r.k_source), b->r.power.label,
              b->r.power.nvml && !b->r.power.steady ? " (not steady)" : "",
              b->r.power.steady && !b->r.power.held ? " (did not hold)" : "",
-             b->r.dropped ? "; throttled samples dropped" : "",
+             blk, b->r.dropped ? "; throttled samples dropped" : "",
              b->kernels_changed ? "; kernels differ from the mark's" : "");
 cleanup:
     return rc;

@@ -30,9 +30,8 @@ static void test_choose_k(void)
     for (double est = 1e-5; est < 2.0; est *= 1.37) {
         int k = kg_bench_choose_k(&src, 0, 0, false, est, 1.0);
         double want = ceil(1.0 / est);
-        CHECK_MSG(k >= 1 && (k & (k - 1)) == 0 && (want <= 1 ? k == 1
-                                                    : (k <= want && (2 * k > want || k == KG_MAX_K))),
-                  "est %g ms: k %d", est, k);
+        bool down = want <= 1 ? k == 1 : (k <= want && (2 * k > want || k == KG_MAX_K));
+        CHECK_MSG(k >= 1 && (k & (k - 1)) == 0 && down, "est %g ms: k %d", est, k);
     }
     /* cold is always 1 */
     CHECK(kg_bench_choose_k(&src, 96, 32, true, 0.003, 1.0) == 1 && src == KG_K_COLD);

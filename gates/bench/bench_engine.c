@@ -229,8 +229,9 @@ cleanup:
     return rc;
 }
 
-/* One sample: [prepare] [flush] block ev0 replay ev1 (release) probe, then wait. prepare (an in-place case
- * restoring its inputs) is outside the events, before the flush so cold stays cold. */
+/* One sample: [prepare] [flush] block ev0 replay ev1 (release) probe, then wait. prepare (an
+ * in-place case restoring its inputs) is outside the events, before the flush so cold stays
+ * cold; the flush and prepare run before the block, so only the replay is behind it. */
 static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, void *state,
                   cudaStream_t s, int k, bool cold, double *us, double *mhz, bool *timed_out)
 {

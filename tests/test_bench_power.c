@@ -169,11 +169,43 @@ static void test_labels(void)
     CHECK(kg_power_reason_name(9) == NULL);
 }
 
+/* The report object: what the schema requires, the note without NVML. */
+static void test_json(void)
+{
+    kg_power_state ps;
+    kg_power_track *t = calloc(1, sizeof *t);
+    kg_power_poll w[] = { poll(1600, KG_POWER_SW_POWER_CAP), poll(1600, KG_POWER_SW_POWER_CAP),
+                          poll(1600, KG_POWER_SW_POWER_CAP) };
+    memset(&ps, 0, sizeof ps);
+    kg_power_track_begin(t, &ps, w, 3);
+    kg_power_track_add(t, &w[0]);
+    kg_power_track_end(t);
+    cJSON *o = kg_power_state_json(&ps);
+    CHECK(o && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "label")), "power-capped") == 0);
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(o, "steady")));
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(o, "held")));
+    CHECK(cJSON_GetObjectItem(o, "warmup_s") && !cJSON_GetObjectItem(o, "note"));
+    const cJSON *r = cJSON_GetObjectItem(o, "reasons");
+    CHECK(cJSON_GetArraySize(r) == 1 &&
+          strcmp(cJSON_GetStringValue(cJSON_GetArrayItem(r, 0)), "sw_power_cap") == 0);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "sm_mhz_median")) == 1600);
+    cJSON_Delete(o);
+    memset(&ps, 0, sizeof ps);
+    kg_power_track_begin(t, &ps, NULL, 0);
+    kg_power_track_end(t);
+    o = kg_power_state_json(&ps);
+    CHECK(o && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "label")), "unknown") == 0);
+    CHECK(cJSON_GetObjectItem(o, "note") && !cJSON_GetObjectItem(o, "sm_mhz_median"));
+    cJSON_Delete(o);
+    free(t);
+}
+
 int main(void)
 {
     test_choose_k();
     test_steady();
     test_track();
     test_labels();
+    test_json();
     return kg_test_done("test_bench_power");
 }

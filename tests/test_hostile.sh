@@ -28,7 +28,7 @@ base() {
       {schema: "kgate-report/1", command: "run", mode: "production", certifying: true,
        run_id: "run-h", started_at: "2026-12-01T00:00:00Z", seed: 7,
        device: {class: $dev, driver_cuda_version: "13.0", runtime_version: "13.0"},
-       provenance: {commit: $c}, gates: ["parity", "preflight", "hotpath", "bench"],
+       provenance: {commit: $c}, gates: ["parity", "preflight", "hotpath", "bench", "counters"],
        results: ([{gate: "selftest", case: "defect/x", verdict: "PASS", message: "",
                    figures: {}}] + rows("a/n=1"; 10) + rows("b/n=2"; 20))}'
 }
@@ -100,7 +100,7 @@ mk arr.json '[1,2,3]' >/dev/null; adv "top-level array" "not a kgate report" "$T
 forged "diagnostic report" "diagnostic \\(non-certifying\\)" '.mode = "diagnostic" | .certifying = false'
 forged "no selftest rows" "no 'selftest' results" 'del(.results[0])'
 forged "no gates list" "field 'gates' is missing" 'del(.gates)'
-forged "gates partial" "lacks the gate 'hotpath'" '.gates = ["parity", "preflight", "bench"]'
+forged "gates partial" "lacks the gate 'hotpath'" '.gates = ["parity", "preflight", "bench", "counters"]'
 forged "gates unknown" "not a gate" '.gates += ["lint"]'
 forged "gates twice" "listed twice" '.gates += ["bench"]'
 forged "invented commit" "not in the repository" '.provenance.commit = "0123456789abcdef0123456789abcdef01234567"'

@@ -33,7 +33,7 @@ report() {
       schema:"kgate-report/1",command:"run",mode:"production",certifying:true,run_id:$rid,
       started_at:"2026-12-01T00:00:00Z",seed:7,
       device:{class:$dev,driver_cuda_version:"13.0",runtime_version:"13.0"},
-      provenance:{commit:$c},gates:["parity","preflight","hotpath","bench"],results:$rows}' >"$f"
+      provenance:{commit:$c},gates:["parity","preflight","hotpath","bench","counters"],results:$rows}' >"$f"
     "$SIGN" "$f" || die "signing $f"
 }
 near() { [ -n "$1" ] && jq -ne --argjson a "$1" "(\$a - ($2)) | fabs < 1e-9" >/dev/null; }

@@ -24,7 +24,7 @@ report() {
     {
         printf '{"schema":"kgate-report/1","command":"run","mode":"%s","certifying":%s,' "$mode" "$cert"
         printf '"run_id":"%s","started_at":"2026-12-01T00:00:00Z","seed":7,"device":%s,' "$rid" "$dj"
-        printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench"],"results":[' "$commit"
+        printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench","counters"],"results":[' "$commit"
         printf '{"gate":"selftest","case":"defect/parity/x","verdict":"PASS","message":"","figures":{}}'
         for b in "$@"; do
             IFS=: read -r c d med lo hi band <<<"$b"

@@ -31,6 +31,7 @@ report() {
             printf ',{"gate":"parity","case":"%s","verdict":"%s","message":"","figures":{}},' "$c" "$pv"
             printf '{"gate":"preflight","case":"%s","verdict":"PASS","message":"","figures":{}},' "$c"
             printf '{"gate":"hotpath","case":"%s","verdict":"PASS","message":"","figures":{}},' "$c"
+            printf '{"gate":"counters","case":"%s","verdict":"PASS","message":"","figures":{"decision":"OK","why":"","device_class":"x","kernels":1,"passes":1,"metrics":{}}},' "$c"
             printf '{"gate":"bench","case":"%s","verdict":"PASS","message":"","figures":{"decision":"%s","metric":"time_us_warm","median_us":%s,"ci_lo_us":%s,"ci_hi_us":%s,"band_rel":%s,"samples":200}}' "$c" "$d" "$med" "$lo" "$hi" "$band"
         done
         printf ']}\n'

@@ -257,7 +257,7 @@ static const kg_opt ct_opts[] = {
                    "0.01)"),
     KG_OPT_DOUBLE_("model-factor", "F", kg_counters_gate_opts, model_factor, 1, 100,
                    "the declared bytes_moved / flops must be within this factor of the "
-                   "counters (default 2)"),
+                   "counters (default 1.5)"),
 };
 static const kg_counters_gate_opts ct_opts_init = KG_COUNTERS_GATE_OPTS_INIT;
 
@@ -274,7 +274,7 @@ static const char ct_description[] =
     "local-memory (spill) requests, instructions, achieved occupancy, SM and DRAM throughput.\n"
     "\n"
     "FAIL when the declared work model (bytes_moved, flops) is off the counters by more than\n"
-    "--model-factor (default 2x; a case whose bytes fit in L2 is compared with L1<->L2 traffic).\n"
+    "--model-factor (default 1.5x; a case whose bytes fit in L2 is compared with L1<->L2 traffic).\n"
     "FAIL (REGRESSED) against the case's marks: DRAM bytes or instructions per launch above\n"
     "the mark by more than --counter-tolerance (default 1%), spill requests where the mark had\n"
     "none, no tensor-pipe instruction in a case tagged tensor_cores, achieved occupancy 5\n"

@@ -62,6 +62,7 @@ gen preflight 0 "$KG" preflight
 gen preflight-static 0 "$KG" preflight --static
 gen hotpath 3 "$KG" hotpath --filter '^axpy/'
 gen bench 3 "$KG" bench --filter '^axpy/'
+gen counters 3 "$KG" counters --filter '^axpy/'
 gen selftest 3 "$KG" selftest --seed 3
 gen ab 3 "$KG" ab "$KG" "$KG" --rounds 3
 gen defects-preflight 1 "$KD" preflight

@@ -92,8 +92,10 @@ static void test_report(void)
     CHECK(r && kg_roofline_html(&b, r) == 0);
     CHECK(count(b.p, "<circle class=\"pt\"") == 2);
     /* a: 1e9 FLOP in the bench's 10 us = 100 TFLOP/s; b: counters' 1 ms = 1 TFLOP/s */
-    CHECK(strstr(b.p, "a: 2 FLOP/B, 100 TFLOP/s (time: bench)") != NULL);
-    CHECK(strstr(b.p, "b: 2 FLOP/B, 1 TFLOP/s (time: counters); a counter was unavailable") != NULL);
+    /* the roof at 2 FLOP/B: 2 x 4000 GB/s = 8 TFLOP/s (below the 700 peak) */
+    CHECK(strstr(b.p, "a: 2 FLOP/B, 100 TFLOP/s (time: bench), 1250% of the roof") != NULL);
+    CHECK(strstr(b.p, "b: 2 FLOP/B, 1 TFLOP/s (time: counters), 12% of the roof; a counter was "
+                      "unavailable") != NULL);
     CHECK(strstr(b.p, "2 of 3 profiled cases drawn") != NULL);
     kg_sbuf_free(&b);
     cJSON_Delete(r);

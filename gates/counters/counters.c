@@ -66,6 +66,7 @@ static void ct_open_session(ct_state *st, const kg_gate_env *env)
     FILE *mem = st->log ? NULL : open_memstream(&buf, &len);
     kg_ct_avail avail = KG_CT_AVAIL_OK;
     int rc = kg_ct_session_open(&st->s, &avail, env->device, st->log ? st->log : mem);
+    kg_ct_session_set_log(st->s, st->log); /* never the buffer closed below */
     if (mem)
         fclose(mem);
     if (rc < 0) {
@@ -146,6 +147,26 @@ static void ct_verdict(kg_counters_row *b, kg_case_result *res)
              b->c.v[KG_CT_INST], b->c.n_kernels, b->passes, b->wall_s);
 }
 
+/* The profiled launch; its CUPTI log goes to KGATE_COUNTERS_LOG, else to a buffer printed to
+ * stderr only when the case fails (the first GPU run's clue, quiet otherwise). */
+static int ct_profile_logged(ct_state *st, kg_counters_row *b, kg_instance *inst)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = st->log ? NULL : open_memstream(&buf, &len);
+    if (mem)
+        kg_ct_session_set_log(st->s, mem);
+    int rc = kg_ct_session_profile(st->s, &b->c, &b->wall_s, ct_launch, inst, inst->stream);
+    kg_ct_session_set_log(st->s, st->log);
+    if (mem)
+        fclose(mem);
+    if (rc < 0 && buf && len)
+        fprintf(stderr, "counters: %s: the CUPTI calls of the failed case:\n%s",
+                inst->desc->id, buf);
+    free(buf);
+    return rc;
+}
+
 static int ct_measure(ct_state *st, kg_counters_row *b, const kg_case_desc *d,
                       const kg_gate_env *env)
 {
@@ -158,7 +179,7 @@ static int ct_measure(ct_state *st, kg_counters_row *b, const kg_case_desc *d,
     KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
     KG_TRY(kg_instance_prepare(&inst));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
-    KG_TRY(kg_ct_session_profile(st->s, &b->c, &b->wall_s, ct_launch, &inst, inst.stream));
+    KG_TRY(ct_profile_logged(st, b, &inst));
 cleanup:
     kg_instance_close(&inst);
     return rc;
@@ -252,6 +273,9 @@ static const kg_opt ct_opts[] = {
     { .name = "marks", .value_name = "FILE", .kind = KG_OPT_STRING, .flags = KG_OPT_F_STANDALONE,
       .offset = offsetof(kg_counters_gate_opts, marks_path),
       .help = "marks to decide the counters against (default: $KGATE_MARKS, else none)" },
+    { .name = "save-marks", .value_name = "FILE", .kind = KG_OPT_STRING,
+      .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_counters_gate_opts, save_marks),
+      .help = "merge this run's counters into FILE as marks (never the committed marks)" },
     KG_OPT_DOUBLE_("counter-tolerance", "F", kg_counters_gate_opts, tolerance, 0, 0.5,
                    "growth of DRAM bytes / instructions per launch that regresses (default "
                    "0.01)"),

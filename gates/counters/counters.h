@@ -163,6 +163,8 @@ typedef enum {
  * KG_ECUPTI with *avail != OK: the gate SKIPs with the error's message as reason. */
 int kg_ct_session_open(kg_ct_session **out, kg_ct_avail *avail, int device, FILE *log);
 void kg_ct_session_close(kg_ct_session *s);
+/* Where the session logs from now on (NULL: nowhere); the caller keeps `log` open. */
+void kg_ct_session_set_log(kg_ct_session *s, FILE *log);
 const char *kg_ct_session_chip(const kg_ct_session *s);
 /* Replay passes the config needs (cuptiProfilerHostGetNumOfPasses). */
 size_t kg_ct_session_passes(const kg_ct_session *s);
@@ -181,11 +183,12 @@ typedef struct {
     double tolerance;          /* --counter-tolerance */
     double model_factor;       /* --model-factor */
     const char *marks_path;    /* --marks (recorded) */
+    const char *save_marks;    /* --save-marks FILE: merge this run's counters (command layer) */
     kg_mark_lookup_fn lookup;  /* handed down by the command layer; NULL: no marks */
     const void *marks;
 } kg_counters_gate_opts;
 #define KG_COUNTERS_GATE_OPTS_INIT { .tolerance = 0, .model_factor = 0, .marks_path = NULL, \
-                                     .lookup = NULL, .marks = NULL }
+                                     .save_marks = NULL, .lookup = NULL, .marks = NULL }
 
 /* One case's typed result (flat: travels from the worker as bytes). */
 typedef struct {

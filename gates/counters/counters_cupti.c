@@ -343,6 +343,12 @@ void kg_ct_session_close(kg_ct_session *s)
     free(s);
 }
 
+void kg_ct_session_set_log(kg_ct_session *s, FILE *log)
+{
+    if (s)
+        s->log = log;
+}
+
 const char *kg_ct_session_chip(const kg_ct_session *s) { return s->chip; }
 size_t kg_ct_session_passes(const kg_ct_session *s) { return s->passes; }
 const char *kg_ct_session_metric(const kg_ct_session *s, kg_ct_metric i)

@@ -108,8 +108,12 @@ void kg_roofline_svg(kg_sbuf *b, const kg_roof_point *p, size_t n, double copy_g
                        kg_roof_x(&a, p[i].ai), kg_roof_y(&a, p[i].tflops),
                        p[i].hollow ? "none" : "#0969da");
         kg_sbuf_xml(b, p[i].case_id ? p[i].case_id : "?");
-        kg_sbuf_printf(b, ": %.3g FLOP/B, %.3g TFLOP/s (time: %s)%s</title></circle>\n",
-                       p[i].ai, p[i].tflops, p[i].time_source ? p[i].time_source : "?",
+        kg_sbuf_printf(b, ": %.3g FLOP/B, %.3g TFLOP/s (time: %s)", p[i].ai, p[i].tflops,
+                       p[i].time_source ? p[i].time_source : "?");
+        if (rf_ok(copy_gbps) && rf_ok(peak_tflops)) /* the roof at its intensity */
+            kg_sbuf_printf(b, ", %.0f%% of the roof", 100 * p[i].tflops /
+                                                          fmin(peak_tflops, p[i].ai * copy_gbps / 1e3));
+        kg_sbuf_printf(b, "%s</title></circle>\n",
                        p[i].hollow ? "; a counter was unavailable: a lower bound" : "");
     }
     kg_sbuf_puts(b, "</svg>\n");

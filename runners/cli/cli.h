@@ -53,6 +53,10 @@ void kg_cli_bench_free(kg_cli_bench *b);
  * device is touched; *out is the caller's (kg_marks_free). `run` shares the bench's marks. */
 int kg_cli_counters_prepare(kg_marks **out, kg_counters_gate_opts *o);
 void kg_cli_counters_share(kg_counters_gate_opts *o, const kg_marks *marks, const char *path);
+/* --save-marks FILE: merge this run's counters rows into FILE (checked up front: not the
+ * compared file, writable). */
+int kg_cli_counters_check_save(const kg_counters_gate_opts *o);
+int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o);
 
 #ifdef __cplusplus
 }

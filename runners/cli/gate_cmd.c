@@ -37,12 +37,16 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
         goto cleanup;
     if (g == &kg_gate_bench)
         KG_TRY(kg_cli_bench_prepare(&bench, opts));
-    if (g == &kg_gate_counters)
+    if (g == &kg_gate_counters) {
         KG_TRY(kg_cli_counters_prepare(&ct_marks, opts));
+        KG_TRY(kg_cli_counters_check_save(opts));
+    }
     KG_TRY(kg_run_begin(&run, g->name, &co, reg, NULL));
     KG_TRY(kg_run_gate(&run, reg, g, opts, false));
     if (g == &kg_gate_bench)
         KG_TRY(kg_cli_bench_save(&bench, &run, opts));
+    if (g == &kg_gate_counters)
+        KG_TRY(kg_cli_counters_save(&run, opts));
 cleanup:
     code = help && rc == 0 ? KG_EXIT_PASS : kg_run_finish(&run, rc);
     kg_cli_bench_free(&bench);

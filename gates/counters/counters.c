@@ -79,6 +79,18 @@ static void ct_open_session(ct_state *st, const kg_gate_env *env)
     free(buf);
 }
 
+/* The figures this device has no metric for (their report figures are null). */
+static void ct_print_unavailable(const kg_ct_session *s)
+{
+    int n = 0;
+    for (int i = 0; i < KG_CT_N; i++)
+        if (!kg_ct_session_metric(s, (kg_ct_metric)i))
+            printf("%s%s", n++ ? ", " : "counters: no metric on this device for: ",
+                   kg_ct_metrics[i].key);
+    if (n)
+        printf("\n");
+}
+
 static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
 {
     const kg_counters_gate_opts *g = opts;
@@ -99,11 +111,13 @@ static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
     st->w0 = ct_now();
     ct_open_log(st);
     ct_open_session(st, env);
-    if (st->s && !env->quiet)
+    if (st->s && !env->quiet) {
         printf("counters: %s (chip %s), %zu replay passes per kernel, tolerance %.2f%%, work "
                "model factor %gx, marks %s\n", st->cls, kg_ct_session_chip(st->s),
                kg_ct_session_passes(st->s), 100 * st->dopt.tolerance_rel,
                st->dopt.model_factor, g->marks_path ? g->marks_path : "(none)");
+        ct_print_unavailable(st->s);
+    }
     *state = st;
     return 0;
 }

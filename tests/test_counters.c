@@ -223,11 +223,11 @@ static void test_tags(void)
 {
     kg_case_desc d = { 0 };
     CHECK(!kg_ct_case_uses_tensor(&d));
-    d.tags = "slow,tensor_cores";
+    d.tags = "slow,tensor-core";
     CHECK(kg_ct_case_uses_tensor(&d));
-    d.tags = "tensor_cores_not";
+    d.tags = "tensor-core-not";
     CHECK(!kg_ct_case_uses_tensor(&d));
-    d.tags = "tensor_cores";
+    d.tags = "tensor-core";
     CHECK(kg_ct_case_uses_tensor(&d));
 }
 

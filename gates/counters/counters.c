@@ -315,7 +315,7 @@ static const char ct_description[] =
     "--model-factor (default 1.5x; a case whose bytes fit in L2 is compared with L1<->L2 traffic).\n"
     "FAIL (REGRESSED) against the case's marks: DRAM bytes or instructions per launch above\n"
     "the mark by more than --counter-tolerance (default 1%), spill requests where the mark had\n"
-    "none, no tensor-pipe instruction in a case tagged tensor_cores, achieved occupancy 5\n"
+    "none, no tensor-pipe instruction in a case tagged tensor-core, achieved occupancy 5\n"
     "points below the mark, system-memory traffic that appeared. SKIP without profiling\n"
     "permission or on an unsupported device. KGATE_COUNTERS_LOG=1 logs every CUPTI call.\n";
 

@@ -101,7 +101,7 @@ typedef struct {
 /* What the case declares and what a mark (lookup results, NULL = none) says. */
 typedef struct {
     double bytes_moved, flops;     /* kg_case_desc work model of one launch() */
-    bool uses_tensor_cores;        /* KG_CASE_TENSOR_CORES in the case's tags */
+    bool uses_tensor_cores;        /* KG_CT_TAG_TENSOR in the case's tags */
     const kg_mark *m_dram, *m_inst, *m_spill, *m_occ, *m_tensor, *m_sysmem;
 } kg_ct_expect;
 
@@ -144,7 +144,7 @@ int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *
 #define KG_CT_MARK_SYSMEM "sysmem_bytes_per_launch"
 
 /* A case declares tensor-core use with this tag (kg_case_desc.tags, source compatible). */
-#define KG_CT_TAG_TENSOR "tensor_cores"
+#define KG_CT_TAG_TENSOR "tensor-core"   /* as the reference GEMM cases (kernels/gemm_bf16.cu) */
 bool kg_ct_case_uses_tensor(const kg_case_desc *d);
 
 /* ---- the CUPTI range-profiler session (counters_cupti.c) -------------------------------- */

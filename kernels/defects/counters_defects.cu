@@ -7,7 +7,7 @@
  *               sweep: every 32-byte sector is fetched 8 times, a full 128 MiB apart (past L2):
  *               ~8x the DRAM read bytes of the declared 8n -> MODEL_WRONG
  *   tensor      a 64^3 fp16 GEMM (fp32 accumulate): wmma (tensor cores) in the twin, the same
- *               products with FMA in the defect; both tagged tensor_cores -> no tensor-pipe
+ *               products with FMA in the defect; both tagged tensor-core -> no tensor-pipe
  *               instruction: REGRESSED
  *   sysmem      out = 2 in, stored through a mapped pinned host pointer instead of device
  *               memory: system-memory traffic appears -> REGRESSED
@@ -316,10 +316,10 @@ static const kg_case_desc cd_cases[] = {
             "the same copy through a stride-8 sweep: each 32-byte sector read 8 times, ~4-8x "
             "the declared DRAM bytes", NULL),
     CD_CASE("defect/counters/tensor/clean", cd_p_wmma, CD_GEMM_TOL, CD_GB, CD_GF, cd_k_wmma, NULL,
-            NULL, "tensor_cores"),
+            NULL, "tensor-core"),
     CD_CASE("defect/counters/tensor/defect", cd_p_fma, CD_GEMM_TOL, CD_GB, CD_GF, cd_k_fma,
             "counters", "the same GEMM through FMA: no tensor-pipe instruction in a case tagged "
-            "tensor_cores", "tensor_cores"),
+            "tensor-core", "tensor-core"),
     CD_CASE("defect/counters/sysmem/clean", cd_p_scale, CD_EXACT, CD_B(CD_SMALL), CD_SMALL,
             cd_k_scale, NULL, NULL, NULL),
     CD_CASE("defect/counters/sysmem/defect", cd_p_mapped, CD_EXACT, CD_B(CD_SMALL), CD_SMALL,

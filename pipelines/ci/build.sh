@@ -4,7 +4,8 @@
 # from the kgate tree this script belongs to and installed, cached), configures and builds the
 # project against it with ccache, and packs one bundle (a .tar.gz, so file modes survive the
 # artifact store) for the GPU and report jobs:
-#   bin/<runner> bin/kgate-defects share/kgate/defects/*.json ci/*.sh kgate-runners.env
+#   bin/<runner> bin/kgate-defects share/kgate/defects/*.json ci/*.sh (and kgate's deps.sh)
+#   kgate-runners.env
 #
 # Environment (every path relative to the current directory unless absolute):
 #   KGATE_CUDA_ARCHITECTURES  required: CMAKE_CUDA_ARCHITECTURES, e.g. "90" or "90;100"
@@ -115,6 +116,7 @@ for f in preflight_defects_baseline.json preflight_defects_allowlist.json; do
     cp "$fixtures/$f" "$stage/share/kgate/defects/"
 done
 cp "$here"/*.sh "$stage/ci/"
+cp "$ksrc/scripts/deps.sh" "$stage/ci/deps.sh" # the GPU and report jobs' packages
 printf 'KGATE_RUNNER_NAME=%s\n' "$name" > "$stage/kgate-runners.env"
 # Both runners must start here (no GPU needed for `list`): a broken link fails the build job,
 # not every GPU job.

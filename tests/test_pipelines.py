@@ -503,7 +503,7 @@ def scripts_in(t):
     def run_report(**extra):
         if os.path.exists(log):
             os.remove(log)
-        env = dict(genv, STUB_LOG=log, KGATE_REPORTS_DIR=reps, KGATE_SUMMARY=summary, **extra)
+        env = dict(dict(genv, STUB_LOG=log, KGATE_REPORTS_DIR=reps, KGATE_SUMMARY=summary), **extra)
         r = sh([os.path.join(bundle, "ci", "report.sh")], proj, env)
         return r, (open(log).read().splitlines() if os.path.exists(log) else [])
 
@@ -522,6 +522,12 @@ def scripts_in(t):
     check(len([c for c in calls if " history append " in c and "|token=set|" in c]) == 2, "report.sh: diagnostic history, per report")
     r, calls = run_report(KGATE_COMMENT="true", STUB_RC_comment="4")
     check(r.returncode == 4 or r.returncode == 1, "report.sh: a failed comment fails the job")
+
+    flat = os.path.join(reps, "h100-gpu0")  # one GPU: download-artifact extracts it flat
+    r, calls = run_report(KGATE_STATUSES="true", KGATE_REPORTS_DIR=flat)
+    st = [c for c in calls if c.startswith("my-kernels status ")]
+    check(r.returncode == 0 and len(st) == 1 and "--context-suffix h100-gpu0" in st[0],
+          "report.sh: a single GPU's outputs extracted flat: %s %s" % (st, r.stderr))
 
     # build.sh: what it refuses before building anything.
     b = os.path.join(CI, "build.sh")

@@ -30,7 +30,11 @@ while IFS= read -r d; do
     else
         missing+=("$n")
     fi
-done < <(find "$dir" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort)
+done < <(
+    # One GPU's outputs straight in $dir (GitHub's download-artifact extracts a pattern that
+    # matches a single artifact flat), else one directory per GPU.
+    if [ -f "$dir/kgate-name" ] || [ -f "$dir/kgate-report.json" ]; then echo "$dir"
+    else find "$dir" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort; fi)
 echo "kgate-ci report: ${#reports[@]} report(s): ${names[*]:-none}${missing[*]:+; no report from: ${missing[*]}}"
 rc=0
 kr_fail() { echo "kgate-ci report: $1 failed (exit $2)" >&2; [ "$rc" -ne 0 ] || rc=4; }

@@ -247,7 +247,8 @@ def gl_template():
         check({"gpu", "gpu$KGATE_DEVICE"} <= set(j["tags"]), "gitlab template: %s tagged for its GPU" % k)
         check(j["artifacts"].get("when") == "always" and "junit" in j["artifacts"]["reports"],
               "gitlab template: %s keeps its outputs on failure, JUnit report" % k)
-        check("$KGATE_NAME" in str(j["artifacts"]["paths"]), "gitlab template: %s outputs under its own name" % k)
+        check(j["artifacts"]["paths"] == ["kgate-reports/$KGATE_GPU-gpu$KGATE_DEVICE/"] and "KGATE_NAME" not in j["variables"],
+              "gitlab template: %s outputs under the name gate.sh gives them" % k)
     check(c["stage"] == "kgate-report" and all(r.get("when") == "always" for r in c["rules"]),
           "gitlab template: the comment job runs after the whole matrix, failed or not")
     check([r.get("interruptible") for r in c["rules"]] == [True, False], "gitlab template: comment interruptible only in MRs")

@@ -10,7 +10,6 @@ The shared scripts (pipelines/ci/*.sh) are run against a stub runner in a scratc
                                  --preview on every file (exit 77 when none is installed;
                                  scripts/deps.sh --lint-tools installs them)"""
 import copy
-import json
 import os
 import re
 import shutil
@@ -124,7 +123,7 @@ def gh_workflow(path, own):
           "%s: production writes, in the marks-writer environment" % tag)
     check(set(rep.get("needs", [])) >= {"build", "gate", "production"}, "%s: report needs the whole matrix" % tag)
     check("!cancelled()" in str(rep.get("if")), "%s: report runs after failed GPU jobs too" % tag)
-    check(rep.get("permissions") == {"contents": "read", "statuses": write_, "pull-requests": write_},
+    check(rep.get("permissions") == {"contents": "read", "statuses": "write", "pull-requests": "write"},
           "%s: report may post statuses and the comment, nothing else" % tag)
     check(uses(rep, act + "report") and "gpu" not in rep["runs-on"], "%s: report on a CPU runner" % tag)
     check(re.findall(r"secrets\.(\w+)", yaml.safe_dump(rep)) in ([], ["KGATE_HISTORY_TOKEN"]),
@@ -146,8 +145,6 @@ def gh_workflow(path, own):
         check(low.get("environment") == "marks-writer", "%s: lower-mark in marks-writer" % tag)
         check("workflow_dispatch" in str(rep.get("if")), "%s: no report job for a lowering" % tag)
 
-
-write_ = "write"
 
 
 def gh_actions():

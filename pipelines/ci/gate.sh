@@ -109,8 +109,11 @@ if [ -f "$out/kgate-report.json" ]; then
 else
     echo "kgate-ci gate: kgate run wrote no report (exit $rc)" >&2
 fi
-if [ "$guard_rc" -ne 0 ]; then
-    echo "kgate-ci gate: marks guard refused this pull/merge request (exit $guard_rc): marks move only through production runs and \`kgate marks lower\`" >&2
+if [ "$guard_rc" -eq 1 ]; then
+    echo "kgate-ci gate: marks guard refused this pull/merge request: marks move only through production runs and \`kgate marks lower\`" >&2
     [ "$rc" -ne 0 ] || rc=1
+elif [ "$guard_rc" -ne 0 ]; then
+    echo "kgate-ci gate: marks guard failed (exit $guard_rc)" >&2
+    [ "$rc" -ne 0 ] || rc=$guard_rc
 fi
 exit "$rc"

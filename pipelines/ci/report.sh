@@ -8,6 +8,7 @@
 #     reports at once (a comment step per GPU would have each overwrite the others');
 #   - KGATE_HISTORY_PUSH=true (diagnostic runs; production appends in its GPU jobs): appends
 #     every report to KGATE_HISTORY_BRANCH (kgate-history) and pushes, with KGATE_GIT_TOKEN.
+#   - KGATE_DRY_RUN=true: `kgate status` and `kgate comment` print what they would send.
 # A GPU job that wrote no report is named; the job then fails (exit 1) after posting the rest.
 # Tokens: the kgate commands read GITHUB_TOKEN / KGATE_STATUS_TOKEN / CI_JOB_TOKEN and
 # KGATE_GIT_TOKEN themselves; nothing here prints them.
@@ -36,6 +37,7 @@ done < <(
     if [ -f "$dir/kgate-name" ] || [ -f "$dir/kgate-report.json" ]; then echo "$dir"
     else find "$dir" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort; fi)
 echo "kgate-ci report: ${#reports[@]} report(s): ${names[*]:-none}${missing[*]:+; no report from: ${missing[*]}}"
+dry=(); [ "${KGATE_DRY_RUN:-false}" = true ] && dry=(--dry-run)
 rc=0
 kr_fail() { echo "kgate-ci report: $1 failed (exit $2)" >&2; [ "$rc" -ne 0 ] || rc=4; }
 
@@ -48,13 +50,13 @@ if [ -n "${KGATE_SUMMARY:-}" ]; then
 fi
 if [ "${KGATE_STATUSES:-false}" = true ]; then
     for i in "${!reports[@]}"; do
-        "$runner" status --from-report "${reports[$i]}" --context-suffix "${names[$i]}" || kr_fail "status (${names[$i]})" $?
+        "$runner" status "${dry[@]}" --from-report "${reports[$i]}" --context-suffix "${names[$i]}" || kr_fail "status (${names[$i]})" $?
     done
 fi
 if [ "${KGATE_COMMENT:-false}" = true ] && [ "${#reports[@]}" -gt 0 ]; then
     from=()
     for r in "${reports[@]}"; do from+=(--from-report "$r"); done
-    "$runner" comment "${from[@]}" ${KGATE_REPORT_URL:+--report-url "$KGATE_REPORT_URL"} || kr_fail comment $?
+    "$runner" comment "${dry[@]}" "${from[@]}" ${KGATE_REPORT_URL:+--report-url "$KGATE_REPORT_URL"} || kr_fail comment $?
 fi
 if [ "${KGATE_HISTORY_PUSH:-false}" = true ] && [ -n "$hist" ]; then
     for i in "${!reports[@]}"; do

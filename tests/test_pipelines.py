@@ -464,6 +464,8 @@ def scripts_in(t):
           "gate.sh: report, JUnit, summary, HTML under kgate-reports/<name>")
     r, calls = run_gate("diagnostic", KGATE_BASE_REF="main", STUB_RC_marks="1")
     check(r.returncode == 1 and "marks guard refused" in r.stderr, "gate.sh: a PR editing the marks fails after the gates ran")
+    r, calls = run_gate("diagnostic", KGATE_BASE_REF="main", STUB_RC_marks="2")
+    check(r.returncode == 2 and "marks guard failed (exit 2)" in r.stderr, "gate.sh: a guard error is not a refusal, and fails the job")
     r, calls = run_gate("diagnostic", STUB_RC_run="1")
     check(r.returncode == 1 and any(" report --from " in c for c in calls), "gate.sh: a failed gate fails the job, outputs still made")
     r, calls = run_gate("production")

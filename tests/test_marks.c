@@ -196,7 +196,7 @@ static void test_k_state(void)
     expect_error("k string", r, "'k'", "number");
     r = valid_root();
     cJSON_AddStringToObject(entry(r, 0), "power_state", "Full Clock");
-    expect_error("state charset", r, "'power_state'", "[a-z0-9_-]+");
+    expect_error("state charset", r, "'power_state'", "[a-z0-9_:+.-]+");
     r = valid_root();
     cJSON_AddStringToObject(entry(r, 0), "power_state", "");
     expect_error("state empty", r, "'power_state'", NULL);
@@ -204,8 +204,17 @@ static void test_k_state(void)
     cJSON_AddNumberToObject(entry(r, 0), "power_state", 1);
     expect_error("state number", r, "'power_state'", "string");
     r = valid_root();
-    cJSON_AddStringToObject(entry(r, 0), "power_state", "a-very-long-power-state-label-xyz");
-    expect_error("state long", r, "'power_state'", "31");
+    cJSON_AddStringToObject(entry(r, 0), "power_state",
+                            "other:hw_slowdown+sync_boost+sw_thermal+hw_thermal+hw_power_brake");
+    expect_error("state long", r, "'power_state'", "63");
+    /* every label the engine writes loads: "other:<reason>+<reason>" too */
+    r = valid_root();
+    cJSON_AddStringToObject(entry(r, 0), "power_state", "other:hw_slowdown+sync_boost");
+    t = cJSON_Print(r);
+    CHECK(kg_marks_parse(&m, t, "marks.json") == 0 && m);
+    kg_marks_free(m);
+    cJSON_free(t);
+    cJSON_Delete(r);
     /* kg_marks_put refuses what loading would (the one validation). */
     kg_mark bad = { "GPU/sm_90", "c", "time_us_warm", KG_LOWER_IS_BETTER, 1.0, 0.001, 1.0, 0.9,
                     1.1, 30, "abc", "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 0, 0,

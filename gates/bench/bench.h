@@ -71,7 +71,7 @@ typedef struct {
     /* What the run was measured with (copied from kg_bench_obs: --save-marks and the
      * production step write them into the marks they set). */
     int run_k;              /* 0 = unknown */
-    char run_power_state[32]; /* "" = unknown */
+    char run_power_state[64]; /* "" = unknown (kg_power_state.label: at most 63 bytes) */
     /* Separate processes behind this decision (kg_bench_combine; 1 = this process alone). */
     int processes;
     double env_lo, env_hi;  /* lowest / highest per-process median (processes >= 2) */

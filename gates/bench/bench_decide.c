@@ -71,10 +71,10 @@ static void bd_why(kg_bench_verdict *out, const kg_mark *mark, const kg_decide_o
 {
     int runs = mark->runs > 0 ? mark->runs : 1;
     int min_runs = o->min_mark_runs > 0 ? o->min_mark_runs : 1;
-    char pre[160] = "";
+    char pre[200] = "";
     if (bd_known(mark->power_state) && out->run_power_state[0] &&
         strcmp(mark->power_state, out->run_power_state) != 0) {
-        snprintf(pre, sizeof pre, "STATE_DIFFERS: mark measured %.40s, this run %.31s; the rule "
+        snprintf(pre, sizeof pre, "STATE_DIFFERS: mark measured %.63s, this run %.63s; the rule "
                  "alone: ", mark->power_state, out->run_power_state);
         out->decision = KG_BENCH_STATE_DIFFERS;
     } else if (runs < min_runs) {
@@ -204,7 +204,7 @@ static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench
         else if (bd_known(p->power_state) && strcmp(c->power_state, p->power_state) != 0 &&
                  !mixed[0])
             snprintf(mixed, nm, "STATE_DIFFERS: the processes were measured in different power "
-                     "states (%.31s, %.31s)", c->power_state, p->power_state);
+                     "states (%.63s, %.63s)", c->power_state, p->power_state);
         if (p->k > 0 && !c->k)
             c->k = p->k;
         else if (p->k > 0 && p->k != c->k && !mixed[0])
@@ -249,7 +249,7 @@ int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *m
 {
     int rc = 0;
     kg_decide_opts d0 = KG_DECIDE_OPTS_INIT;
-    char mixed[200], lead[240] = "";
+    char mixed[240], lead[240] = "";
     double elo, ehi;
     if (!o)
         o = &d0;

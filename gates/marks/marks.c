@@ -411,7 +411,8 @@ static int mk_str(const pctx *pc, const char *field, const char *v, bool require
 }
 
 /* k (launches per timed replay) and power_state (a label such as "full-clock"), both optional
- * (0 / NULL: unknown, as in marks written before issue #14). */
+ * (0 / NULL: unknown, as in marks written before issue #14). The label is the bench engine's
+ * (kg_power_label): "full-clock", "power-capped", "thermal", "other:<reason>+<reason>". */
 static int mk_k_state(const pctx *pc, const kg_mark *t)
 {
     int rc = 0;
@@ -419,13 +420,14 @@ static int mk_k_state(const pctx *pc, const kg_mark *t)
         return PERR(pc, "field 'k' must be an integer in [1, %d] (launches per timed replay), "
                         "got %d", KG_MARK_MAX_K, t->k);
     KG_TRY(mk_str(pc, "power_state", t->power_state, false));
-    if (t->power_state && strlen(t->power_state) > 31)
-        return PERR(pc, "field 'power_state' must be at most 31 bytes, got '%.40s...'",
-                    t->power_state);
+    if (t->power_state && strlen(t->power_state) > KG_MARK_MAX_STATE)
+        return PERR(pc, "field 'power_state' must be at most %d bytes, got '%.70s...'",
+                    KG_MARK_MAX_STATE, t->power_state);
     for (const char *p = t->power_state; p && *p; p++)
-        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-' || *p == '_'))
-            return PERR(pc, "field 'power_state' must match [a-z0-9_-]+ (a label such as "
-                            "\"full-clock\"), got '%s'", t->power_state);
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || strchr("-_:+.", *p)))
+            return PERR(pc, "field 'power_state' must match [a-z0-9_:+.-]+ (a label such as "
+                            "\"full-clock\" or \"other:hw_slowdown+sync_boost\"), got '%s'",
+                        t->power_state);
 cleanup:
     return rc;
 }

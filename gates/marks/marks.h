@@ -16,6 +16,8 @@ extern "C" {
 #define KG_MARKS_VERSION 1
 /* The largest k (launches per timed replay) a mark may carry. */
 #define KG_MARK_MAX_K 1048576
+/* The longest power_state label a mark may carry (kg_power_label writes at most 63 bytes). */
+#define KG_MARK_MAX_STATE 63
 
 
 typedef struct kg_marks kg_marks;
@@ -29,7 +31,7 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name);
  * every string non-empty, at most 1 KiB, without control characters; metric [a-z0-9_]+, a time
  * lower_is_better; finite positive numbers, band_rel in [0, 0.999], ci_lo <= run_median <=
  * ci_hi, samples in [1, 2e9], an ISO 8601 UTC date; optional k in [1, KG_MARK_MAX_K] and
- * power_state [a-z0-9_-]{1,31}. KG_EPARSE naming `name` (NULL: "(marks)"),
+ * power_state [a-z0-9_:+.-]{1,63}. KG_EPARSE naming `name` (NULL: "(marks)"),
  * the mark and the field. */
 int kg_mark_validate(const kg_mark *mk, const char *name);
 /* Canonical text (sorted by key, stable formatting) so diffs are minimal; caller frees. */

@@ -155,6 +155,7 @@ typedef struct {
     double compute_floor;       /* --compute-floor */
     double abs_floor_us;        /* --abs-floor */
     const char *marks_path;     /* --marks FILE (recorded in the settings) */
+    const char *marks_ref;      /* --marks-ref REF: the marks file read at REF (command layer) */
     const char *save_marks;     /* --save-marks FILE */
     kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */
     const void *marks;

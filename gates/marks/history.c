@@ -6,6 +6,7 @@
 #include <time.h>
 #include "marks/history.h"
 #include "marks/marks_git.h"
+#include "marks/marks_ref.h"
 #include "report/export.h" /* kg_sbuf */
 
 /* One chart's geometry (SVG user units). */
@@ -294,7 +295,18 @@ static int hist_start(git_oid *start, kg_git *g, const kg_marks_history_opts *o)
     bool is_head, exists;
     if (o->rev)
         return kg_git_rev_commit(g, o->rev, start);
-    KG_TRY(kg_git_target_ref(g, o->marks_ref, &refname, &is_head));
+    if (o->marks_ref) /* any ref: kgate-marks, origin/kgate-marks, refs/... */
+        return kg_git_rev_commit(g, o->marks_ref, start);
+    /* Neither: the local marks branch when there is one, else the checked-out branch. */
+    const char *mb = kg_marks_branch_default(NULL);
+    if (mb) {
+        char name[512];
+        snprintf(name, sizeof name, "refs/heads/%s", mb);
+        KG_TRY(kg_git_tip(g, name, start, &exists));
+        if (exists)
+            goto cleanup;
+    }
+    KG_TRY(kg_git_target_ref(g, NULL, &refname, &is_head));
     KG_TRY(kg_git_tip(g, refname, start, &exists));
     if (!exists)
         rc = KG_ERR(KG_ENOTFOUND, "%s has no commits", refname);

@@ -6,6 +6,7 @@
 #include "gate.h"
 #include "bench/bench.h"
 #include "marks/marks.h"
+#include "marks/marks_ref.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,12 +40,16 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
 typedef struct {
     kg_marks *marks;
     kg_marks *save;
+    kg_marks_source src;     /* where `marks` came from (the report's marks_source) */
+    char shown[1400];        /* --marks-ref: "REF:PATH", the settings' marks entry */
 } kg_cli_bench;
 
 /* Load the marks (a bad file is exit 2 with or without a GPU), point the gate's lookup at
  * them, check --save-marks (not the compared file, writable, valid if it exists). */
 int kg_cli_bench_prepare(kg_cli_bench *b, kg_bench_gate_opts *o);
-/* Merge this run's bench rows into --save-marks, if given. */
+/* The report's marks_source: the file, the ref and commit, or none. */
+void kg_cli_bench_source(const kg_cli_bench *b, const kg_run *run);
+/* Record marks_source, then merge this run's bench rows into --save-marks, if given. */
 int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_opts *o);
 void kg_cli_bench_free(kg_cli_bench *b);
 

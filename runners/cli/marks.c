@@ -422,8 +422,8 @@ static const kg_opt guard_table[] = {
 static void guard_side(const kg_marks_guard_result *r, const char *rel, const char *side,
                        const kg_marks *m, bool present, const char *why)
 {
-    printf("marks guard: %s %s %s than at the base %.12s:\n", rel, side,
-           !present ? "is deleted, or absent," : r->base_present ? "is different" : "is added,",
+    printf("marks guard: %s %s %s the base (%.12s):\n", rel, side,
+           !present ? "is deleted; it is at" : r->base_present ? "differs from" : "is added; not in",
            r->base_commit);
     if (!m)
         printf("  (it does not load: %s)\n", why);
@@ -443,6 +443,11 @@ static int marks_guard(const marks_sub *sub, int argc, char **argv)
     KG_TRY(marks_parse(sub, &a, argc, argv, &help, NULL, 0, NULL));
     if (help)
         goto cleanup;
+    if (!a.base) {
+        rc = KG_ERR(KG_EINVAL, "marks guard: --base REF is required (the PR's target branch, "
+                               "e.g. origin/main)");
+        goto cleanup;
+    }
     KG_TRY(kg_marks_repo_open(&g, &rel, kg_marks_path_default(a.marks_path)));
     KG_TRY(kg_marks_guard(&r, g, a.base, rel));
     snprintf(why, sizeof why, "%s", kg_error_last());

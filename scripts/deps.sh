@@ -2,7 +2,8 @@
 # Install what kgate needs on Debian 12 (the CUDA toolkit is expected at /usr/local/cuda).
 # Idempotent: installs only what is missing. Run as root (CI runners are) or with sudo.
 set -euo pipefail
-pkgs=(cmake ninja-build pkg-config libgit2-dev libcjson-dev libcurl4-openssl-dev libmbedtls-dev clang jq libxml2-utils git python3 python3-yaml python3-jsonschema)
+pkgs=(cmake ninja-build pkg-config libgit2-dev libcjson-dev libcurl4-openssl-dev libmbedtls-dev clang jq libxml2-utils git python3 python3-yaml python3-jsonschema
+      chromium python3-markdown fonts-dejavu-core) # headless screenshots (tests/test_render.sh)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -19,6 +19,7 @@ typedef int (*kg_cmd_fn)(kg_registry *reg, int argc, char **argv);
 int kg_cmd_list(kg_registry *reg, int argc, char **argv);
 int kg_cmd_run(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks(kg_registry *reg, int argc, char **argv);
+int kg_cmd_history(kg_registry *reg, int argc, char **argv); /* history.c: the run history */
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv);
 /* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
 int kg_selftest_defects_path(char *buf, size_t n, const char *given);

@@ -208,7 +208,7 @@ static int hr_chart_notes(hr_chart *h, const hr_ctx *x, const kg_history_rec *ke
 {
     for (size_t i = 0; i < x->nlow; i++) {
         const hr_lowering *l = &x->low[i];
-        size_t s, at = h->c.nx ? h->c.nx - 1 : 0;
+        size_t s, at = h->c.nx; /* after every run on record */
         bool found = false;
         if (strcmp(l->case_id, key->case_id) || strcmp(l->metric, key->metric))
             continue;
@@ -362,6 +362,13 @@ static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
         kg_trend_svg(page, &h.c, NULL);
         kg_sbuf_puts(page, "</div>\n");
         hr_page_table(page, &h);
+        for (size_t k = 0; k < h.c.nn; k++) {
+            kg_sbuf_puts(page, "<p class=\"meta\">Mark ");
+            kg_sbuf_xml(page, h.series[h.c.notes[k].series]);
+            kg_sbuf_puts(page, ": ");
+            kg_sbuf_xml(page, h.c.notes[k].text);
+            kg_sbuf_puts(page, "</p>\n");
+        }
         kg_sbuf_puts(page, "<p class=\"meta\"><a href=\"");
         kg_sbuf_xml(page, strrchr(path, '/') + 1);
         kg_sbuf_puts(page, "\">SVG</a></p></section>\n");

@@ -372,7 +372,7 @@ cleanup:
     return rc;
 }
 
-/* Sort order of the bounding pass: by key, then position. */
+/* Sort order of the bounding pass: by key, then date, then position (oldest first). */
 typedef struct {
     const kg_history_rec *r;
     size_t pos;
@@ -386,10 +386,12 @@ static int rh_ix_cmp(const void *a, const void *b)
         c = strcmp(x->r->case_id, y->r->case_id);
     if (!c)
         c = strcmp(x->r->metric, y->r->metric);
+    if (!c)
+        c = strcmp(x->r->date, y->r->date);
     return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* drop[i]: record i is older than the last `keep` of its key. */
+/* drop[i]: record i is older than the newest `keep` of its key. */
 static int rh_bound(bool *drop, const kg_history_recs *all, size_t keep)
 {
     rh_ix *ix = malloc((all->n ? all->n : 1) * sizeof *ix);
@@ -465,16 +467,17 @@ int kg_history_merge_text(char **out, size_t *added, const char *file_text,
     *out = NULL;
     *added = 0;
     KG_TRY(rh_parse_text(&all, file_text, name));
+    size_t n_old = all.n;
     for (size_t i = 0; i < add->n; i++)
-        if (!rh_has(&all, &add->v[i])) {
+        if (!rh_has(&all, &add->v[i]))
             KG_TRY(kg_history_recs_push(&all, &add->v[i]));
-            (*added)++;
-        }
     if (!(drop = calloc(all.n ? all.n : 1, sizeof *drop))) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
         goto cleanup;
     }
     KG_TRY(rh_bound(drop, &all, keep ? keep : KG_HISTORY_KEEP));
+    for (size_t i = n_old; i < all.n; i++)
+        *added += !drop[i]; /* a record older than every kept one is not added */
     KG_TRY(rh_serialize(out, &all, drop));
 cleanup:
     free(drop);

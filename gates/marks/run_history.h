@@ -70,7 +70,7 @@ void kg_history_file_of(char *buf, size_t n, const char *device_class);
 
 /* Append `add` to `file_text` (the file's JSON Lines, may be NULL), skipping records already
  * there (same run id, case, metric, device class), then bound each (class, case, metric) to
- * `keep`. *out: the new text (caller frees); *added: records added. Pure. */
+ * its newest `keep` by date. *out: the new text (caller frees); *added: new records kept. */
 int kg_history_merge_text(char **out, size_t *added, const char *file_text,
                           const kg_history_recs *add, size_t keep, const char *name);
 

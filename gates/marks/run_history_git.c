@@ -130,6 +130,7 @@ static int rg_open(rg_ctx *x, const kg_history_append_opts *o)
 {
     int rc = 0;
     const char *branch = o->branch ? o->branch : kg_env(KG_HISTORY_BRANCH_ENV);
+    KG_TRY(kg_git_open(&x->g, o->repo_dir ? o->repo_dir : ".")); /* initializes libgit2 */
     kg_git_identity_resolve(&x->id, o->author, o->email);
     KG_TRY(kg_git_identity_check(&x->id));
     if (!branch)
@@ -144,7 +145,6 @@ static int rg_open(rg_ctx *x, const kg_history_append_opts *o)
                                      "one append", x->recs->v[0].device_class,
                           x->recs->v[i].device_class);
     kg_history_file_of(x->res->file, sizeof x->res->file, x->recs->v[0].device_class);
-    KG_TRY(kg_git_open(&x->g, o->repo_dir ? o->repo_dir : "."));
 cleanup:
     return rc;
 }

@@ -247,6 +247,8 @@ static void tr_notes(tr_ctx *t, kg_sbuf *b)
     for (size_t i = 0; i < t->c->nn; i++) {
         const kg_trend_note *n = &t->c->notes[i];
         double x = tr_x(t, n->x) - t->dx / 2;
+        if (x > l->plot_x + l->plot_w - TR_NOTE * 1.5) /* after the last run: keep the text in */
+            x = l->plot_x + l->plot_w - TR_NOTE * 1.5;
         char txt[512];
         size_t max = (size_t)((l->plot_h - 8) / (TR_EM * TR_NOTE));
         snprintf(txt, sizeof txt, "%s", n->text);
@@ -258,8 +260,10 @@ static void tr_notes(tr_ctx *t, kg_sbuf *b)
         }
         double w = kg_trend_text_width(txt, TR_NOTE);
         kg_sbuf_printf(b, "<line class=\"lowered\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                          "stroke=\"%s\" stroke-dasharray=\"4 3\"/>\n", x, l->plot_y, x,
+                          "stroke=\"%s\" stroke-dasharray=\"4 3\"><title>", x, l->plot_y, x,
                        l->plot_y + l->plot_h, kg_trend_colour(n->series));
+        kg_sbuf_xml(b, n->text); /* the whole text, however long */
+        kg_sbuf_puts(b, "</title></line>\n");
         tr_box(t, x + 2, l->plot_y + 4, TR_NOTE * 1.25, w);
         kg_sbuf_printf(b, "<text class=\"note\" font-size=\"%g\" fill=\"#555\" text-anchor=\"end\" "
                           "transform=\"translate(%.1f,%.1f) rotate(-90)\">", TR_NOTE,

@@ -23,7 +23,7 @@ typedef struct {
 } kg_trend_point;
 
 typedef struct {
-    size_t x;              /* where (an x index) */
+    size_t x;              /* before this x index (nx: after the last) */
     size_t series;
     const char *text;      /* "lowered to 12.5: new driver" */
 } kg_trend_note;

@@ -17,7 +17,11 @@ static const char css[] =
     ".banner{background:#fff3cd;border:2px solid #d39e00;padding:10px 14px;font-weight:700;"
     "margin:10px 0}.meta{color:#555}table{border-collapse:collapse;margin:6px 0}"
     "td,th{border:1px solid #d8dde6;padding:3px 8px;text-align:left;vertical-align:top}"
-    "th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "td:first-child,td:last-child{overflow-wrap:anywhere}td:last-child{min-width:14em}"
+    "td:first-child{min-width:17em}"
+    "td:nth-child(2){white-space:nowrap}" /* long case ids and paths wrap: the table fits */
+    "th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums;"
+    "white-space:nowrap}"
     ".PASS{color:#1a7f37}.WARN{color:#9a6700}.FAIL,.REGRESSED{color:#cf222e;font-weight:700}"
     ".ERROR{color:#8250df;font-weight:700}.SKIP{color:#6e7781}"
     ".XFAIL{color:#1a7f37;font-style:italic}.XPASS{color:#cf222e;font-weight:700}"

@@ -4,7 +4,8 @@
 #                a failure and an error: tests/data/h200_variants.py decided)
 #   history.png  `kgate history render` of synthetic runs on two device classes, with a lowering
 #   comment.png  the PR comment (`kgate comment --dry-run`), Markdown rendered as a forge would
-# plus report-cpu.html, the HTML report of a real CPU run of every gate (checked, not shot).
+# plus report-cpu.html, the HTML report of a real CPU run of every gate, and `kgate marks
+# history` of the demo's marks branch (checked, not shot).
 # Each page gets scripts/render_check.js injected and run (--dump-dom): a cell or label whose
 # text overflows its box, or an SVG text outside its SVG, fails the script (exit 1).
 # Usage: scripts/screenshots.sh [--build DIR] [--out DIR]   (default build/, docs/images/)
@@ -61,7 +62,7 @@ shoot() {
     else
         echo "$name: no text overflows its box, every SVG text inside its SVG (${width}px wide)"
     fi
-    [ "$name" = report-cpu ] || [ "$name" = check ] && return
+    case $name in report-cpu|marks-history|check) return ;; esac
     chrome --window-size="$width,$h" --screenshot="$OUT/$name.png" "file://$page" >/dev/null
     [ -s "$OUT/$name.png" ] && echo "$name: $OUT/$name.png (${width}x$h)" \
         || { echo "FAIL: $name: no screenshot"; fail=1; }
@@ -93,6 +94,8 @@ git -C "$R" add baselines; git -C "$R" commit -qm marks
 (cd "$R" && "$KG" marks lower --case softmax/rows=4096/cols=1024/f32 --device "NVIDIA H200/sm_90" \
     --to 21.2 --reason "driver 580: softmax 3% slower, accepted (issue #93)" >/dev/null) || exit 2
 (cd "$R" && "$KG" history render --out "$W/history" --case '^(axpy|softmax)/' >/dev/null) || exit 2
+(cd "$R" && "$KG" marks history --case softmax/rows=4096/cols=1024/f32 --out "$W/marks-history.html" \
+    >/dev/null) || exit 2
 
 # ---- the PR comment, rendered the way a forge renders Markdown --------------------------------
 (cd "$W" && "$KG" comment --dry-run --from-report kgate-report.json \
@@ -119,6 +122,7 @@ open(sys.argv[2], "w").write("<!DOCTYPE html><html><head><meta charset='utf-8'><
 PY
 
 shoot "$W/report-cpu.html" report-cpu 1280
+shoot "$W/marks-history.html" marks-history 1100
 shoot "$W/report.html" report 1280 2300
 shoot "$W/history/index.html" history 1100
 shoot "$W/comment.html" comment 900

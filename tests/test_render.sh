@@ -35,7 +35,7 @@ check "the clean twin passes" 0 "no text overflows" -- "$S" --check "$T/clean.ht
 
 # The real pages.
 check "screenshots" 0 "comment: .*comment.png" -- "$S" --build "$BUILD" --out "$T/shots"
-for n in report-cpu report history comment; do
+for n in report-cpu marks-history report history comment; do
     expect_grep "^$n: no text overflows its box, every SVG text inside its SVG" "$T/out" "$n was not checked clean"
 done
 for n in report history comment; do

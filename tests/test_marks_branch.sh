@@ -93,6 +93,8 @@ check -C "$C" "show unknown ref" 2 "no such ref or commit .*git fetch origin kga
 run _kg_in "$C" "$KG" bench --filter 'axpy' --marks-ref origin/kgate-marks --report "$T/b.json"
 [ "$rc" -eq 3 ] && ok || { bad "bench --marks-ref without a GPU: exit $rc, want 3"; cat "$T/err"; }
 expect_jq ".marks_source == {\"kind\":\"ref\",\"path\":\"$M\",\"ref\":\"origin/kgate-marks\",\"commit\":\"$tip\"}" "$T/b.json"
+"$KG" report --from "$T/b.json" --html "$T/b.html" >/dev/null 2>&1
+expect_grep "<th>marks_source.commit</th><td>$tip</td>" "$T/b.html" "the HTML report does not show where the marks came from"
 run _kg_in "$C" "$KG" run --diagnostic --skip-selftest --filter axpy --marks-ref origin/kgate-marks --report "$T/d.json"
 [ "$rc" -eq 3 ] && ok || { bad "run --marks-ref without a GPU: exit $rc, want 3"; cat "$T/err"; }
 expect_jq ".marks_source.kind == \"ref\" and .marks_source.commit == \"$tip\"" "$T/d.json"

@@ -254,13 +254,16 @@ static void provenance(kg_sbuf *b, const cJSON *report)
 {
     const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(report, KG_RK_MARKS_SOURCE);
     kg_sbuf_puts(b, "<h2>Provenance</h2>\n<table>\n");
-    const cJSON *groups[] = { prov, cJSON_IsObject(dev) ? dev : NULL };
+    const cJSON *groups[] = { prov, cJSON_IsObject(dev) ? dev : NULL,
+                              cJSON_IsObject(ms) ? ms : NULL }; /* where the marks came from */
+    static const char *const prefix[] = { "", KG_RK_DEVICE ".", KG_RK_MARKS_SOURCE "." };
     for (size_t g = 0; g < KG_ARRAY_LEN(groups); g++)
         cJSON_ArrayForEach(p, groups[g])
         {
             char *val = cJSON_IsString(p) ? NULL : cJSON_PrintUnformatted(p);
-            kg_sbuf_printf(b, "<tr><th>%s", g ? KG_RK_DEVICE "." : "");
+            kg_sbuf_printf(b, "<tr><th>%s", prefix[g]);
             kg_sbuf_xml(b, p->string);
             kg_sbuf_puts(b, "</th><td>");
             kg_sbuf_xml(b, cJSON_IsString(p) ? p->valuestring : (val ? val : ""));

@@ -32,7 +32,8 @@ def main():
                 half = med * 0.006
                 fig = {"metric": "time_us_warm", "median_us": round(med, 4),
                        "ci_lo_us": round(med - half, 4), "ci_hi_us": round(med + half * 1.2, 4),
-                       "samples": 400, "launches_per_sample": 16}
+                       "samples": 400, "launches_per_sample": 16,
+                       "power_state": {"label": "full-clock", "steady": True, "held": True}}
                 m = mark.get(case)
                 if m is None:
                     fig["decision"] = "NO_MARK"

@@ -29,6 +29,12 @@ check "append" 0 "committed .* on refs/heads/kgate-history: 3 record\(s\) in $F"
 [ "$(git ls-tree -r --name-only kgate-history)" = "$F" ] && ok || bad "the history branch holds more than $F"
 git show "kgate-history:$F" | head -1 >"$T/rec.json"
 expect_jq '.case == "axpy/n=33554433/f32" and .device_class == "NVIDIA H200/sm_90" and .metric == "time_us_warm" and .samples == 400 and .k == 16 and .run_id == "h200-run-1" and .date == "2026-11-01T02:00:00Z" and .mode == "diagnostic" and .decision == "NO_MARK" and .mark == null and (.commit | length) == 40 and .ci_lo_us < .median_us and .median_us < .ci_hi_us' "$T/rec.json"
+# The power state label (issue #14: figures.power_state.label), once the bench figures carry it.
+if grep -q '^#define KG_FIG_POWER_LABEL ' "$SRC/gates/core/report_keys.h"; then
+    expect_jq '.power_state == "full-clock"' "$T/rec.json"
+else
+    expect_jq 'has("power_state") | not' "$T/rec.json"
+fi
 check "append again" 0 "already holds .*nothing committed" -- "$KG" history append --report "$T/rep/h200-1.json"
 [ "$(git rev-list --count kgate-history)" = 1 ] && ok || bad "a second append of one report committed"
 check "second class, own file" 0 "NVIDIA_H100_80GB_HBM3_sm_90.jsonl" -- "$KG" history append --report "$T/rep/h100-1.json"

@@ -161,6 +161,30 @@ cleanup:
     return rc;
 }
 
+/* Issue #14's power state label, once the bench figures carry it: figures.power_state.label
+ * (or a plain string there); absent, the record has none. */
+static int rh_power_state(kg_history_rec *r, const cJSON *fig, const char *where)
+{
+    r->power_state[0] = '\0';
+#ifdef KG_FIG_POWER_STATE
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_POWER_STATE);
+#ifdef KG_FIG_POWER_LABEL
+    if (cJSON_IsObject(ps)) {
+        char w[1300];
+        snprintf(w, sizeof w, "%s: " KG_FIG_POWER_STATE, where);
+        return rh_text(r->power_state, sizeof r->power_state, ps, KG_FIG_POWER_LABEL, w, false);
+    }
+#endif
+    if (ps && !cJSON_IsNull(ps))
+        return rh_text(r->power_state, sizeof r->power_state, fig, KG_FIG_POWER_STATE, where,
+                       false);
+#else
+    KG_UNUSED(fig);
+    KG_UNUSED(where);
+#endif
+    return 0;
+}
+
 /* One bench row: 1 when it holds a measurement (added), 0 when it does not (skipped). */
 static int rh_row(kg_history_rec *r, const rh_report *t, const cJSON *row, size_t i)
 {
@@ -180,9 +204,7 @@ static int rh_row(kg_history_rec *r, const rh_report *t, const cJSON *row, size_
     KG_TRY(rh_num(&r->ci_hi, fig, KG_FIG_CI_HI, where, true, 0));
     KG_TRY(rh_num(&samples, fig, KG_FIG_SAMPLES, where, false, 0));
     KG_TRY(rh_num(&k, fig, KG_FIG_LAUNCHES_PER_SAMPLE, where, false, 0));
-#ifdef KG_FIG_POWER_STATE /* issue #14's power state label, once the bench figures carry it */
-    KG_TRY(rh_text(r->power_state, sizeof r->power_state, fig, KG_FIG_POWER_STATE, where, false));
-#endif
+    KG_TRY(rh_power_state(r, fig, where));
     const cJSON *mk = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MARK);
     r->mark = -1;
     if (cJSON_IsObject(mk))

@@ -72,6 +72,8 @@ check "KGATE_MARKS_BRANCH" 0 "refs/heads/perf" -- env KGATE_MARKS_BRANCH=perf "$
 check "--marks-branch over the variable" 0 "refs/heads/other" -- env KGATE_MARKS_BRANCH=perf "$KG" marks advance --from-report "$T/r3.json" --marks-branch other
 check "lower on the marks branch" 0 "committed .* on refs/heads/kgate-marks" -- "$KG" marks lower --case b/n=2 --device "$DEV" --to 19 --reason "new driver"
 [ "$(markval . kgate-marks b/n=2)" = "19" ] && [ "$(git rev-parse main)" = "$main0" ] && ok || bad "lower did not land on kgate-marks only"
+check "show: the marks branch by default" 0 "2 mark\(s\) in refs/heads/kgate-marks:$M" -- "$KG" marks show
+check "show --marks: the file" 0 "1 mark\(s\) in $M" -- "$KG" marks show --marks "$M"
 check "bad --marks-branch" 2 "not a valid reference" -- "$KG" marks advance --from-report "$T/r3.json" --marks-branch 'a..b'
 
 # 4. Push, then a fresh clone (no local kgate-marks) starts at the remote's tip.

@@ -60,20 +60,30 @@ static const kg_opt show_table[] = {
     KG_OPT_STRING_("marks-ref", "REF", show_opts, marks_ref, MARKS_REF_HELP),
 };
 
-/* The marks to show: at --marks-ref (path "REF:FILE @ commit"), else the file. */
+/* The marks to show: at --marks-ref (path "REF:FILE @ commit"); else --marks/$KGATE_MARKS;
+ * else the local marks branch when there is one; else the work tree's file. */
 static int show_load(kg_marks **m, show_opts *a, kg_git **g, char *path, size_t n)
 {
     kg_marks_source src;
+    const char *mb = kg_marks_branch_default(NULL);
+    char ref[300];
+    git_oid tip;
+    bool exists = false;
+    a->marks_path = kg_marks_path_default(a->marks_path);
+    if (!a->marks_ref && !a->marks_path && mb && kg_git_open(g, ".") == 0) {
+        snprintf(ref, sizeof ref, "refs/heads/%s", mb);
+        if (kg_git_tip(*g, ref, &tip, &exists) == 0 && exists)
+            a->marks_ref = ref;
+    }
     if (a->marks_ref) {
         int rc = kg_marks_load_ref(m, ".", a->marks_ref, a->marks_path, &src);
         if (rc == 0)
             snprintf(path, n, "%s:%s (commit %.12s)", src.ref, src.path, src.commit);
         return rc;
     }
-    a->marks_path = kg_marks_path_default(a->marks_path);
     if (a->marks_path)
         snprintf(path, n, "%s", a->marks_path);
-    else if (kg_git_open(g, ".") == 0 && (*g)->workdir)
+    else if ((*g || kg_git_open(g, ".") == 0) && (*g)->workdir)
         snprintf(path, n, "%s%s", (*g)->workdir, KG_MARKS_DEFAULT_PATH);
     else
         snprintf(path, n, "%s", KG_MARKS_DEFAULT_PATH);
@@ -473,7 +483,9 @@ cleanup:
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const marks_sub marks_subs[] = {
-    { .name = "show", .description = "The marks in the work tree file.\n", .opts = show_table,
+    { .name = "show", .description = "The marks: at --marks-ref, else in --marks, else on the local "
+                                     "marks branch\n(kgate-marks), else in the work tree file.\n",
+      .opts = show_table,
       .n_opts = KG_ARRAY_LEN(show_table), .run = marks_show },
     { .name = "diff", .tail = "REV1 REV2",
       .description = "The marks that changed between two revisions (e.g. HEAD~1 HEAD).\n",

@@ -93,9 +93,38 @@ cleanup:
 
 /* ---- selecting and grouping ----------------------------------------------------------------- */
 
+typedef struct {
+    const kg_history_rec *r;
+    size_t pos;
+} hr_ix;
+
+/* By date; equal dates keep their file order (a stable sort through the position). */
 static int hr_date_cmp(const void *a, const void *b)
 {
-    return strcmp(((const kg_history_rec *)a)->date, ((const kg_history_rec *)b)->date);
+    const hr_ix *x = a, *y = b;
+    int c = strcmp(x->r->date, y->r->date);
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int hr_sort(kg_history_recs *all)
+{
+    hr_ix *ix = malloc((all->n ? all->n : 1) * sizeof *ix);
+    kg_history_rec *v = malloc((all->n ? all->n : 1) * sizeof *v);
+    if (!ix || !v) {
+        free(ix);
+        free(v);
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < all->n; i++)
+        ix[i] = (hr_ix){ &all->v[i], i };
+    qsort(ix, all->n, sizeof *ix, hr_date_cmp);
+    for (size_t i = 0; i < all->n; i++)
+        v[i] = *ix[i].r;
+    free(all->v);
+    all->v = v;
+    all->cap = all->n ? all->n : 1;
+    free(ix);
+    return 0;
 }
 
 static int hr_select(hr_ctx *x, const kg_history_recs *in)
@@ -121,16 +150,7 @@ static int hr_select(hr_ctx *x, const kg_history_recs *in)
             continue;
         KG_TRY(kg_history_recs_push(&x->all, r));
     }
-    /* Stable by date: equal dates keep file order (mergesort-like by index tie-break). */
-    for (size_t i = 1; i < x->all.n; i++) {
-        kg_history_rec r = x->all.v[i];
-        size_t j = i;
-        while (j > 0 && hr_date_cmp(&x->all.v[j - 1], &r) > 0) {
-            x->all.v[j] = x->all.v[j - 1];
-            j--;
-        }
-        x->all.v[j] = r;
-    }
+    KG_TRY(hr_sort(&x->all));
 cleanup:
     if (have_re)
         regfree(&re);
@@ -346,12 +366,17 @@ static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
     hr_chart h = { 0 };
     kg_sbuf svg = KG_SBUF_INIT;
     char path[4096];
+    const kg_history_rec **seen = calloc(x->all.n ? x->all.n : 1, sizeof *seen);
+    size_t nseen = 0;
+    if (!seen)
+        return KG_ERR(KG_ENOMEM, "out of memory");
     for (size_t i = 0; i < x->all.n; i++) {
-        bool first = true;
-        for (size_t j = 0; j < i && first; j++)
-            first = !hr_in_chart(&x->all.v[j], &x->all.v[i]);
+        bool first = true; /* the first record of its (case, metric): one chart each */
+        for (size_t j = 0; j < nseen && first; j++)
+            first = !hr_in_chart(seen[j], &x->all.v[i]);
         if (!first)
             continue;
+        seen[nseen++] = &x->all.v[i];
         KG_TRY(hr_chart_build(&h, x, &x->all.v[i]));
         hr_chart_file(path, sizeof path, x->o->out_dir, *ncharts, &h);
         kg_trend_svg(&svg, &h.c, NULL);
@@ -377,6 +402,7 @@ static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
         (*ncharts)++;
     }
 cleanup:
+    free(seen);
     kg_sbuf_free(&svg);
     hr_chart_free(&h);
     return rc;

@@ -131,7 +131,8 @@ struct kg_gate {
 #define KG_EUNAVAILABLE (-100)
 
 /* The gates, in the order `run` and `selftest` run them: the one list. */
-extern const struct kg_gate kg_gate_parity, kg_gate_preflight, kg_gate_hotpath, kg_gate_bench;
+extern const struct kg_gate kg_gate_parity, kg_gate_preflight, kg_gate_hotpath, kg_gate_bench,
+    kg_gate_counters;
 extern const struct kg_gate *const kg_gates[];
 extern const size_t kg_n_gates;
 const struct kg_gate *kg_gate_find(const char *name);

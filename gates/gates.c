@@ -4,7 +4,7 @@
 #include "gate.h"
 
 const struct kg_gate *const kg_gates[] = { &kg_gate_parity, &kg_gate_preflight, &kg_gate_hotpath,
-                                           &kg_gate_bench };
+                                           &kg_gate_bench, &kg_gate_counters };
 const size_t kg_n_gates = sizeof kg_gates / sizeof kg_gates[0];
 
 const struct kg_gate *kg_gate_find(const char *name)

@@ -8,7 +8,7 @@ Layers (a file's layer is its folder; a dependency may only point to a lower lay
 its own folder):
 
     0  gates/core/                                        errors, files, registry, report, ...
-    1  gates/parity/ gates/preflight/ gates/hotpath/ gates/bench/   one folder per gate; one gate
+    1  gates/parity/ gates/preflight/ gates/hotpath/ gates/bench/ gates/counters/ one folder per gate; one gate
        never depends on another; gates/gate.h (the gate interface) is shared by them
     2  gates/driver.c gates/gates.c gates/session.c      the driver, the one gate table, the
        gates/worker.c                                     in-process session, case isolation
@@ -42,7 +42,7 @@ import shlex
 import subprocess
 import sys
 
-GATE_FOLDERS = ("parity", "preflight", "hotpath", "bench")
+GATE_FOLDERS = ("parity", "preflight", "hotpath", "bench", "counters")
 LAYER_NAMES = {-1: "public API", 0: "0: core", 1: "1: gates", 2: "2: driver",
                3: "3: marks, report", 4: "4: command line", 5: "mains"}
 SOURCE_EXTS = (".c", ".cc", ".cpp", ".cxx", ".cu")
@@ -316,7 +316,7 @@ def main():
     say = sys.stderr if a.dot == "-" else sys.stdout
 
     targets = a.target or ["kgate", "kgate_core", "kgate_parity", "kgate_preflight", "kgate_hotpath",
-                           "kgate_bench", "kgate_driver", "kgate_marks", "kgate_report"]
+                           "kgate_bench", "kgate_counters", "kgate_driver", "kgate_marks", "kgate_report"]
     units, how = [], "compile_commands.json"
     for t in targets:
         units += from_compile_commands(build, source, t) or []

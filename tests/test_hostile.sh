@@ -25,13 +25,15 @@ base() {
       def rows($id; $m): [{gate: "parity", case: $id, verdict: "PASS", message: "", figures: {}},
         {gate: "preflight", case: $id, verdict: "PASS", message: "", figures: {}},
         {gate: "hotpath", case: $id, verdict: "PASS", message: "", figures: {}},
+        {gate: "counters", case: $id, verdict: "PASS", message: "", figures: {decision: "OK",
+          why: "", device_class: "x", kernels: 1, passes: 1, metrics: {}}},
         {gate: "bench", case: $id, verdict: "PASS", message: "", figures: {decision: "NO_MARK",
           metric: "time_us_warm", median_us: $m, ci_lo_us: ($m * 0.99), ci_hi_us: ($m * 1.02),
           band_rel: 0.01, samples: 200}}];
       {schema: "kgate-report/1", command: "run", mode: "production", certifying: true,
        run_id: "run-h", started_at: "2026-12-01T00:00:00Z", seed: 7,
        device: {class: $dev, driver_cuda_version: "13.0", runtime_version: "13.0"},
-       provenance: {commit: $c}, gates: ["parity", "preflight", "hotpath", "bench"],
+       provenance: {commit: $c}, gates: ["parity", "preflight", "hotpath", "bench", "counters"],
        results: ([{gate: "selftest", case: "defect/x", verdict: "PASS", message: "",
                    figures: {}}] + rows("a/n=1"; 10) + rows("b/n=2"; 20))}'
 }
@@ -103,7 +105,7 @@ mk arr.json '[1,2,3]' >/dev/null; adv "top-level array" "not a kgate report" "$T
 forged "diagnostic report" "diagnostic \\(non-certifying\\)" '.mode = "diagnostic" | .certifying = false'
 forged "no selftest rows" "no 'selftest' results" 'del(.results[0])'
 forged "no gates list" "field 'gates' is missing" 'del(.gates)'
-forged "gates partial" "lacks the gate 'hotpath'" '.gates = ["parity", "preflight", "bench"]'
+forged "gates partial" "lacks the gate 'hotpath'" '.gates = ["parity", "preflight", "bench", "counters"]'
 forged "gates unknown" "not a gate" '.gates += ["lint"]'
 forged "gates twice" "listed twice" '.gates += ["bench"]'
 forged "invented commit" "not in the repository" '.provenance.commit = "0123456789abcdef0123456789abcdef01234567"'

@@ -27,13 +27,14 @@ report() {
     {
         printf '{"schema":"kgate-report/1","command":"run","mode":"%s","certifying":%s,' "$mode" "$cert"
         printf '"run_id":"%s","started_at":"2026-12-01T00:00:00Z","seed":7,"device":%s,' "$rid" "$dj"
-        printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench"],"results":[' "$commit"
+        printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench","counters"],"results":[' "$commit"
         printf '{"gate":"selftest","case":"defect/parity/x","verdict":"PASS","message":"","figures":{}}'
         for b in "$@"; do
             IFS=: read -r c d med lo hi band <<<"$b"
             printf ',{"gate":"parity","case":"%s","verdict":"%s","message":"","figures":{}},' "$c" "$pv"
             printf '{"gate":"preflight","case":"%s","verdict":"PASS","message":"","figures":{}},' "$c"
             printf '{"gate":"hotpath","case":"%s","verdict":"PASS","message":"","figures":{}},' "$c"
+            printf '{"gate":"counters","case":"%s","verdict":"PASS","message":"","figures":{"decision":"OK","why":"","device_class":"x","kernels":1,"passes":1,"metrics":{}}},' "$c"
             printf '{"gate":"bench","case":"%s","verdict":"PASS","message":"","figures":{"decision":"%s","metric":"time_us_warm","median_us":%s,"ci_lo_us":%s,"ci_hi_us":%s,"band_rel":%s,"samples":200}}' "$c" "$d" "$med" "$lo" "$hi" "$band"
         done
         printf ']}\n'

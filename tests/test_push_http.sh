@@ -29,10 +29,11 @@ report() {
         printf '{"schema":"kgate-report/1","command":"run","mode":"production","certifying":true,'
         printf '"run_id":"%s","started_at":"2026-12-01T00:00:00Z","seed":7,' "$rid"
         printf '"device":{"class":"%s","driver_cuda_version":"13.0","runtime_version":"13.0"},' "$DEV"
-        printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench"],"results":[' "$SEED"
+        printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench","counters"],"results":[' "$SEED"
         printf '{"gate":"selftest","case":"defect/parity/x","verdict":"PASS","message":"","figures":{}}'
         for b in "$@"; do
             IFS=: read -r c d med lo hi band <<<"$b"
+            printf ',{"gate":"counters","case":"%s","verdict":"PASS","message":"","figures":{"decision":"OK","why":"","device_class":"x","kernels":1,"passes":1,"metrics":{}}}' "$c"
             for g in parity preflight hotpath; do
                 printf ',{"gate":"%s","case":"%s","verdict":"PASS","message":"","figures":{}}' "$g" "$c"
             done

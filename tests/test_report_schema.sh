@@ -62,6 +62,7 @@ gen preflight 0 "$KG" preflight
 gen preflight-static 0 "$KG" preflight --static
 gen hotpath 3 "$KG" hotpath --filter '^axpy/'
 gen bench 3 "$KG" bench --filter '^axpy/'
+gen counters 3 "$KG" counters --filter '^axpy/'
 gen selftest 3 "$KG" selftest --seed 3
 gen ab 3 "$KG" ab "$KG" "$KG" --rounds 3
 gen defects-preflight 1 "$KD" preflight
@@ -137,9 +138,10 @@ groups = [("KG_RES_", ["result"]), ("KG_FIG_PARITY_", ["parity_figures", "parity
           ("KG_FIG_HP_", ["hotpath_figures", "hotpath_decided"]),
           ("KG_FIG_AB_", ["ab_figures", "ab_decided"]),
           ("KG_FIG_FAULT_", ["fault"]),
+          ("KG_FIG_CT_", ["counters_figures"]),
           ("KG_FIG_", ["bench_figures", "bench_decided", "mark", "kernel_trace", "nvml"]),
           ("KG_RK_", [None, "provenance", "device", "selftest", "preflight_info", "bench_info",
-                      "marks_update"])]
+                      "counters_info", "marks_update"])]
 seen, bad = set(), [f"{m} is not a string key: {v}" for m, v in undeclared
                     if not v.startswith(("KG_", "\\"))]  # an alias, a list
 for prefix, parts in groups:

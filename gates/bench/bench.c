@@ -83,6 +83,7 @@ static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
     st->g = g;
     st->o.mode = g->mode;
     st->o.budget_s = g->budget_s > 0 ? g->budget_s : 1.0;
+    st->o.flag_k = g->launches;
     if (g->band_floor > 0)
         st->dopt.band_floor = g->band_floor;
     if (g->compute_floor > 0)
@@ -150,7 +151,8 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     const kg_mark *mk = st->g->lookup ? st->g->lookup(st->g->marks, st->cls, d->id, b->metric)
                                       : NULL;
     kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
-                         b->r.kept, b->compute_bound };
+                         b->r.kept, b->compute_bound, b->r.k,
+                         b->r.power.nvml ? b->r.power.label : NULL };
     KG_TRY(kg_bench_decide(&b->v, mk, &obs, NULL, 0, dopt));
     if (mk) {
         b->have_mark = true;
@@ -166,9 +168,16 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     res->verdict = b->v.decision == KG_BENCH_REGRESSED ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
     if (res->verdict == KG_VERDICT_PASS && b->r.dropped * 2 > b->r.taken)
         res->verdict = KG_VERDICT_WARN;
-    snprintf(res->message, sizeof res->message, "%s; median %.4g us (CI %.4g..%.4g, n=%zu, %s)%s%s",
-             b->v.why, b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, b->r.stop,
-             b->r.dropped ? "; throttled samples dropped" : "",
+    char blk[64] = "";
+    if (b->r.block_timeouts)
+        snprintf(blk, sizeof blk, "; %zu blocking-start timeouts", b->r.block_timeouts);
+    snprintf(res->message, sizeof res->message,
+             "%s; median %.4g us (CI %.4g..%.4g, n=%zu, %s); k=%d (%s); %s%s%s%s%s%s", b->v.why,
+             b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, b->r.stop, b->r.k,
+             kg_bench_k_source_name(b->r.k_source), b->r.power.label,
+             b->r.power.nvml && !b->r.power.steady ? " (not steady)" : "",
+             b->r.power.steady && !b->r.power.held ? " (did not hold)" : "",
+             blk, b->r.dropped ? "; throttled samples dropped" : "",
              b->kernels_changed ? "; kernels differ from the mark's" : "");
 cleanup:
     return rc;
@@ -192,6 +201,15 @@ static void bg_row_free(void *data)
     free(b);
 }
 
+/* The k the case's mark was measured with (0: no mark or none recorded). */
+static int bg_mark_k(const bg_state *st, const kg_case_desc *d)
+{
+    const kg_mark *mk = st->g->lookup ? st->g->lookup(st->g->marks, st->cls, d->id,
+                                                      bg_metric(st->o.mode))
+                                      : NULL;
+    return mk && mk->k > 0 ? mk->k : 0;
+}
+
 static int bg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *env,
                        kg_case_result *res)
 {
@@ -205,6 +223,7 @@ static int bg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     o = st->o;
     dopt = st->dopt;
     kg_bench_case_settings(&o, &dopt, st->g, d);
+    o.mark_k = bg_mark_k(st, d);
     /* kg_instance_open derives the per-case seed: the same inputs as parity for one --seed. */
     KG_TRY(kg_bench_time_case(&b->r, st->env, d, env->seed, env->device, &o));
     if (!b->r.have_sum) {
@@ -334,6 +353,19 @@ static int bg_opt_abs_floor(void *opts, const char *v)
                      &((kg_bench_gate_opts *)opts)->abs_floor_us);
 }
 
+static int bg_opt_launches(void *opts, const char *v)
+{
+    double x = 0;
+    int rc = bg_double("--launches", v, 0, KG_MAX_K, "launches per replay, an integer in [1, 1024]",
+                       &x);
+    if (rc == 0 && x != floor(x))
+        rc = KG_ERR(KG_EINVAL, "--launches: expected launches per replay, an integer in "
+                    "[1, 1024], got '%s'", v);
+    if (rc == 0)
+        ((kg_bench_gate_opts *)opts)->launches = (int)x;
+    return rc;
+}
+
 static const kg_opt bg_opts[] = {
     { .name = "marks", .value_name = "FILE", .kind = KG_OPT_STRING, .flags = KG_OPT_F_STANDALONE,
       .offset = offsetof(kg_bench_gate_opts, marks_path),
@@ -350,6 +382,9 @@ static const kg_opt bg_opts[] = {
     KG_OPT_FN_("compute-floor", "F", bg_opt_compute_floor, 0,
                "floor for compute-bound cases (default 0.15)"),
     KG_OPT_FN_("abs-floor", "US", bg_opt_abs_floor, 0, "absolute floor in microseconds (default 0.4)"),
+    KG_OPT_FN_("launches", "K", bg_opt_launches, KG_OPT_F_STANDALONE,
+               "launches per timed replay, for experiments and the k-independence check "
+               "(scripts/k-independence.sh); a mark's own k wins (default: calibrated)"),
     { .name = "save-marks", .value_name = "FILE", .kind = KG_OPT_STRING,
       .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_bench_gate_opts, save_marks),
       .help = "merge this run's medians into FILE (never the committed marks)" },
@@ -368,6 +403,10 @@ static const char bg_description[] =
     "with CUDA events, at least 15 samples, until the 95% CI of the median is narrower than\n"
     "0.5% or the per-case budget (default 1 s) runs out. Cold mode flushes L2 before every\n"
     "sample (one launch per sample). Samples taken below 70% of the max SM clock are dropped.\n"
+    "k: the mark's, else --launches, else calibrated and rounded down to a power of two. Every\n"
+    "replay starts behind a blocking kernel the host releases once it has submitted it. Before\n"
+    "sampling the case runs back-to-back until NVML shows a steady power state (at most 1.5 s);\n"
+    "the state (full-clock, power-capped, thermal, other, unknown) is in each row.\n"
     "Ceilings (1 GiB device copy, 8192^3 bf16 cuBLAS GEMM) are measured in the same run.\n"
     "\n"
     "Each case is decided against its mark in --marks (device class, case, metric):\n"

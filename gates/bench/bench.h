@@ -82,6 +82,75 @@ int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_o
 /* The decision's figures (for a report row), NULL on out of memory. */
 cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark);
 
+/* ---- launch count and power state (bench_power.c: pure, no GPU) --------------------------- */
+
+#define KG_MAX_K 1024           /* launches per replay at most */
+typedef enum { KG_K_CALIBRATED = 0, KG_K_MARK, KG_K_FLAG, KG_K_COLD } kg_k_source;
+/* "calibrated" | "mark" | "flag" | "cold" */
+const char *kg_bench_k_source_name(kg_k_source s);
+/* k: cold 1; else the mark's k (> 0); else --launches (> 0); else ceil(min_replay_ms / est_ms)
+ * rounded DOWN to a power of two, in [1, KG_MAX_K]. */
+int kg_bench_choose_k(kg_k_source *source, int mark_k, int flag_k, bool cold, double est_ms,
+                      double min_replay_ms);
+
+/* NVML clock-event reason bits (nvml.h nvmlClocksEventReason*). */
+#define KG_POWER_GPU_IDLE 0x1ULL
+#define KG_POWER_APP_CLOCKS 0x2ULL
+#define KG_POWER_SW_POWER_CAP 0x4ULL
+#define KG_POWER_HW_SLOWDOWN 0x8ULL
+#define KG_POWER_SW_THERMAL 0x20ULL
+#define KG_POWER_HW_THERMAL 0x40ULL
+#define KG_POWER_DISPLAY_CLOCKS 0x100ULL
+/* Not throttling: left out of comparisons and labels. */
+#define KG_POWER_IGNORED (KG_POWER_GPU_IDLE | KG_POWER_APP_CLOCKS | KG_POWER_DISPLAY_CLOCKS)
+#define KG_POWER_WINDOW 3       /* consecutive polls that must agree */
+#define KG_POWER_BAND_REL 0.01  /* SM clock band of a steady / held state */
+#define KG_POWER_POLL_S 0.025   /* NVML poll cadence while warming and sampling */
+#define KG_POWER_WARMUP_MAX_S 1.5
+#define KG_POWER_MAX_POLLS 512  /* polls kept for the median (min/max see all) */
+
+/* The NVML name of reason bit `bit` ("sw_power_cap"), NULL past the known ones. */
+const char *kg_power_reason_name(unsigned bit);
+
+typedef struct {
+    double t_s, sm_mhz, mem_mhz, power_w, temp_c; /* NaN where NVML did not answer */
+    unsigned long long reasons;
+    bool ok;                    /* SM clock and reasons read */
+} kg_power_poll;
+
+/* The last KG_POWER_WINDOW polls agree: same reasons (KG_POWER_IGNORED left out), SM clocks
+ * within KG_POWER_BAND_REL of the highest. */
+bool kg_power_steady(const kg_power_poll *p, size_t n);
+/* "full-clock" (no reasons beyond KG_POWER_IGNORED), "power-capped" (sw_power_cap only),
+ * "thermal" (sw/hw thermal, with or without the power cap), "other:a+b", "unknown" (no NVML). */
+void kg_power_label(char *buf, size_t n, bool have_nvml, unsigned long long reasons);
+
+/* The state a case (or a ceiling) was sampled in. No pointers: it travels with the row. */
+typedef struct {
+    char label[64];
+    bool nvml;                  /* NVML answered (else label "unknown") */
+    bool steady;                /* the warm-up reached a steady state (else capped) */
+    bool held;                  /* every poll while sampling stayed in that state */
+    double warmup_s;            /* back-to-back warm-up before sampling */
+    int polls;                  /* NVML polls while sampling */
+    double sm_min, sm_median, sm_max; /* NVML SM clock while sampling (MHz) */
+    double mem_mhz, power_w, temp_c;  /* the last poll while sampling */
+    unsigned long long reasons; /* at the end of the warm-up (the state's) */
+    unsigned long long reasons_seen; /* every reason seen while sampling */
+} kg_power_state;
+
+typedef struct {
+    kg_power_state *ps;
+    double ref_mhz;
+    double sm[KG_POWER_MAX_POLLS];
+    size_t n;
+} kg_power_track;
+/* Start from the warm-up's polls (p[0..n)): steady, label, band. */
+void kg_power_track_begin(kg_power_track *t, kg_power_state *ps, const kg_power_poll *p,
+                          size_t n);
+void kg_power_track_add(kg_power_track *t, const kg_power_poll *p);
+void kg_power_track_end(kg_power_track *t);
+
 /* ---- engine --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -94,10 +163,14 @@ typedef struct {
     double min_replay_ms;   /* warm: k launches per graph replay so one replay lasts >= this */
     double min_clock_frac;  /* drop samples whose SM clock < this * max clock */
     bool kernels;           /* record kernel names/durations with CUPTI activity (one replay) */
+    int mark_k;             /* k of the case's mark (0: none), wins over flag_k */
+    int flag_k;             /* --launches (0: calibrate) */
+    bool warm_to_steady;    /* warm up back-to-back until the power state is steady */
 } kg_bench_opts;
 #define KG_BENCH_OPTS_INIT { .mode = 0, .budget_s = 1.0, .min_samples = 15, .max_samples = 2000, \
                             .target_ci_rel = 0.005, .ci_level = 0.95, .min_replay_ms = 1.0, \
-                            .min_clock_frac = 0.70, .kernels = true }
+                            .min_clock_frac = 0.70, .kernels = true, .mark_k = 0, .flag_k = 0, \
+                            .warm_to_steady = true }
 
 typedef struct kg_bench_env kg_bench_env;
 
@@ -109,6 +182,10 @@ cJSON *kg_bench_env_nvml_json(kg_bench_env *e);
 
 typedef struct {
     int k;                  /* launches per timed replay */
+    kg_k_source k_source;   /* where k came from */
+    size_t block_timeouts;  /* samples whose blocking start timed out (host too slow) */
+    bool blocking;          /* the replay was held behind the blocking kernel */
+    kg_power_state power;   /* the state the samples were taken in */
     bool graph;             /* timed as a CUDA graph replay (else direct launches) */
     size_t taken, kept, dropped;
     double *all_us;         /* every sample taken (per launch) */
@@ -129,6 +206,25 @@ typedef struct {
 int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
                        uint64_t seed, int device, const kg_bench_opts *o);
 void kg_bench_result_free(kg_bench_result *r);
+
+/* Timing helpers shared by the cases and the ceilings (bench_engine.c). An operation enqueued
+ * on s; the warm-up runs it back-to-back (chunks of ~KG_POWER_POLL_S, op_ms each) polling NVML
+ * until steady or KG_POWER_WARMUP_MAX_S, and leaves the polls' verdict in ps (tracking begun). */
+typedef int (*kg_bench_op)(void *arg, cudaStream_t s);
+int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e,
+                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms);
+/* Poll NVML into the tracker when KG_POWER_POLL_S has passed since the last (or `force`). */
+void kg_bench_poll_track(kg_bench_env *e, kg_power_track *t, bool force);
+/* The blocking start: a 1-thread kernel on s spins on a host-mapped flag (bounded by a 50 ms
+ * %globaltimer timeout), so everything enqueued after it starts only when the host releases it:
+ * the host's submission latency is outside the timed region. release after the enqueues;
+ * timed_out after the stream synchronized. Without the kernel (it did not load) all are no-ops. */
+int kg_bench_block(kg_bench_env *e, cudaStream_t s);
+void kg_bench_block_release(kg_bench_env *e);
+bool kg_bench_block_timed_out(const kg_bench_env *e);
+bool kg_bench_block_available(const kg_bench_env *e);
+/* The state's report object (the row's power_state, also each ceiling's). */
+cJSON *kg_power_state_json(const kg_power_state *ps);
 
 /* Ceilings measured on this device in this run. */
 typedef struct {
@@ -157,12 +253,14 @@ typedef struct {
     const char *marks_path;     /* --marks FILE (recorded in the settings) */
     const char *marks_ref;      /* --marks-ref REF: the marks file read at REF (command layer) */
     const char *save_marks;     /* --save-marks FILE */
+    int launches;               /* --launches K (0: the mark's k, else calibrated) */
     kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */
     const void *marks;
 } kg_bench_gate_opts;
 #define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 0, .band_floor = 0, \
                                   .compute_floor = 0, .abs_floor_us = 0, .marks_path = NULL, \
-                                  .save_marks = NULL, .lookup = NULL, .marks = NULL }
+                                  .save_marks = NULL, .launches = 0, .lookup = NULL, \
+                                  .marks = NULL }
 
 /* The settings one case is timed and decided with: `o` and `dopt` hold the run's (flags or
  * defaults) and take the case's bench_budget_s / bench_band_floor where the command line
@@ -201,6 +299,10 @@ extern const kg_gate_column kg_bench_columns[KG_BENCH_N_COLUMNS];
  * launch: one thread spins ~span_ns of %globaltimer and writes {clock64 delta, ns delta}. */
 int kg_clock_probe_init(void);
 int kg_clock_probe_launch(unsigned long long *dev_out2, unsigned span_ns, cudaStream_t s);
+/* The blocking kernel (same library): spins until flag[0] == want or timeout_ns have passed;
+ * on a timeout it writes want to flag[1]. flag: a device pointer of host-mapped memory. */
+int kg_block_wait_launch(unsigned *flag_dev, unsigned want, unsigned long long timeout_ns,
+                         cudaStream_t s);
 /* Random bf16 in [-1, 1) (never zero) from a seed into device memory (synchronizes s). */
 int kg_bench_fill_bf16(uint16_t *dev, size_t n, uint64_t seed, cudaStream_t s);
 
@@ -215,6 +317,9 @@ double kg_nvml_sm_max_clock(kg_nvml *n);
  * 0 when unknown). */
 double kg_bench_env_max_clock_mhz(const kg_bench_env *e);
 cJSON *kg_nvml_snapshot(kg_nvml *n);
+/* One poll (SM and memory clock, reasons, power, temperature) at time t_s; ok = false without
+ * NVML or when the SM clock or the reasons did not answer. */
+void kg_nvml_poll(kg_nvml *n, kg_power_poll *p, double t_s);
 
 /* CUPTI activity records of the kernels launched between begin and end (no callbacks). */
 int kg_kernel_trace_begin(void);

@@ -1,7 +1,8 @@
 /* Ceilings measured on the device in the same run: a large device-to-device copy (GB/s, bytes
  * read + written) and a large bf16 cuBLAS GEMM (TFLOP/s) on random inputs. The GEMM also
  * records the kernel cuBLAS chose (CUPTI activity) and the SM clock of every sample: the H200
- * shows two performance modes for 8192^3 across processes, and these say which explains it. */
+ * shows two performance modes for 8192^3 across processes, and these say which explains it.
+ * Each is warmed back-to-back to a steady power state first and records that state. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 typedef struct {
     double us[CEIL_SAMPLES];
     double mhz[CEIL_SAMPLES];
+    kg_power_state power;   /* the state it was timed in (warmed to steady first) */
+    int block_timeouts;
 } ceil_samples;
 
 static cJSON *samples_json(const ceil_samples *cs, double median_us)
@@ -29,44 +32,79 @@ static cJSON *samples_json(const ceil_samples *cs, double median_us)
     for (int i = 0; c && i < CEIL_SAMPLES; i++)
         cJSON_AddItemToArray(c, isfinite(cs->mhz[i]) ? cJSON_CreateNumber(cs->mhz[i])
                                                      : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, KG_RK_CEIL_POWER_STATE, kg_power_state_json(&cs->power));
+    cJSON_AddNumberToObject(o, KG_RK_CEIL_BLOCK_TIMEOUTS, cs->block_timeouts);
     return o;
 }
 
-/* Time one operation CEIL_SAMPLES times with events, probing the clock after each. */
-typedef int (*ceil_op)(void *arg, cudaStream_t s);
+/* Time one operation CEIL_SAMPLES times with events behind the blocking start, probing the
+ * clock after each, once it ran back-to-back to a steady power state: a ceiling is measured in
+ * the same state as the cases it divides (the GEMM's in its steady, often power-capped, one). */
+typedef kg_bench_op ceil_op;
 
-static int time_op(double *median_us, ceil_samples *cs, ceil_op op, void *arg, cudaStream_t s,
-                   unsigned long long *probe_dev, unsigned long long *probe_host)
+static int ceil_one(double *us, double *mhz, bool *timed_out, kg_bench_env *env, ceil_op op,
+                    void *arg, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, bool probe,
+                    unsigned long long *probe_dev, unsigned long long *probe_host)
+{
+    int rc = 0;
+    float ms = 0;
+    KG_TRY(kg_bench_block(env, s));
+    KG_CUDA_CHECK(cudaEventRecord(e0, s));
+    KG_TRY(op(arg, s));
+    KG_CUDA_CHECK(cudaEventRecord(e1, s));
+    kg_bench_block_release(env);
+    if (probe) {
+        KG_TRY(kg_clock_probe_launch(probe_dev, 20000u, s));
+        KG_CUDA_CHECK(cudaMemcpyAsync(probe_host, probe_dev, 2 * sizeof *probe_host,
+                                      cudaMemcpyDeviceToHost, s));
+    }
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+    KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    *us = ms * 1000.0;
+    *mhz = (probe && probe_host[1]) ? probe_host[0] * 1000.0 / (double)probe_host[1] : NAN;
+    *timed_out = kg_bench_block_timed_out(env);
+cleanup:
+    kg_bench_block_release(env);
+    return rc;
+}
+
+static int time_op(double *median_us, ceil_samples *cs, kg_bench_env *env, ceil_op op,
+                   void *arg, cudaStream_t s, unsigned long long *probe_dev,
+                   unsigned long long *probe_host)
 {
     int rc = 0;
     cudaEvent_t e0 = NULL, e1 = NULL;
+    float ms = 0;
     const bool probe = kg_clock_probe_init() == 0;
+    kg_power_track *t = calloc(1, sizeof *t);
+    if (!t)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    cs->block_timeouts = 0;
     KG_CUDA_CHECK(cudaEventCreate(&e0));
     KG_CUDA_CHECK(cudaEventCreate(&e1));
     for (int i = 0; i < CEIL_WARMUP; i++)
         KG_TRY(op(arg, s));
+    KG_CUDA_CHECK(cudaEventRecord(e0, s));
+    KG_TRY(op(arg, s));
+    KG_CUDA_CHECK(cudaEventRecord(e1, s));
+    KG_CUDA_CHECK(cudaEventSynchronize(e1));
+    KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    KG_TRY(kg_bench_warm_to_steady(&cs->power, t, env, op, arg, s, ms));
     for (int i = 0; i < CEIL_SAMPLES; i++) {
-        float ms = 0;
-        KG_CUDA_CHECK(cudaEventRecord(e0, s));
-        KG_TRY(op(arg, s));
-        KG_CUDA_CHECK(cudaEventRecord(e1, s));
-        if (probe) {
-            KG_TRY(kg_clock_probe_launch(probe_dev, 20000u, s));
-            KG_CUDA_CHECK(cudaMemcpyAsync(probe_host, probe_dev, 2 * sizeof *probe_host,
-                                          cudaMemcpyDeviceToHost, s));
-        }
-        KG_CUDA_CHECK(cudaStreamSynchronize(s));
-        KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        cs->us[i] = ms * 1000.0;
-        cs->mhz[i] = (probe && probe_host[1]) ? probe_host[0] * 1000.0 / (double)probe_host[1]
-                                              : NAN;
+        bool to = false;
+        KG_TRY(ceil_one(&cs->us[i], &cs->mhz[i], &to, env, op, arg, s, e0, e1, probe,
+                        probe_dev, probe_host));
+        cs->block_timeouts += to;
+        kg_bench_poll_track(env, t, i == CEIL_SAMPLES - 1);
     }
+    kg_power_track_end(t);
     *median_us = kg_stats_median(cs->us, CEIL_SAMPLES);
 cleanup:
     if (e0)
         (void)cudaEventDestroy(e0);
     if (e1)
         (void)cudaEventDestroy(e1);
+    free(t);
     return rc;
 }
 
@@ -140,7 +178,7 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     KG_CUDA_CHECK(cudaMalloc(&ca.src, ca.bytes));
     KG_CUDA_CHECK(cudaMalloc(&ca.dst, ca.bytes));
     KG_TRY(kg_bench_fill_bf16(ca.src, ca.bytes / 2, seed ^ 0xc0b1, s));
-    KG_TRY(time_op(&med, &cs, copy_op, &ca, s, probe_dev, probe_host));
+    KG_TRY(time_op(&med, &cs, env, copy_op, &ca, s, probe_dev, probe_host));
     c->copy_bytes = 2.0 * (double)ca.bytes;
     c->copy_gbps = c->copy_bytes / (med * 1e-6) / 1e9;
     cJSON *cj = samples_json(&cs, med);
@@ -166,7 +204,7 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     KG_CUBLAS_CHECK(cublasSetStream(ga.h, s));
     /* cublasSetStream resets the workspace: set ours after it, so nothing allocates. */
     KG_CUBLAS_CHECK(cublasSetWorkspace(ga.h, ws, ws_bytes));
-    KG_TRY(time_op(&med, &cs, gemm_op, &ga, s, probe_dev, probe_host));
+    KG_TRY(time_op(&med, &cs, env, gemm_op, &ga, s, probe_dev, probe_host));
     double flops = 2.0 * ga.m * (double)ga.n * ga.k;
     c->gemm_m = ga.m;
     c->gemm_n = ga.n;
@@ -206,6 +244,5 @@ cleanup:
         (void)cudaFreeHost(probe_host);
     if (s)
         (void)cudaStreamDestroy(s);
-    KG_UNUSED(env);
     return rc;
 }

@@ -3,6 +3,12 @@
  * budget, the SM clock after every sample (dropping throttled samples), and kernel names from
  * CUPTI activity over one extra replay after the timed ones.
  *
+ * Every sample starts behind the blocking kernel (nvbench's blocking start): the GPU holds at
+ * it until the host has submitted ev0, the replay and ev1, so the host's submission latency is
+ * not in the timed region (it was divided by k: the per-launch figure depended on k, issue #14).
+ * Before sampling, the case runs back-to-back until its power state is steady (NVML polls);
+ * while sampling, NVML is polled at the same cadence and the state recorded (bench_power.c).
+ *
  * Cold mode flushes L2 before every sample with a memset of 2x the L2 size, outside the timed
  * region, and times one launch per sample (k = 1): a graph of k launches would only be cold for
  * its first launch. Inputs are not rotated: the flush evicts every input line before every
@@ -15,7 +21,8 @@
 #include "bench/bench.h"
 
 #define KG_PROBE_SPAN_NS 20000u
-#define KG_MAX_K 1000
+#define KG_BLOCK_TIMEOUT_NS 50000000ull /* 50 ms: a blocking start can never hang */
+#define KG_WARM_CHUNK_MAX 4096
 
 struct kg_bench_env {
     const kg_device_info *dev;
@@ -28,6 +35,11 @@ struct kg_bench_env {
     unsigned gen;
     bool probe_ok;          /* the clock probe loaded (else clocks are unknown, none dropped) */
     double max_mhz;         /* max SM clock: device attribute, else NVML; 0 = unknown */
+    unsigned *flag_host;    /* blocking start: host-mapped {release, timed out} */
+    unsigned *flag_dev;
+    unsigned block_gen;
+    bool block_ok;
+    double last_poll;       /* NVML poll cadence */
 };
 
 double kg_bench_env_max_clock_mhz(const kg_bench_env *e) { return e->max_mhz; }
@@ -63,8 +75,13 @@ int kg_bench_env_new(kg_bench_env **out, const kg_device_info *dev, const kg_ben
     }
     e->probe_ok = kg_clock_probe_init() == 0;
     if (!e->probe_ok)
-        fprintf(stderr, "kgate bench: SM clock probe unavailable (%s): clocks not recorded\n",
-                kg_error_last());
+        fprintf(stderr, "kgate bench: SM clock probe unavailable (%s): clocks not recorded, "
+                "no blocking start\n", kg_error_last());
+    KG_CUDA_CHECK(cudaHostAlloc((void **)&e->flag_host, 2 * sizeof *e->flag_host,
+                                cudaHostAllocMapped));
+    e->flag_host[0] = e->flag_host[1] = 0;
+    KG_CUDA_CHECK(cudaHostGetDevicePointer((void **)&e->flag_dev, e->flag_host, 0));
+    e->block_ok = e->probe_ok;
     *out = e;
     e = NULL;
 cleanup:
@@ -86,11 +103,78 @@ void kg_bench_env_free(kg_bench_env *e)
         (void)cudaEventDestroy(e->ev0);
     if (e->ev1)
         (void)cudaEventDestroy(e->ev1);
+    if (e->flag_host)
+        (void)cudaFreeHost(e->flag_host);
     kg_nvml_close(e->nvml);
     free(e);
 }
 
 cJSON *kg_bench_env_nvml_json(kg_bench_env *e) { return kg_nvml_snapshot(e->nvml); }
+
+bool kg_bench_block_available(const kg_bench_env *e) { return e->block_ok; }
+
+int kg_bench_block(kg_bench_env *e, cudaStream_t s)
+{
+    if (!e->block_ok)
+        return 0;
+    if (++e->block_gen == 0) /* 0 is the flag's first value: never wait for it */
+        e->block_gen = 1;
+    return kg_block_wait_launch(e->flag_dev, e->block_gen, KG_BLOCK_TIMEOUT_NS, s);
+}
+
+void kg_bench_block_release(kg_bench_env *e)
+{
+    if (e->block_ok)
+        __atomic_store_n(&e->flag_host[0], e->block_gen, __ATOMIC_SEQ_CST);
+}
+
+bool kg_bench_block_timed_out(const kg_bench_env *e)
+{
+    return e->block_ok && __atomic_load_n(&e->flag_host[1], __ATOMIC_SEQ_CST) == e->block_gen;
+}
+
+void kg_bench_poll_track(kg_bench_env *e, kg_power_track *t, bool force)
+{
+    kg_power_poll p;
+    double now = now_s();
+    if (!e->nvml || (!force && now - e->last_poll < KG_POWER_POLL_S))
+        return;
+    kg_nvml_poll(e->nvml, &p, now);
+    kg_power_track_add(t, &p);
+    e->last_poll = now;
+}
+
+int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e,
+                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms)
+{
+    int rc = 0;
+    kg_power_poll polls[96]; /* > KG_POWER_WARMUP_MAX_S / KG_POWER_POLL_S */
+    size_t n = 0;
+    const double t0 = now_s();
+    double want = ceil(KG_POWER_POLL_S * 1e3 / fmax(op_ms, 1e-4));
+    const int chunk = (int)fmin(KG_WARM_CHUNK_MAX, fmax(1, want));
+    memset(ps, 0, sizeof *ps);
+    for (;;) {
+        for (int i = 0; i < chunk; i++) /* back-to-back: no sync between the operations */
+            KG_TRY(op(arg, s));
+        KG_CUDA_CHECK(cudaStreamSynchronize(s));
+        double at = now_s() - t0;
+        if (n == KG_ARRAY_LEN(polls)) {
+            memmove(polls, polls + 1, (n - 1) * sizeof *polls);
+            n--;
+        }
+        kg_nvml_poll(e->nvml, &polls[n++], at);
+        if (!polls[n - 1].ok && n >= KG_POWER_WINDOW)
+            break; /* no NVML: one window of warm-up, the state unknown */
+        if (kg_power_steady(polls, n) || at >= KG_POWER_WARMUP_MAX_S)
+            break;
+    }
+    ps->warmup_s = now_s() - t0;
+    kg_power_track_begin(t, ps, polls, n);
+    e->last_poll = now_s();
+cleanup:
+    return rc;
+}
 
 void kg_bench_result_free(kg_bench_result *r)
 {
@@ -145,10 +229,11 @@ cleanup:
     return rc;
 }
 
-/* One sample: [prepare] [flush] ev0 replay ev1 probe, then wait. prepare (an in-place case
- * restoring its inputs) is outside the events, before the flush so cold stays cold. */
+/* One sample: [prepare] [flush] block ev0 replay ev1 (release) probe, then wait. prepare (an
+ * in-place case restoring its inputs) is outside the events, before the flush so cold stays
+ * cold; the flush and prepare run before the block, so only the replay is behind it. */
 static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, void *state,
-                  cudaStream_t s, int k, bool cold, double *us, double *mhz)
+                  cudaStream_t s, int k, bool cold, double *us, double *mhz, bool *timed_out)
 {
     int rc = 0;
     float ms = 0;
@@ -156,9 +241,11 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
         KG_TRY(d->prepare(state, s));
     if (cold)
         KG_CUDA_CHECK(cudaMemsetAsync(e->flush, (int)(++e->gen & 0xff), e->flush_bytes, s));
+    KG_TRY(kg_bench_block(e, s));
     KG_CUDA_CHECK(cudaEventRecord(e->ev0, s));
     KG_TRY(replay(exec, d, state, s, k));
     KG_CUDA_CHECK(cudaEventRecord(e->ev1, s));
+    kg_bench_block_release(e);
     if (e->probe_ok) {
         KG_TRY(kg_clock_probe_launch(e->probe_dev, KG_PROBE_SPAN_NS, s));
         KG_CUDA_CHECK(cudaMemcpyAsync(e->probe_host, e->probe_dev,
@@ -169,7 +256,9 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
     *us = (double)ms * 1000.0 / k;
     *mhz = (e->probe_ok && e->probe_host[1])
                ? (double)e->probe_host[0] * 1000.0 / (double)e->probe_host[1] : NAN;
+    *timed_out = kg_bench_block_timed_out(e);
 cleanup:
+    kg_bench_block_release(e); /* after an error too: never leave the kernel to time out */
     return rc;
 }
 
@@ -210,18 +299,122 @@ static int stats_clock(kg_bench_result *r)
     return 0;
 }
 
+typedef struct {
+    cudaGraphExec_t exec;
+    const kg_case_desc *d;
+    void *state;
+    int k;
+} be_replay_arg;
+
+static int be_replay_op(void *a, cudaStream_t s)
+{
+    be_replay_arg *r = a;
+    return replay(r->exec, r->d, r->state, s, r->k);
+}
+
+/* One sample into the result; true in *stop when a stopping rule is met. */
+static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg *ra,
+                   cudaStream_t s, const kg_bench_opts *o, double t0, bool *stop)
+{
+    int rc = 0;
+    double us = 0, mhz = NAN;
+    bool timed_out = false;
+    const double clock_floor = o->min_clock_frac * env->max_mhz;
+    KG_TRY(sample(env, ra->exec, ra->d, ra->state, s, ra->k, o->mode == 1, &us, &mhz,
+                  &timed_out));
+    size_t i = res->taken++;
+    res->all_us[i] = us;
+    res->clock_mhz[i] = mhz;
+    res->block_timeouts += timed_out;
+    /* Throttled (far below the max clock): dropped, and counted in the report. */
+    res->drop[i] = isfinite(mhz) && clock_floor > 0 && mhz < clock_floor;
+    if (res->drop[i])
+        res->dropped++;
+    else
+        res->kept_us[res->kept++] = us;
+    res->elapsed_s = now_s() - t0;
+    *stop = true;
+    if (res->kept >= (size_t)o->min_samples && (res->kept < 200 || res->kept % 10 == 0)) {
+        kg_summary sm;
+        KG_TRY(kg_stats_summarize(&sm, res->kept_us, res->kept, o->ci_level));
+        if (sm.ci_coverage >= o->ci_level && sm.ci_rel_width <= o->target_ci_rel) {
+            res->stop = "ci_converged";
+            goto cleanup;
+        }
+    }
+    if (res->elapsed_s >= o->budget_s) {
+        res->stop = "budget";
+        goto cleanup;
+    }
+    if (res->taken >= (size_t)(o->max_samples > 0 ? o->max_samples : 1)) {
+        res->stop = "max_samples";
+        goto cleanup;
+    }
+    *stop = false;
+cleanup:
+    return rc;
+}
+
+/* Warm to a steady power state, then sample back-to-back (NVML polled between samples) until
+ * a stopping rule; the summary and the clock figures. The budget counts the loop only. */
+static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg *ra,
+                          cudaStream_t s, const kg_bench_opts *o, double est_ms)
+{
+    int rc = 0;
+    bool stop = false;
+    kg_power_track *track = calloc(1, sizeof *track);
+    if (!track)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    if (o->warm_to_steady)
+        KG_TRY(kg_bench_warm_to_steady(&res->power, track, env, be_replay_op, ra, s,
+                                       est_ms * ra->k));
+    else
+        kg_power_track_begin(track, &res->power, NULL, 0);
+    double t0 = now_s();
+    while (!stop) {
+        KG_TRY(be_take(res, env, ra, s, o, t0, &stop));
+        kg_bench_poll_track(env, track, stop); /* the last one always */
+    }
+    kg_power_track_end(track);
+    if (res->kept > 0) {
+        KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
+        res->have_sum = true;
+    }
+    KG_TRY(stats_clock(res));
+cleanup:
+    free(track);
+    return rc;
+}
+
+/* Names and GPU durations: one direct launch (always traced) and one graph replay (its records
+ * carry graph node ids, where CUPTI traces an already-instantiated graph). */
+static int be_trace(kg_bench_result *res, const be_replay_arg *ra, cudaStream_t s)
+{
+    int rc = 0;
+    if (kg_kernel_trace_begin() != 0)
+        return 0;
+    KG_TRY(ra->d->launch(ra->state, s));
+    if (ra->exec)
+        KG_TRY(replay(ra->exec, ra->d, ra->state, s, ra->k));
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+cleanup:
+    if (rc == 0)
+        res->kernels = kg_kernel_trace_end();
+    else
+        cJSON_Delete(kg_kernel_trace_end());
+    return rc;
+}
+
 int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
                        uint64_t seed, int device, const kg_bench_opts *o)
 {
     kg_phase_set(NULL, NULL, "timing");
     int rc = 0;
     kg_instance inst;
-    bool opened = false, tracing = false;
-    cudaGraphExec_t exec = NULL;
+    bool opened = false;
+    be_replay_arg ra = { NULL, d, NULL, 1 };
     double est_ms = 0;
-    const bool cold = o->mode == 1;
     const size_t cap = (size_t)(o->max_samples > 0 ? o->max_samples : 1);
-    const double clock_floor = o->min_clock_frac * env->max_mhz;
     memset(res, 0, sizeof *res);
     res->all_us = calloc(cap, sizeof *res->all_us);
     res->clock_mhz = calloc(cap, sizeof *res->clock_mhz);
@@ -234,74 +427,25 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
     KG_TRY(kg_instance_open(&inst, d, seed, device));
     opened = true;
     cudaStream_t s = inst.stream;
+    ra.state = inst.state;
     for (int i = 0; i < 3; i++) /* warm-up: module load, caches, clocks */
         KG_TRY(d->launch(inst.state, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(estimate_ms(env, d, inst.state, s, &est_ms));
-    res->k = 1;
-    if (!cold && est_ms < o->min_replay_ms)
-        res->k = (int)fmin(KG_MAX_K, ceil(o->min_replay_ms / est_ms));
-    KG_TRY(capture(&exec, d, inst.state, s, res->k));
-    res->graph = exec != NULL;
-    KG_TRY(replay(exec, d, inst.state, s, res->k)); /* the first replay is not timed */
+    res->k = ra.k = kg_bench_choose_k(&res->k_source, o->mark_k, o->flag_k, o->mode == 1, est_ms,
+                                      o->min_replay_ms);
+    res->blocking = env->block_ok;
+    KG_TRY(capture(&ra.exec, d, inst.state, s, ra.k));
+    res->graph = ra.exec != NULL;
+    KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
-
-    double t0 = now_s();
-    for (;;) {
-        double us = 0, mhz = NAN;
-        KG_TRY(sample(env, exec, d, inst.state, s, res->k, cold, &us, &mhz));
-        size_t i = res->taken++;
-        res->all_us[i] = us;
-        res->clock_mhz[i] = mhz;
-        /* Throttled (far below the max clock): dropped, and counted in the report. */
-        res->drop[i] = isfinite(mhz) && clock_floor > 0 && mhz < clock_floor;
-        if (res->drop[i])
-            res->dropped++;
-        else
-            res->kept_us[res->kept++] = us;
-        res->elapsed_s = now_s() - t0;
-        if (res->kept >= (size_t)o->min_samples && (res->kept < 200 || res->kept % 10 == 0)) {
-            kg_summary sm;
-            KG_TRY(kg_stats_summarize(&sm, res->kept_us, res->kept, o->ci_level));
-            if (sm.ci_coverage >= o->ci_level && sm.ci_rel_width <= o->target_ci_rel) {
-                res->stop = "ci_converged";
-                break;
-            }
-        }
-        if (res->elapsed_s >= o->budget_s) {
-            res->stop = "budget";
-            break;
-        }
-        if (res->taken >= cap) {
-            res->stop = "max_samples";
-            break;
-        }
-    }
-    if (res->kept > 0) {
-        KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
-        res->have_sum = true;
-    }
-    KG_TRY(stats_clock(res));
-
-    if (o->kernels) {
-        /* Names and GPU durations: one direct launch (always traced) and one graph replay
-         * (its records carry graph node ids, where CUPTI traces an already-instantiated graph). */
-        if (kg_kernel_trace_begin() == 0) {
-            tracing = true;
-            KG_TRY(d->launch(inst.state, s));
-            if (exec)
-                KG_TRY(replay(exec, d, inst.state, s, res->k));
-            KG_CUDA_CHECK(cudaStreamSynchronize(s));
-            tracing = false;
-            res->kernels = kg_kernel_trace_end();
-        }
-    }
+    KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms));
+    if (o->kernels)
+        KG_TRY(be_trace(res, &ra, s));
     res->nvml = kg_nvml_snapshot(env->nvml);
 cleanup:
-    if (tracing)
-        cJSON_Delete(kg_kernel_trace_end());
-    if (exec)
-        (void)cudaGraphExecDestroy(exec);
+    if (ra.exec)
+        (void)cudaGraphExecDestroy(ra.exec);
     if (opened)
         kg_instance_close(&inst);
     return rc;

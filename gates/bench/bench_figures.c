@@ -26,6 +26,47 @@ static void bf_num(cJSON *o, const char *k, double v)
     cJSON_AddItemToObject(o, k, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
 }
 
+static cJSON *bf_reason_names(unsigned long long r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (unsigned b = 0; a && b < 64; b++)
+        if (r & (1ULL << b)) {
+            const char *nm = kg_power_reason_name(b);
+            char tmp[16];
+            if (!nm)
+                snprintf(tmp, sizeof tmp, "bit%u", b);
+            cJSON_AddItemToArray(a, cJSON_CreateString(nm ? nm : tmp));
+        }
+    return a;
+}
+
+cJSON *kg_power_state_json(const kg_power_state *ps)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, KG_FIG_POWER_LABEL, ps->label[0] ? ps->label : "unknown");
+    cJSON_AddBoolToObject(o, KG_FIG_POWER_STEADY, ps->steady);
+    cJSON_AddBoolToObject(o, KG_FIG_POWER_HELD, ps->held);
+    bf_num(o, KG_FIG_POWER_WARMUP, ps->warmup_s);
+    if (!ps->nvml) {
+        cJSON_AddStringToObject(o, KG_FIG_POWER_NOTE,
+                                "no NVML (libnvidia-ml.so.1 or its clock-event reasons): the "
+                                "power state was not observed");
+        return o;
+    }
+    cJSON_AddNumberToObject(o, KG_FIG_POWER_POLLS, ps->polls);
+    bf_num(o, KG_FIG_POWER_SM_MIN, ps->sm_min);
+    bf_num(o, KG_FIG_POWER_SM_MEDIAN, ps->sm_median);
+    bf_num(o, KG_FIG_POWER_SM_MAX, ps->sm_max);
+    bf_num(o, KG_FIG_NVML_MEM_CLOCK, ps->mem_mhz);
+    bf_num(o, KG_FIG_NVML_POWER, ps->power_w);
+    bf_num(o, KG_FIG_NVML_TEMPERATURE, ps->temp_c);
+    cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS, bf_reason_names(ps->reasons));
+    cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS_SEEN, bf_reason_names(ps->reasons_seen));
+    return o;
+}
+
 /* The row's figures: decision first (the keys the marks pipeline reads: decision, metric,
  * direction, median_us, ci_lo_us, ci_hi_us, band_rel, samples), then everything else. */
 cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
@@ -47,6 +88,10 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     cJSON_AddStringToObject(f, KG_FIG_OP, d->op);
     cJSON_AddStringToObject(f, KG_FIG_MODE, b->mode == 1 ? "cold" : "warm");
     cJSON_AddNumberToObject(f, KG_FIG_LAUNCHES_PER_SAMPLE, r->k);
+    cJSON_AddStringToObject(f, KG_FIG_LAUNCHES_SOURCE, kg_bench_k_source_name(r->k_source));
+    cJSON_AddBoolToObject(f, KG_FIG_BLOCKING_START, r->blocking);
+    cJSON_AddNumberToObject(f, KG_FIG_BLOCK_TIMEOUTS, (double)r->block_timeouts);
+    cJSON_AddItemToObject(f, KG_FIG_POWER_STATE, kg_power_state_json(&r->power));
     cJSON_AddStringToObject(f, KG_FIG_TIMING, r->graph ? "cuda-graph replay, cuda events"
                                                   : "direct launches, cuda events");
     cJSON_AddNumberToObject(f, KG_FIG_SAMPLES_TAKEN, (double)r->taken);

@@ -2,6 +2,7 @@
  * nvml.h is not shipped with the toolkit here and the library exists only where a driver is.
  * The few declarations below follow the documented NVML C API (stable since NVML 3). */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,15 +87,34 @@ double kg_nvml_sm_max_clock(kg_nvml *n)
 
 static void add_reasons(cJSON *o, unsigned long long r)
 {
-    static const struct { unsigned long long bit; const char *name; } names[] = {
-        { 0x1ULL, "gpu_idle" }, { 0x2ULL, "applications_clocks" }, { 0x4ULL, "sw_power_cap" },
-        { 0x8ULL, "hw_slowdown" }, { 0x10ULL, "sync_boost" }, { 0x20ULL, "sw_thermal" },
-        { 0x40ULL, "hw_thermal" }, { 0x80ULL, "hw_power_brake" }, { 0x100ULL, "display_clocks" }
-    };
     cJSON *a = cJSON_AddArrayToObject(o, KG_FIG_NVML_EVENT_REASONS);
-    for (size_t i = 0; a && i < KG_ARRAY_LEN(names); i++)
-        if (r & names[i].bit)
-            cJSON_AddItemToArray(a, cJSON_CreateString(names[i].name));
+    for (unsigned b = 0; a && kg_power_reason_name(b); b++)
+        if (r & (1ULL << b))
+            cJSON_AddItemToArray(a, cJSON_CreateString(kg_power_reason_name(b)));
+}
+
+void kg_nvml_poll(kg_nvml *n, kg_power_poll *p, double t_s)
+{
+    unsigned v = 0;
+    bool sm = false, rs = false;
+    p->t_s = t_s;
+    p->sm_mhz = p->mem_mhz = p->power_w = p->temp_c = NAN;
+    p->reasons = 0;
+    p->ok = false;
+    if (!n)
+        return;
+    if (n->clock && n->clock(n->dev, NVML_CLOCK_SM, &v) == 0) {
+        p->sm_mhz = v;
+        sm = true;
+    }
+    if (n->clock && n->clock(n->dev, NVML_CLOCK_MEM, &v) == 0)
+        p->mem_mhz = v;
+    if (n->power && n->power(n->dev, &v) == 0)
+        p->power_w = v / 1000.0;
+    if (n->temp && n->temp(n->dev, NVML_TEMPERATURE_GPU, &v) == 0)
+        p->temp_c = v;
+    rs = n->reasons && n->reasons(n->dev, &p->reasons) == 0;
+    p->ok = sm && rs;
 }
 
 cJSON *kg_nvml_snapshot(kg_nvml *n)

@@ -4,6 +4,8 @@
  * estimate; a 20 us span gives the clock to well under 1%. It runs right after a timed sample,
  * outside the timed region, on the same stream: it sees the clock the sample ended at.
  *
+ * The same module holds the bench's blocking-start kernel (kg_block_wait, see bench.h).
+ *
  * The kernel is PTX JIT-compiled at run time through the runtime's library API
  * (cudaLibraryLoadData, CUDA >= 12) rather than a .cu in the gate library: that library is
  * compiled with the C warning flags, which nvcc rejects; and the driver API (cuModuleLoadData)
@@ -41,12 +43,37 @@ static const char probe_ptx[] =
     "  st.global.u64 [%rd1], %rd9;\n"
     "  st.global.u64 [%rd1+8], %rd7;\n"
     "  ret;\n"
+    "}\n"
+    /* The blocking start: spin on a volatile read of the host-mapped flag until the host
+     * releases it (flag[0] == want), never longer than p_timeout ns of %globaltimer; a timeout
+     * is written to flag[1] (the host was too slow to submit the replay behind it). */
+    ".visible .entry kg_block_wait(.param .u64 p_flag, .param .u32 p_want, .param .u64 p_to)\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [p_flag];\n"
+    "  ld.param.u32 %r1, [p_want];\n"
+    "  ld.param.u64 %rd2, [p_to];\n"
+    "  mov.u64 %rd3, %globaltimer;\n"
+    "$Lpoll:\n"
+    "  ld.volatile.u32 %r2, [%rd1];\n"
+    "  setp.eq.u32 %p1, %r2, %r1;\n"
+    "  @%p1 bra $Lreleased;\n"
+    "  mov.u64 %rd4, %globaltimer;\n"
+    "  sub.u64 %rd5, %rd4, %rd3;\n"
+    "  setp.lt.u64 %p2, %rd5, %rd2;\n"
+    "  @%p2 bra $Lpoll;\n"
+    "  st.volatile.u32 [%rd1+4], %r1;\n"
+    "$Lreleased:\n"
+    "  ret;\n"
     "}\n";
 
 /* One library per process: the runtime loads it into the current device's context on first
  * use (the bench runs on one device per process). */
 static cudaLibrary_t g_lib;
 static cudaKernel_t g_kernel;
+static cudaKernel_t g_block;
 
 int kg_clock_probe_init(void)
 {
@@ -54,10 +81,11 @@ int kg_clock_probe_init(void)
     if (g_kernel)
         return 0;
     KG_CUDA_CHECK(cudaLibraryLoadData(&g_lib, probe_ptx, NULL, NULL, 0, NULL, NULL, 0));
+    KG_CUDA_CHECK(cudaLibraryGetKernel(&g_block, g_lib, "kg_block_wait"));
     KG_CUDA_CHECK(cudaLibraryGetKernel(&g_kernel, g_lib, "kg_clock_probe"));
 cleanup:
     if (rc < 0) {
-        g_kernel = NULL;
+        g_kernel = g_block = NULL;
         (void)cudaGetLastError();
     }
     return rc;
@@ -71,6 +99,19 @@ int kg_clock_probe_launch(unsigned long long *dev_out2, unsigned span_ns, cudaSt
     if (!g_kernel)
         return KG_ERR(KG_ECUDA, "clock probe: not loaded (kg_clock_probe_init)");
     KG_CUDA_CHECK(cudaLaunchKernel((const void *)g_kernel, one, one, args, 0, s));
+cleanup:
+    return rc;
+}
+
+int kg_block_wait_launch(unsigned *flag_dev, unsigned want, unsigned long long timeout_ns,
+                         cudaStream_t s)
+{
+    int rc = 0;
+    void *args[] = { &flag_dev, &want, &timeout_ns };
+    dim3 one = { 1, 1, 1 };
+    if (!g_block)
+        return KG_ERR(KG_ECUDA, "blocking kernel: not loaded (kg_clock_probe_init)");
+    KG_CUDA_CHECK(cudaLaunchKernel((const void *)g_block, one, one, args, 0, s));
 cleanup:
     return rc;
 }

@@ -33,6 +33,7 @@
 #define KG_RV_GATE_BENCH KG_BENCH_GATE
 #define KG_RV_GATE_SELFTEST "selftest"
 #define KG_RV_GATE_AB "ab"
+#define KG_RV_GATE_COUNTERS "counters"
 /* figures.decision of the bench gate */
 #define KG_RV_DEC_NO_MARK "NO_MARK"
 #define KG_RV_DEC_SAME "SAME"
@@ -174,9 +175,24 @@
 #define KG_RK_CEIL_TFLOPS "tflops"
 #define KG_RK_CEIL_INPUTS "inputs"
 #define KG_RK_CEIL_KERNELS "kernels"          /* [KG_FIG_KERNEL_*] */
+#define KG_RK_CEIL_POWER_STATE "power_state"  /* {KG_FIG_POWER_*}: the state it was timed in */
+#define KG_RK_CEIL_BLOCK_TIMEOUTS "blocking_timeouts"
 #define KG_RK_BENCH_NVML_START "nvml_start"   /* {KG_FIG_NVML_*} */
 #define KG_RK_BENCH_NVML_END "nvml_end"
 #define KG_RK_BENCH_WALL "wall_s"
+
+/* counters (the counters gate's run-level record, issue #18) */
+#define KG_RK_COUNTERS "counters"
+#define KG_RK_CT_DEVICE_CLASS "device_class"
+#define KG_RK_CT_CHIP "chip"                  /* CUPTI's chip name, "GH100" */
+#define KG_RK_CT_PASSES "passes"              /* replay passes per kernel */
+#define KG_RK_CT_METRICS "metrics"            /* figure -> resolved metric name, null: none */
+#define KG_RK_CT_SKIPPED "skipped"            /* why every case was SKIP (permission, ...) */
+#define KG_RK_CT_TOLERANCE "tolerance_rel"
+#define KG_RK_CT_MODEL_FACTOR "model_factor"
+#define KG_RK_CT_MARKS "marks"
+#define KG_RK_CT_PROFILED_S "profiled_s"      /* the profiled launches, replays included */
+#define KG_RK_CT_WALL "wall_s"
 
 /* marks_update (`run --production` only): what the advance did */
 #define KG_RK_MARKS_UPDATE "marks_update"
@@ -396,6 +412,52 @@
 #define KG_FIG_PS_TIME "time_us"
 #define KG_FIG_PS_SM_CLOCK "sm_clock_mhz" /* null where not measured */
 #define KG_FIG_PS_DROPPED "dropped_index"
+/* issue #14: launch count and power state (bench_engine.c, bench_power.c) */
+#define KG_FIG_LAUNCHES_SOURCE "launches_source"  /* "mark" | "flag" | "calibrated" | "cold" */
+#define KG_FIG_BLOCKING_START "blocking_start"    /* replays held behind the blocking kernel */
+#define KG_FIG_BLOCK_TIMEOUTS "blocking_timeouts" /* samples whose block timed out */
+#define KG_FIG_POWER_STATE "power_state"  /* the state the samples were taken in: */
+#define KG_FIG_POWER_LABEL "label"        /* full-clock | power-capped | thermal | other:.. | unknown */
+#define KG_FIG_POWER_STEADY "steady"      /* the warm-up reached a steady state */
+#define KG_FIG_POWER_HELD "held"          /* it held while sampling */
+#define KG_FIG_POWER_WARMUP "warmup_s"    /* back-to-back warm-up (outside the budget) */
+#define KG_FIG_POWER_POLLS "polls"        /* NVML polls while sampling */
+#define KG_FIG_POWER_SM_MIN "sm_mhz_min"  /* NVML SM clock while sampling */
+#define KG_FIG_POWER_SM_MEDIAN "sm_mhz_median"
+#define KG_FIG_POWER_SM_MAX "sm_mhz_max"
+#define KG_FIG_POWER_REASONS "reasons"    /* clock-event reason names of the state */
+#define KG_FIG_POWER_REASONS_SEEN "reasons_seen" /* every reason seen while sampling */
+#define KG_FIG_POWER_NOTE "note"          /* why the state is unknown */
+/* also KG_FIG_NVML_MEM_CLOCK, KG_FIG_NVML_POWER, KG_FIG_NVML_TEMPERATURE (last poll) */
+
+/* ---- counters figures (gate "counters", issue #18) ------------------------------------------ */
+
+#define KG_FIG_CT_DECISION "decision"         /* OK | REGRESSED | MODEL_WRONG | NO_DATA */
+#define KG_FIG_CT_WHY "why"
+#define KG_FIG_CT_DEVICE_CLASS "device_class"
+#define KG_FIG_CT_KERNELS "kernels"           /* kernels (ranges) in one launch */
+#define KG_FIG_CT_PASSES "passes"
+#define KG_FIG_CT_WALL "wall_s"               /* the profiled launch, replays included */
+#define KG_FIG_CT_DECLARED_BYTES "declared_bytes"
+#define KG_FIG_CT_DECLARED_FLOPS "declared_flops"
+#define KG_FIG_CT_DRAM_BYTES "dram_bytes"     /* per launch; null: counter unavailable */
+#define KG_FIG_CT_L2_BYTES "l2_bytes"
+#define KG_FIG_CT_SYSMEM_BYTES "sysmem_bytes"
+#define KG_FIG_CT_FLOPS "flops"
+#define KG_FIG_CT_FLOPS_PARTIAL "flops_partial" /* an FP counter was unavailable: lower bound */
+#define KG_FIG_CT_INST "inst"
+#define KG_FIG_CT_SPILL "spill_requests"
+#define KG_FIG_CT_TENSOR "tensor_inst"
+#define KG_FIG_CT_OCCUPANCY "occupancy_pct"
+#define KG_FIG_CT_BYTES_RATIO "bytes_ratio"   /* measured / declared */
+#define KG_FIG_CT_BYTES_BASIS "bytes_basis"   /* "dram" | "l2" (the case fits in L2) */
+#define KG_FIG_CT_FLOPS_RATIO "flops_ratio"
+#define KG_FIG_CT_TIME "time_s"               /* the counters pass's kernel time per launch */
+#define KG_FIG_CT_AI "ai"                     /* FLOP per DRAM byte */
+#define KG_FIG_CT_TFLOPS "tflops"
+#define KG_FIG_CT_GBPS "gbps"
+#define KG_FIG_CT_BOUND "bound"               /* memory | compute | latency */
+#define KG_FIG_CT_METRICS "metrics"           /* every figure of the metric table, by key */
 
 /* ---- ab figures (gate "ab": B against A, paired rounds) ------------------------------------- */
 

@@ -6,6 +6,7 @@ extern "C" int kg_preflight_defects_register(kg_registry *reg);
 extern "C" int kg_hotpath_defects_register(kg_registry *reg);
 extern "C" int kg_bench_defects_register(kg_registry *reg);
 extern "C" int kg_fault_defects_register(kg_registry *reg);
+extern "C" int kg_counters_defects_register(kg_registry *reg);
 
 extern "C" int kg_defect_cases_register(kg_registry *reg)
 {
@@ -18,5 +19,7 @@ extern "C" int kg_defect_cases_register(kg_registry *reg)
         rc = kg_bench_defects_register(reg);
     if (rc == 0)
         rc = kg_fault_defects_register(reg);
+    if (rc == 0)
+        rc = kg_counters_defects_register(reg);
     return rc;
 }

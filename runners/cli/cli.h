@@ -5,6 +5,7 @@
 
 #include "gate.h"
 #include "bench/bench.h"
+#include "counters/counters.h"
 #include "marks/marks.h"
 #include "marks/marks_ref.h"
 
@@ -53,6 +54,15 @@ void kg_cli_bench_source(const kg_cli_bench *b, const kg_run *run);
 /* Record marks_source, then merge this run's bench rows into --save-marks, if given. */
 int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_opts *o);
 void kg_cli_bench_free(kg_cli_bench *b);
+
+/* `kgate counters` (counters_cmd.c): its marks (--marks, else $KGATE_MARKS) loaded before the
+ * device is touched; *out is the caller's (kg_marks_free). `run` shares the bench's marks. */
+int kg_cli_counters_prepare(kg_marks **out, kg_counters_gate_opts *o);
+void kg_cli_counters_share(kg_counters_gate_opts *o, const kg_marks *marks, const char *path);
+/* --save-marks FILE: merge this run's counters rows into FILE (checked up front: not the
+ * compared file, writable). */
+int kg_cli_counters_check_save(const kg_counters_gate_opts *o);
+int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
     kg_common_opts co = KG_COMMON_OPTS_INIT;
     kg_run run = { 0 };
     kg_cli_bench bench = { 0 };
+    kg_marks *ct_marks = NULL; /* the counters gate's (counters_cmd.c) */
     bool help = false;
     void *opts = calloc(1, g->opts_size ? g->opts_size : 1);
     if (!opts) {
@@ -36,13 +37,20 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
         goto cleanup;
     if (g == &kg_gate_bench)
         KG_TRY(kg_cli_bench_prepare(&bench, opts));
+    if (g == &kg_gate_counters) {
+        KG_TRY(kg_cli_counters_prepare(&ct_marks, opts));
+        KG_TRY(kg_cli_counters_check_save(opts));
+    }
     KG_TRY(kg_run_begin(&run, g->name, &co, reg, NULL));
     KG_TRY(kg_run_gate(&run, reg, g, opts, false));
     if (g == &kg_gate_bench)
         KG_TRY(kg_cli_bench_save(&bench, &run, opts));
+    if (g == &kg_gate_counters)
+        KG_TRY(kg_cli_counters_save(&run, opts));
 cleanup:
     code = help && rc == 0 ? KG_EXIT_PASS : kg_run_finish(&run, rc);
     kg_cli_bench_free(&bench);
+    kg_marks_free(ct_marks);
     kg_run_free(&run);
     free(opts);
     return code;

@@ -293,6 +293,8 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     KG_TRY(run_check(&ro));
     KG_TRY(run_defects(&ro, defects, sizeof defects));
     KG_TRY(run_marks(&ro, &t, &g, run_gate_opts(&g, &kg_gate_bench)));
+    kg_cli_counters_share(run_gate_opts(&g, &kg_gate_counters), g.bench.marks,
+                          ((kg_bench_gate_opts *)run_gate_opts(&g, &kg_gate_bench))->marks_path);
     KG_TRY(kg_run_begin(&run, "run", &co, reg,
                         ro.production ? "PRODUCTION (certifying: marks advance if every gate "
                                         "passes)"

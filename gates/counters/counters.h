@@ -1,0 +1,214 @@
+/* The counters gate's internals (issue #18): the metric table (counters_metrics.c, pure), the
+ * pure decision against the declared work model and the marks (counters_decide.c), the CUPTI
+ * range-profiler session (counters_cupti.c), the gate (counters.c) and its figures
+ * (counters_figures.c). Docs: docs/counters.md. */
+#ifndef KG_COUNTERS_H
+#define KG_COUNTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "core/kg_core.h"
+#include "core/mark.h"
+#include "gate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the metric table (pure) ----------------------------------------------------------- */
+
+/* One wanted figure: the first of its candidate metric names that the device's metric
+ * enumeration knows is collected (names differ between chips and CUPTI versions). */
+typedef enum {
+    KG_CT_DRAM_READ = 0,   /* bytes */
+    KG_CT_DRAM_WRITE,      /* bytes */
+    KG_CT_SYSMEM,          /* L2 sectors whose aperture is system memory (x 32 bytes) */
+    KG_CT_L2_SECTORS,      /* L1 -> L2 sectors (x 32 bytes): the traffic of L2-resident cases */
+    KG_CT_FADD, KG_CT_FMUL, KG_CT_FFMA,
+    KG_CT_DADD, KG_CT_DMUL, KG_CT_DFMA,
+    KG_CT_HADD, KG_CT_HMUL, KG_CT_HFMA,
+    KG_CT_TENSOR,          /* tensor-pipe warp instructions (mma.sync / wmma) */
+    KG_CT_TENSOR_GMMA,     /* wgmma (sm_90) */
+    KG_CT_LOCAL_LD, KG_CT_LOCAL_ST, /* local-memory (spill) instructions or requests */
+    KG_CT_INST,            /* warp instructions executed */
+    KG_CT_OCCUPANCY,       /* achieved occupancy, % of peak sustained active */
+    KG_CT_SM_PCT,          /* SM throughput, % of peak sustained elapsed */
+    KG_CT_DRAM_PCT,        /* DRAM throughput, % of peak sustained elapsed */
+    KG_CT_DURATION,        /* ns */
+    KG_CT_N
+} kg_ct_metric;
+
+#define KG_CT_MAX_ALTS 3
+typedef struct {
+    const char *key;                       /* short name (report figure "metrics".<key>) */
+    const char *names[KG_CT_MAX_ALTS];     /* candidates, preferred first (NULL-terminated) */
+    bool ratio;                            /* a % (averaged over kernels, weighted by time),
+                                            * else a count (summed over kernels) */
+    double scale;                          /* count -> unit (sectors -> bytes: 32) */
+} kg_ct_metric_info;
+
+extern const kg_ct_metric_info kg_ct_metrics[KG_CT_N];
+
+/* The base name of a metric ("dram__bytes_read" of "dram__bytes_read.sum"), into buf. */
+void kg_ct_base_name(char *buf, size_t n, const char *metric);
+/* Resolve every wanted figure against a list of base names the device knows (sorted or not):
+ * chosen[i] = index into kg_ct_metrics[i].names, or -1 when none exists. Returns how many
+ * figures resolved. */
+size_t kg_ct_resolve(int chosen[KG_CT_N], const char *const *known, size_t n_known);
+
+/* ---- per-launch figures (pure) --------------------------------------------------------- */
+
+/* One case's counters per launch(): NaN where a metric was unavailable. */
+typedef struct {
+    double v[KG_CT_N];     /* summed (counts) / time-weighted (ratios) over the kernels */
+    bool have[KG_CT_N];
+    int n_kernels;         /* ranges (kernels) profiled in the launch */
+    double weight_sum;     /* duration weights of the ratios (internal) */
+    /* derived */
+    double dram_bytes;     /* read + write */
+    double sysmem_bytes;
+    double l2_bytes;
+    double flops;          /* fadd + fmul + 2 ffma, same for d and h (h: thread instructions),
+                            * of the FP counters this device has (NaN: none) */
+    bool flops_partial;    /* some FP counter was unavailable: flops is a lower bound */
+    double spill;          /* local ld + st */
+    double tensor;         /* tensor + gmma instructions */
+} kg_ct_counts;
+
+/* Add one kernel's values (vals[i] for chosen metrics, NaN otherwise) into c. */
+void kg_ct_add_kernel(kg_ct_counts *c, const double vals[KG_CT_N], const bool have[KG_CT_N]);
+/* Compute the derived figures of c (after every kernel was added). */
+void kg_ct_derive(kg_ct_counts *c);
+
+/* ---- decision (pure) ------------------------------------------------------------------- */
+
+typedef struct {
+    double tolerance_rel;      /* growth of DRAM bytes / instructions per launch that regresses
+                                * (counters are near-deterministic: 0.01) */
+    double model_factor;       /* the declared work model must be within this factor (1.5):
+                                * a memory-bound kernel's DRAM bytes match its compulsory
+                                * traffic within a few % (L2 write-back, ECC-free HBM), so a
+                                * declaration 2x off fails while 10-30% cache effects pass */
+    double occupancy_step;     /* achieved-occupancy drop (percentage points) that regresses */
+    double l2_bytes;           /* the device's L2 size: smaller cases are compared with L2 traffic */
+    double sysmem_floor_bytes; /* system-memory traffic above this is "appeared" */
+} kg_ct_decide_opts;
+/* occupancy: one warp of a 64-warp SM is 1.6 points; a lost block of 4+ warps is >= 6 */
+#define KG_CT_DECIDE_OPTS_INIT { .tolerance_rel = 0.01, .model_factor = 1.5, \
+                                 .occupancy_step = 5.0, .l2_bytes = 0, \
+                                 .sysmem_floor_bytes = 4096 }
+
+/* What the case declares and what a mark (lookup results, NULL = none) says. */
+typedef struct {
+    double bytes_moved, flops;     /* kg_case_desc work model of one launch() */
+    bool uses_tensor_cores;        /* KG_CT_TAG_TENSOR in the case's tags */
+    const kg_mark *m_dram, *m_inst, *m_spill, *m_occ, *m_tensor, *m_sysmem;
+} kg_ct_expect;
+
+typedef enum {
+    KG_CT_OK = 0,
+    KG_CT_REGRESSED,    /* against the marks */
+    KG_CT_MODEL_WRONG,  /* declared work model off by more than the factor: FAIL */
+    KG_CT_NO_DATA       /* nothing measured that could decide */
+} kg_ct_decision;
+const char *kg_ct_decision_name(kg_ct_decision d);
+
+typedef struct {
+    kg_ct_decision decision;
+    double bytes_ratio;        /* measured / declared (NaN: not checked) */
+    double flops_ratio;
+    const char *bytes_basis;   /* "dram" | "l2" (small case) | NULL (not checked) */
+    char why[640];             /* every finding, "; "-separated */
+} kg_ct_verdict;
+
+/* The rule (docs/counters.md):
+ *   FAIL      declared bytes_moved vs measured (DRAM bytes, or L1<->L2 bytes when the declared
+ *             bytes fit in L2) off by more than model_factor either way; same for flops
+ *             (declared > 0, or measured FP ops > 1e6 with nothing declared) unless the case
+ *             uses tensor cores (its FLOPs are not in the FP-instruction counters);
+ *   REGRESSED DRAM bytes or instructions per launch above mark * (1 + tolerance); spill
+ *             requests > 0 where the mark had 0; tensor instructions 0 for a case that
+ *             declares tensor cores (or whose mark had some); achieved occupancy below the
+ *             mark by more than occupancy_step; system-memory bytes above the floor where
+ *             the mark had none (or, without a mark, at all: no reference case maps host
+ *             memory). */
+int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *e,
+                 const kg_ct_decide_opts *o);
+
+/* The metrics a case keeps as marks (lower is better except occupancy and tensor). */
+#define KG_CT_MARK_DRAM "dram_bytes_per_launch"
+#define KG_CT_MARK_INST "inst_per_launch"
+#define KG_CT_MARK_SPILL "spill_requests_per_launch"
+#define KG_CT_MARK_OCC "achieved_occupancy_pct"
+#define KG_CT_MARK_TENSOR "tensor_inst_per_launch"
+#define KG_CT_MARK_SYSMEM "sysmem_bytes_per_launch"
+
+/* A case declares tensor-core use with this tag (kg_case_desc.tags, source compatible). */
+#define KG_CT_TAG_TENSOR "tensor-core"   /* as the reference GEMM cases (kernels/gemm_bf16.cu) */
+bool kg_ct_case_uses_tensor(const kg_case_desc *d);
+
+/* ---- the CUPTI range-profiler session (counters_cupti.c) -------------------------------- */
+
+typedef struct kg_ct_session kg_ct_session;
+typedef enum {
+    KG_CT_AVAIL_OK = 0,
+    KG_CT_AVAIL_PRIVILEGE,      /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (RmProfilingAdminOnly) */
+    KG_CT_AVAIL_BUSY,           /* another profiler holds the device */
+    KG_CT_AVAIL_UNSUPPORTED     /* chip, MIG, virtualized, confidential computing ... */
+} kg_ct_avail;
+
+/* Open a session on the current device's primary context: initialise the profiler, read the
+ * chip name and counter availability, resolve the metric table, build the config image.
+ * Every CUPTI call is logged to `log` (may be NULL) with its name and result string.
+ * KG_ECUPTI with *avail != OK: the gate SKIPs with the error's message as reason. */
+int kg_ct_session_open(kg_ct_session **out, kg_ct_avail *avail, int device, FILE *log);
+void kg_ct_session_close(kg_ct_session *s);
+/* Where the session logs from now on (NULL: nowhere); the caller keeps `log` open. */
+void kg_ct_session_set_log(kg_ct_session *s, FILE *log);
+const char *kg_ct_session_chip(const kg_ct_session *s);
+/* Replay passes the config needs (cuptiProfilerHostGetNumOfPasses). */
+size_t kg_ct_session_passes(const kg_ct_session *s);
+/* The resolved metric name of figure i (NULL: unavailable on this device). */
+const char *kg_ct_session_metric(const kg_ct_session *s, kg_ct_metric i);
+
+/* Profile what fn enqueues on `stream` (one range per kernel, kernel replay), sum it into c.
+ * wall_s: the profiled call's wall time (replays included). */
+typedef int (*kg_ct_launch_fn)(void *arg, cudaStream_t stream);
+int kg_ct_session_profile(kg_ct_session *s, kg_ct_counts *c, double *wall_s, kg_ct_launch_fn fn,
+                          void *arg, cudaStream_t stream);
+
+/* ---- the gate --------------------------------------------------------------------------- */
+
+typedef struct {
+    double tolerance;          /* --counter-tolerance */
+    double model_factor;       /* --model-factor */
+    const char *marks_path;    /* --marks (recorded) */
+    const char *save_marks;    /* --save-marks FILE: merge this run's counters (command layer) */
+    kg_mark_lookup_fn lookup;  /* handed down by the command layer; NULL: no marks */
+    const void *marks;
+} kg_counters_gate_opts;
+#define KG_COUNTERS_GATE_OPTS_INIT { .tolerance = 0, .model_factor = 0, .marks_path = NULL, \
+                                     .save_marks = NULL, .lookup = NULL, .marks = NULL }
+
+/* One case's typed result (flat: travels from the worker as bytes). */
+typedef struct {
+    kg_ct_counts c;
+    kg_ct_verdict v;
+    double declared_bytes, declared_flops;
+    double wall_s;             /* the profiled pass, replays included */
+    size_t passes;
+    double time_s;             /* the counters pass's own kernel time per launch (duration) */
+    double ai;                 /* measured FLOP / DRAM byte (NaN when either is missing) */
+    double tflops, gbps;       /* achieved, from time_s */
+    char device_class[320];
+    char bound[16];            /* "memory" | "compute" | "latency" | "" */
+} kg_counters_row;
+
+cJSON *kg_counters_figures(const kg_case_desc *d, const kg_case_result *res);
+#define KG_COUNTERS_N_COLUMNS 9
+extern const kg_gate_column kg_counters_columns[KG_COUNTERS_N_COLUMNS];
+
+#ifdef __cplusplus
+}
+#endif
+#endif

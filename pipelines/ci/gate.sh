@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# kgate CI, one GPU job of the matrix (GitHub: pipelines/github/gate; GitLab: .kgate-gate and
+# .kgate-production). Runs from the project's checkout, with the bundle of the build job
+# unpacked (this script is its ci/gate.sh), and leaves every output in $KGATE_OUT:
+#   kgate-report.json kgate-junit.xml kgate-summary.md kgate-report.html kgate-name kgate-rc
+#
+#   diagnostic (pull/merge requests): `marks guard --base origin/<target>` (a PR must not edit
+#     the marks), then `run --diagnostic --marks-ref origin/<marks branch>`: gated against the
+#     target's marks, nothing committed, no write token used;
+#   production (default branch): `run --production --marks-branch <marks branch> --push origin`
+#     (marks committed to their own branch, never the default branch), then `history append`
+#     of the report to the history branch, pushed, whether the run passed or not.
+#
+# Environment: KGATE_MODE (diagnostic|production), KGATE_DEVICE (the ordinal), KGATE_NAME (the
+# GPU's name in reports, statuses and artifacts; default <KGATE_GPU>-gpu<N>), KGATE_OUT (default
+# kgate-reports/<name>), KGATE_MARKS_BRANCH (kgate-marks), KGATE_HISTORY_BRANCH (kgate-history;
+# empty: no history), KGATE_MARKS_FILE (baselines/high_water.json), KGATE_BASE_REF (the PR's
+# target branch: guard; empty: no guard), KGATE_RUN_ARGS (more `kgate run` flags, split on
+# spaces), KGATE_FETCH_TOKEN (read token for fetching when the checkout kept no credentials),
+# KGATE_PUSH_TOKEN (production only: becomes KGATE_GIT_TOKEN), KGATE_SUMMARY (a file the
+# Markdown summary is appended to, e.g. $GITHUB_STEP_SUMMARY).
+# Exit: kgate run's code (0 pass, 1 gate failed, 2 usage, 3 no GPU, 4 runtime error); 1 when
+# the gates passed but the guard refused the PR; 4 when they passed but the history push failed.
+set -euo pipefail
+bin=$(cd "${KGATE_BIN:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
+die() { echo "kgate-ci gate: $*" >&2; exit 2; }
+[ -f "$bin/kgate-runners.env" ] || die "$bin/kgate-runners.env missing: unpack the build job's bundle first"
+KGATE_RUNNER_NAME=$(sed -n 's/^KGATE_RUNNER_NAME=//p' "$bin/kgate-runners.env")
+runner="$bin/bin/$KGATE_RUNNER_NAME"
+[ -x "$runner" ] || die "$runner is not executable (a broken bundle)"
+export KGATE_DEFECTS="$bin/bin/kgate-defects"
+
+mode=${KGATE_MODE:-}
+case "$mode" in diagnostic|production) ;; *) die "KGATE_MODE: expected diagnostic or production, got '$mode'" ;; esac
+dev=${KGATE_DEVICE:-}
+[[ "$dev" =~ ^[0-9]+$ ]] || die "KGATE_DEVICE: expected a GPU ordinal (0, 1, ...), got '$dev'"
+name=${KGATE_NAME:-${KGATE_GPU:-gpu}-gpu$dev}
+[[ "$name" =~ ^[A-Za-z0-9._-]+$ ]] || die "KGATE_NAME: letters, digits, '.', '_' and '-' only, got '$name'"
+out=${KGATE_OUT:-kgate-reports/$name}
+marks=${KGATE_MARKS_BRANCH-kgate-marks}
+hist=${KGATE_HISTORY_BRANCH-kgate-history}
+for b in "$marks" "$hist" "${KGATE_BASE_REF:-}"; do
+    [ -z "$b" ] || git check-ref-format --branch "$b" >/dev/null 2>&1 || die "not a branch name: '$b'"
+done
+mkdir -p "$out"
+printf '%s\n' "$name" > "$out/kgate-name"
+# The marks file inside the repository: the build machine's path baked into the runner
+# (kgate_add_runner MARKS) does not exist here.
+export KGATE_MARKS=${KGATE_MARKS:-$PWD/${KGATE_MARKS_FILE:-baselines/high_water.json}}
+unset KGATE_GIT_TOKEN
+push_token=${KGATE_PUSH_TOKEN:-}
+unset KGATE_PUSH_TOKEN
+
+kg_fetch() { # kg_fetch BRANCH: origin's BRANCH into refs/remotes/origin/BRANCH; 1 if it has none
+    if [ -n "${KGATE_FETCH_TOKEN:-}" ]; then
+        # For this one git process only, through its environment (not its command line, not
+        # .git/config); the CI masks the token in logs.
+        GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraheader \
+        GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $(printf 'x-access-token:%s' "$KGATE_FETCH_TOKEN" | base64 -w0)" \
+            git fetch --quiet --no-tags origin "+refs/heads/$1:refs/remotes/origin/$1" 2>/dev/null
+    else
+        git fetch --quiet --no-tags origin "+refs/heads/$1:refs/remotes/origin/$1" 2>/dev/null
+    fi
+}
+
+args=(run --device "$dev" --report "$out/kgate-report.json")
+guard_rc=0
+if [ "$mode" = diagnostic ]; then
+    args+=(--diagnostic)
+    if [ -n "$marks" ] && kg_fetch "$marks"; then
+        args+=(--marks-ref "origin/$marks")
+    else
+        echo "kgate-ci gate: no branch '$marks' on origin yet (no production run has committed marks): gating without marks"
+    fi
+    if [ -n "${KGATE_BASE_REF:-}" ]; then
+        kg_fetch "$KGATE_BASE_REF" || die "cannot fetch the target branch '$KGATE_BASE_REF' from origin"
+        set +e
+        "$runner" marks guard --base "origin/$KGATE_BASE_REF"
+        guard_rc=$?
+        set -e
+    fi
+else
+    [ -n "$marks" ] || die "KGATE_MARKS_BRANCH is empty: production commits the marks to that branch"
+    args+=(--production --marks-branch "$marks" --push origin)
+    [ -n "$push_token" ] && export KGATE_GIT_TOKEN="$push_token"
+fi
+# shellcheck disable=SC2206 # KGATE_RUN_ARGS is split on spaces on purpose
+args+=(${KGATE_RUN_ARGS:-})
+
+unset KGATE_FETCH_TOKEN
+set +e
+"$runner" "${args[@]}"
+rc=$?
+set -e
+printf '%s\n' "$rc" > "$out/kgate-rc"
+if [ -f "$out/kgate-report.json" ]; then
+    "$runner" report --from "$out/kgate-report.json" --junit "$out/kgate-junit.xml" \
+        --markdown "$out/kgate-summary.md" --html "$out/kgate-report.html" || [ "$rc" -ne 0 ] || rc=4
+    if [ -n "${KGATE_SUMMARY:-}" ] && [ -f "$out/kgate-summary.md" ]; then
+        { echo "### kgate $mode: $name"; echo; cat "$out/kgate-summary.md"; echo; } >> "$KGATE_SUMMARY"
+    fi
+    if [ "$mode" = production ] && [ -n "$hist" ]; then
+        # Every production run goes into the history, passed or not.
+        if ! "$runner" history append --report "$out/kgate-report.json" --branch "$hist" --push; then
+            echo "kgate-ci gate: history append to '$hist' failed" >&2
+            [ "$rc" -ne 0 ] || rc=4
+        fi
+    fi
+else
+    echo "kgate-ci gate: kgate run wrote no report (exit $rc)" >&2
+fi
+if [ "$guard_rc" -eq 1 ]; then
+    echo "kgate-ci gate: marks guard refused this pull/merge request: marks move only through production runs and \`kgate marks lower\`" >&2
+    [ "$rc" -ne 0 ] || rc=1
+elif [ "$guard_rc" -ne 0 ]; then
+    echo "kgate-ci gate: marks guard failed (exit $guard_rc)" >&2
+    [ "$rc" -ne 0 ] || rc=$guard_rc
+fi
+exit "$rc"

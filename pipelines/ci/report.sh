@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# kgate CI, the one job after the GPU matrix (GitHub: pipelines/github/report; GitLab:
+# .kgate-comment). With every GPU's outputs under $KGATE_REPORTS_DIR/<name>/ (what gate.sh
+# left in its KGATE_OUT), it:
+#   - appends each GPU's Markdown summary to $KGATE_SUMMARY (when set);
+#   - KGATE_STATUSES=true: posts the commit statuses of every report, `kgate/<gate> (<name>)`;
+#   - KGATE_COMMENT=true: creates or updates the ONE pull/merge request comment, made from all
+#     reports at once (a comment step per GPU would have each overwrite the others');
+#   - KGATE_HISTORY_PUSH=true (diagnostic runs; production appends in its GPU jobs): appends
+#     every report to KGATE_HISTORY_BRANCH (kgate-history) and pushes, with KGATE_GIT_TOKEN.
+#   - KGATE_DRY_RUN=true: `kgate status` and `kgate comment` print what they would send.
+# A GPU job that wrote no report is named; the job then fails (exit 1) after posting the rest.
+# Tokens: the kgate commands read GITHUB_TOKEN / KGATE_STATUS_TOKEN / CI_JOB_TOKEN and
+# KGATE_GIT_TOKEN themselves; nothing here prints them.
+set -euo pipefail
+bin=$(cd "${KGATE_BIN:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)
+die() { echo "kgate-ci report: $*" >&2; exit 2; }
+[ -f "$bin/kgate-runners.env" ] || die "$bin/kgate-runners.env missing: unpack the build job's bundle first"
+KGATE_RUNNER_NAME=$(sed -n 's/^KGATE_RUNNER_NAME=//p' "$bin/kgate-runners.env")
+runner="$bin/bin/$KGATE_RUNNER_NAME"
+[ -x "$runner" ] || die "$runner is not executable (a broken bundle)"
+dir=${KGATE_REPORTS_DIR:-kgate-reports}
+[ -d "$dir" ] || die "KGATE_REPORTS_DIR: no directory '$dir' (did any GPU job upload its outputs?)"
+hist=${KGATE_HISTORY_BRANCH-kgate-history}
+
+reports=() names=() missing=()
+while IFS= read -r d; do
+    n=$(cat "$d/kgate-name" 2>/dev/null || basename "$d")
+    if [ -f "$d/kgate-report.json" ]; then
+        reports+=("$d/kgate-report.json"); names+=("$n")
+    else
+        missing+=("$n")
+    fi
+done < <(
+    # One GPU's outputs straight in $dir (GitHub's download-artifact extracts a pattern that
+    # matches a single artifact flat), else one directory per GPU.
+    if [ -f "$dir/kgate-name" ] || [ -f "$dir/kgate-report.json" ]; then echo "$dir"
+    else find "$dir" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort; fi)
+echo "kgate-ci report: ${#reports[@]} report(s): ${names[*]:-none}${missing[*]:+; no report from: ${missing[*]}}"
+dry=(); [ "${KGATE_DRY_RUN:-false}" = true ] && dry=(--dry-run)
+rc=0
+kr_fail() { echo "kgate-ci report: $1 failed (exit $2)" >&2; [ "$rc" -ne 0 ] || rc=4; }
+
+if [ -n "${KGATE_SUMMARY:-}" ]; then
+    for i in "${!reports[@]}"; do
+        { echo "### kgate: ${names[$i]}"; echo
+          "$runner" report --from "${reports[$i]}" --markdown - || echo "(unreadable report)"; echo; } >> "$KGATE_SUMMARY"
+    done
+    for n in "${missing[@]}"; do echo "### kgate: $n: no report (the job failed before its run ended)" >> "$KGATE_SUMMARY"; done
+fi
+if [ "${KGATE_STATUSES:-false}" = true ]; then
+    for i in "${!reports[@]}"; do
+        "$runner" status "${dry[@]}" --from-report "${reports[$i]}" --context-suffix "${names[$i]}" || kr_fail "status (${names[$i]})" $?
+    done
+fi
+if [ "${KGATE_COMMENT:-false}" = true ] && [ "${#reports[@]}" -gt 0 ]; then
+    from=()
+    for r in "${reports[@]}"; do from+=(--from-report "$r"); done
+    "$runner" comment "${dry[@]}" "${from[@]}" ${KGATE_REPORT_URL:+--report-url "$KGATE_REPORT_URL"} || kr_fail comment $?
+fi
+if [ "${KGATE_HISTORY_PUSH:-false}" = true ] && [ -n "$hist" ]; then
+    for i in "${!reports[@]}"; do
+        "$runner" history append --report "${reports[$i]}" --branch "$hist" --push || kr_fail "history append (${names[$i]})" $?
+    done
+fi
+if [ "${#missing[@]}" -gt 0 ] || [ "${#reports[@]}" -eq 0 ]; then
+    echo "kgate-ci report: no report from: ${missing[*]:-any GPU job} (see those jobs' logs)" >&2
+    [ "$rc" -ne 0 ] || rc=1
+fi
+exit "$rc"

@@ -1,0 +1,127 @@
+/* The marks side of `kgate counters` (and of `run`'s counters gate): the gate decides against
+ * counter marks (dram_bytes_per_launch, inst_per_launch, ... keyed like bench marks by device
+ * class, case and metric) that it never loads itself; they live a layer above it. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "counters/counters.h"
+#include "cli/cli.h"
+
+static const kg_mark *cc_lookup(const void *marks, const char *cls, const char *id,
+                                const char *metric)
+{
+    return kg_marks_find(marks, cls, id, metric);
+}
+
+int kg_cli_counters_prepare(kg_marks **out, kg_counters_gate_opts *o)
+{
+    int rc = 0;
+    *out = NULL;
+    o->marks_path = kg_marks_path_default(o->marks_path);
+    if (o->marks_path) {
+        KG_TRY(kg_marks_load(out, o->marks_path));
+        o->lookup = cc_lookup;
+        o->marks = *out;
+    }
+cleanup:
+    return rc;
+}
+
+void kg_cli_counters_share(kg_counters_gate_opts *o, const kg_marks *marks, const char *path)
+{
+    if (!o || !marks)
+        return;
+    o->marks_path = path;
+    o->lookup = cc_lookup;
+    o->marks = marks;
+}
+
+int kg_cli_counters_check_save(const kg_counters_gate_opts *o)
+{
+    int rc = 0;
+    kg_marks *m = NULL;
+    if (!o->save_marks)
+        return 0;
+    if (o->marks_path && strcmp(o->marks_path, o->save_marks) == 0)
+        return KG_ERR(KG_EINVAL, "--save-marks %s: would rewrite the marks this run is "
+                                 "compared against", o->save_marks);
+    KG_TRY(kg_path_check_writable(o->save_marks));
+    rc = kg_marks_load(&m, o->save_marks); /* an existing file must be valid: it is merged */
+    kg_marks_free(m);
+    if (rc == KG_ENOTFOUND)
+        rc = 0;
+cleanup:
+    return rc;
+}
+
+/* One counter of a row as a mark (only a positive, finite count: a count of 0, e.g. no
+ * spills, is stored as no mark, which the decision reads as 0). */
+static int cc_put(kg_marks *m, kg_mark *mk, const char *metric, double v, kg_direction dir)
+{
+    if (!isfinite(v) || !(v > 0))
+        return 0;
+    mk->metric = (char *)metric;
+    mk->direction = dir;
+    mk->value = mk->run_median = mk->ci_lo = mk->ci_hi = v;
+    return kg_marks_merge(m, mk);
+}
+
+static int cc_row(kg_marks *m, const kg_counters_row *b, const kg_case_desc *d,
+                  const kg_run *run, char *date, char *drv, char *rt)
+{
+    int rc = 0;
+    kg_mark mk;
+    memset(&mk, 0, sizeof mk);
+    mk.device_class = (char *)b->device_class;
+    mk.case_id = (char *)d->id;
+    mk.band_rel = 0; /* counters: the tolerance is the decision's, not a noise band */
+    mk.samples = 1;
+    mk.runs = 1;
+    mk.commit = (char *)kg_report_commit(run->rep);
+    mk.date = date;
+    mk.run_id = (char *)kg_report_run_id(run->rep);
+    mk.driver = drv;
+    mk.cuda = rt;
+    mk.set_by = "kgate counters --save-marks (diagnostic)";
+    KG_TRY(cc_put(m, &mk, KG_CT_MARK_DRAM, b->c.dram_bytes, KG_LOWER_IS_BETTER));
+    KG_TRY(cc_put(m, &mk, KG_CT_MARK_INST, b->c.v[KG_CT_INST], KG_LOWER_IS_BETTER));
+    KG_TRY(cc_put(m, &mk, KG_CT_MARK_SPILL, b->c.spill, KG_LOWER_IS_BETTER));
+    KG_TRY(cc_put(m, &mk, KG_CT_MARK_OCC, b->c.v[KG_CT_OCCUPANCY], KG_HIGHER_IS_BETTER));
+    KG_TRY(cc_put(m, &mk, KG_CT_MARK_TENSOR, b->c.tensor, KG_HIGHER_IS_BETTER));
+    KG_TRY(cc_put(m, &mk, KG_CT_MARK_SYSMEM, b->c.sysmem_bytes, KG_LOWER_IS_BETTER));
+cleanup:
+    return rc;
+}
+
+int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o)
+{
+    int rc = 0;
+    kg_marks *m = NULL;
+    char date[32], drv[16], rt[16];
+    time_t t = time(NULL);
+    struct tm tm;
+    if (!o->save_marks || !run->env.dev)
+        return 0;
+    rc = kg_marks_load(&m, o->save_marks);
+    if (rc == KG_ENOTFOUND)
+        rc = kg_marks_new(&m);
+    KG_TRY(rc);
+    gmtime_r(&t, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(drv, sizeof drv, "%d.%d", run->dev.driver_version / 1000,
+             (run->dev.driver_version % 1000) / 10);
+    snprintf(rt, sizeof rt, "%d.%d", run->dev.runtime_version / 1000,
+             (run->dev.runtime_version % 1000) / 10);
+    for (size_t i = 0; i < run->n_rows; i++) {
+        const kg_run_row *row = &run->rows[i];
+        if (row->gate == &kg_gate_counters && row->res.data)
+            KG_TRY(cc_row(m, row->res.data, row->desc, run, date, drv, rt));
+    }
+    KG_TRY(kg_marks_save(m, o->save_marks));
+    if (!run->env.quiet)
+        printf("counters: marks of this run merged into %s\n", o->save_marks);
+cleanup:
+    kg_marks_free(m);
+    return rc;
+}

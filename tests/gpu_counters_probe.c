@@ -1,0 +1,134 @@
+/* The counters gate's first-GPU-run diagnostic (issue #18): initialise CUPTI's range profiler
+ * through the gate's own session (gates/counters/counters_cupti.c, every call logged with its
+ * name and result string), list which wanted metrics exist on this device, profile two toy
+ * kernels and compare each counter with its value from first principles:
+ *   copy of N floats (N * 4 > L2):  DRAM read = write = 4N bytes, FFMA = 0
+ *   FMA loop, T threads x K FMAs:   FFMA thread instructions = T * K, FLOP = 2 T K,
+ *                                   DRAM write = 4T bytes (4T > L2)
+ * Exit 0 only when every checked counter is within 10%; 77 without a GPU or without
+ * profiling permission (the reason printed); 1 otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime_api.h>
+#include "counters/counters.h"
+
+int kg_probe_copy(const float *in, float *out, size_t n, cudaStream_t s);
+int kg_probe_fma(float *out, float a, float b, int k, size_t n, cudaStream_t s);
+
+typedef struct {
+    float *in, *out;
+    size_t n;
+    int k;
+} probe;
+
+static int launch_copy(void *arg, cudaStream_t s)
+{
+    probe *p = arg;
+    return kg_probe_copy(p->in, p->out, p->n, s) ? KG_ERR(KG_ECUDA, "copy launch failed") : 0;
+}
+
+static int launch_fma(void *arg, cudaStream_t s)
+{
+    probe *p = arg;
+    return kg_probe_fma(p->out, 0.999f, 0.001f, p->k, p->n, s)
+               ? KG_ERR(KG_ECUDA, "fma launch failed")
+               : 0;
+}
+
+static int fails;
+
+static void expect(const char *what, double got, double want)
+{
+    bool ok = isfinite(got) && fabs(got - want) <= 0.10 * fabs(want) + 0.5;
+    printf("  %-28s measured %-14.6g expected %-14.6g %s\n", what, got, want,
+           !isfinite(got) ? "UNAVAILABLE" : ok ? "ok" : "OFF BY MORE THAN 10%");
+    fails += !ok;
+}
+
+static void show(const kg_ct_counts *c)
+{
+    printf("  kernels (ranges) %d\n", c->n_kernels);
+    for (int i = 0; i < KG_CT_N; i++)
+        printf("    %-22s %.6g%s\n", kg_ct_metrics[i].key, c->v[i], c->have[i] ? "" : " (n/a)");
+    printf("    derived: dram_bytes %.6g flops %.6g spill %.6g tensor %.6g sysmem %.6g\n",
+           c->dram_bytes, c->flops, c->spill, c->tensor, c->sysmem_bytes);
+}
+
+static int run(kg_ct_session *s, int l2)
+{
+    int rc = 0;
+    probe p = { 0 };
+    kg_ct_counts c;
+    double wall = 0;
+    cudaStream_t st = NULL;
+    /* 4N well above L2 (H200: 50 MiB): 64M floats = 256 MiB each way */
+    p.n = (size_t)64 << 20;
+    if ((double)p.n * 4 < 4.0 * l2)
+        p.n = (size_t)l2; /* keep 4N >= 4 x L2 on larger caches */
+    KG_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    KG_CUDA_CHECK(cudaMalloc((void **)&p.in, p.n * 4));
+    KG_CUDA_CHECK(cudaMalloc((void **)&p.out, p.n * 4));
+    KG_CUDA_CHECK(cudaMemset(p.in, 0x3c, p.n * 4));
+    KG_CUDA_CHECK(cudaDeviceSynchronize());
+    KG_TRY(launch_copy(&p, st)); /* warm: module loading outside the profile */
+    KG_CUDA_CHECK(cudaStreamSynchronize(st));
+    printf("\ncopy of N = %zu floats:\n", p.n);
+    KG_TRY(kg_ct_session_profile(s, &c, &wall, launch_copy, &p, st));
+    show(&c);
+    printf("  profiled in %.3f s (%zu passes)\n", wall, kg_ct_session_passes(s));
+    expect("dram__bytes_read.sum", c.v[KG_CT_DRAM_READ], 4.0 * p.n);
+    expect("dram__bytes_write.sum", c.v[KG_CT_DRAM_WRITE], 4.0 * p.n);
+    expect("ffma thread inst", c.v[KG_CT_FFMA], 0);
+    p.k = 256;
+    printf("\nFMA loop: T = %zu threads x K = %d FMAs:\n", p.n, p.k);
+    KG_TRY(kg_ct_session_profile(s, &c, &wall, launch_fma, &p, st));
+    show(&c);
+    printf("  profiled in %.3f s\n", wall);
+    expect("ffma thread inst", c.v[KG_CT_FFMA], (double)p.n * p.k);
+    expect("flops (2 per FMA)", c.flops, 2.0 * p.n * p.k);
+    expect("dram__bytes_write.sum", c.v[KG_CT_DRAM_WRITE], 4.0 * p.n);
+    expect("local (spill) requests", c.spill, 0);
+cleanup:
+    cudaFree(p.in);
+    cudaFree(p.out);
+    if (st)
+        cudaStreamDestroy(st);
+    return rc;
+}
+
+int main(void)
+{
+    int n = 0, rc;
+    kg_ct_session *s = NULL;
+    kg_ct_avail avail = KG_CT_AVAIL_OK;
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        printf("gpu_counters_probe: no CUDA device: skipped\n");
+        return 77;
+    }
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
+        return 1;
+    printf("gpu_counters_probe: %s, sm_%d%d, L2 %d bytes\n", prop.name, prop.major, prop.minor,
+           prop.l2CacheSize);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rc = kg_ct_session_open(&s, &avail, 0, stdout);
+    if (rc < 0) {
+        printf("gpu_counters_probe: session not opened: %s (availability class %d)\n",
+               kg_error_last(), (int)avail);
+        return avail != KG_CT_AVAIL_OK ? 77 : 1;
+    }
+    printf("chip %s, %zu replay passes for the whole metric table\n", kg_ct_session_chip(s),
+           kg_ct_session_passes(s));
+    for (int i = 0; i < KG_CT_N; i++)
+        printf("  metric %-20s %s\n", kg_ct_metrics[i].key,
+               kg_ct_session_metric(s, (kg_ct_metric)i) ? kg_ct_session_metric(s, (kg_ct_metric)i)
+                                                        : "UNAVAILABLE on this device");
+    rc = run(s, prop.l2CacheSize);
+    if (rc < 0)
+        printf("gpu_counters_probe: %s\n", kg_error_last());
+    kg_ct_session_close(s);
+    printf("\ngpu_counters_probe: %s (%d check(s) off)\n",
+           rc == 0 && fails == 0 ? "PASS" : "FAIL", fails);
+    return rc == 0 && fails == 0 ? 0 : 1;
+}

@@ -125,4 +125,14 @@ check "render: bad regex" 2 "--case '\(': not a regular expression" -- "$KG" his
 check "render: unknown branch" 2 "history nope: no such branch" -- "$KG" history render --out "$T/x" --branch nope
 check "render: --out needed" 2 "--out" -- "$KG" history render
 check "render: remote ref" 0 "chart" -- "$KG" history render --out "$T/remote" --branch origin/kgate-history
+
+# 7. The history branch is input too: a line someone edited in is refused, naming file and line.
+{ git show "kgate-history:$F"; printf '{"case":"x\\u0007","device_class":"d"}\n'; } >"$T/edited.jsonl"
+blob=$(git hash-object -w "$T/edited.jsonl")
+tree=$(printf '100644 blob %s\tNVIDIA_H200_sm_90.jsonl\n' "$blob" | git mktree)
+tree=$(printf '040000 tree %s\thistory\n' "$tree" | git mktree)
+git update-ref refs/heads/edited "$(git commit-tree "$tree" -m edited)"
+n=$(git show "edited:$F" | grep -c .)
+check "render: an edited history" 2 "edited:$F:$n: 'case' has a control character" -- "$KG" history render --out "$T/ed" --branch edited
+check "append: an edited history" 2 "$F:$n" -- "$KG" history append --report "$T/rep/h200-6.json" --branch edited
 finish

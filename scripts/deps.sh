@@ -9,7 +9,8 @@ lint=0
 for a in "$@"; do
     case "$a" in --lint-tools) lint=1 ;; *) echo "deps: unknown argument '$a' (only --lint-tools)" >&2; exit 2 ;; esac
 done
-pkgs=(cmake ninja-build pkg-config libgit2-dev libcjson-dev libcurl4-openssl-dev libmbedtls-dev clang jq libxml2-utils git python3 python3-yaml python3-jsonschema ccache)
+pkgs=(cmake ninja-build pkg-config libgit2-dev libcjson-dev libcurl4-openssl-dev libmbedtls-dev clang jq libxml2-utils git python3 python3-yaml python3-jsonschema ccache
+      chromium python3-markdown fonts-dejavu-core) # headless screenshots (tests/test_render.sh)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -6,6 +6,9 @@
 KG=$(realpath "$1")
 FILTER=${2:-'^(axpy|softmax)/'}
 git_isolate
+# These checks cover commits on the checked-out branch (--marks-branch HEAD); the marks
+# branch (kgate-marks, the default) is test_marks_branch.sh's.
+export KGATE_MARKS_BRANCH=HEAD
 R=$T/scratch; scratch_repo "$R"; cd "$R"
 M=baselines/high_water.json
 

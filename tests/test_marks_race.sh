@@ -11,6 +11,9 @@ KG=$(realpath "$1")
 SIGN=$(realpath "$2")
 KILLS=${3:-30}
 git_isolate
+# These checks cover commits on the checked-out branch (--marks-branch HEAD); the marks
+# branch (kgate-marks, the default) is test_marks_branch.sh's.
+export KGATE_MARKS_BRANCH=HEAD
 unset KGATE_GIT_AUTHOR_NAME KGATE_GIT_AUTHOR_EMAIL KGATE_GIT_TOKEN
 export KGATE_REPORT_KEY=race-key-$RANDOM$RANDOM-0123456789abcdef
 DEV="NVIDIA H200/sm_90"

@@ -12,6 +12,9 @@ KG=$(realpath "$1")
 SIGN=$(realpath "$2")
 PY=${3:-python3}
 git_isolate
+# These checks cover commits on the checked-out branch (--marks-branch HEAD); the marks
+# branch (kgate-marks, the default) is test_marks_branch.sh's.
+export KGATE_MARKS_BRANCH=HEAD
 unset KGATE_GIT_AUTHOR_NAME KGATE_GIT_AUTHOR_EMAIL KGATE_GIT_TOKEN KGATE_GIT_USER GITLAB_CI
 export KGATE_REPORT_KEY=test-report-key-$RANDOM-$RANDOM-0123456789
 DEV="NVIDIA H200/sm_90"

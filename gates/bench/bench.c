@@ -386,6 +386,9 @@ static const kg_opt bg_opts[] = {
     { .name = "marks", .value_name = "FILE", .kind = KG_OPT_STRING, .flags = KG_OPT_F_STANDALONE,
       .offset = offsetof(kg_bench_gate_opts, marks_path),
       .help = "high-water marks to decide against (default: $KGATE_MARKS, else none)" },
+    { .name = "marks-ref", .value_name = "REF", .kind = KG_OPT_STRING,
+      .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_bench_gate_opts, marks_ref),
+      .help = "read the marks file at REF (e.g. origin/kgate-marks), not the work tree's" },
     KG_OPT_FN_("mode", "warm|cold", bg_opt_mode, 0, "warm (default) or cold (L2 flushed before "
                "every sample)"),
     KG_OPT_FN_("budget", "SECONDS", bg_opt_budget, 0,

@@ -285,6 +285,7 @@ typedef struct {
     int min_mark_runs;          /* --min-mark-runs (0 = the decision's default, 3) */
     double abs_floor_us;        /* --abs-floor */
     const char *marks_path;     /* --marks FILE (recorded in the settings) */
+    const char *marks_ref;      /* --marks-ref REF: the marks file read at REF (command layer) */
     const char *save_marks;     /* --save-marks FILE */
     int launches;               /* --launches K (0: the mark's k, else calibrated) */
     kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */

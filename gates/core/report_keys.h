@@ -208,6 +208,12 @@
 #define KG_RK_MU_ATTEMPTS "attempts"
 #define KG_RK_MU_REASON "reason"              /* not advancing: what did not pass */
 #define KG_RK_MU_ERROR "error"                /* the commit failed */
+/* marks_source (`bench`, `run`): where the marks the bench decided against came from */
+#define KG_RK_MARKS_SOURCE "marks_source"
+#define KG_RK_MS_KIND "kind"                  /* "file", "ref" or "none" */
+#define KG_RK_MS_PATH "path"                  /* the file; for a ref, its path in the tree */
+#define KG_RK_MS_REF "ref"                    /* kind "ref": the ref as given */
+#define KG_RK_MS_COMMIT "commit"              /* kind "ref": the commit read */
 /* an interrupted run (SIGINT/SIGTERM): the results so far */
 #define KG_RK_INCOMPLETE "incomplete"
 #define KG_RK_MV_CASE "case"                  /* moved[]: one mark that moved */

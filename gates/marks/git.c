@@ -174,13 +174,13 @@ int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is
         snprintf(name, n, "%s%s", strncmp(marks_ref, "refs/", 5) == 0 ? "" : "refs/heads/",
                  marks_ref);
         if (!git_reference_is_valid_name(name)) {
-            rc = KG_ERR(KG_EINVAL, "--marks-ref '%s': not a valid reference name", marks_ref);
+            rc = KG_ERR(KG_EINVAL, "--marks-branch '%s': not a valid reference name", marks_ref);
             goto cleanup;
         }
     } else {
         if (!head_target) {
             rc = KG_ERR(KG_EREFUSED, "HEAD is detached in %s: marks are committed on a branch; "
-                                     "check out a branch or pass --marks-ref REF",
+                                     "check out a branch or name one with --marks-branch BRANCH",
                         g->workdir ? g->workdir : g->gitdir);
             goto cleanup;
         }

@@ -6,15 +6,21 @@
 #include <time.h>
 #include "marks/history.h"
 #include "marks/marks_git.h"
+#include "marks/marks_ref.h"
 #include "report/export.h" /* kg_sbuf */
 
-/* One chart's geometry (SVG user units). */
-#define HIST_W 960.0
-#define HIST_H 300.0
+/* One chart's geometry (SVG user units): the plot is HIST_PLOT_H tall and at least
+ * HIST_MIN_W - HIST_L - HIST_R wide; the bottom margin, the right margin and the width are
+ * computed from the labels (monospace, so their widths are known): nothing is clipped. */
+#define HIST_MIN_W 960.0
 #define HIST_L 80.0
 #define HIST_R 20.0
 #define HIST_T 30.0
-#define HIST_B 90.0
+#define HIST_PLOT_H 180.0
+#define HIST_EM 0.62          /* monospace advance, in em (DejaVu Sans Mono 0.602) */
+#define HIST_SIN35 0.5736
+#define HIST_COS35 0.8192
+#define HIST_FONT "DejaVu Sans Mono, Menlo, Consolas, monospace"
 
 typedef struct {
     char commit[13], author[64], date[24], set_by[96], series[200];
@@ -27,11 +33,31 @@ typedef struct {
     size_t n;
 } hist_walk;
 
-/* The scales of one chart: value range [lo, hi], cnt points spread dx apart, top at y0. */
+/* The scales of one chart: value range [lo, hi], cnt points spread dx apart, top at y0; the
+ * plot's width and the chart's height (margins from the labels). */
 typedef struct {
-    double lo, hi, dx, y0;
+    double lo, hi, dx, y0, plot_w, h;
     size_t cnt;
 } hist_chart;
+
+/* The whole SVG: its width, and the plot width every chart shares. */
+typedef struct {
+    double w, plot_w;
+} hist_geom;
+
+static double hist_text_w(const char *s, double size)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p & 0xC0) != 0x80;
+    return (double)n * HIST_EM * size;
+}
+
+/* A point's label under the plot: short commit and author. */
+static void hist_label(char *buf, size_t n, const hist_point *p)
+{
+    snprintf(buf, n, "%.7s %s", p->commit, p->author);
+}
 
 int kg_marks_repo_open(kg_git **g, char **rel, const char *marks_path)
 {
@@ -150,31 +176,55 @@ static int hist_series(const char ***out, size_t *n, const hist_walk *h)
 
 static double hist_x(const hist_chart *c, size_t k)
 {
-    return HIST_L + (c->cnt > 1 ? c->dx * (double)k : (HIST_W - HIST_L - HIST_R) / 2);
+    return HIST_L + (c->cnt > 1 ? c->dx * (double)k : c->plot_w / 2);
 }
 
 static double hist_y(const hist_chart *c, double v)
 {
-    return c->y0 + HIST_T + (HIST_H - HIST_T - HIST_B) * (1 - (v - c->lo) / (c->hi - c->lo));
+    return c->y0 + HIST_T + HIST_PLOT_H * (1 - (v - c->lo) / (c->hi - c->lo));
+}
+
+/* The width: the plot, the last label's reach to the right (rotated 35 degrees), the title. */
+static hist_geom hist_layout(const hist_walk *h, const char *const *series, size_t ns)
+{
+    hist_geom g = { .w = HIST_MIN_W, .plot_w = HIST_MIN_W - HIST_L - HIST_R };
+    char buf[128];
+    for (size_t i = 0; i < h->n; i++) {
+        hist_label(buf, sizeof buf, &h->p[i]);
+        double reach = hist_text_w(buf, 10) * HIST_COS35 + 12; /* from the last x */
+        g.w = fmax(g.w, HIST_L + g.plot_w + reach + 8);
+    }
+    for (size_t i = 0; i < ns; i++) {
+        double tw = hist_text_w(h->o->case_id, 14) + hist_text_w(series[i], 14) +
+                    hist_text_w(" - (mark per commit; shaded: noise band; bar: run CI)", 14);
+        g.w = fmax(g.w, HIST_L + tw + HIST_R);
+    }
+    return g;
 }
 
 /* The value range covers every band and run CI of the series, padded 8%. */
-static hist_chart hist_scale(const hist_walk *h, const char *series, double y0)
+static hist_chart hist_scale(const hist_walk *h, const char *series, double y0,
+                             const hist_geom *g)
 {
-    hist_chart c = { .lo = INFINITY, .hi = -INFINITY, .y0 = y0 };
+    hist_chart c = { .lo = INFINITY, .hi = -INFINITY, .y0 = y0, .plot_w = g->plot_w };
+    double reach = 0;
+    char buf[128];
     for (size_t i = 0; i < h->n; i++)
         if (strcmp(h->p[i].series, series) == 0) {
             const hist_point *p = &h->p[i];
             c.lo = fmin(c.lo, fmin(p->value * (1 - p->band), p->ci_lo));
             c.hi = fmax(c.hi, fmax(p->value * (1 + p->band), p->ci_hi));
             c.cnt++;
+            hist_label(buf, sizeof buf, p);
+            reach = fmax(reach, hist_text_w(buf, 10) * HIST_SIN35 + 10 * HIST_COS35);
         }
     if (c.hi <= c.lo)
         c.hi = c.lo * 1.01 + 1e-9;
     double pad = (c.hi - c.lo) * 0.08;
     c.lo -= pad;
     c.hi += pad;
-    c.dx = c.cnt > 1 ? (HIST_W - HIST_L - HIST_R) / (double)(c.cnt - 1) : 0;
+    c.dx = c.cnt > 1 ? c.plot_w / (double)(c.cnt - 1) : 0;
+    c.h = HIST_T + HIST_PLOT_H + 14 + reach + 16; /* the labels hang below the plot */
     return c;
 }
 
@@ -187,8 +237,7 @@ static void hist_frame(kg_sbuf *b, const hist_chart *c, const char *case_id, con
     kg_sbuf_xml(b, series);
     kg_sbuf_printf(b, " (mark per commit; shaded: noise band; bar: run CI)</text>\n");
     kg_sbuf_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
-                      "stroke=\"#999\"/>\n", HIST_L, c->y0 + HIST_T, HIST_W - HIST_L - HIST_R,
-                   HIST_H - HIST_T - HIST_B);
+                      "stroke=\"#999\"/>\n", HIST_L, c->y0 + HIST_T, c->plot_w, HIST_PLOT_H);
     for (int k = 0; k <= 4; k++) {
         double v = c->lo + (c->hi - c->lo) * k / 4.0;
         kg_sbuf_printf(b, "<text x=\"%g\" y=\"%g\" font-size=\"11\" text-anchor=\"end\">%.4g"
@@ -196,33 +245,57 @@ static void hist_frame(kg_sbuf *b, const hist_chart *c, const char *case_id, con
     }
 }
 
-/* The band (upper edge left to right, lower edge back) and the mark's line. */
+/* The points of one series, in order (at most cap); returns how many. */
+static size_t hist_of(const hist_walk *h, const char *series, const hist_point **out,
+                      size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->n && k < cap; i++)
+        if (strcmp(h->p[i].series, series) == 0)
+            out[k++] = &h->p[i];
+    return k;
+}
+
+/* A mark holds until it moves: every edge is drawn as steps, horizontal then vertical. The
+ * band: its upper edge left to right, its lower edge back; then the mark's line. */
 static void hist_band_line(kg_sbuf *b, const hist_chart *c, const hist_walk *h,
                            const char *series)
 {
+    const hist_point **p = malloc((h->n ? h->n : 1) * sizeof *p);
+    if (!p) {
+        b->err = true;
+        return;
+    }
+    size_t n = hist_of(h, series, p, h->n);
     kg_sbuf_printf(b, "<polygon fill=\"#4a90d9\" fill-opacity=\"0.2\" stroke=\"none\" "
                       "points=\"");
-    size_t k = 0;
-    for (size_t i = 0; i < h->n; i++)
-        if (strcmp(h->p[i].series, series) == 0)
-            kg_sbuf_printf(b, "%g,%g ", hist_x(c, k++),
-                           hist_y(c, h->p[i].value * (1 + h->p[i].band)));
-    for (size_t i = h->n; i-- > 0;)
-        if (strcmp(h->p[i].series, series) == 0)
-            kg_sbuf_printf(b, "%g,%g ", hist_x(c, --k),
-                           hist_y(c, h->p[i].value * (1 - h->p[i].band)));
-    kg_sbuf_printf(b, "\"/>\n<polyline fill=\"none\" stroke=\"#1f5fa8\" stroke-width=\"2\" "
-                      "points=\"");
-    for (size_t i = 0; i < h->n; i++)
-        if (strcmp(h->p[i].series, series) == 0)
-            kg_sbuf_printf(b, "%g,%g ", hist_x(c, k++), hist_y(c, h->p[i].value));
+    for (size_t k = 0; k < n; k++) {
+        double y = hist_y(c, p[k]->value * (1 + p[k]->band));
+        kg_sbuf_printf(b, "%g,%g %g,%g ", hist_x(c, k), y, k + 1 < n ? hist_x(c, k + 1)
+                                                                  : hist_x(c, k), y);
+    }
+    for (size_t k = n; k-- > 0;) {
+        double y = hist_y(c, p[k]->value * (1 - p[k]->band));
+        kg_sbuf_printf(b, "%g,%g %g,%g ", k + 1 < n ? hist_x(c, k + 1) : hist_x(c, k), y,
+                       hist_x(c, k), y);
+    }
+    kg_sbuf_printf(b, "\"/>\n<polyline class=\"mark\" fill=\"none\" stroke=\"#1f5fa8\" "
+                      "stroke-width=\"2\" points=\"");
+    for (size_t k = 0; k < n; k++) {
+        if (k > 0) /* horizontal at the old mark, then vertical to the new */
+            kg_sbuf_printf(b, "%g,%g ", hist_x(c, k), hist_y(c, p[k - 1]->value));
+        kg_sbuf_printf(b, "%g,%g ", hist_x(c, k), hist_y(c, p[k]->value));
+    }
     kg_sbuf_printf(b, "\"/>\n");
+    free(p);
 }
 
-/* Each point: its run CI bar, a dot with the details as a tooltip, commit and author below. */
+/* Each point: its run CI bar, a dot with the details as a tooltip, commit and author below
+ * (rotated 35 degrees; the chart's height and the SVG's width hold the longest). */
 static void hist_points(kg_sbuf *b, const hist_chart *c, const hist_walk *h, const char *series)
 {
     size_t k = 0;
+    char label[128];
     for (size_t i = 0; i < h->n; i++) {
         const hist_point *p = &h->p[i];
         if (strcmp(p->series, series) != 0)
@@ -238,24 +311,34 @@ static void hist_points(kg_sbuf *b, const hist_chart *c, const hist_walk *h, con
                        p->value, 100 * p->band, p->ci_lo, p->ci_hi);
         kg_sbuf_xml(b, p->set_by);
         kg_sbuf_printf(b, "</title></circle>\n");
-        kg_sbuf_printf(b, "<text font-size=\"10\" transform=\"translate(%g,%g) rotate(35)\">"
-                          "%.7s ", x, c->y0 + HIST_H - HIST_B + 14, p->commit);
-        kg_sbuf_xml(b, p->author);
+        hist_label(label, sizeof label, p);
+        kg_sbuf_printf(b, "<text font-size=\"10\" transform=\"translate(%g,%g) rotate(35)\">", x,
+                       c->y0 + HIST_T + HIST_PLOT_H + 14);
+        kg_sbuf_xml(b, label);
         kg_sbuf_printf(b, "</text>\n");
     }
 }
 
 static void hist_svg(kg_sbuf *b, const hist_walk *h, const char *const *series, size_t ns)
 {
-    kg_sbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"960\" height=\"%zu\" "
-                      "font-family=\"sans-serif\">\n", 300 * ns + 10);
+    hist_geom g = hist_layout(h, series, ns);
+    double y0 = 0;
+    kg_sbuf bodies = KG_SBUF_INIT;
     for (size_t i = 0; i < ns; i++) {
-        hist_chart c = hist_scale(h, series[i], HIST_H * (double)i);
-        hist_frame(b, &c, h->o->case_id, series[i]);
-        hist_band_line(b, &c, h, series[i]);
-        hist_points(b, &c, h, series[i]);
-        kg_sbuf_printf(b, "</g>\n");
+        hist_chart c = hist_scale(h, series[i], y0, &g);
+        hist_frame(&bodies, &c, h->o->case_id, series[i]);
+        hist_band_line(&bodies, &c, h, series[i]);
+        hist_points(&bodies, &c, h, series[i]);
+        kg_sbuf_printf(&bodies, "</g>\n");
+        y0 += c.h;
     }
+    kg_sbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                      "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\">\n", ceil(g.w), ceil(y0),
+                   ceil(g.w), ceil(y0), HIST_FONT);
+    kg_sbuf_puts(b, bodies.p ? bodies.p : "");
+    if (bodies.err)
+        b->err = true;
+    kg_sbuf_free(&bodies);
     kg_sbuf_printf(b, "</svg>\n");
 }
 
@@ -265,9 +348,11 @@ static void hist_html(kg_sbuf *b, const hist_walk *h, const char *const *series,
     kg_sbuf_printf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kgate marks "
                       "history: ");
     kg_sbuf_xml(b, h->o->case_id);
-    kg_sbuf_printf(b, "</title></head><body style=\"font-family:sans-serif\">\n");
+    kg_sbuf_printf(b, "</title><style>td,th{vertical-align:top}td:last-child{overflow-wrap:anywhere}"
+                      ".chart{overflow-x:auto}</style></head>"
+                      "<body style=\"font-family:sans-serif\">\n<div class=\"chart\">");
     hist_svg(b, h, series, ns);
-    kg_sbuf_printf(b, "<table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">"
+    kg_sbuf_printf(b, "</div><table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">"
                       "<tr><th>commit</th><th>date (UTC)</th><th>moved by</th><th>series</th>"
                       "<th>mark</th><th>band</th><th>run CI</th><th>set by</th></tr>\n");
     for (size_t i = 0; i < h->n; i++) {
@@ -294,7 +379,18 @@ static int hist_start(git_oid *start, kg_git *g, const kg_marks_history_opts *o)
     bool is_head, exists;
     if (o->rev)
         return kg_git_rev_commit(g, o->rev, start);
-    KG_TRY(kg_git_target_ref(g, o->marks_ref, &refname, &is_head));
+    if (o->marks_ref) /* any ref: kgate-marks, origin/kgate-marks, refs/... */
+        return kg_git_rev_commit(g, o->marks_ref, start);
+    /* Neither: the local marks branch when there is one, else the checked-out branch. */
+    const char *mb = kg_marks_branch_default(NULL);
+    if (mb) {
+        char name[512];
+        snprintf(name, sizeof name, "refs/heads/%s", mb);
+        KG_TRY(kg_git_tip(g, name, start, &exists));
+        if (exists)
+            goto cleanup;
+    }
+    KG_TRY(kg_git_target_ref(g, NULL, &refname, &is_head));
     KG_TRY(kg_git_tip(g, refname, start, &exists));
     if (!exists)
         rc = KG_ERR(KG_ENOTFOUND, "%s has no commits", refname);

@@ -17,7 +17,7 @@ typedef struct {
     const char *device;      /* NULL: every device class */
     const char *metric;      /* NULL: every metric */
     const char *marks_path;  /* NULL: KG_MARKS_DEFAULT_PATH in the repository of the cwd */
-    const char *marks_ref;   /* walk from its tip (NULL: the checked-out branch) ... */
+    const char *marks_ref;   /* walk from this ref (NULL: the local marks branch, else HEAD) */
     const char *rev;         /* ... or from this revision */
     const char *out;         /* FILE.svg or FILE.html */
 } kg_marks_history_opts;

@@ -48,7 +48,8 @@ void kg_marks_target_free(kg_marks_target *t)
     free(t);
 }
 
-/* The commit an attempt builds on: the ref tip, or HEAD's commit for a ref not created yet. */
+/* The commit an attempt builds on: the ref tip; for the checked-out branch not created yet,
+ * HEAD's commit; for a marks branch not created yet, none (its first commit is an orphan). */
 static int base_commit(kg_marks_target *t, git_oid *base, bool *have_base)
 {
     int rc = 0;
@@ -56,9 +57,30 @@ static int base_commit(kg_marks_target *t, git_oid *base, bool *have_base)
     if (t->tip_exists) {
         *base = t->tip;
         *have_base = true;
-    } else {
+    } else if (t->is_head) {
         KG_TRY(kg_git_head_commit(t->git, base, have_base));
+    } else {
+        *have_base = false;
     }
+cleanup:
+    return rc;
+}
+
+/* The first marks of a new marks branch: the work tree's file if present (the marks a
+ * repository kept on its code branch carry over), else HEAD's (a bare repository), else none. */
+static int mg_seed_marks(kg_marks_target *t)
+{
+    int rc = 0;
+    git_oid head;
+    bool have = false;
+    if (t->abspath && access(t->abspath, F_OK) == 0)
+        return kg_marks_load(&t->marks, t->abspath);
+    if (!t->abspath)
+        KG_TRY(kg_git_head_commit(t->git, &head, &have));
+    if (have)
+        KG_TRY(kg_marks_at_commit(&t->marks, t->git, &head, t->relpath));
+    else
+        KG_TRY(kg_marks_new(&t->marks));
 cleanup:
     return rc;
 }
@@ -71,9 +93,38 @@ static int load_base(kg_marks_target *t, git_oid *base, bool *have_base)
     KG_TRY(base_commit(t, base, have_base));
     if (*have_base)
         KG_TRY(kg_marks_at_commit(&t->marks, t->git, base, t->relpath));
+    else if (!t->is_head)
+        KG_TRY(mg_seed_marks(t));
     else
         KG_TRY(kg_marks_new(&t->marks));
 cleanup:
+    return rc;
+}
+
+/* A marks branch the remote has and this clone lacks (a fresh CI checkout): start the local
+ * branch at the remote's tip, so the run decides against, and commits on top of, the marks
+ * production already recorded. */
+static int mg_track_remote(kg_marks_target *t, const char *remote)
+{
+    int rc = 0;
+    git_oid tip, rtip;
+    bool exists, rexists;
+    git_reference *ref = NULL;
+    char shown[1024];
+    if (t->is_head || !remote)
+        return 0;
+    KG_TRY(kg_git_tip(t->git, t->refname, &tip, &exists));
+    if (exists)
+        return 0;
+    KG_TRY(kg_git_fetch(t->git, remote, t->refname, &rtip, &rexists));
+    if (!rexists)
+        return 0; /* the first production run creates it */
+    KG_GIT_CHECK(git_reference_create(&ref, t->git->repo, t->refname, &rtip, 0,
+                                      "kgate: marks branch from the remote"));
+    printf("marks: %s starts at %.12s from %s\n", t->refname, git_oid_tostr_s(&rtip),
+           kg_git_remote_shown(shown, sizeof shown, remote));
+cleanup:
+    git_reference_free(ref);
     return rc;
 }
 
@@ -137,6 +188,7 @@ int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
         kg_git_unlock(lockfd);
         KG_TRY(rc);
     }
+    KG_TRY(mg_track_remote(t, o->push_remote));
     KG_TRY(load_base(t, &base, &have_base));
     *out = t;
     t = NULL;

@@ -16,7 +16,12 @@ extern "C" {
 
 typedef struct {
     const char *marks_path;  /* NULL: KG_MARKS_DEFAULT_PATH in the repository of the cwd */
-    const char *marks_ref;   /* NULL: the checked-out branch */
+    const char *marks_ref;   /* the branch to commit on (the command line passes
+                              * kg_marks_branch_default: "kgate-marks"); NULL: the checked-out
+                              * branch. A branch other than HEAD's that does not exist yet is
+                              * created as an orphan commit holding the work tree's marks file
+                              * (when present); with push_remote, one only the remote has is
+                              * first started at the remote's tip. */
     const char *push_remote; /* NULL: no push */
     const char *author, *email;
     int max_attempts;        /* compare-and-swap / push attempts before failing */

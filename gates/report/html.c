@@ -18,7 +18,11 @@ static const char css[] =
     ".banner{background:#fff3cd;border:2px solid #d39e00;padding:10px 14px;font-weight:700;"
     "margin:10px 0}.meta{color:#555}table{border-collapse:collapse;margin:6px 0}"
     "td,th{border:1px solid #d8dde6;padding:3px 8px;text-align:left;vertical-align:top}"
-    "th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "td:first-child,td:last-child{overflow-wrap:anywhere}td:last-child{min-width:14em}"
+    "td:first-child{min-width:17em}"
+    "td:nth-child(2){white-space:nowrap}" /* long case ids and paths wrap: the table fits */
+    "th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums;"
+    "white-space:nowrap}"
     ".PASS{color:#1a7f37}.WARN{color:#9a6700}.FAIL,.REGRESSED{color:#cf222e;font-weight:700}"
     ".ERROR{color:#8250df;font-weight:700}.SKIP{color:#6e7781}"
     ".XFAIL{color:#1a7f37;font-style:italic}.XPASS{color:#cf222e;font-weight:700}"
@@ -251,13 +255,16 @@ static void provenance(kg_sbuf *b, const cJSON *report)
 {
     const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(report, KG_RK_MARKS_SOURCE);
     kg_sbuf_puts(b, "<h2>Provenance</h2>\n<table>\n");
-    const cJSON *groups[] = { prov, cJSON_IsObject(dev) ? dev : NULL };
+    const cJSON *groups[] = { prov, cJSON_IsObject(dev) ? dev : NULL,
+                              cJSON_IsObject(ms) ? ms : NULL }; /* where the marks came from */
+    static const char *const prefix[] = { "", KG_RK_DEVICE ".", KG_RK_MARKS_SOURCE "." };
     for (size_t g = 0; g < KG_ARRAY_LEN(groups); g++)
         cJSON_ArrayForEach(p, groups[g])
         {
             char *val = cJSON_IsString(p) ? NULL : cJSON_PrintUnformatted(p);
-            kg_sbuf_printf(b, "<tr><th>%s", g ? KG_RK_DEVICE "." : "");
+            kg_sbuf_printf(b, "<tr><th>%s", prefix[g]);
             kg_sbuf_xml(b, p->string);
             kg_sbuf_puts(b, "</th><td>");
             kg_sbuf_xml(b, cJSON_IsString(p) ? p->valuestring : (val ? val : ""));

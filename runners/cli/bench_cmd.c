@@ -4,6 +4,7 @@
 #include <time.h>
 #include "bench/bench.h"
 #include "cli/cli.h"
+#include "core/report_keys.h"
 
 static const kg_mark *bc_lookup(const void *marks, const char *cls, const char *id,
                                 const char *metric)
@@ -31,8 +32,15 @@ int kg_cli_bench_prepare(kg_cli_bench *b, kg_bench_gate_opts *o)
 {
     int rc = 0;
     memset(b, 0, sizeof *b);
-    o->marks_path = kg_marks_path_default(o->marks_path);
-    if (o->marks_path) {
+    kg_marks_source_set_file(&b->src, NULL);
+    if (o->marks_ref) { /* the marks branch, never the file the PR could edit */
+        KG_TRY(kg_marks_load_ref(&b->marks, ".", o->marks_ref, o->marks_path, &b->src));
+        snprintf(b->shown, sizeof b->shown, "%s:%s", o->marks_ref, b->src.path);
+        o->marks_path = b->shown;
+        o->lookup = bc_lookup;
+        o->marks = b->marks;
+    } else if ((o->marks_path = kg_marks_path_default(o->marks_path))) {
+        kg_marks_source_set_file(&b->src, o->marks_path);
         KG_TRY(kg_marks_load(&b->marks, o->marks_path));
         o->lookup = bc_lookup;
         o->marks = b->marks;
@@ -77,12 +85,18 @@ static void bc_row_mark(kg_mark *mk, const kg_bench_row *b, const kg_case_desc *
     }
 }
 
+void kg_cli_bench_source(const kg_cli_bench *b, const kg_run *run)
+{
+    kg_report_set_extra(run->rep, KG_RK_MARKS_SOURCE, kg_marks_source_json(&b->src));
+}
+
 int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_opts *o)
 {
     int rc = 0, n_skipped = 0;
     char date[32], drv[16], rt[16];
     time_t t = time(NULL);
     struct tm tm;
+    kg_cli_bench_source(b, run);
     if (!o->save_marks || !run->env.dev)
         return 0;
     rc = kg_marks_load(&b->save, o->save_marks);

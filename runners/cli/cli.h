@@ -7,6 +7,7 @@
 #include "bench/bench.h"
 #include "counters/counters.h"
 #include "marks/marks.h"
+#include "marks/marks_ref.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,6 +20,7 @@ typedef int (*kg_cmd_fn)(kg_registry *reg, int argc, char **argv);
 int kg_cmd_list(kg_registry *reg, int argc, char **argv);
 int kg_cmd_run(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks(kg_registry *reg, int argc, char **argv);
+int kg_cmd_history(kg_registry *reg, int argc, char **argv); /* history.c: the run history */
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv);
 /* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
 int kg_selftest_defects_path(char *buf, size_t n, const char *given);
@@ -40,12 +42,16 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
 typedef struct {
     kg_marks *marks;
     kg_marks *save;
+    kg_marks_source src;     /* where `marks` came from (the report's marks_source) */
+    char shown[1400];        /* --marks-ref: "REF:PATH", the settings' marks entry */
 } kg_cli_bench;
 
 /* Load the marks (a bad file is exit 2 with or without a GPU), point the gate's lookup at
  * them, check --save-marks (not the compared file, writable, valid if it exists). */
 int kg_cli_bench_prepare(kg_cli_bench *b, kg_bench_gate_opts *o);
-/* Merge this run's bench rows into --save-marks, if given. */
+/* The report's marks_source: the file, the ref and commit, or none. */
+void kg_cli_bench_source(const kg_cli_bench *b, const kg_run *run);
+/* Record marks_source, then merge this run's bench rows into --save-marks, if given. */
 int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_opts *o);
 void kg_cli_bench_free(kg_cli_bench *b);
 

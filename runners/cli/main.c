@@ -22,7 +22,8 @@ static const kg_command commands[] = {
     { "comment", kg_cmd_comment, "create or update the one PR/MR comment from the matrix's reports" },
     { "ab", kg_cmd_ab, "A/B two runner builds, interleaved processes: paired ratio and CI" },
     { "run", kg_cmd_run, "every gate into one report; --production commits advanced marks (libgit2)" },
-    { "marks", kg_cmd_marks, "high-water marks: show, diff, lower, history, advance --from-report" },
+    { "marks", kg_cmd_marks, "high-water marks: show, diff, lower, history, guard, advance --from-report" },
+    { "history", kg_cmd_history, "every run on record: append a report to the history branch, render trend charts" },
 };
 
 static void usage(FILE *f, const char *prog)

@@ -8,8 +8,13 @@
 #include "marks/advance.h"
 #include "marks/history.h"
 #include "marks/marks_git.h"
+#include "marks/marks_ref.h"
 
 #define MARKS_FILE_HELP "the marks file (default: $KGATE_MARKS, else " KG_MARKS_DEFAULT_PATH ")"
+#define MARKS_REF_HELP "read the marks file at this ref (e.g. origin/kgate-marks), not the work " \
+                       "tree's"
+#define MARKS_BRANCH_HELP "commit on this branch (default: $KGATE_MARKS_BRANCH, else " \
+                          KG_MARKS_BRANCH_DEFAULT "; HEAD: the checked-out branch)"
 
 /* One subcommand: its flags (a table over its own options struct), words and runner. */
 typedef struct marks_sub {
@@ -45,18 +50,49 @@ static void marks_print_line(const kg_mark *m)
 /* ---- show ---------------------------------------------------------------------------------- */
 
 typedef struct {
-    const char *device, *marks_path;
+    const char *device, *marks_path, *marks_ref;
 } show_opts;
 
 static const kg_opt show_table[] = {
     KG_OPT_STRING_("device", "CLASS", show_opts, device,
                    "only this device class (\"NVIDIA H200/sm_90\")"),
     KG_OPT_STRING_("marks", "FILE", show_opts, marks_path, MARKS_FILE_HELP),
+    KG_OPT_STRING_("marks-ref", "REF", show_opts, marks_ref, MARKS_REF_HELP),
 };
+
+/* The marks to show: at --marks-ref (path "REF:FILE @ commit"); else --marks/$KGATE_MARKS;
+ * else the local marks branch when there is one; else the work tree's file. */
+static int show_load(kg_marks **m, show_opts *a, kg_git **g, char *path, size_t n)
+{
+    kg_marks_source src;
+    const char *mb = kg_marks_branch_default(NULL);
+    char ref[300];
+    git_oid tip;
+    bool exists = false;
+    a->marks_path = kg_marks_path_default(a->marks_path);
+    if (!a->marks_ref && !a->marks_path && mb && kg_git_open(g, ".") == 0) {
+        snprintf(ref, sizeof ref, "refs/heads/%s", mb);
+        if (kg_git_tip(*g, ref, &tip, &exists) == 0 && exists)
+            a->marks_ref = ref;
+    }
+    if (a->marks_ref) {
+        int rc = kg_marks_load_ref(m, ".", a->marks_ref, a->marks_path, &src);
+        if (rc == 0)
+            snprintf(path, n, "%s:%s (commit %.12s)", src.ref, src.path, src.commit);
+        return rc;
+    }
+    if (a->marks_path)
+        snprintf(path, n, "%s", a->marks_path);
+    else if ((*g || kg_git_open(g, ".") == 0) && (*g)->workdir)
+        snprintf(path, n, "%s%s", (*g)->workdir, KG_MARKS_DEFAULT_PATH);
+    else
+        snprintf(path, n, "%s", KG_MARKS_DEFAULT_PATH);
+    return kg_marks_load(m, path);
+}
 
 static int marks_show(const marks_sub *sub, int argc, char **argv)
 {
-    show_opts a = { .device = NULL, .marks_path = NULL };
+    show_opts a = { .device = NULL, .marks_path = NULL, .marks_ref = NULL };
     int rc;
     bool help;
     kg_marks *m = NULL;
@@ -66,14 +102,7 @@ static int marks_show(const marks_sub *sub, int argc, char **argv)
     KG_TRY(marks_parse(sub, &a, argc, argv, &help, NULL, 0, NULL));
     if (help)
         goto cleanup;
-    a.marks_path = kg_marks_path_default(a.marks_path);
-    if (a.marks_path)
-        snprintf(path, sizeof path, "%s", a.marks_path);
-    else if (kg_git_open(&g, ".") == 0 && g->workdir)
-        snprintf(path, sizeof path, "%s%s", g->workdir, KG_MARKS_DEFAULT_PATH);
-    else
-        snprintf(path, sizeof path, "%s", KG_MARKS_DEFAULT_PATH);
-    KG_TRY(kg_marks_load(&m, path));
+    KG_TRY(show_load(&m, &a, &g, path, sizeof path));
     printf("%-24s %-40s %-14s %12s  %-9s %s\n", "device", "case", "metric", "mark", "band",
            "run CI, samples, date, commit, set by");
     for (size_t i = 0; i < kg_marks_count(m); i++) {
@@ -101,7 +130,7 @@ static const kg_opt diff_table[] = {
     KG_OPT_STRING_("marks", "FILE", diff_opts, marks_path, MARKS_FILE_HELP),
 };
 
-static void diff_print(const kg_marks *m1, const kg_marks *m2)
+static int diff_print(const kg_marks *m1, const kg_marks *m2)
 {
     int added = 0, removed = 0, changed = 0, same = 0;
     for (size_t i = 0; i < kg_marks_count(m2); i++) {
@@ -129,6 +158,7 @@ static void diff_print(const kg_marks *m1, const kg_marks *m2)
         }
     }
     printf("%d added, %d changed, %d removed, %d unchanged\n", added, changed, removed, same);
+    return added + changed + removed;
 }
 
 static int marks_diff(const marks_sub *sub, int argc, char **argv)
@@ -197,8 +227,9 @@ static const kg_opt lower_table[] = {
     KG_OPT_STRING_("metric", "M", lower_opts, metric, "which mark, when the case has several"),
     KG_OPT_FN_("to", "VALUE", lower_to, 0, "the new mark (default: remove it)"),
     KG_OPT_STRING_("marks", "FILE", lower_opts, git.marks_path, MARKS_FILE_HELP),
+    KG_OPT_STRING_("marks-branch", "BRANCH", lower_opts, git.marks_ref, MARKS_BRANCH_HELP),
     KG_OPT_STRING_("marks-ref", "REF", lower_opts, git.marks_ref,
-                   "commit on this ref (default: the checked-out branch)"),
+                   "the older name of --marks-branch"),
     KG_OPT_STRING_("push", "REMOTE", lower_opts, git.push_remote, "push the commit there"),
     KG_OPT_STRING_("author", "NAME", lower_opts, git.author,
                    "commit author (default: $KGATE_GIT_AUTHOR_NAME, else kgate)"),
@@ -332,6 +363,7 @@ static int marks_lower(const marks_sub *sub, int argc, char **argv)
     for (size_t i = 0; i < KG_ARRAY_LEN(texts); i++)
         KG_TRY(marks_text_check(texts[i][0], texts[i][1]));
     lower_ud u = { .a = &a, .old_value = 0 };
+    a.git.marks_ref = kg_marks_branch_default(a.git.marks_ref);
     KG_TRY(kg_marks_target_open(&t, &a.git));
     KG_TRY(kg_marks_commit_update(t, &a.git, lower_update, &u, &res));
     char to[48] = "(removed)";
@@ -384,10 +416,76 @@ cleanup:
     return rc;
 }
 
+/* ---- guard --------------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *base, *marks_path;
+} guard_opts;
+
+static const kg_opt guard_table[] = {
+    KG_OPT_STRING_REQUIRED_("base", "REF", guard_opts, base,
+                            "the PR's target (e.g. origin/main): its marks file is the reference"),
+    KG_OPT_STRING_("marks", "FILE", guard_opts, marks_path, MARKS_FILE_HELP),
+};
+
+/* One side that differs from the base: what changed, or why it cannot be read. */
+static void guard_side(const kg_marks_guard_result *r, const char *rel, const char *side,
+                       const kg_marks *m, bool present, const char *why)
+{
+    printf("marks guard: %s %s %s the base (%.12s):\n", rel, side,
+           !present ? "is deleted; it is at" : r->base_present ? "differs from" : "is added; not in",
+           r->base_commit);
+    if (!m)
+        printf("  (it does not load: %s)\n", why);
+    else if (diff_print(r->base, m) == 0)
+        printf("  (the same marks, the text differs)\n");
+}
+
+/* 1 (exit 1) when HEAD's or the work tree's marks file differs from the base's. */
+static int marks_guard(const marks_sub *sub, int argc, char **argv)
+{
+    guard_opts a = { .base = NULL, .marks_path = NULL };
+    int rc;
+    bool help;
+    kg_git *g = NULL;
+    char *rel = NULL, why[1024] = "";
+    kg_marks_guard_result r = { 0 };
+    KG_TRY(marks_parse(sub, &a, argc, argv, &help, NULL, 0, NULL));
+    if (help)
+        goto cleanup;
+    if (!a.base) {
+        rc = KG_ERR(KG_EINVAL, "marks guard: --base REF is required (the PR's target branch, "
+                               "e.g. origin/main)");
+        goto cleanup;
+    }
+    KG_TRY(kg_marks_repo_open(&g, &rel, kg_marks_path_default(a.marks_path)));
+    KG_TRY(kg_marks_guard(&r, g, a.base, rel));
+    snprintf(why, sizeof why, "%s", kg_error_last());
+    if (r.head_differs)
+        guard_side(&r, rel, "at HEAD", r.head, r.head_present, why);
+    if (r.work_differs && !(r.head_differs && r.work_is_head))
+        guard_side(&r, rel, "in the work tree", r.work, r.work_present, why);
+    if (!r.head_differs && !r.work_differs) {
+        printf("marks guard: %s is as at %s (%.12s): ok\n", rel, a.base, r.base_commit);
+        goto cleanup;
+    }
+    printf("marks guard: FAIL: this change edits %s. Marks are written only by production runs "
+           "(on the marks branch, " KG_MARKS_BRANCH_DEFAULT "); restore it with `git checkout %s "
+           "-- %s` (a mark goes down only through `kgate marks lower`)\n", rel, a.base, rel);
+    rc = 1;
+cleanup:
+    kg_marks_guard_result_free(&r);
+    free(rel);
+    kg_git_free(g);
+    return rc;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const marks_sub marks_subs[] = {
-    { .name = "show", .description = "The marks in the work tree file.\n", .opts = show_table,
+    { .name = "show", .description = "The marks: at --marks-ref, else in --marks, else on the local "
+                                     "marks branch\n(kgate-marks), else in the work tree file.\n",
+      .opts = show_table,
       .n_opts = KG_ARRAY_LEN(show_table), .run = marks_show },
     { .name = "diff", .tail = "REV1 REV2",
       .description = "The marks that changed between two revisions (e.g. HEAD~1 HEAD).\n",
@@ -399,6 +497,11 @@ static const marks_sub marks_subs[] = {
     { .name = "history",
       .description = "The mark's trend per commit with its noise bands, and who moved it.\n",
       .opts = history_table, .n_opts = KG_ARRAY_LEN(history_table), .run = marks_history },
+    { .name = "guard",
+      .description = "For pull requests: exit 1, naming the marks that changed, when HEAD's or "
+                     "the\nwork tree's marks file differs from the one at --base (the target "
+                     "branch).\n",
+      .opts = guard_table, .n_opts = KG_ARRAY_LEN(guard_table), .run = marks_guard },
 };
 
 /* Every subcommand's synopsis (generated from its table) and what it does. */
@@ -431,7 +534,7 @@ int kg_cmd_marks(kg_registry *reg, int argc, char **argv)
     if (argc < 2) {
         marks_usage(stderr);
         return kg_cli_fail(KG_ERR(KG_EINVAL, "marks: expected a subcommand (show, diff, lower, "
-                                             "history, advance)"));
+                                             "history, guard, advance)"));
     }
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
@@ -443,7 +546,7 @@ int kg_cmd_marks(kg_registry *reg, int argc, char **argv)
     for (size_t i = 0; i < KG_ARRAY_LEN(marks_subs); i++)
         if (strcmp(name, marks_subs[i].name) == 0) {
             rc = marks_subs[i].run(&marks_subs[i], argc - 1, argv + 1);
-            return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+            return rc < 0 ? kg_cli_fail(rc) : rc > 0 ? KG_EXIT_GATE_FAILED : KG_EXIT_PASS;
         }
     marks_usage(stderr);
     return kg_cli_fail(KG_ERR(KG_EINVAL, "marks: unknown subcommand '%s'", name));

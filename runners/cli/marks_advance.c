@@ -4,6 +4,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "marks/production.h"
+#include "marks/marks_ref.h"
 
 static const char advance_description[] =
     "The production path from a recorded report (of `kgate run --production`): if every gate\n"
@@ -21,7 +22,10 @@ static const kg_opt adv_opt_table[] = {
       .offset = offsetof(adv_opts, from), .flags = KG_OPT_F_REQUIRED,
       .help = "the report of a `kgate run --production`" },
     KG_OPT_STRING_("marks", "FILE", adv_opts, mo.marks_path, "marks file in the repository"),
-    KG_OPT_STRING_("marks-ref", "REF", adv_opts, mo.marks_ref, "the ref marks are committed on"),
+    KG_OPT_STRING_("marks-branch", "BRANCH", adv_opts, mo.marks_ref,
+                   "the branch marks are committed on (default $KGATE_MARKS_BRANCH, else "
+                   "kgate-marks; HEAD: the checked-out branch)"),
+    KG_OPT_STRING_("marks-ref", "REF", adv_opts, mo.marks_ref, "the older name of --marks-branch"),
     KG_OPT_STRING_("push", "REMOTE", adv_opts, mo.push_remote, "push the commit"),
     KG_OPT_STRING_("author", "NAME", adv_opts, mo.author, "commit author"),
     KG_OPT_STRING_("email", "EMAIL", adv_opts, mo.email, "commit email"),
@@ -46,6 +50,7 @@ int kg_cmd_marks_advance(int argc, char **argv)
         goto cleanup;
     from = ao.from;
     mo = ao.mo;
+    mo.marks_ref = kg_marks_branch_default(mo.marks_ref);
     if (!from) {
         kg_opt_cmd_usage(stderr, &cmd);
         rc = KG_ERR(KG_EINVAL, "marks advance: --from-report REPORT is required");

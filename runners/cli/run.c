@@ -16,6 +16,7 @@ typedef struct {
     bool production, diagnostic, quiet, skip_selftest;
     int bench_processes;   /* --bench-processes (0: not given; production default 3) */
     const char *defects;
+    const char *marks_branch, *read_ref;
     kg_marks_git_opts mo;
 } run_opts;
 
@@ -46,8 +47,11 @@ static const kg_opt run_opt_table[] = {
                "--production: time the bench in N separate processes (default 3, 2..16)"),
     KG_OPT_STRING_("marks", "FILE", run_opts, mo.marks_path,
                    "marks file (default baselines/high_water.json in the repository)"),
-    KG_OPT_STRING_("marks-ref", "REF", run_opts, mo.marks_ref,
-                   "--production: the ref marks are committed on"),
+    KG_OPT_STRING_("marks-ref", "REF", run_opts, read_ref,
+                   "diagnostic: decide against the marks file at REF (e.g. origin/kgate-marks)"),
+    KG_OPT_STRING_("marks-branch", "BRANCH", run_opts, marks_branch,
+                   "--production: the branch marks are committed on (default $KGATE_MARKS_BRANCH, "
+                   "else kgate-marks; HEAD: the checked-out branch)"),
     KG_OPT_STRING_("push", "REMOTE", run_opts, mo.push_remote, "--production: push the commit"),
     KG_OPT_STRING_("author", "NAME", run_opts, mo.author, "--production: commit author"),
     KG_OPT_STRING_("email", "EMAIL", run_opts, mo.email, "--production: commit email"),
@@ -56,12 +60,15 @@ static const kg_opt run_opt_table[] = {
 static const char run_description[] =
     "Run every gate (parity, preflight, hot-path, bench) over the selected cases into one\n"
     "report. --diagnostic (the default) is non-certifying: it never writes the marks file,\n"
-    "never commits, never pushes. --production commits, with libgit2, the advanced marks of\n"
-    "IMPROVED and NO_MARK cases on the checked-out branch (or --marks-ref), if and only if every\n"
-    "gate passed for every case on a GPU (no FAIL, ERROR or SKIP). A mark advances to the\n"
-    "conservative edge of the run's interval and never goes down. --push REMOTE pushes the\n"
-    "commit (token from KGATE_GIT_TOKEN). Marks file: --marks, default\n"
-    "baselines/high_water.json at the root of the current repository.\n"
+    "never commits, never pushes; --marks-ref REF decides against the marks file at REF (the\n"
+    "marks branch, e.g. origin/kgate-marks) instead of the work tree's. --production commits,\n"
+    "with libgit2, the advanced marks of IMPROVED and NO_MARK cases on the marks branch\n"
+    "(--marks-branch, default kgate-marks; never the checked-out branch unless it is named),\n"
+    "deciding against that branch's marks, if and only if every gate passed for every case\n"
+    "on a GPU (no FAIL, ERROR or SKIP). A mark advances to the conservative edge of the run's\n"
+    "interval and never goes down. --push REMOTE pushes the commit (token from\n"
+    "KGATE_GIT_TOKEN). Marks file: --marks, default baselines/high_water.json (at the root of\n"
+    "the current repository, or inside the marks branch).\n"
     "Author/committer: --author/--email, else KGATE_GIT_AUTHOR_NAME/EMAIL, else\n"
     "\"kgate <kgate@localhost>\".\n"
     "In production the bench is timed in --bench-processes N (default 3) separate processes\n"
@@ -147,8 +154,8 @@ static int run_check(const run_opts *ro)
     if (ro->production && ro->diagnostic)
         return KG_ERR(KG_EINVAL, "run: --production and --diagnostic exclude each other");
     if (!ro->production &&
-        (ro->mo.push_remote || ro->mo.marks_ref || ro->mo.author || ro->mo.email))
-        return KG_ERR(KG_EINVAL, "run: --push, --marks-ref, --author and --email need "
+        (ro->mo.push_remote || ro->marks_branch || ro->mo.author || ro->mo.email))
+        return KG_ERR(KG_EINVAL, "run: --push, --marks-branch, --author and --email need "
                                  "--production (a diagnostic run never commits or pushes)");
     if (!ro->production && ro->bench_processes)
         return KG_ERR(KG_EINVAL, "run: --bench-processes needs --production (a diagnostic run "
@@ -158,6 +165,9 @@ static int run_check(const run_opts *ro)
         return KG_ERR(KG_EINVAL, "run --production: KGATE_ISOLATION=0 runs every gate in this "
                                  "one process, and the bench must be timed in separate processes "
                                  "(--bench-processes): unset it");
+    if (ro->production && ro->read_ref)
+        return KG_ERR(KG_EINVAL, "run: --marks-ref is for diagnostic runs: --production decides "
+                                 "against the marks branch it commits on (--marks-branch)");
     if (ro->production && ro->skip_selftest)
         return KG_ERR(KG_EINVAL, "run: --skip-selftest is for diagnostic runs only (a "
                                  "production run whose selftest did not pass certifies nothing)");
@@ -198,11 +208,17 @@ static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, kg_bench_g
 {
     int rc = 0;
     char *text = NULL;
+    if (!ro->production && ro->read_ref) {
+        bo->marks_ref = ro->read_ref; /* a path inside the ref: --marks, else the default */
+        bo->marks_path = ro->mo.marks_path;
+        return kg_cli_bench_prepare(&g->bench, bo);
+    }
     if (!ro->production) {
         ro->mo.marks_path = kg_marks_path_default(ro->mo.marks_path);
         diag_marks_path(g->marks_path, sizeof g->marks_path, ro->mo.marks_path);
     } else {
         /* Every refusal before any GPU time is spent. */
+        ro->mo.marks_ref = kg_marks_branch_default(ro->marks_branch);
         KG_TRY(kg_marks_target_open(t, &ro->mo));
         if ((*t)->is_head && access((*t)->abspath, F_OK) == 0) {
             snprintf(g->marks_path, sizeof g->marks_path, "%s", (*t)->abspath);
@@ -226,6 +242,16 @@ static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, kg_bench_g
     bo->marks_path = use ? g->marks_path : NULL;
     if (use)
         KG_TRY(kg_cli_bench_prepare(&g->bench, bo));
+    if (*t && !(*t)->tip_exists && !(*t)->is_head) /* a new branch, seeded from the file */
+        kg_marks_source_set_file(&g->bench.src, access((*t)->abspath ? (*t)->abspath : "", F_OK)
+                                                    ? NULL : (*t)->abspath);
+    if (*t && (*t)->tip_exists && !(*t)->is_head) { /* the report names the branch, not a copy */
+        kg_marks_source *s = &g->bench.src;
+        s->kind = "ref";
+        snprintf(s->path, sizeof s->path, "%s", (*t)->relpath);
+        snprintf(s->ref, sizeof s->ref, "%s", (*t)->refname);
+        git_oid_tostr(s->commit, sizeof s->commit, &(*t)->tip);
+    }
 cleanup:
     free(text);
     return rc;
@@ -326,6 +352,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     if (run.no_gpu && ro.production)
         printf("kgate: no GPU: this production run cannot commit\n");
     run_commit(&run, t);
+    kg_cli_bench_source(&g.bench, &run);
     KG_TRY(run_gates_all(&run, reg, &g, defects, ro.production ? ro.bench_processes : 0));
     code = kg_run_summary(&run);
     if (ro.production)

@@ -40,7 +40,7 @@ report() {
             case " $GATES " in *" counters "*)
                 printf ',{"gate":"counters","case":"%s","verdict":"PASS","message":"","figures":{"decision":"OK","why":"","device_class":"x","kernels":1,"passes":1,"metrics":{}}}' "$c" ;;
             esac
-            printf ',{"gate":"bench","case":"%s","verdict":"PASS","message":"","figures":{"decision":"%s","metric":"time_us_warm","median_us":%s,"ci_lo_us":%s,"ci_hi_us":%s,"band_rel":%s,"samples":200}}' "$c" "$d" "$med" "$lo" "$hi" "$band"
+            printf ',{"gate":"bench","case":"%s","verdict":"PASS","message":"","figures":{"decision":"%s","metric":"time_us_warm","median_us":%s,"ci_lo_us":%s,"ci_hi_us":%s,"band_rel":%s,"samples":200,"processes":3,"env_lo_us":%s,"env_hi_us":%s}}' "$c" "$d" "$med" "$lo" "$hi" "$band" "$med" "$med"
         done
         printf ']}\n'
     } >"$f"

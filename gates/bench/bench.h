@@ -132,8 +132,8 @@ void kg_power_label(char *buf, size_t n, bool have_nvml, unsigned long long reas
 /* The power state from the clock probe (the SM clock measured in a kernel after every warm-up
  * chunk and every sample). Warm-up: chunks of ~KG_WARM_CHUNK_S back-to-back, a probe reading
  * after each; steady when a trailing window of >= KG_PROBE_STEADY_N readings is
- *   at full clock (every reading >= KG_FULL_CLOCK_FRAC x max): within KG_PROBE_BAND_FULL over
- *     >= KG_PROBE_SPAN_FULL_S;
+ *   at full clock (every reading within KG_PROBE_BAND_FULL of the max clock): within
+ *     KG_PROBE_BAND_FULL of each other over >= KG_PROBE_SPAN_FULL_S;
  *   below it: within KG_PROBE_BAND_LOW over >= KG_PROBE_SPAN_HEAVY_S (a power-hungry case: its
  *     own cap) or KG_PROBE_SPAN_LIGHT_S (a light case: a residual throttle of an earlier heavy
  *     case recovers in plateaus, 1515 -> 1734 -> 1949 -> 1980 MHz on the H200);

@@ -150,7 +150,7 @@ void kg_power_label(char *buf, size_t n, bool have_nvml, unsigned long long reas
 #define KG_HEAVY_LAUNCH_US 50.0
 #define KG_HEAVY_WARMUP_MIN_S 0.3
 #define KG_WARM_CHUNK_S 0.005
-#define KG_PROBE_MAX_READINGS 512   /* warm-up readings kept (the oldest dropped) */
+#define KG_PROBE_MAX_READINGS 2048  /* warm-up readings kept (> 0.5 s of the shortest chunks) */
 
 typedef struct {
     double t_s, mhz;            /* since the warm-up began; the probe's SM clock */

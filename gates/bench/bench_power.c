@@ -230,11 +230,14 @@ static bool pw_in_band(const kg_clock_reading *r, size_t j, size_t n, double ban
 
 static double pw_window_median(const kg_clock_reading *r, size_t j, size_t n)
 {
-    double w[KG_PROBE_MAX_READINGS];
-    size_t m = 0;
-    for (size_t i = j; i < n && m < KG_PROBE_MAX_READINGS; i++)
-        w[m++] = r[i].mhz;
-    return kg_stats_median(w, m);
+    double *w = malloc((n - j) * sizeof *w);
+    if (!w)
+        return NAN; /* out of memory: no reference, so not held */
+    for (size_t i = j; i < n; i++)
+        w[i - j] = r[i].mhz;
+    double m = kg_stats_median(w, n - j);
+    free(w);
+    return m;
 }
 
 bool kg_probe_steady(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,

@@ -434,6 +434,7 @@ static void test_json(void)
     CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "clock_source")), "none") == 0);
     CHECK(cJSON_GetObjectItem(o, "note") && !cJSON_GetObjectItem(o, "nvml_label"));
     CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "sm_mhz_median")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "steady_sm_mhz"))); /* not 0 when never steady */
     cJSON_Delete(o);
     free(t);
 }

@@ -74,7 +74,7 @@ cJSON *kg_power_state_json(const kg_power_state *ps)
     bf_num(o, KG_FIG_POWER_WARMUP_MIN, ps->warmup_min_s);
     cJSON_AddNumberToObject(o, KG_FIG_POWER_WARMUP_READINGS, ps->warmup_readings);
     bf_num(o, KG_FIG_POWER_MAX_MHZ, ps->max_mhz > 0 ? ps->max_mhz : NAN);
-    bf_num(o, KG_FIG_POWER_STEADY_MHZ, ps->ref_mhz);
+    bf_num(o, KG_FIG_POWER_STEADY_MHZ, ps->ref_mhz > 0 ? ps->ref_mhz : NAN);
     bf_num(o, KG_FIG_POWER_SM_MIN, ps->sm_min);
     bf_num(o, KG_FIG_POWER_SM_MEDIAN, ps->sm_median);
     bf_num(o, KG_FIG_POWER_SM_MAX, ps->sm_max);

@@ -40,7 +40,7 @@ if [ "$FROM" = 0 ]; then
     [ -x "$KG" ] || { echo "k-independence.sh: no kgate at $KG (--kgate PATH)" >&2; exit 2; }
     for r in $(seq 1 "$N"); do
         for k in $KS; do
-            env -u KGATE_MARKS "$KG" bench --filter "$FILTER" --launches "$k" --seed 1 --quiet \
+            env -u KGATE_MARKS "$KG" bench --filter "$FILTER" --launches "$k" --seed 1 \
                 ${BUDGET:+--budget "$BUDGET"} --report "$DIR/k$k-r$r.json" >"$DIR/k$k-r$r.log" 2>&1
             rc=$?
             [ "$rc" = 3 ] && { echo "k-independence.sh: no CUDA device"; exit 3; }

@@ -1,7 +1,10 @@
 /* Launch count and power state as pure functions (bench_power.c, issue #14): the k chooser's
- * precedence and its power-of-two rounding, the steady-state detector over synthetic NVML poll
- * sequences (ramp then cap: steady only after the cap; flapping: never), the hold tracker, and
- * the reason-bit labels. */
+ * precedence and its power-of-two rounding; NVML's steady detector over synthetic polls (ramp
+ * then cap: steady only after the cap; flapping: never), its hold tracker and reason labels;
+ * and (round 2) the probe-clock warm-up rule over synthetic probe sequences (the H200's
+ * recovery ramp 1515 -> 1734 -> 1949 -> 1980 is steady only at 1980; a capped plateau at 1469
+ * is steady, held and power-capped; a heavy case is never accepted before its minimum), the
+ * label bands and the report object. */
 #include <math.h>
 #include <string.h>
 #include "bench/bench.h"
@@ -91,6 +94,7 @@ static void test_steady(void)
     CHECK(!kg_power_steady(hole, 3));
 }
 
+/* NVML's side (context since round 2): nvml_held, nvml_label, the figures. */
 static void test_track(void)
 {
     const unsigned long long cap = KG_POWER_SW_POWER_CAP;
@@ -100,29 +104,39 @@ static void test_track(void)
     /* held: the same reasons, clocks within 1% */
     memset(&ps, 0, sizeof ps);
     kg_power_track_begin(t, &ps, w, 3);
-    CHECK(ps.steady && ps.held && strcmp(ps.label, "power-capped") == 0);
+    CHECK(ps.nvml_steady && ps.nvml_held && strcmp(ps.nvml_label, "power-capped") == 0);
+    CHECK(ps.reasons_seen == cap && !ps.nvml_near_limit);
     double s1[] = { 1600, 1590, 1610, 1605 };
     for (size_t i = 0; i < 4; i++) {
         kg_power_poll p = poll(s1[i], cap);
         kg_power_track_add(t, &p);
     }
     kg_power_track_end(t);
-    CHECK(ps.held && ps.polls == 4 && ps.sm_min == 1590 && ps.sm_max == 1610);
-    CHECK(fabs(ps.sm_median - 1602.5) < 1e-9);
-    /* the cap lifted mid-sampling: did not hold */
+    CHECK(ps.nvml_held && ps.polls == 4 && ps.nvml_sm_min == 1590 && ps.nvml_sm_max == 1610);
+    CHECK(fabs(ps.nvml_sm_median - 1602.5) < 1e-9);
+    /* the cap lifted mid-sampling: did not hold; the warm-up's reasons stay seen */
     memset(&ps, 0, sizeof ps);
     kg_power_track_begin(t, &ps, w, 3);
     kg_power_poll lift = poll(1980, 0);
     kg_power_track_add(t, &lift);
     kg_power_track_end(t);
-    CHECK(ps.steady && !ps.held && ps.reasons_seen == 0);
+    CHECK(ps.nvml_steady && !ps.nvml_held && ps.reasons_seen == cap);
     /* the clock leaving the band with the same reasons: did not hold */
     memset(&ps, 0, sizeof ps);
     kg_power_track_begin(t, &ps, w, 3);
     kg_power_poll low = poll(1500, cap);
     kg_power_track_add(t, &low);
     kg_power_track_end(t);
-    CHECK(!ps.held);
+    CHECK(!ps.nvml_held);
+    /* power at 96% of the limit: near it */
+    memset(&ps, 0, sizeof ps);
+    kg_power_track_begin(t, &ps, w, 3);
+    kg_power_poll hot = poll(1980, 0);
+    hot.power_w = 672;
+    hot.power_limit_w = 700;
+    kg_power_track_add(t, &hot);
+    kg_power_track_end(t);
+    CHECK(ps.nvml_near_limit && ps.power_limit_w == 700);
     /* a warm-up that never got steady never holds */
     kg_power_poll f[] = { poll(1980, 0), poll(1700, cap), poll(1980, 0) };
     memset(&ps, 0, sizeof ps);
@@ -130,7 +144,7 @@ static void test_track(void)
     kg_power_poll p0 = poll(1980, 0);
     kg_power_track_add(t, &p0);
     kg_power_track_end(t);
-    CHECK(!ps.steady && !ps.held && strcmp(ps.label, "full-clock") == 0);
+    CHECK(!ps.nvml_steady && !ps.nvml_held && strcmp(ps.nvml_label, "full-clock") == 0);
     /* no NVML: unknown, neither steady nor held */
     kg_power_poll none[] = { poll(NAN, 0), poll(NAN, 0), poll(NAN, 0) };
     for (size_t i = 0; i < 3; i++)
@@ -138,8 +152,214 @@ static void test_track(void)
     memset(&ps, 0, sizeof ps);
     kg_power_track_begin(t, &ps, none, 3);
     kg_power_track_end(t);
-    CHECK(!ps.nvml && !ps.steady && !ps.held && strcmp(ps.label, "unknown") == 0);
+    CHECK(!ps.nvml && !ps.nvml_steady && !ps.nvml_held && strcmp(ps.nvml_label, "unknown") == 0);
     free(t);
+}
+
+/* Probe readings every dt s from t = dt, the clocks given. */
+static size_t readings(kg_clock_reading *r, const double *mhz, size_t n, double dt)
+{
+    for (size_t i = 0; i < n; i++) {
+        r[i].t_s = dt * (double)(i + 1);
+        r[i].mhz = mhz[i];
+    }
+    return n;
+}
+
+/* The first reading at which the warm-up stops (0 = never), and whether it was steady. */
+static size_t first_done(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
+                         bool *steady, double *ref)
+{
+    for (size_t i = 1; i <= n; i++)
+        if (kg_probe_warm_done(r, i, w, steady, ref))
+            return i;
+    *steady = false;
+    return 0;
+}
+
+/* The H200's residual throttle after the GEMM: 1515 -> 1734 -> 1949 -> 1980 MHz in plateaus
+ * (each held ~100 ms, 5 ms chunks). A light case is steady only at 1980. */
+static void test_probe_recovery(void)
+{
+    static kg_clock_reading r[400];
+    double mhz[400];
+    size_t n = 0;
+    const double steps[] = { 1515, 1734, 1949, 1980 };
+    for (size_t s = 0; s < 4; s++)
+        for (size_t i = 0; i < 20; i++)
+            mhz[n++] = steps[s] + (i % 2 ? 0.5 : -0.5);
+    while (n < 60 + 20 + 10)
+        mhz[n++] = 1980;
+    readings(r, mhz, n, 0.005);
+    kg_warm_rule w = kg_warm_rule_for(1980, 1.2, false, -1);
+    CHECK(!w.heavy && w.min_s == 0 && w.max_s == KG_POWER_WARMUP_MAX_S);
+    bool steady = false;
+    double ref = NAN;
+    size_t at = first_done(r, n, &w, &steady, &ref);
+    /* the 1980 plateau starts at reading 61 (t = 0.305 s); a 20 ms window needs 5 readings */
+    CHECK_MSG(steady && at == 65 && fabs(ref - 1980) < 1, "recovery: done at %zu (%s, %.1f)", at,
+              steady ? "steady" : "not steady", ref);
+    /* no window on a lower plateau passes: not at 1515, 1734 or 1949 */
+    for (size_t i = 1; i < 61; i++)
+        CHECK_MSG(!kg_probe_steady(r, i, &w, &ref), "steady at reading %zu (%.0f MHz)", i,
+                  r[i - 1].mhz);
+    /* a light case stuck on a low plateau for longer than 0.5 s is steady there, and labelled
+     * throttled (not its own cap) unless NVML names a reason */
+    for (size_t i = 0; i < 150; i++)
+        mhz[i] = 1515;
+    readings(r, mhz, 150, 0.005);
+    at = first_done(r, 150, &w, &steady, &ref);
+    CHECK_MSG(steady && at == 101, "low plateau: done at %zu", at);
+    /* a ramp never settles: the cap ends the warm-up, not steady */
+    for (size_t i = 0; i < 400; i++)
+        mhz[i] = 1500 + 1.5 * (double)i;
+    readings(r, mhz, 320, 0.005);
+    at = first_done(r, 320, &w, &steady, &ref);
+    CHECK_MSG(!steady && at == 300 && isnan(ref), "ramp: done at %zu, %s", at,
+              steady ? "steady" : "not steady");
+    /* the full-clock band: 1% */
+    double wob[] = { 1980, 1955, 1980, 1955, 1980, 1955, 1980 };
+    readings(r, wob, 7, 0.005);
+    CHECK(!kg_probe_steady(r, 7, &w, &ref));
+    /* too few readings or too short a span */
+    double flat[] = { 1980, 1980, 1980, 1980 };
+    readings(r, flat, 4, 0.005);
+    CHECK(!kg_probe_steady(r, 4, &w, &ref)); /* 15 ms */
+    readings(r, flat, 2, 0.030);
+    CHECK(!kg_probe_steady(r, 2, &w, &ref)); /* 30 ms but 2 readings */
+    readings(r, flat, 3, 0.010);
+    CHECK(kg_probe_steady(r, 3, &w, &ref) && ref == 1980); /* 3 readings over 20 ms */
+    /* a NaN reading breaks the window */
+    double hole[] = { 1980, 1980, NAN, 1980, 1980, 1980, 1980, 1980 };
+    readings(r, hole, 8, 0.005);
+    CHECK(!kg_probe_steady(r, 7, &w, &ref) && kg_probe_steady(r, 8, &w, &ref));
+    /* within 1% of each other but not of the max: not the full-clock window */
+    double near[] = { 1949, 1950, 1949, 1950, 1949, 1950 };
+    readings(r, near, 6, 0.005);
+    CHECK(!kg_probe_steady(r, 6, &w, &ref));
+}
+
+/* gemm_bf16 8192^3 on the H200: heavy, its cap engages within ~0.1 s and settles at ~1469 MHz
+ * (1498-1515 for the ceiling: the controller dithers ~1.1%). */
+static void test_probe_heavy(void)
+{
+    static kg_clock_reading r[400];
+    double mhz[400];
+    size_t n = 0;
+    kg_warm_rule w = kg_warm_rule_for(1980, 1651, false, -1);
+    CHECK(w.heavy && w.min_s == KG_HEAVY_WARMUP_MIN_S);
+    CHECK(kg_warm_rule_for(1980, 21.75, true, -1).heavy);   /* compute-bound */
+    CHECK(!kg_warm_rule_for(1980, 49.9, false, -1).heavy);
+    /* 40 ms at 1980 before the cap, a ramp down, then the capped plateau */
+    for (; n < 6; n++)
+        mhz[n] = 1980;
+    for (double m = 1900; m > 1480; m -= 60)
+        mhz[n++] = m;
+    for (; n < 300; n++)
+        mhz[n] = (n % 7 < 3) ? 1469 + 0.5 * (double)(n % 2) : 1480; /* ~0.75% dither */
+    readings(r, mhz, n, 0.0066); /* 4 GEMMs per chunk */
+    bool steady = false;
+    double ref = NAN;
+    size_t at = first_done(r, n, &w, &steady, &ref);
+    const double heavy_ref = ref;
+    CHECK_MSG(steady && r[at - 1].t_s >= KG_HEAVY_WARMUP_MIN_S - 1e-9 && ref > 1465 && ref < 1485,
+              "heavy: done at %zu (t %.3f s), %s, %.1f MHz", at, at ? r[at - 1].t_s : 0.0,
+              steady ? "steady" : "not steady", ref);
+    /* never accepted before the minimum: the first 40 ms at full clock would pass the full
+     * window, and so would the plateau right after the ramp */
+    for (size_t i = 1; i <= n && r[i - 1].t_s < KG_HEAVY_WARMUP_MIN_S - 1e-9; i++)
+        CHECK_MSG(!kg_probe_steady(r, i, &w, &ref), "heavy accepted at %.3f s", r[i - 1].t_s);
+    kg_warm_rule light = kg_warm_rule_for(1980, 10, false, -1);
+    CHECK(kg_probe_steady(r, 6, &light, &ref) && ref == 1980); /* what a light rule takes */
+    /* --warmup-min overrides, both ways; the cap grows with it */
+    kg_warm_rule o = kg_warm_rule_for(1980, 1651, false, 0);
+    CHECK(o.heavy && o.min_s == 0 && kg_probe_steady(r, 6, &o, &ref));
+    o = kg_warm_rule_for(1980, 1.2, false, 3.0);
+    CHECK(!o.heavy && o.min_s == 3.0 && o.max_s == 3.0);
+    /* the capped plateau as a full state, labelled and held */
+    kg_power_state ps;
+    memset(&ps, 0, sizeof ps);
+    ps.steady = true;
+    ps.ref_mhz = heavy_ref;
+    ps.max_mhz = 1980;
+    ps.heavy = true;
+    double smp[] = { 1469.5, 1468.7, 1470.1, 1480, 1469.5 };
+    kg_power_finish(&ps, smp, 5);
+    CHECK_MSG(ps.probe && ps.held && strcmp(ps.label, "power-capped") == 0, "%s held %d",
+              ps.label, ps.held);
+    CHECK(fabs(ps.sm_median - 1469.5) < 1e-9 && ps.sm_min == 1468.7 && ps.sm_max == 1480);
+    /* the clock leaving the 2% band while sampling: did not hold, still power-capped */
+    smp[2] = 1420;
+    kg_power_finish(&ps, smp, 5);
+    CHECK(!ps.held && strcmp(ps.label, "power-capped") == 0);
+    /* not steady: never held */
+    ps.steady = false;
+    smp[2] = 1470;
+    kg_power_finish(&ps, smp, 5);
+    CHECK(!ps.held);
+    /* a small case at full clock right after: held in 1%, full-clock; 1.5% off: not held */
+    memset(&ps, 0, sizeof ps);
+    ps.steady = true;
+    ps.ref_mhz = 1980;
+    ps.max_mhz = 1980;
+    double full[] = { 1980.4, 1976.5, 1978.45, NAN, 1980.2 };
+    kg_power_finish(&ps, full, 5);
+    CHECK(ps.probe && ps.held && strcmp(ps.label, "full-clock") == 0);
+    full[1] = 1950;
+    kg_power_finish(&ps, full, 5);
+    CHECK(!ps.held && strcmp(ps.label, "full-clock") == 0);
+    /* no probe clock at all: unknown */
+    double none[] = { NAN, NAN };
+    kg_power_finish(&ps, none, 2);
+    CHECK(!ps.probe && !ps.held && strcmp(ps.label, "unknown") == 0);
+}
+
+/* The label bands: what the decision compares. */
+static void test_probe_labels(void)
+{
+    char b[64];
+    const unsigned long long cap = KG_POWER_SW_POWER_CAP;
+    kg_power_label_probe(b, sizeof b, 1980.4, 1980, false, 0, false);
+    CHECK(strcmp(b, "full-clock") == 0);
+    /* 98% exactly is full; just below is not */
+    kg_power_label_probe(b, sizeof b, 0.98 * 1980, 1980, false, 0, false);
+    CHECK(strcmp(b, "full-clock") == 0);
+    kg_power_label_probe(b, sizeof b, 0.979 * 1980, 1980, true, 0, false);
+    CHECK(strcmp(b, "power-capped") == 0);
+    /* full clock whatever NVML's (stale) reasons say */
+    kg_power_label_probe(b, sizeof b, 1976.5, 1980, false, cap, true);
+    CHECK(strcmp(b, "full-clock") == 0);
+    /* a heavy case below: power-capped, NVML confirming or not (it read "no reasons") */
+    kg_power_label_probe(b, sizeof b, 1469.5, 1980, true, 0, false);
+    CHECK(strcmp(b, "power-capped") == 0);
+    kg_power_label_probe(b, sizeof b, 1513.7, 1980, true, cap, false);
+    CHECK(strcmp(b, "power-capped") == 0);
+    /* a light case below: power-capped only with NVML's cap or power near the limit */
+    kg_power_label_probe(b, sizeof b, 1561, 1980, false, cap | KG_POWER_GPU_IDLE, false);
+    CHECK(strcmp(b, "power-capped") == 0);
+    kg_power_label_probe(b, sizeof b, 1561, 1980, false, 0, true);
+    CHECK(strcmp(b, "power-capped") == 0);
+    kg_power_label_probe(b, sizeof b, 1561, 1980, false, KG_POWER_GPU_IDLE, false);
+    CHECK_MSG(strcmp(b, "throttled") == 0, "%s", b);
+    /* thermal wins, a hardware slowdown is throttled */
+    kg_power_label_probe(b, sizeof b, 1400, 1980, true, cap | KG_POWER_HW_THERMAL, true);
+    CHECK(strcmp(b, "thermal") == 0);
+    kg_power_label_probe(b, sizeof b, 1400, 1980, true, cap | KG_POWER_HW_SLOWDOWN, false);
+    CHECK(strcmp(b, "throttled") == 0);
+    /* no probe clock, or no max: unknown */
+    kg_power_label_probe(b, sizeof b, NAN, 1980, true, cap, true);
+    CHECK(strcmp(b, "unknown") == 0);
+    kg_power_label_probe(b, sizeof b, 1500, 0, true, cap, true);
+    CHECK(strcmp(b, "unknown") == 0);
+    /* the run's rows (bench_run1.txt) by their probe medians: one label per band */
+    const double rows[][2] = { { 1515.3, 0 }, { 1734.7, 0 }, { 1949.2, 0 }, { 1980.2, 1 },
+                               { 1976.5, 0 }, { 1513.7, 1 }, { 1469.5, 1 } };
+    const char *want[] = { "throttled", "throttled", "full-clock", "full-clock", "full-clock",
+                           "power-capped", "power-capped" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(rows); i++) {
+        kg_power_label_probe(b, sizeof b, rows[i][0], 1980, rows[i][1] > 0, 0, false);
+        CHECK_MSG(strcmp(b, want[i]) == 0, "%.1f MHz: %s, want %s", rows[i][0], b, want[i]);
+    }
 }
 
 static void test_labels(void)
@@ -169,33 +389,52 @@ static void test_labels(void)
     CHECK(kg_power_reason_name(9) == NULL);
 }
 
-/* The report object: what the schema requires, the note without NVML. */
+/* The report object: what the schema requires, the probe's figures, NVML's beside them, the
+ * notes without either. */
 static void test_json(void)
 {
     kg_power_state ps;
     kg_power_track *t = calloc(1, sizeof *t);
-    kg_power_poll w[] = { poll(1600, KG_POWER_SW_POWER_CAP), poll(1600, KG_POWER_SW_POWER_CAP),
-                          poll(1600, KG_POWER_SW_POWER_CAP) };
+    kg_power_poll w[] = { poll(1980, 0), poll(1980, 0), poll(1980, 0) };
     memset(&ps, 0, sizeof ps);
+    ps.steady = true;
+    ps.ref_mhz = 1470;
+    ps.max_mhz = 1980;
+    ps.heavy = true;
+    ps.warmup_min_s = 0.3;
+    ps.warmup_readings = 48;
     kg_power_track_begin(t, &ps, w, 3);
     kg_power_track_add(t, &w[0]);
     kg_power_track_end(t);
+    double smp[] = { 1469, 1470, 1471 };
+    kg_power_finish(&ps, smp, 3);
     cJSON *o = kg_power_state_json(&ps);
+    /* NVML said full-clock with no reasons (stale): the probe's label wins, NVML's is beside */
     CHECK(o && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "label")), "power-capped") == 0);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "nvml_label")), "full-clock") == 0);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "clock_source")), "probe") == 0);
     CHECK(cJSON_IsTrue(cJSON_GetObjectItem(o, "steady")));
     CHECK(cJSON_IsTrue(cJSON_GetObjectItem(o, "held")));
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(o, "heavy")));
     CHECK(cJSON_GetObjectItem(o, "warmup_s") && !cJSON_GetObjectItem(o, "note"));
-    const cJSON *r = cJSON_GetObjectItem(o, "reasons");
-    CHECK(cJSON_GetArraySize(r) == 1 &&
-          strcmp(cJSON_GetStringValue(cJSON_GetArrayItem(r, 0)), "sw_power_cap") == 0);
-    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "sm_mhz_median")) == 1600);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "sm_mhz_median")) == 1470);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "nvml_sm_mhz_median")) == 1980);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "steady_sm_mhz")) == 1470);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "warmup_readings")) == 48);
+    CHECK(fabs(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "clock_frac")) - 1470.0 / 1980) < 1e-12);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(o, "reasons")) == 0);
     cJSON_Delete(o);
+    /* neither probe nor NVML: unknown, with the note */
     memset(&ps, 0, sizeof ps);
     kg_power_track_begin(t, &ps, NULL, 0);
     kg_power_track_end(t);
+    kg_power_finish(&ps, NULL, 0);
     o = kg_power_state_json(&ps);
     CHECK(o && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "label")), "unknown") == 0);
-    CHECK(cJSON_GetObjectItem(o, "note") && !cJSON_GetObjectItem(o, "sm_mhz_median"));
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "clock_source")), "none") == 0);
+    CHECK(cJSON_GetObjectItem(o, "note") && !cJSON_GetObjectItem(o, "nvml_label"));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "sm_mhz_median")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(o, "steady_sm_mhz"))); /* not 0 when never steady */
     cJSON_Delete(o);
     free(t);
 }
@@ -205,6 +444,9 @@ int main(void)
     test_choose_k();
     test_steady();
     test_track();
+    test_probe_recovery();
+    test_probe_heavy();
+    test_probe_labels();
     test_labels();
     test_json();
     return kg_test_done("test_bench_power");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/k-independence.sh judges what it is given (--from DIR, synthetic bench reports): equal
 # per-launch medians pass, a t = a/k + b pattern (the issue #14 symptom) fails, a row measured
-# with the mark's k instead of the flag's fails, usage errors exit 2; and the bench command line
-# takes --launches (integers in [1, 1024], bench only; exit 3 without a GPU).
+# with the mark's k instead of the flag's fails, usage errors exit 2; the script's own kgate
+# command line is accepted; and the bench command line takes --launches (integers in [1, 1024],
+# bench only; exit 3 without a GPU) and --warmup-min (seconds in [0, 10], bench only).
 . "$(dirname "$0")/lib.sh"
 KG=$1
 S=$SRC/scripts/k-independence.sh
@@ -28,12 +29,26 @@ check "missing reports" 1 "missing" -- "$S" -n 3 --from "$T/flat"
 check "bad -n" 2 "-n: expected rounds" -- "$S" -n x --from "$T/flat"
 check "bad -k" 2 "-k: expected launch counts" -- "$S" -k "16 x" --from "$T/flat"
 check "table header" 0 "K +median_us +spread_us" -- "$S" -n 2 --from "$T/flat"
+# the script's own kgate command line is one bench accepts (it passed --quiet, which bench
+# rejects with exit 2): without a GPU the script reports kgate's "no CUDA device" (exit 3), on
+# a GPU one K in one round is trivially k-independent
+run "$S" --kgate "$KG" -n 1 -k 16
+if [ "$rc" = 3 ]; then
+    expect_grep "no CUDA device" "$T/out" "the script's bench command line is accepted (no GPU)"
+else
+    [ "$rc" = 0 ] && ok || { bad "k-independence.sh -n 1 -k 16: exit $rc"; cat "$T/out" "$T/err"; }
+fi
 
 check "--launches not an integer" 2 "--launches: expected launches per replay, an integer in \[1, 1024\], got '3.5'" -- "$KG" bench --launches 3.5
 check "--launches too large" 2 "--launches: .*got '2000'" -- "$KG" bench --launches 2000
 check "--launches zero" 2 "--launches" -- "$KG" bench --launches 0
 check "--launches is bench only" 2 "'--launches' is a standalone option" -- "$KG" run --launches 16
 check "--launches in the help" 0 "--launches K" -- "$KG" bench --help
+check "--warmup-min not a number" 2 "--warmup-min: expected a number, got 'x'" -- "$KG" bench --warmup-min x
+check "--warmup-min too large" 2 "--warmup-min: expected seconds in \[0, 10\], got '11'" -- "$KG" bench --warmup-min 11
+check "--warmup-min negative" 2 "--warmup-min: expected seconds in \[0, 10\], got '-1'" -- "$KG" bench --warmup-min -1
+check "--warmup-min is bench only" 2 "'--warmup-min' is a standalone option" -- "$KG" run --warmup-min 0.3
+check "--warmup-min in the help" 0 "--warmup-min S" -- "$KG" bench --help
 run env -u KGATE_MARKS "$KG" bench --filter '^reduce_sum/n=1000/f32$' --launches 16 \
     --report "$T/k16.json"
 if [ "$rc" = 3 ]; then expect_no_gpu_line "bench --launches 16 without a GPU"; else

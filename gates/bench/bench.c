@@ -84,6 +84,7 @@ static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
     st->o.mode = g->mode;
     st->o.budget_s = g->budget_s > 0 ? g->budget_s : 1.0;
     st->o.flag_k = g->launches;
+    st->o.warmup_min_s = g->warmup_min_s;
     if (g->band_floor > 0)
         st->dopt.band_floor = g->band_floor;
     if (g->min_mark_runs > 0)
@@ -152,7 +153,7 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
                                       : NULL;
     kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
                          b->r.kept, b->compute_bound, b->r.k,
-                         b->r.power.nvml ? b->r.power.label : NULL };
+                         b->r.power.probe ? b->r.power.label : NULL };
     KG_TRY(kg_bench_decide(&b->v, mk, &obs, NULL, 0, dopt));
     if (mk) {
         b->have_mark = true;
@@ -175,7 +176,7 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
              "%s; median %.4g us (CI %.4g..%.4g, n=%zu, %s); k=%d (%s); %s%s%s%s%s%s", b->v.why,
              b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, b->r.stop, b->r.k,
              kg_bench_k_source_name(b->r.k_source), b->r.power.label,
-             b->r.power.nvml && !b->r.power.steady ? " (not steady)" : "",
+             b->r.power.probe && !b->r.power.steady ? " (not steady)" : "",
              b->r.power.steady && !b->r.power.held ? " (did not hold)" : "",
              blk, b->r.dropped ? "; throttled samples dropped" : "",
              b->kernels_changed ? "; kernels differ from the mark's" : "");
@@ -224,6 +225,7 @@ static int bg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     dopt = st->dopt;
     kg_bench_case_settings(&o, &dopt, st->g, d);
     o.mark_k = bg_mark_k(st, d);
+    o.compute_bound = bg_compute_bound(d, &st->ceil); /* a heavy warm-up (kg_warm_rule_for) */
     /* kg_instance_open derives the per-case seed: the same inputs as parity for one --seed. */
     KG_TRY(kg_bench_time_case(&b->r, st->env, d, env->seed, env->device, &o));
     if (!b->r.have_sum) {
@@ -382,6 +384,18 @@ static int bg_opt_launches(void *opts, const char *v)
     return rc;
 }
 
+static int bg_opt_warmup_min(void *opts, const char *v)
+{
+    int rc = 0;
+    double x = 0;
+    KG_TRY(kg_parse_double("--warmup-min", v, &x));
+    if (!(x >= 0 && x <= 10))
+        return KG_ERR(KG_EINVAL, "--warmup-min: expected seconds in [0, 10], got '%s'", v);
+    ((kg_bench_gate_opts *)opts)->warmup_min_s = x;
+cleanup:
+    return rc;
+}
+
 static const kg_opt bg_opts[] = {
     { .name = "marks", .value_name = "FILE", .kind = KG_OPT_STRING, .flags = KG_OPT_F_STANDALONE,
       .offset = offsetof(kg_bench_gate_opts, marks_path),
@@ -403,6 +417,9 @@ static const kg_opt bg_opts[] = {
     KG_OPT_FN_("launches", "K", bg_opt_launches, KG_OPT_F_STANDALONE,
                "launches per timed replay, for experiments and the k-independence check "
                "(scripts/k-independence.sh); a mark's own k wins (default: calibrated)"),
+    KG_OPT_FN_("warmup-min", "S", bg_opt_warmup_min, KG_OPT_F_STANDALONE,
+               "minimum back-to-back warm-up of every case and ceiling, for experiments "
+               "(default: 0.3 s for heavy cases, else none; the cap is max(1.5, S))"),
     { .name = "save-marks", .value_name = "FILE", .kind = KG_OPT_STRING,
       .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_bench_gate_opts, save_marks),
       .help = "merge this run's medians into FILE (never the committed marks)" },
@@ -423,8 +440,10 @@ static const char bg_description[] =
     "sample (one launch per sample). Samples taken below 70% of the max SM clock are dropped.\n"
     "k: the mark's, else --launches, else calibrated and rounded down to a power of two. Every\n"
     "replay starts behind a blocking kernel the host releases once it has submitted it. Before\n"
-    "sampling the case runs back-to-back until NVML shows a steady power state (at most 1.5 s);\n"
-    "the state (full-clock, power-capped, thermal, other, unknown) is in each row.\n"
+    "sampling the case runs back-to-back until the in-kernel clock probe reads a steady SM\n"
+    "clock (at least 0.3 s for heavy cases: a launch >= 50 us or compute-bound; at most 1.5 s);\n"
+    "the state (full-clock, power-capped, thermal, throttled, unknown) from the probe clock is\n"
+    "in each row, NVML's reasons beside it.\n"
     "Ceilings (1 GiB device copy, 8192^3 bf16 cuBLAS GEMM) are measured in the same run.\n"
     "\n"
     "Each case is decided against its mark in --marks (device class, case, metric):\n"

@@ -150,27 +150,95 @@ typedef struct {
     double t_s, sm_mhz, mem_mhz, power_w, temp_c; /* NaN where NVML did not answer */
     unsigned long long reasons;
     bool ok;                    /* SM clock and reasons read */
+    double power_limit_w;       /* enforced power limit (NaN/0 unknown) */
 } kg_power_poll;
 
-/* The last KG_POWER_WINDOW polls agree: same reasons (KG_POWER_IGNORED left out), SM clocks
- * within KG_POWER_BAND_REL of the highest. */
+/* NVML's own view (supplementary since issue #14 round 2: on the H200 its reasons and clocks
+ * lag the in-kernel probe; the GEMM ceiling read 1498-1515 MHz by the probe while NVML said
+ * 1980 MHz, no reasons). The last KG_POWER_WINDOW polls agree: same reasons (KG_POWER_IGNORED
+ * left out), SM clocks within KG_POWER_BAND_REL of the highest. */
 bool kg_power_steady(const kg_power_poll *p, size_t n);
-/* "full-clock" (no reasons beyond KG_POWER_IGNORED), "power-capped" (sw_power_cap only),
- * "thermal" (sw/hw thermal, with or without the power cap), "other:a+b", "unknown" (no NVML). */
+/* NVML's label: "full-clock" (no reasons beyond KG_POWER_IGNORED), "power-capped"
+ * (sw_power_cap only), "thermal" (sw/hw thermal, with or without the power cap), "other:a+b",
+ * "unknown" (no NVML). Recorded as nvml_label; the state's label comes from the probe. */
 void kg_power_label(char *buf, size_t n, bool have_nvml, unsigned long long reasons);
+
+/* The power state from the clock probe (the SM clock measured in a kernel after every warm-up
+ * chunk and every sample). Warm-up: chunks of ~KG_WARM_CHUNK_S back-to-back, a probe reading
+ * after each; steady when a trailing window of >= KG_PROBE_STEADY_N readings is
+ *   at full clock (every reading within KG_PROBE_BAND_FULL of the max clock): within
+ *     KG_PROBE_BAND_FULL of each other over >= KG_PROBE_SPAN_FULL_S;
+ *   below it: within KG_PROBE_BAND_LOW over >= KG_PROBE_SPAN_HEAVY_S (a power-hungry case: its
+ *     own cap) or KG_PROBE_SPAN_LIGHT_S (a light case: a residual throttle of an earlier heavy
+ *     case recovers in plateaus, 1515 -> 1734 -> 1949 -> 1980 MHz on the H200);
+ * and never before the minimum warm-up (KG_HEAVY_WARMUP_MIN_S for a heavy case: one launch >=
+ * KG_HEAVY_LAUNCH_US or compute-bound, so the cap has engaged; else 0), at most
+ * KG_POWER_WARMUP_MAX_S. */
+#define KG_FULL_CLOCK_FRAC 0.98
+#define KG_PROBE_BAND_FULL 0.01
+#define KG_PROBE_BAND_LOW 0.02      /* the cap controller dithers ~1.1% (1498-1515 MHz) */
+#define KG_PROBE_STEADY_N 3
+#define KG_PROBE_SPAN_FULL_S 0.020
+#define KG_PROBE_SPAN_HEAVY_S 0.100
+#define KG_PROBE_SPAN_LIGHT_S 0.500
+#define KG_HEAVY_LAUNCH_US 50.0
+#define KG_HEAVY_WARMUP_MIN_S 0.3
+#define KG_WARM_CHUNK_S 0.005
+#define KG_PROBE_MAX_READINGS 2048  /* warm-up readings kept (> 0.5 s of the shortest chunks) */
+
+typedef struct {
+    double t_s, mhz;            /* since the warm-up began; the probe's SM clock */
+} kg_clock_reading;
+
+typedef struct {
+    double max_mhz;             /* max SM clock (0 = unknown: every window judged as full) */
+    bool heavy;                 /* power-hungry */
+    double min_s, max_s;        /* minimum and maximum warm-up */
+} kg_warm_rule;
+
+/* The rule for a case: heavy = launch_us >= KG_HEAVY_LAUNCH_US or compute_bound; min_s =
+ * override when >= 0 (--warmup-min), else KG_HEAVY_WARMUP_MIN_S when heavy, else 0; max_s =
+ * max(KG_POWER_WARMUP_MAX_S, min_s). */
+kg_warm_rule kg_warm_rule_for(double max_mhz, double launch_us, bool compute_bound,
+                              double override_min_s);
+/* Steady at the last reading r[n-1] (see above); *ref_mhz: the window's median (NaN if not). */
+bool kg_probe_steady(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
+                     double *ref_mhz);
+/* Stop warming at r[n-1]: steady, or the cap reached. */
+bool kg_probe_warm_done(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
+                        bool *steady, double *ref_mhz);
+/* The label (what the decision compares, so it must not flap): "unknown" without a probe
+ * clock or a max clock; "full-clock" when median >= KG_FULL_CLOCK_FRAC x max; below:
+ * "thermal" with NVML thermal reasons, "throttled" with hw_slowdown / hw_power_brake,
+ * "power-capped" when NVML saw sw_power_cap or power near the limit or the case is heavy
+ * (NVML lags: the capped GEMMs read "no reasons"), else "throttled". */
+void kg_power_label_probe(char *buf, size_t n, double median_mhz, double max_mhz, bool heavy,
+                          unsigned long long nvml_reasons, bool nvml_near_limit);
 
 /* The state a case (or a ceiling) was sampled in. No pointers: it travels with the row. */
 typedef struct {
-    char label[64];
-    bool nvml;                  /* NVML answered (else label "unknown") */
-    bool steady;                /* the warm-up reached a steady state (else capped) */
-    bool held;                  /* every poll while sampling stayed in that state */
+    char label[64];             /* from the probe (kg_power_label_probe) */
+    bool probe;                 /* probe clocks measured (else label "unknown") */
+    bool steady;                /* the warm-up reached a steady probe clock (else capped) */
+    bool held;                  /* every sample's probe clock stayed in the steady band */
+    bool heavy;                 /* warmed as a power-hungry case */
     double warmup_s;            /* back-to-back warm-up before sampling */
+    double warmup_min_s;        /* the minimum in force */
+    int warmup_readings;        /* probe readings during the warm-up */
+    double max_mhz;             /* the max SM clock the label is relative to */
+    double ref_mhz;             /* the warm-up's steady probe clock (NaN: not steady) */
+    double sm_min, sm_median, sm_max; /* probe SM clock while sampling (MHz) */
+    /* NVML, supplementary */
+    bool nvml;                  /* NVML answered */
+    bool nvml_steady;           /* its polls were steady at the warm-up's end */
+    bool nvml_held;             /* every poll while sampling kept its reasons and clock */
+    bool nvml_near_limit;       /* some poll read power >= 95% of the enforced limit */
+    char nvml_label[64];        /* kg_power_label of the reasons at the warm-up's end */
     int polls;                  /* NVML polls while sampling */
-    double sm_min, sm_median, sm_max; /* NVML SM clock while sampling (MHz) */
-    double mem_mhz, power_w, temp_c;  /* the last poll while sampling */
-    unsigned long long reasons; /* at the end of the warm-up (the state's) */
-    unsigned long long reasons_seen; /* every reason seen while sampling */
+    double nvml_sm_min, nvml_sm_median, nvml_sm_max; /* NVML SM clock while sampling (MHz) */
+    double mem_mhz, power_w, power_limit_w, temp_c;  /* the last poll */
+    unsigned long long reasons; /* at the end of the warm-up */
+    unsigned long long reasons_seen; /* every reason seen, warm-up and sampling */
 } kg_power_state;
 
 typedef struct {
@@ -179,11 +247,14 @@ typedef struct {
     double sm[KG_POWER_MAX_POLLS];
     size_t n;
 } kg_power_track;
-/* Start from the warm-up's polls (p[0..n)): steady, label, band. */
+/* NVML: start from the warm-up's polls (p[0..n)): nvml_steady, nvml_label, the band. */
 void kg_power_track_begin(kg_power_track *t, kg_power_state *ps, const kg_power_poll *p,
                           size_t n);
 void kg_power_track_add(kg_power_track *t, const kg_power_poll *p);
 void kg_power_track_end(kg_power_track *t);
+/* The probe side, after the warm-up (ps->steady, ref_mhz, max_mhz, heavy set) and sampling:
+ * sm_* from the sampled clocks mhz[0..n) (NaN skipped), held, the label. */
+void kg_power_finish(kg_power_state *ps, const double *mhz, size_t n);
 
 /* ---- engine --------------------------------------------------------------------------- */
 
@@ -199,12 +270,15 @@ typedef struct {
     bool kernels;           /* record kernel names/durations with CUPTI activity (one replay) */
     int mark_k;             /* k of the case's mark (0: none), wins over flag_k */
     int flag_k;             /* --launches (0: calibrate) */
-    bool warm_to_steady;    /* warm up back-to-back until the power state is steady */
+    bool warm_to_steady;    /* warm up back-to-back until the probe clock is steady */
+    bool compute_bound;     /* the case is compute-bound (a heavy warm-up, kg_warm_rule_for) */
+    double warmup_min_s;    /* --warmup-min (< 0: the rule's minimum) */
 } kg_bench_opts;
 #define KG_BENCH_OPTS_INIT { .mode = 0, .budget_s = 1.0, .min_samples = 15, .max_samples = 2000, \
                             .target_ci_rel = 0.005, .ci_level = 0.95, .min_replay_ms = 1.0, \
                             .min_clock_frac = 0.70, .kernels = true, .mark_k = 0, .flag_k = 0, \
-                            .warm_to_steady = true }
+                            .warm_to_steady = true, .compute_bound = false, \
+                            .warmup_min_s = -1 }
 
 typedef struct kg_bench_env kg_bench_env;
 
@@ -242,11 +316,14 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
 void kg_bench_result_free(kg_bench_result *r);
 
 /* Timing helpers shared by the cases and the ceilings (bench_engine.c). An operation enqueued
- * on s; the warm-up runs it back-to-back (chunks of ~KG_POWER_POLL_S, op_ms each) polling NVML
- * until steady or KG_POWER_WARMUP_MAX_S, and leaves the polls' verdict in ps (tracking begun). */
+ * on s; the warm-up runs it back-to-back (chunks of ~KG_WARM_CHUNK_S, op_ms each), the clock
+ * probe after every chunk, NVML every KG_POWER_POLL_S, until the probe clock is steady under w
+ * (kg_probe_warm_done; without the probe: NVML steady after w's minimum, or w's cap), and
+ * leaves the warm-up's state in ps (NVML tracking begun; kg_power_finish after sampling). */
 typedef int (*kg_bench_op)(void *arg, cudaStream_t s);
 int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e,
-                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms);
+                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms,
+                            const kg_warm_rule *w);
 /* Poll NVML into the tracker when KG_POWER_POLL_S has passed since the last (or `force`). */
 void kg_bench_poll_track(kg_bench_env *e, kg_power_track *t, bool force);
 /* The blocking start: a 1-thread kernel on s spins on a host-mapped flag (bounded by a 50 ms
@@ -290,11 +367,12 @@ typedef struct {
     int launches;               /* --launches K (0: the mark's k, else calibrated) */
     kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */
     const void *marks;
+    double warmup_min_s;        /* --warmup-min S (< 0: the rule, kg_warm_rule_for) */
 } kg_bench_gate_opts;
 #define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 0, .band_floor = 0, \
                                   .min_mark_runs = 0, .abs_floor_us = 0, .marks_path = NULL, \
                                   .save_marks = NULL, .launches = 0, .lookup = NULL, \
-                                  .marks = NULL }
+                                  .marks = NULL, .warmup_min_s = -1 }
 
 /* The settings one case is timed and decided with: `o` and `dopt` hold the run's (flags or
  * defaults) and take the case's bench_budget_s / bench_band_floor where the command line

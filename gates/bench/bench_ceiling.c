@@ -2,7 +2,8 @@
  * read + written) and a large bf16 cuBLAS GEMM (TFLOP/s) on random inputs. The GEMM also
  * records the kernel cuBLAS chose (CUPTI activity) and the SM clock of every sample: the H200
  * shows two performance modes for 8192^3 across processes, and these say which explains it.
- * Each is warmed back-to-back to a steady power state first and records that state. */
+ * Each is warmed back-to-back until the probe clock is steady (the heavy rule: at least 0.3 s,
+ * so the GEMM is in its capped state) and records that state. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,7 @@ cleanup:
 
 static int time_op(double *median_us, ceil_samples *cs, kg_bench_env *env, ceil_op op,
                    void *arg, cudaStream_t s, unsigned long long *probe_dev,
-                   unsigned long long *probe_host)
+                   unsigned long long *probe_host, double warmup_min_s)
 {
     int rc = 0;
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -89,7 +90,10 @@ static int time_op(double *median_us, ceil_samples *cs, kg_bench_env *env, ceil_
     KG_CUDA_CHECK(cudaEventRecord(e1, s));
     KG_CUDA_CHECK(cudaEventSynchronize(e1));
     KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    KG_TRY(kg_bench_warm_to_steady(&cs->power, t, env, op, arg, s, ms));
+    /* Both ceilings are power-hungry (a 1 GiB copy, a GEMM at the power cap): the heavy rule. */
+    const kg_warm_rule w = kg_warm_rule_for(kg_bench_env_max_clock_mhz(env), ms * 1e3, true,
+                                            warmup_min_s);
+    KG_TRY(kg_bench_warm_to_steady(&cs->power, t, env, op, arg, s, ms, &w));
     for (int i = 0; i < CEIL_SAMPLES; i++) {
         bool to = false;
         KG_TRY(ceil_one(&cs->us[i], &cs->mhz[i], &to, env, op, arg, s, e0, e1, probe,
@@ -98,6 +102,7 @@ static int time_op(double *median_us, ceil_samples *cs, kg_bench_env *env, ceil_
         kg_bench_poll_track(env, t, i == CEIL_SAMPLES - 1);
     }
     kg_power_track_end(t);
+    kg_power_finish(&cs->power, cs->mhz, CEIL_SAMPLES);
     *median_us = kg_stats_median(cs->us, CEIL_SAMPLES);
 cleanup:
     if (e0)
@@ -162,7 +167,6 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     double med = 0;
     const size_t ws_bytes = (size_t)32 << 20;
     size_t free_b = 0, total_b = 0;
-    KG_UNUSED(o);
     memset(c, 0, sizeof *c);
     if (!(c->detail = cJSON_CreateObject()))
         return KG_ERR(KG_ENOMEM, "out of memory");
@@ -178,7 +182,8 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     KG_CUDA_CHECK(cudaMalloc(&ca.src, ca.bytes));
     KG_CUDA_CHECK(cudaMalloc(&ca.dst, ca.bytes));
     KG_TRY(kg_bench_fill_bf16(ca.src, ca.bytes / 2, seed ^ 0xc0b1, s));
-    KG_TRY(time_op(&med, &cs, env, copy_op, &ca, s, probe_dev, probe_host));
+    KG_TRY(time_op(&med, &cs, env, copy_op, &ca, s, probe_dev, probe_host,
+                   o->warmup_min_s));
     c->copy_bytes = 2.0 * (double)ca.bytes;
     c->copy_gbps = c->copy_bytes / (med * 1e-6) / 1e9;
     cJSON *cj = samples_json(&cs, med);
@@ -204,7 +209,8 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
     KG_CUBLAS_CHECK(cublasSetStream(ga.h, s));
     /* cublasSetStream resets the workspace: set ours after it, so nothing allocates. */
     KG_CUBLAS_CHECK(cublasSetWorkspace(ga.h, ws, ws_bytes));
-    KG_TRY(time_op(&med, &cs, env, gemm_op, &ga, s, probe_dev, probe_host));
+    KG_TRY(time_op(&med, &cs, env, gemm_op, &ga, s, probe_dev, probe_host,
+                   o->warmup_min_s));
     double flops = 2.0 * ga.m * (double)ga.n * ga.k;
     c->gemm_m = ga.m;
     c->gemm_n = ga.n;

@@ -6,8 +6,9 @@
  * Every sample starts behind the blocking kernel (nvbench's blocking start): the GPU holds at
  * it until the host has submitted ev0, the replay and ev1, so the host's submission latency is
  * not in the timed region (it was divided by k: the per-launch figure depended on k, issue #14).
- * Before sampling, the case runs back-to-back until its power state is steady (NVML polls);
- * while sampling, NVML is polled at the same cadence and the state recorded (bench_power.c).
+ * Before sampling, the case runs back-to-back until the clock probe's SM clock is steady (NVML
+ * is polled too, as context); the state's label and "held" come from the probe clock measured
+ * after every sample (bench_power.c: the rules, pure).
  *
  * Cold mode flushes L2 before every sample with a memset of 2x the L2 size, outside the timed
  * region, and times one launch per sample (k = 1): a graph of k launches would only be cold for
@@ -144,35 +145,108 @@ void kg_bench_poll_track(kg_bench_env *e, kg_power_track *t, bool force)
     e->last_poll = now;
 }
 
-int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e,
-                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms)
+/* The clock probe and its copy-back, enqueued on s after what is already there. */
+static int be_probe_enqueue(kg_bench_env *e, cudaStream_t s)
 {
     int rc = 0;
-    kg_power_poll polls[96]; /* > KG_POWER_WARMUP_MAX_S / KG_POWER_POLL_S */
-    size_t n = 0;
+    KG_TRY(kg_clock_probe_launch(e->probe_dev, KG_PROBE_SPAN_NS, s));
+    KG_CUDA_CHECK(cudaMemcpyAsync(e->probe_host, e->probe_dev, 2 * sizeof(unsigned long long),
+                                  cudaMemcpyDeviceToHost, s));
+cleanup:
+    return rc;
+}
+
+/* The probe's SM clock once s synchronized (NaN when it did not run). */
+static double be_probe_mhz(const kg_bench_env *e)
+{
+    return (e->probe_ok && e->probe_host[1])
+               ? (double)e->probe_host[0] * 1000.0 / (double)e->probe_host[1] : NAN;
+}
+
+typedef struct {
+    kg_power_poll polls[96];            /* the latest NVML polls (> 1.5 s / 25 ms) */
+    size_t np;
+    kg_clock_reading rd[KG_PROBE_MAX_READINGS]; /* the latest probe readings */
+    size_t nr;
+    int readings;                       /* every reading taken */
+    double last_poll;
+} be_warm;
+
+/* After one chunk at `at` s: the probe reading (s synchronized) and, on its cadence, a poll. */
+static void be_warm_record(be_warm *w, kg_bench_env *e, double at)
+{
+    if (e->probe_ok) {
+        if (w->nr == KG_PROBE_MAX_READINGS) {
+            memmove(w->rd, w->rd + 1, (w->nr - 1) * sizeof *w->rd);
+            w->nr--;
+        }
+        w->rd[w->nr].t_s = at;
+        w->rd[w->nr++].mhz = be_probe_mhz(e);
+        w->readings++;
+    }
+    if (e->nvml && (w->last_poll < 0 || at - w->last_poll >= KG_POWER_POLL_S)) {
+        if (w->np == KG_ARRAY_LEN(w->polls)) {
+            memmove(w->polls, w->polls + 1, (w->np - 1) * sizeof *w->polls);
+            w->np--;
+        }
+        kg_nvml_poll(e->nvml, &w->polls[w->np++], at);
+        w->last_poll = at;
+    }
+}
+
+/* Done warming? With the probe: its rule. Without: NVML steady (or one window without NVML)
+ * once past the minimum, else the cap; never steady (the state is unknown). */
+static bool be_warm_done(const be_warm *w, const kg_bench_env *e, const kg_warm_rule *r,
+                         double at, bool *steady, double *ref)
+{
+    if (e->probe_ok)
+        return kg_probe_warm_done(w->rd, w->nr, r, steady, ref);
+    *steady = false;
+    *ref = NAN;
+    if (at >= r->max_s)
+        return true;
+    if (at < r->min_s)
+        return false;
+    return e->nvml ? kg_power_steady(w->polls, w->np) : at >= KG_POWER_WINDOW * KG_POWER_POLL_S;
+}
+
+int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e,
+                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms,
+                            const kg_warm_rule *r)
+{
+    int rc = 0;
+    bool steady = false;
+    double ref = NAN;
+    be_warm *w = calloc(1, sizeof *w);
     const double t0 = now_s();
-    double want = ceil(KG_POWER_POLL_S * 1e3 / fmax(op_ms, 1e-4));
+    double want = ceil(KG_WARM_CHUNK_S * 1e3 / fmax(op_ms, 1e-4));
     const int chunk = (int)fmin(KG_WARM_CHUNK_MAX, fmax(1, want));
     memset(ps, 0, sizeof *ps);
+    if (!w)
+        return KG_ERR(KG_ENOMEM, "out of memory for the warm-up");
+    w->last_poll = -1;
     for (;;) {
         for (int i = 0; i < chunk; i++) /* back-to-back: no sync between the operations */
             KG_TRY(op(arg, s));
+        if (e->probe_ok)
+            KG_TRY(be_probe_enqueue(e, s));
         KG_CUDA_CHECK(cudaStreamSynchronize(s));
         double at = now_s() - t0;
-        if (n == KG_ARRAY_LEN(polls)) {
-            memmove(polls, polls + 1, (n - 1) * sizeof *polls);
-            n--;
-        }
-        kg_nvml_poll(e->nvml, &polls[n++], at);
-        if (!polls[n - 1].ok && n >= KG_POWER_WINDOW)
-            break; /* no NVML: one window of warm-up, the state unknown */
-        if (kg_power_steady(polls, n) || at >= KG_POWER_WARMUP_MAX_S)
+        be_warm_record(w, e, at);
+        if (be_warm_done(w, e, r, at, &steady, &ref))
             break;
     }
     ps->warmup_s = now_s() - t0;
-    kg_power_track_begin(t, ps, polls, n);
+    ps->steady = steady;
+    ps->ref_mhz = ref;
+    ps->max_mhz = r->max_mhz;
+    ps->heavy = r->heavy;
+    ps->warmup_min_s = r->min_s;
+    ps->warmup_readings = w->readings;
+    kg_power_track_begin(t, ps, w->polls, w->np);
     e->last_poll = now_s();
 cleanup:
+    free(w);
     return rc;
 }
 
@@ -246,16 +320,12 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
     KG_TRY(replay(exec, d, state, s, k));
     KG_CUDA_CHECK(cudaEventRecord(e->ev1, s));
     kg_bench_block_release(e);
-    if (e->probe_ok) {
-        KG_TRY(kg_clock_probe_launch(e->probe_dev, KG_PROBE_SPAN_NS, s));
-        KG_CUDA_CHECK(cudaMemcpyAsync(e->probe_host, e->probe_dev,
-                                      2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-    }
+    if (e->probe_ok)
+        KG_TRY(be_probe_enqueue(e, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e->ev0, e->ev1));
     *us = (double)ms * 1000.0 / k;
-    *mhz = (e->probe_ok && e->probe_host[1])
-               ? (double)e->probe_host[0] * 1000.0 / (double)e->probe_host[1] : NAN;
+    *mhz = be_probe_mhz(e);
     *timed_out = kg_bench_block_timed_out(e);
 cleanup:
     kg_bench_block_release(e); /* after an error too: never leave the kernel to time out */
@@ -291,6 +361,7 @@ static int stats_clock(kg_bench_result *r)
     for (size_t i = 0; i < r->taken; i++)
         if (!r->drop[i] && isfinite(r->clock_mhz[i]))
             c[n++] = r->clock_mhz[i];
+    kg_power_finish(&r->power, c, n); /* the label and held from the kept samples' clocks */
     kg_stats_sort(c, n);
     r->clock_min = n ? c[0] : NAN;
     r->clock_max = n ? c[n - 1] : NAN;
@@ -355,8 +426,9 @@ cleanup:
     return rc;
 }
 
-/* Warm to a steady power state, then sample back-to-back (NVML polled between samples) until
- * a stopping rule; the summary and the clock figures. The budget counts the loop only. */
+/* Warm until the probe clock is steady, then sample back-to-back (the probe after every sample,
+ * NVML polled between samples) until a stopping rule; the summary, the clock figures and the
+ * power state from the kept samples' clocks. The budget counts the loop only. */
 static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg *ra,
                           cudaStream_t s, const kg_bench_opts *o, double est_ms)
 {
@@ -365,11 +437,17 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
     kg_power_track *track = calloc(1, sizeof *track);
     if (!track)
         return KG_ERR(KG_ENOMEM, "out of memory");
+    const kg_warm_rule w = kg_warm_rule_for(env->max_mhz, est_ms * 1e3, o->compute_bound,
+                                            o->warmup_min_s);
     if (o->warm_to_steady)
         KG_TRY(kg_bench_warm_to_steady(&res->power, track, env, be_replay_op, ra, s,
-                                       est_ms * ra->k));
-    else
+                                       est_ms * ra->k, &w));
+    else {
         kg_power_track_begin(track, &res->power, NULL, 0);
+        res->power.max_mhz = w.max_mhz;
+        res->power.heavy = w.heavy;
+        res->power.ref_mhz = NAN;
+    }
     double t0 = now_s();
     while (!stop) {
         KG_TRY(be_take(res, env, ra, s, o, t0, &stop));

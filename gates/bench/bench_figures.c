@@ -40,6 +40,26 @@ static cJSON *bf_reason_names(unsigned long long r)
     return a;
 }
 
+/* NVML's side of the state: context beside the probe's figures. */
+static void bf_power_nvml(cJSON *o, const kg_power_state *ps)
+{
+    cJSON_AddNumberToObject(o, KG_FIG_POWER_POLLS, ps->polls);
+    cJSON_AddStringToObject(o, KG_FIG_POWER_NVML_LABEL, ps->nvml_label[0] ? ps->nvml_label
+                                                                          : "unknown");
+    cJSON_AddBoolToObject(o, KG_FIG_POWER_NVML_STEADY, ps->nvml_steady);
+    cJSON_AddBoolToObject(o, KG_FIG_POWER_NVML_HELD, ps->nvml_held);
+    cJSON_AddBoolToObject(o, KG_FIG_POWER_NVML_NEAR_LIMIT, ps->nvml_near_limit);
+    bf_num(o, KG_FIG_POWER_NVML_SM_MIN, ps->nvml_sm_min);
+    bf_num(o, KG_FIG_POWER_NVML_SM_MEDIAN, ps->nvml_sm_median);
+    bf_num(o, KG_FIG_POWER_NVML_SM_MAX, ps->nvml_sm_max);
+    bf_num(o, KG_FIG_NVML_MEM_CLOCK, ps->mem_mhz);
+    bf_num(o, KG_FIG_NVML_POWER, ps->power_w);
+    bf_num(o, KG_FIG_NVML_POWER_LIMIT, ps->power_limit_w);
+    bf_num(o, KG_FIG_NVML_TEMPERATURE, ps->temp_c);
+    cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS, bf_reason_names(ps->reasons));
+    cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS_SEEN, bf_reason_names(ps->reasons_seen));
+}
+
 cJSON *kg_power_state_json(const kg_power_state *ps)
 {
     cJSON *o = cJSON_CreateObject();
@@ -49,21 +69,25 @@ cJSON *kg_power_state_json(const kg_power_state *ps)
     cJSON_AddBoolToObject(o, KG_FIG_POWER_STEADY, ps->steady);
     cJSON_AddBoolToObject(o, KG_FIG_POWER_HELD, ps->held);
     bf_num(o, KG_FIG_POWER_WARMUP, ps->warmup_s);
-    if (!ps->nvml) {
-        cJSON_AddStringToObject(o, KG_FIG_POWER_NOTE,
-                                "no NVML (libnvidia-ml.so.1 or its clock-event reasons): the "
-                                "power state was not observed");
-        return o;
-    }
-    cJSON_AddNumberToObject(o, KG_FIG_POWER_POLLS, ps->polls);
+    cJSON_AddStringToObject(o, KG_FIG_POWER_CLOCK_SOURCE, ps->probe ? "probe" : "none");
+    cJSON_AddBoolToObject(o, KG_FIG_POWER_HEAVY, ps->heavy);
+    bf_num(o, KG_FIG_POWER_WARMUP_MIN, ps->warmup_min_s);
+    cJSON_AddNumberToObject(o, KG_FIG_POWER_WARMUP_READINGS, ps->warmup_readings);
+    bf_num(o, KG_FIG_POWER_MAX_MHZ, ps->max_mhz > 0 ? ps->max_mhz : NAN);
+    bf_num(o, KG_FIG_POWER_STEADY_MHZ, ps->ref_mhz > 0 ? ps->ref_mhz : NAN);
     bf_num(o, KG_FIG_POWER_SM_MIN, ps->sm_min);
     bf_num(o, KG_FIG_POWER_SM_MEDIAN, ps->sm_median);
     bf_num(o, KG_FIG_POWER_SM_MAX, ps->sm_max);
-    bf_num(o, KG_FIG_NVML_MEM_CLOCK, ps->mem_mhz);
-    bf_num(o, KG_FIG_NVML_POWER, ps->power_w);
-    bf_num(o, KG_FIG_NVML_TEMPERATURE, ps->temp_c);
-    cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS, bf_reason_names(ps->reasons));
-    cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS_SEEN, bf_reason_names(ps->reasons_seen));
+    bf_num(o, KG_FIG_POWER_CLOCK_FRAC, ps->max_mhz > 0 ? ps->sm_median / ps->max_mhz : NAN);
+    if (ps->nvml)
+        bf_power_nvml(o, ps);
+    if (!ps->probe || !ps->nvml)
+        cJSON_AddStringToObject(o, KG_FIG_POWER_NOTE,
+                                !ps->probe ? "no clock probe (the PTX module did not load, or "
+                                             "no sample measured a clock): the power state was "
+                                             "not observed"
+                                           : "no NVML (libnvidia-ml.so.1 or its clock-event "
+                                             "reasons): no reasons, power or temperature");
     return o;
 }
 

@@ -98,7 +98,7 @@ void kg_nvml_poll(kg_nvml *n, kg_power_poll *p, double t_s)
     unsigned v = 0;
     bool sm = false, rs = false;
     p->t_s = t_s;
-    p->sm_mhz = p->mem_mhz = p->power_w = p->temp_c = NAN;
+    p->sm_mhz = p->mem_mhz = p->power_w = p->temp_c = p->power_limit_w = NAN;
     p->reasons = 0;
     p->ok = false;
     if (!n)
@@ -111,6 +111,8 @@ void kg_nvml_poll(kg_nvml *n, kg_power_poll *p, double t_s)
         p->mem_mhz = v;
     if (n->power && n->power(n->dev, &v) == 0)
         p->power_w = v / 1000.0;
+    if (n->power_limit && n->power_limit(n->dev, &v) == 0)
+        p->power_limit_w = v / 1000.0;
     if (n->temp && n->temp(n->dev, NVML_TEMPERATURE_GPU, &v) == 0)
         p->temp_c = v;
     rs = n->reasons && n->reasons(n->dev, &p->reasons) == 0;

@@ -4,12 +4,16 @@
  * gate's --launches, else calibration rounded DOWN to a power of two (so nearby estimates give
  * the same k and the per-launch figure does not wander with it, issue #14); cold mode is k = 1.
  *
- * The power state: NVML polls (SM clock, clock-event reasons) every ~25 ms while the case runs
- * back-to-back. Steady: the last KG_POWER_WINDOW polls have the same reasons (the idle and
- * clock-setting bits left out) and SM clocks within KG_POWER_BAND_REL of each other. Held: every
- * poll while sampling had the steady state's reasons and a clock within the band around it. */
+ * The power state (issue #14 round 2): the in-kernel clock probe is the truth, NVML is context.
+ * On the H200 NVML's reasons and clocks lag: the GEMM ceiling's probe read 1498-1515 MHz while
+ * NVML said 1980 MHz and no reasons, and small cases flipped between "full-clock" and
+ * "power-capped" whatever their clock. So the warm-up runs until the probe clock is steady
+ * (kg_probe_steady), the label comes from the sampled probe clock relative to the max
+ * (kg_power_label_probe: a coarse band, stable across processes), and NVML's polls are recorded
+ * beside it (nvml_label, nvml_steady, nvml_held, reasons, power). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "bench/bench.h"
 
@@ -120,12 +124,20 @@ void kg_power_track_begin(kg_power_track *t, kg_power_state *ps, const kg_power_
 {
     memset(t, 0, sizeof *t);
     t->ps = ps;
-    ps->steady = kg_power_steady(p, n);
-    ps->held = ps->steady;
+    ps->nvml_steady = kg_power_steady(p, n);
+    ps->nvml_held = ps->nvml_steady;
     const kg_power_poll *last = n ? &p[n - 1] : NULL;
     ps->nvml = last && last->ok;
     ps->reasons = last ? last->reasons : 0;
-    kg_power_label(ps->label, sizeof ps->label, ps->nvml, ps->reasons);
+    ps->reasons_seen = 0;
+    ps->nvml_near_limit = false;
+    for (size_t i = 0; i < n; i++)
+        if (p[i].ok) {
+            ps->reasons_seen |= p[i].reasons;
+            if (p[i].power_limit_w > 0 && p[i].power_w >= 0.95 * p[i].power_limit_w)
+                ps->nvml_near_limit = true;
+        }
+    kg_power_label(ps->nvml_label, sizeof ps->nvml_label, ps->nvml, ps->reasons);
     /* The band: around the median of the last window (the state's own clock). */
     double w[KG_POWER_WINDOW];
     size_t m = 0;
@@ -133,8 +145,14 @@ void kg_power_track_begin(kg_power_track *t, kg_power_state *ps, const kg_power_
         if (p[i].ok)
             w[m++] = p[i].sm_mhz;
     t->ref_mhz = m ? kg_stats_median(w, m) : NAN;
-    ps->sm_min = ps->sm_median = ps->sm_max = NAN;
-    ps->mem_mhz = ps->power_w = ps->temp_c = NAN;
+    ps->nvml_sm_min = ps->nvml_sm_median = ps->nvml_sm_max = NAN;
+    ps->mem_mhz = ps->power_w = ps->power_limit_w = ps->temp_c = NAN;
+    if (last && last->ok) {
+        ps->mem_mhz = last->mem_mhz;
+        ps->power_w = last->power_w;
+        ps->power_limit_w = last->power_limit_w;
+        ps->temp_c = last->temp_c;
+    }
 }
 
 void kg_power_track_add(kg_power_track *t, const kg_power_poll *p)
@@ -144,24 +162,156 @@ void kg_power_track_add(kg_power_track *t, const kg_power_poll *p)
         return;
     ps->polls++;
     if ((p->reasons & ~KG_POWER_IGNORED) != (ps->reasons & ~KG_POWER_IGNORED))
-        ps->held = false;
+        ps->nvml_held = false;
     if (!(fabs(p->sm_mhz - t->ref_mhz) <= KG_POWER_BAND_REL * t->ref_mhz))
-        ps->held = false;
-    ps->sm_min = isfinite(ps->sm_min) ? fmin(ps->sm_min, p->sm_mhz) : p->sm_mhz;
-    ps->sm_max = isfinite(ps->sm_max) ? fmax(ps->sm_max, p->sm_mhz) : p->sm_mhz;
+        ps->nvml_held = false;
+    ps->nvml_sm_min = isfinite(ps->nvml_sm_min) ? fmin(ps->nvml_sm_min, p->sm_mhz) : p->sm_mhz;
+    ps->nvml_sm_max = isfinite(ps->nvml_sm_max) ? fmax(ps->nvml_sm_max, p->sm_mhz) : p->sm_mhz;
     if (t->n < KG_POWER_MAX_POLLS)
         t->sm[t->n++] = p->sm_mhz;
     ps->mem_mhz = p->mem_mhz;
     ps->power_w = p->power_w;
+    ps->power_limit_w = p->power_limit_w;
     ps->temp_c = p->temp_c;
     ps->reasons_seen |= p->reasons;
+    if (p->power_limit_w > 0 && p->power_w >= 0.95 * p->power_limit_w)
+        ps->nvml_near_limit = true;
 }
 
 void kg_power_track_end(kg_power_track *t)
 {
     kg_power_state *ps = t->ps;
     if (t->n)
-        ps->sm_median = kg_stats_median(t->sm, t->n);
+        ps->nvml_sm_median = kg_stats_median(t->sm, t->n);
     if (ps->polls == 0)
-        ps->held = false; /* nothing observed while sampling: not shown to hold */
+        ps->nvml_held = false; /* nothing observed while sampling: not shown to hold */
+}
+
+/* ---- the probe ------------------------------------------------------------------------ */
+
+kg_warm_rule kg_warm_rule_for(double max_mhz, double launch_us, bool compute_bound,
+                              double override_min_s)
+{
+    kg_warm_rule w;
+    w.max_mhz = max_mhz > 0 ? max_mhz : 0;
+    w.heavy = launch_us >= KG_HEAVY_LAUNCH_US || compute_bound;
+    w.min_s = override_min_s >= 0 ? override_min_s : (w.heavy ? KG_HEAVY_WARMUP_MIN_S : 0);
+    w.max_s = fmax(KG_POWER_WARMUP_MAX_S, w.min_s);
+    return w;
+}
+
+/* The trailing window r[j..n) spanning >= span_s with >= KG_PROBE_STEADY_N readings (j = the
+ * latest such start); false when the readings do not reach back that far. */
+static bool pw_window(const kg_clock_reading *r, size_t n, double span_s, size_t *j)
+{
+    if (n < KG_PROBE_STEADY_N)
+        return false;
+    for (size_t i = n - KG_PROBE_STEADY_N + 1; i-- > 0;)
+        if (r[n - 1].t_s - r[i].t_s >= span_s - 1e-9) {
+            *j = i;
+            return true;
+        }
+    return false;
+}
+
+/* r[j..n) within band of its highest reading, all finite and > 0; lo: the lowest. */
+static bool pw_in_band(const kg_clock_reading *r, size_t j, size_t n, double band, double *lo)
+{
+    double mn = INFINITY, mx = 0;
+    for (size_t i = j; i < n; i++) {
+        if (!(r[i].mhz > 0) || !isfinite(r[i].mhz))
+            return false;
+        mn = fmin(mn, r[i].mhz);
+        mx = fmax(mx, r[i].mhz);
+    }
+    *lo = mn;
+    return mx - mn <= band * mx;
+}
+
+static double pw_window_median(const kg_clock_reading *r, size_t j, size_t n)
+{
+    double *w = malloc((n - j) * sizeof *w);
+    if (!w)
+        return NAN; /* out of memory: no reference, so not held */
+    for (size_t i = j; i < n; i++)
+        w[i - j] = r[i].mhz;
+    double m = kg_stats_median(w, n - j);
+    free(w);
+    return m;
+}
+
+bool kg_probe_steady(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
+                     double *ref_mhz)
+{
+    size_t j = 0;
+    double lo = 0;
+    *ref_mhz = NAN;
+    if (n == 0 || r[n - 1].t_s < w->min_s - 1e-9)
+        return false; /* a heavy case is never accepted before its cap could engage */
+    /* at full clock: every reading within KG_PROBE_BAND_FULL of the max (the 1949 MHz plateau
+     * of a recovery, 98.4% of 1980, is not the light case's own state) */
+    if (pw_window(r, n, KG_PROBE_SPAN_FULL_S, &j) &&
+        pw_in_band(r, j, n, KG_PROBE_BAND_FULL, &lo) &&
+        (w->max_mhz <= 0 || lo >= (1 - KG_PROBE_BAND_FULL) * w->max_mhz)) {
+        *ref_mhz = pw_window_median(r, j, n);
+        return true;
+    }
+    const double span = w->heavy ? KG_PROBE_SPAN_HEAVY_S : KG_PROBE_SPAN_LIGHT_S;
+    if (w->max_mhz > 0 && pw_window(r, n, span, &j) &&
+        pw_in_band(r, j, n, KG_PROBE_BAND_LOW, &lo)) {
+        *ref_mhz = pw_window_median(r, j, n);
+        return true;
+    }
+    return false;
+}
+
+bool kg_probe_warm_done(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
+                        bool *steady, double *ref_mhz)
+{
+    *steady = kg_probe_steady(r, n, w, ref_mhz);
+    return *steady || (n > 0 && r[n - 1].t_s >= w->max_s);
+}
+
+void kg_power_label_probe(char *buf, size_t n, double median_mhz, double max_mhz, bool heavy,
+                          unsigned long long nvml_reasons, bool nvml_near_limit)
+{
+    const unsigned long long r = nvml_reasons & ~KG_POWER_IGNORED;
+    if (!(median_mhz > 0) || !isfinite(median_mhz) || !(max_mhz > 0))
+        snprintf(buf, n, "unknown");
+    else if (median_mhz >= KG_FULL_CLOCK_FRAC * max_mhz)
+        snprintf(buf, n, "full-clock");
+    else if (r & (KG_POWER_SW_THERMAL | KG_POWER_HW_THERMAL))
+        snprintf(buf, n, "thermal");
+    else if (r & (KG_POWER_HW_SLOWDOWN | 0x80ULL /* hw_power_brake */))
+        snprintf(buf, n, "throttled");
+    else if ((r & KG_POWER_SW_POWER_CAP) || nvml_near_limit || heavy)
+        snprintf(buf, n, "power-capped");
+    else
+        snprintf(buf, n, "throttled");
+}
+
+void kg_power_finish(kg_power_state *ps, const double *mhz, size_t n)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    double *c = malloc((n ? n : 1) * sizeof *c);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(mhz[i]) && mhz[i] > 0) {
+            lo = fmin(lo, mhz[i]);
+            hi = fmax(hi, mhz[i]);
+            if (c)
+                c[m++] = mhz[i];
+        }
+    ps->probe = m > 0;
+    ps->sm_min = m ? lo : NAN;
+    ps->sm_max = m ? hi : NAN;
+    ps->sm_median = m ? kg_stats_median(c, m) : NAN;
+    free(c);
+    /* held: every sampled clock in the steady band around the warm-up's clock */
+    const bool full = ps->max_mhz > 0 && ps->ref_mhz >= KG_FULL_CLOCK_FRAC * ps->max_mhz;
+    const double band = (full || !(ps->max_mhz > 0)) ? KG_PROBE_BAND_FULL : KG_PROBE_BAND_LOW;
+    ps->held = ps->steady && m > 0 && isfinite(ps->ref_mhz) &&
+               ps->ref_mhz - lo <= band * ps->ref_mhz && hi - ps->ref_mhz <= band * ps->ref_mhz;
+    kg_power_label_probe(ps->label, sizeof ps->label, ps->sm_median, ps->max_mhz, ps->heavy,
+                         ps->reasons_seen, ps->nvml_near_limit);
 }

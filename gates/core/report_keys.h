@@ -430,18 +430,34 @@
 #define KG_FIG_BLOCKING_START "blocking_start"    /* replays held behind the blocking kernel */
 #define KG_FIG_BLOCK_TIMEOUTS "blocking_timeouts" /* samples whose block timed out */
 #define KG_FIG_POWER_STATE "power_state"  /* the state the samples were taken in: */
-#define KG_FIG_POWER_LABEL "label"        /* full-clock | power-capped | thermal | other:.. | unknown */
-#define KG_FIG_POWER_STEADY "steady"      /* the warm-up reached a steady state */
-#define KG_FIG_POWER_HELD "held"          /* it held while sampling */
+#define KG_FIG_POWER_LABEL "label"        /* full-clock | power-capped | thermal | throttled | unknown (probe) */
+#define KG_FIG_POWER_STEADY "steady"      /* the warm-up reached a steady probe clock */
+#define KG_FIG_POWER_HELD "held"          /* every sample's probe clock stayed in its band */
 #define KG_FIG_POWER_WARMUP "warmup_s"    /* back-to-back warm-up (outside the budget) */
 #define KG_FIG_POWER_POLLS "polls"        /* NVML polls while sampling */
-#define KG_FIG_POWER_SM_MIN "sm_mhz_min"  /* NVML SM clock while sampling */
+/* issue #14 round 2: the state from the clock probe, NVML beside it */
+#define KG_FIG_POWER_CLOCK_SOURCE "clock_source"     /* "probe" | "none" */
+#define KG_FIG_POWER_HEAVY "heavy"                   /* warmed as power-hungry */
+#define KG_FIG_POWER_WARMUP_MIN "warmup_min_s"       /* the minimum warm-up in force */
+#define KG_FIG_POWER_WARMUP_READINGS "warmup_readings" /* probe readings while warming */
+#define KG_FIG_POWER_MAX_MHZ "max_sm_mhz"            /* the max SM clock of the band */
+#define KG_FIG_POWER_STEADY_MHZ "steady_sm_mhz"      /* the warm-up's steady probe clock */
+#define KG_FIG_POWER_CLOCK_FRAC "clock_frac"         /* sm_mhz_median / max_sm_mhz */
+#define KG_FIG_POWER_NVML_LABEL "nvml_label"         /* NVML reasons' label (context) */
+#define KG_FIG_POWER_NVML_STEADY "nvml_steady"
+#define KG_FIG_POWER_NVML_HELD "nvml_held"
+#define KG_FIG_POWER_NVML_NEAR_LIMIT "nvml_near_limit" /* a poll read >= 95% of the limit */
+#define KG_FIG_POWER_NVML_SM_MIN "nvml_sm_mhz_min"   /* NVML SM clock while sampling */
+#define KG_FIG_POWER_NVML_SM_MEDIAN "nvml_sm_mhz_median"
+#define KG_FIG_POWER_NVML_SM_MAX "nvml_sm_mhz_max"
+#define KG_FIG_POWER_SM_MIN "sm_mhz_min"  /* probe SM clock while sampling (kept samples) */
 #define KG_FIG_POWER_SM_MEDIAN "sm_mhz_median"
 #define KG_FIG_POWER_SM_MAX "sm_mhz_max"
 #define KG_FIG_POWER_REASONS "reasons"    /* clock-event reason names of the state */
 #define KG_FIG_POWER_REASONS_SEEN "reasons_seen" /* every reason seen while sampling */
 #define KG_FIG_POWER_NOTE "note"          /* why the state is unknown */
-/* also KG_FIG_NVML_MEM_CLOCK, KG_FIG_NVML_POWER, KG_FIG_NVML_TEMPERATURE (last poll) */
+/* also KG_FIG_NVML_MEM_CLOCK, KG_FIG_NVML_POWER, KG_FIG_NVML_POWER_LIMIT,
+ * KG_FIG_NVML_TEMPERATURE (last poll) */
 
 /* ---- counters figures (gate "counters", issue #18) ------------------------------------------ */
 

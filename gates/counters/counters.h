@@ -191,6 +191,9 @@ void kg_ct_session_close(kg_ct_session *s);
 /* Where the session logs from now on (NULL: nowhere); the caller keeps `log` open. */
 void kg_ct_session_set_log(kg_ct_session *s, FILE *log);
 const char *kg_ct_session_chip(const kg_ct_session *s);
+/* The device's base metric names containing "tensor", "ops_path" or "sysmem", one per line
+ * ("" when none): the probe prints them so a GPU run shows which candidates exist. */
+const char *kg_ct_session_related(const kg_ct_session *s);
 /* Replay passes the config needs (cuptiProfilerHostGetNumOfPasses). */
 size_t kg_ct_session_passes(const kg_ct_session *s);
 /* The resolved metric name of figure i (NULL: unavailable on this device). */

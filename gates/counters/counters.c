@@ -115,9 +115,11 @@ static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
     ct_open_session(st, env);
     if (st->s && !env->quiet) {
         printf("counters: %s (chip %s), %zu replay passes per kernel, tolerance %.2f%%, work "
-               "model factor %gx, marks %s\n", st->cls, kg_ct_session_chip(st->s),
-               kg_ct_session_passes(st->s), 100 * st->dopt.tolerance_rel,
-               st->dopt.model_factor, g->marks_path ? g->marks_path : "(none)");
+               "model factor %gx, ridge %g FLOP/B, marks %s\n", st->cls,
+               kg_ct_session_chip(st->s), kg_ct_session_passes(st->s),
+               100 * st->dopt.tolerance_rel, st->dopt.model_factor,
+               st->dopt.ridge_ai > 0 ? st->dopt.ridge_ai : KG_CT_RIDGE_DEFAULT,
+               g->marks_path ? g->marks_path : "(none)");
         ct_print_unavailable(st->s);
     }
     *state = st;
@@ -328,8 +330,9 @@ static const char ct_description[] =
     "none, no tensor-pipe instruction in a case tagged tensor-core, achieved occupancy 5\n"
     "points below the mark, system-memory traffic above 4 MiB (GH100 shows ~0.8 MB per kernel\n"
     "with no host memory; with a mark: + 25% + 1 MiB). Without marks, spills fail only above\n"
-    "10% of bytes_moved (1 MiB at least) and a passing case is PASS (NO_MARK). SKIP without profiling\n"
-    "permission or on an unsupported device. KGATE_COUNTERS_LOG=1 logs every CUPTI call.\n";
+    "10% of bytes_moved (1 MiB at least) and a passing case is PASS (NO_MARK). SKIP\n"
+    "without profiling permission or on an unsupported device. KGATE_COUNTERS_LOG=1 logs\n"
+    "every CUPTI call.\n";
 
 const struct kg_gate kg_gate_counters = {
     .name = "counters",

@@ -105,6 +105,8 @@ static void ct_check_bytes(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
         ct_note(v, "declared bytes_moved %.4g but measured %s bytes %.4g (%.2fx, allowed %gx)",
                 e->bytes_moved, l2 ? "L1<->L2 (streaming, < 2x L2)" : "DRAM", meas,
                 v->bytes_ratio, o->model_factor);
+    } else {
+        ct_note(v, "bytes %.2fx of declared (%s)", v->bytes_ratio, basis);
     }
 }
 
@@ -116,7 +118,9 @@ static void ct_check_flops(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
     bool tensor = c->tensor_flops > 0 && c->tensor_flops >= 0.5 * c->flops;
     double floor = tensor ? o->min_tensor_flops : o->min_flops;
     if (!(e->flops > 0)) {
-        ct_note(v, "flops not declared: not checked (%.4g measured)", c->flops);
+        if (isfinite(c->flops))
+            ct_note(v, "flops not declared: not checked (%.4g measured%s)", c->flops,
+                    c->flops_partial ? ", a lower bound" : "");
         return;
     }
     if (e->flops < floor) {
@@ -134,6 +138,8 @@ static void ct_check_flops(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
         ct_worse(v, KG_CT_MODEL_WRONG);
         ct_note(v, "declared flops %.4g but measured %.4g (%.2fx, allowed %gx)", e->flops,
                 c->flops, v->flops_ratio, o->model_factor);
+    } else {
+        ct_note(v, "flops %.2fx of declared", v->flops_ratio);
     }
 }
 

@@ -156,15 +156,21 @@ static void ct_check_growth(kg_ct_verdict *v, const char *what, double now, cons
     }
 }
 
-/* Spills: with a mark, any where it had 0 (or growth); without one, only material local
- * traffic (a warp's local access is up to 128 B) counts: a few spill slots are legitimate. */
+static bool ct_no_marks(const kg_ct_expect *e)
+{
+    return !e->m_dram && !e->m_inst && !e->m_spill && !e->m_occ && !e->m_tensor && !e->m_sysmem;
+}
+
+/* Spills: with marks, any where the mark had 0 (a case with counter marks but no spill mark
+ * had none: a 0 is stored as no mark), or growth; without marks, only material local traffic
+ * (a warp's local access is up to 128 B) counts: a few spill slots are legitimate. */
 static void ct_check_spill(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_expect *e,
                            const kg_ct_decide_opts *o)
 {
     if (!isfinite(c->spill) || c->spill <= 0)
         return;
-    if (e->m_spill) {
-        if (e->m_spill->value == 0) {
+    if (!ct_no_marks(e)) {
+        if (!e->m_spill || e->m_spill->value == 0) {
             ct_worse(v, KG_CT_REGRESSED);
             ct_note(v, "%.4g local-memory (spill) requests/launch where the mark had 0",
                     c->spill);
@@ -225,11 +231,6 @@ static void ct_check_marks(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
                 e->m_occ->value, o->occupancy_step);
     }
     ct_check_sysmem(v, c, e, o);
-}
-
-static bool ct_no_marks(const kg_ct_expect *e)
-{
-    return !e->m_dram && !e->m_inst && !e->m_spill && !e->m_occ && !e->m_tensor && !e->m_sysmem;
 }
 
 int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *e,

@@ -1,9 +1,14 @@
 /* The counters gate without a GPU: the metric table (every figure has a well-formed name,
  * resolution picks the first candidate the device lists and falls back), the per-launch sums
- * (counts add, ratios are time-weighted, a missing counter stays missing), and the decision
- * rule (work model 2x off FAILs, small cases use L2 traffic, marks regress on growth, spills,
- * lost tensor cores, occupancy steps and system-memory traffic; clean twins pass). */
+ * (counts add, ratios are time-weighted, a missing counter stays missing, tensor FLOPs join
+ * the total or make it partial), and the decision rule (work model 2x off FAILs where it is
+ * the compulsory traffic: DRAM at >= 2x L2, L1<->L2 for smaller streaming cases, nothing for
+ * tiny or compute-bound ones; marks regress on growth, spills, lost tensor cores, occupancy
+ * steps and system-memory traffic above the floor) and the first H200 run replayed through
+ * it: every reference case and clean twin passes, every counters defect fails. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "counters/counters.h"
 #include "kg_test.h"
@@ -46,7 +51,7 @@ static void test_resolve(void)
     CHECK(ch[KG_CT_LOCAL_LD] == 1); /* the fallback name */
     CHECK(ch[KG_CT_LOCAL_ST] == 0);
     CHECK(ch[KG_CT_DRAM_PCT] == 1);
-    CHECK(ch[KG_CT_TENSOR] == 1);
+    CHECK(ch[KG_CT_TENSOR_HMMA] == 0 && ch[KG_CT_TENSOR] == -1);
     CHECK(ch[KG_CT_FFMA] == -1 && ch[KG_CT_OCCUPANCY] == -1 && ch[KG_CT_SYSMEM] == -1);
     CHECK(kg_ct_resolve(ch, NULL, 0) == 0);
 }
@@ -130,42 +135,90 @@ static void test_model(void)
 {
     kg_ct_counts c = counts(200e6, 0, 1e6);
     kg_ct_expect e = { .bytes_moved = 200e6 };
-    CHECK(dec(&c, &e) == KG_CT_OK);                    /* clean twin */
+    CHECK(dec(&c, &e) == KG_CT_NO_MARK);               /* clean twin, no marks yet */
     e.bytes_moved = 200e6 / 1.5;                       /* the factor is inclusive */
-    CHECK(dec(&c, &e) == KG_CT_OK);
-    e.bytes_moved = 100e6;                             /* declared 2x too small */
+    CHECK(dec(&c, &e) == KG_CT_NO_MARK);
+    e.bytes_moved = 100e6;                             /* declared 2x too small (2x L2 = 100e6) */
     CHECK(dec(&c, &e) == KG_CT_MODEL_WRONG);
     e.bytes_moved = 200e6 / 1.3;                       /* cache effects of 30% pass */
-    CHECK(dec(&c, &e) == KG_CT_OK);
+    CHECK(dec(&c, &e) == KG_CT_NO_MARK);
     e.bytes_moved = 500e6;                             /* declared too large */
     CHECK(dec(&c, &e) == KG_CT_MODEL_WRONG);
-    /* small case (< L2): DRAM ~0 but L2 traffic matches: not a wrong model */
-    kg_ct_counts s = counts(1e6, 0, 1e3);
+    /* < 2x L2, streaming: DRAM ~0 but L1<->L2 traffic matches: not a wrong model */
+    kg_ct_counts s = counts(10e6, 10e6, 1e3);
     s.dram_bytes = 100;
-    kg_ct_expect es = { .bytes_moved = 1e6 };
-    CHECK(dec(&s, &es) == KG_CT_OK);
-    es.bytes_moved = 0.5e6;
+    kg_ct_expect es = { .bytes_moved = 10e6 };
+    CHECK(dec(&s, &es) == KG_CT_NO_MARK);
+    es.bytes_moved = 5e6;
     CHECK(dec(&s, &es) == KG_CT_MODEL_WRONG);
+    es.bytes_moved = 30e6;                             /* measured < declared / factor */
+    CHECK(dec(&s, &es) == KG_CT_MODEL_WRONG);
+    es.bytes_moved = 5e6, es.flops = 10e6;             /* AI 2: L2-resident, not checked */
+    CHECK(dec(&s, &es) == KG_CT_NO_MARK);
+    es.bytes_moved = 0.5e6, es.flops = 0;              /* < 1 MiB: sector granularity */
+    CHECK(dec(&s, &es) == KG_CT_NO_MARK);
+    /* compute-bound (declared AI >= ridge): a tiled GEMM re-reads its inputs, bytes unchecked */
+    kg_ct_counts g = counts(300e6, 2e10, 1e6);
+    kg_ct_expect eg = { .bytes_moved = 100e6, .flops = 2e10 };
+    CHECK(dec(&g, &eg) == KG_CT_NO_MARK);
+    kg_ct_decide_opts o = KG_CT_DECIDE_OPTS_INIT;
+    kg_ct_verdict v;
+    o.l2_bytes = 50e6, o.ridge_ai = 500;               /* the run's ceilings: AI 200 streams */
+    CHECK(kg_ct_decide(&v, &g, &eg, &o) == 0 && v.decision == KG_CT_MODEL_WRONG);
     /* flops */
     kg_ct_counts f = counts(200e6, 2e9, 1e6);
     kg_ct_expect ef = { .bytes_moved = 200e6, .flops = 2e9 };
-    CHECK(dec(&f, &ef) == KG_CT_OK);
+    CHECK(dec(&f, &ef) == KG_CT_NO_MARK);
     ef.flops = 1e9;                                    /* FLOPs declared 2x too small */
     CHECK(dec(&f, &ef) == KG_CT_MODEL_WRONG);
-    ef.flops = 0;                                      /* FLOPs measured, none declared */
-    CHECK(dec(&f, &ef) == KG_CT_MODEL_WRONG);
-    ef.flops = 0.5e9, ef.uses_tensor_cores = true;     /* tensor FLOPs are not FP inst */
-    f.tensor = 64;
-    CHECK(dec(&f, &ef) == KG_CT_OK);
+    ef.flops = 0;                                      /* not declared: reported, not checked */
+    CHECK(dec(&f, &ef) == KG_CT_NO_MARK);
+    ef.flops = 0.5e6;                                  /* too small to check */
+    CHECK(dec(&f, &ef) == KG_CT_NO_MARK);
     /* unavailable counters never decide */
     kg_ct_counts u = counts(200e6, 0, 1e6);
     u.dram_bytes = NAN, u.l2_bytes = NAN, u.flops = NAN;
-    kg_ct_expect eu = { .bytes_moved = 1, .flops = 1 };
-    CHECK(dec(&u, &eu) == KG_CT_OK);
+    kg_ct_expect eu = { .bytes_moved = 200e6, .flops = 2e9 };
+    CHECK(dec(&u, &eu) == KG_CT_NO_MARK);
     u.flops = 10 * 1e9, u.flops_partial = true;        /* a lower bound never decides */
-    CHECK(dec(&u, &eu) == KG_CT_OK);
+    CHECK(dec(&u, &eu) == KG_CT_NO_MARK);
     kg_ct_counts none = { 0 };
     CHECK(dec(&none, &eu) == KG_CT_NO_DATA);
+}
+
+/* Tensor FLOPs join the total; tensor instructions no ops-path counter saw make it partial. */
+static void test_tensor_flops(void)
+{
+    double v[KG_CT_N] = { 0 };
+    bool h[KG_CT_N];
+    for (int i = 0; i < KG_CT_N; i++)
+        h[i] = true;
+    v[KG_CT_TENSOR] = 999;                             /* generic pipe (HFMA2 too): ignored */
+    v[KG_CT_TENSOR_HMMA] = 100, v[KG_CT_TOPS_BF16] = 409600, v[KG_CT_FFMA] = 10;
+    kg_ct_counts c = { 0 };
+    kg_ct_add_kernel(&c, v, h);
+    kg_ct_derive(&c);
+    CHECK(c.tensor == 100 && c.tensor_flops == 409600 && c.flops == 409620);
+    CHECK(!c.flops_partial);
+    v[KG_CT_TENSOR_GMMA] = 8, v[KG_CT_TENSOR_HMMA] = 0, v[KG_CT_TOPS_BF16] = 0;
+    kg_ct_counts g = { 0 };                            /* wgmma, unseen by the ops path */
+    kg_ct_add_kernel(&g, v, h);
+    kg_ct_derive(&g);
+    CHECK(g.tensor == 8 && g.flops_partial && g.flops == 20);
+    h[KG_CT_TENSOR_HMMA] = false;                      /* no hmma counter: the generic pipe */
+    for (int i = KG_CT_TOPS_BF16; i <= KG_CT_TOPS_FP64; i++)
+        h[i] = false;
+    kg_ct_counts n = { 0 };
+    kg_ct_add_kernel(&n, v, h);
+    kg_ct_derive(&n);
+    CHECK(n.tensor == 999 && isnan(n.tensor_flops) && n.flops_partial);
+    /* sysmem total from the split where the total counter is missing */
+    h[KG_CT_SYSMEM] = false;
+    v[KG_CT_SYSMEM_RD] = 10, v[KG_CT_SYSMEM_WR] = 5;
+    kg_ct_counts s = { 0 };
+    kg_ct_add_kernel(&s, v, h);
+    kg_ct_derive(&s);
+    CHECK(s.sysmem_bytes == 15 * 32 && s.sysmem_write_bytes == 5 * 32);
 }
 
 static void test_marks(void)
@@ -188,8 +241,18 @@ static void test_marks(void)
     c.spill = 1024;
     e.m_spill = &zero;
     CHECK(dec(&c, &e) == KG_CT_REGRESSED);
-    e.m_spill = NULL;                                  /* no mark: clean builds never spill */
+    e.m_spill = NULL;                                  /* marked without spills: it had 0 */
     CHECK(dec(&c, &e) == KG_CT_REGRESSED);
+    kg_ct_expect bare = { .bytes_moved = 200e6 };      /* no marks: a few spill slots are fine */
+    CHECK(dec(&c, &bare) == KG_CT_NO_MARK);
+    c.spill = 1e6;                                     /* 128 MB of local traffic: material */
+    CHECK(dec(&c, &bare) == KG_CT_REGRESSED);
+    kg_mark ms1 = mark(1e6);                           /* the mark spilled as much */
+    e.m_spill = &ms1;
+    CHECK(dec(&c, &e) == KG_CT_OK);
+    c.spill = 1.1e6;                                   /* ... and it grew */
+    CHECK(dec(&c, &e) == KG_CT_REGRESSED);
+    e.m_spill = NULL;
     c.spill = 0;
     CHECK(dec(&c, &e) == KG_CT_OK);
     /* tensor cores lost */
@@ -208,15 +271,117 @@ static void test_marks(void)
     c.v[KG_CT_OCCUPANCY] = 46;
     CHECK(dec(&c, &e) == KG_CT_OK);
     /* system-memory traffic appears */
-    c.sysmem_bytes = 1e6;
+    c.sysmem_bytes = 812320;                           /* the GH100 per-kernel artefact */
+    CHECK(dec(&c, &e) == KG_CT_OK);
+    c.sysmem_bytes = 25970112;                         /* defect/counters/sysmem/defect */
     CHECK(dec(&c, &e) == KG_CT_REGRESSED);
-    kg_mark ms = mark(1e6);
+    kg_mark ms = mark(25970112);
     e.m_sysmem = &ms;                                  /* the mark had it too */
     CHECK(dec(&c, &e) == KG_CT_OK);
+    c.sysmem_bytes = 25970112 * 1.25 + 1048576 + 1e3;  /* beyond mark + 25% + 1 MiB */
+    CHECK(dec(&c, &e) == KG_CT_REGRESSED);
+    c.sysmem_bytes = 812320;
     /* a wrong model outranks a regression */
     e.bytes_moved = 10e6;
     e.m_dram = &md_small;
     CHECK(dec(&c, &e) == KG_CT_MODEL_WRONG);
+}
+
+/* The first H200 run (NVIDIA H200 sm_90, driver 580.159.04, CUDA 13.0): every reference case
+ * and the counters defect catalogue, as measured (docs/counters.md). Tensor FLOPs: mma.sync
+ * GEMMs as the ops path counts them (m16n8k16: 4096 per instruction), wgmma GEMMs 0 (the ops
+ * path does not see wgmma: the FLOPs are partial); other cases' generic tensor-pipe counts
+ * (HFMA2 on GH100) are left out (0). spill/clean declares 2 FLOP per FMA. */
+typedef struct {
+    const char *id;
+    double decl_bytes, dram, l2, sysmem, decl_flops, fp_flops, tensor_inst, tensor_flops, spill;
+    bool tensor_tag;
+    kg_ct_decision want;
+} h200_row;
+static const h200_row h200_rows[] = {
+    { "axpy/n=1/f32", 12, 6656, 96, 18272, 0, 2, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "axpy/n=4097/f32", 49164, 3072, 49248, 25120, 0, 8194, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "axpy/n=1048579/f32", 12582948, 1346560, 12583008, 698624, 0, 2097158, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "axpy/n=33554433/f32", 402653196, 405761280, 402653280, 812320, 0, 67108866, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "reduce_sum/n=1/f32", 16, 4864, 128, 36960, 0, 9857, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "reduce_sum/n=1000/f32", 4012, 3840, 4096, 36960, 0, 10856, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "reduce_sum/n=4097/f32", 16424, 4864, 16608, 38720, 0, 21537, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "reduce_sum/n=1048583/f32", 4202528, 648704, 4231232, 474784, 0, 3644583, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "reduce_sum/n=67108869/f32", 268443672, 292613120, 268472384, 831264, 0, 69704869, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "rmsnorm/rows=1,cols=4096/bf16", 24576, 2304, 24576, 21152, 0, 22272, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "rmsnorm/rows=3,cols=1000/bf16", 14000, 1024, 14112, 21152, 0, 29664, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "rmsnorm/rows=1000,cols=1027/bf16", 4110054, 633600, 5228576, 531008, 0, 5623000, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "rmsnorm/rows=4096,cols=4096/bf16", 67117056, 64451328, 67409536, 812320, 0, 91226112, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "rmsnorm/rows=16384,cols=8192/bf16", 536887296, 533197056, 537510912, 812704, 0, 633339904, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=1,cols=1/f32", 8, 2048, 64, 18240, 0, 3447, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=33,cols=1023/f32", 270072, 10496, 289088, 53056, 0, 858144, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=4096,cols=1000/f32", 32768000, 22086912, 32768000, 811136, 0, 97615872, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=512,cols=4095,range=100/f32", 16773120, 2994432, 18194976, 767744, 0, 26975459, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=16384,cols=4096/f32", 536870912, 533255168, 536870912, 812320, 0, 339738624, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=1,cols=1/bf16", 4, 1280, 64, 18240, 0, 3383, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=33,cols=1023/bf16", 135036, 14080, 154144, 40416, 0, 843930, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=4096,cols=1000/bf16", 16384000, 2196480, 16610080, 790944, 0, 99713024, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "softmax/rows=32768,cols=4096/bf16", 536870912, 535009280, 536870912, 848960, 0, 696254464, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "gemm_bf16/m=1,n=1,k=8/bf16", 36, 1792, 96, 18272, 16, 0, 256, 1048576, 0, true, KG_CT_NO_MARK },
+    { "gemm_bf16/m=127,n=253,k=96/bf16", 201484, 72704, 507648, 30240, 6169152, 0, 1536, 6291456, 0, true, KG_CT_NO_MARK },
+    { "gemm_bf16/m=300,n=200,k=200/bf16", 440000, 118016, 884320, 53824, 24000000, 0, 10752, 44040192, 0, true, KG_CT_NO_MARK },
+    { "gemm_bf16/m=1000,n=1000,k=1000/bf16", 8000000, 2955520, 48136160, 421664, 2000000000, 0, 524288, 2147483648, 0, true, KG_CT_NO_MARK },
+    { "gemm_bf16/m=384,n=768,k=320/bf16", 1916928, 675584, 2085760, 72352, 188743680, 0, 1440, 0, 0, true, KG_CT_NO_MARK },
+    { "gemm_bf16/m=4096,n=4096,k=4096/bf16", 134217728, 224309504, 1249964672, 812320, 137438953472, 0, 1048576, 0, 0, true, KG_CT_NO_MARK },
+    { "gemm_bf16/m=8192,n=8192,k=8192/bf16", 536870912, 1541165568, 10513039744, 812320, 1099511627776, 0, 8388608, 0, 0, true, KG_CT_NO_MARK },
+    { "cublas_gemm_bf16/m=256,n=384,k=512/bf16", 1048576, 288000, 2752512, 327712, 100663296, 0, 24576, 0, 0, true, KG_CT_NO_MARK },
+    { "defect/counters/strided/clean", 268435456, 270514432, 268435456, 812704, 0, 0, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "defect/counters/strided/defect", 268435456, 487163392, 1842831488, 849728, 0, 0, 0, 0, 0, false, KG_CT_MODEL_WRONG },
+    { "defect/counters/tensor/clean", 32768, 2304, 32768, 22176, 524288, 0, 128, 524288, 0, true, KG_CT_NO_MARK },
+    { "defect/counters/tensor/defect", 32768, 1536, 32768, 22176, 524288, 1048576, 0, 0, 0, true, KG_CT_REGRESSED },
+    { "defect/counters/sysmem/clean", 33554432, 33482240, 33554432, 809408, 4194304, 4194304, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "defect/counters/sysmem/defect", 33554432, 2258176, 33554432, 25970112, 4194304, 4194304, 0, 0, 0, false, KG_CT_REGRESSED },
+    { "defect/counters/spill/clean", 33554432, 33529088, 33554432, 808416, 134217728, 134217728, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "defect/counters/spill/defect", 33554432, 68701184, 306071424, 812192, 134217728, 138412032, 0, 0, 2621440, false, KG_CT_REGRESSED },
+    { "defect/counters/model/clean", 268435456, 270451968, 268435456, 812704, 0, 0, 0, 0, 0, false, KG_CT_NO_MARK },
+    { "defect/counters/model/defect", 134217728, 273202944, 268435456, 812704, 0, 0, 0, 0, 0, false, KG_CT_MODEL_WRONG },
+};
+
+static kg_ct_counts h200_counts(const h200_row *r)
+{
+    kg_ct_counts c = { 0 };
+    double v[KG_CT_N] = { 0 };
+    bool h[KG_CT_N];
+    for (int i = 0; i < KG_CT_N; i++)
+        h[i] = true;
+    v[KG_CT_DRAM_READ] = r->dram / 2, v[KG_CT_DRAM_WRITE] = r->dram / 2;
+    v[KG_CT_L2_SECTORS] = r->l2 / 32, v[KG_CT_SYSMEM] = r->sysmem / 32;
+    v[KG_CT_SYSMEM_RD] = r->sysmem / 32; /* the split is not measured yet */
+    v[KG_CT_FADD] = r->fp_flops;
+    v[KG_CT_TENSOR_HMMA] = r->tensor_flops > 0 ? r->tensor_inst : 0;
+    v[KG_CT_TENSOR_GMMA] = r->tensor_flops > 0 ? 0 : r->tensor_inst;
+    v[KG_CT_TOPS_BF16] = r->tensor_flops;
+    v[KG_CT_LOCAL_LD] = r->spill;
+    v[KG_CT_INST] = 1000, v[KG_CT_DURATION] = 1000, v[KG_CT_OCCUPANCY] = 50;
+    kg_ct_add_kernel(&c, v, h);
+    kg_ct_derive(&c);
+    return c;
+}
+
+static void test_h200(void)
+{
+    for (size_t i = 0; i < KG_ARRAY_LEN(h200_rows); i++) {
+        const h200_row *r = &h200_rows[i];
+        kg_ct_counts c = h200_counts(r);
+        kg_ct_expect e = { .bytes_moved = r->decl_bytes, .flops = r->decl_flops,
+                           .uses_tensor_cores = r->tensor_tag };
+        kg_ct_decide_opts o = KG_CT_DECIDE_OPTS_INIT;
+        o.l2_bytes = 62914560; /* the H200's L2 */
+        kg_ct_verdict v;
+        CHECK(kg_ct_decide(&v, &c, &e, &o) == 0);
+        if (getenv("KG_TEST_VERBOSE"))
+            printf("%-42s %-11s %s\n", r->id, kg_ct_decision_name(v.decision), v.why);
+        CHECK_MSG(v.decision == r->want, "%s: %s (%s), want %s", r->id,
+                  kg_ct_decision_name(v.decision), v.why, kg_ct_decision_name(r->want));
+    }
+    /* wgmma FLOPs unseen: partial, never a 0-FLOP model failure */
+    kg_ct_counts c = h200_counts(&h200_rows[29]);
+    CHECK(c.flops_partial && c.tensor == 8388608);
 }
 
 static void test_tags(void)
@@ -237,7 +402,9 @@ int main(void)
     test_resolve();
     test_sums();
     test_model();
+    test_tensor_flops();
     test_marks();
     test_tags();
+    test_h200();
     return kg_test_done("test_counters");
 }

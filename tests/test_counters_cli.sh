@@ -10,6 +10,8 @@ check "help names the rule" 0 "model-factor" -- "$KG" counters --help
 check "top-level help lists counters" 0 "counters " -- "$KG" --help
 check "unknown flag" 2 "'--bogus'" -- "$KG" counters --bogus
 check "bad factor" 2 "--model-factor: expected a number in \\(1, 100\\]" -- "$KG" counters --model-factor 1
+check "bad ridge" 2 "--ridge" -- "$KG" counters --ridge 0
+check "help names the ridge" 0 "compute-bound" -- "$KG" counters --help
 check "bad tolerance" 2 "--counter-tolerance" -- "$KG" counters --counter-tolerance 0
 check "marks missing" 2 "missing.json: cannot open" -- "$KG" counters --marks "$T/missing.json"
 check "save-marks unwritable" 2 "cannot write there" -- "$KG" counters --save-marks "$T/no/dir/m.json"
@@ -31,4 +33,7 @@ for fam in strided tensor sysmem spill model; do
          and ([.cases[] | select(.id == \"defect/counters/$fam/clean\" and .expect_gate == null)] | length == 1)" \
         "$T/list.json" "defect/counters/$fam: not caught by counters or without a clean twin"
 done
+# the spill twin declares 16 mul + 16 add per element (the H200 counted 32n FP operations)
+expect_jq '[.cases[] | select(.id | startswith("defect/counters/spill/")) | .flops] == [134217728, 134217728]' \
+    "$T/list.json" "defect/counters/spill: flops not 32 per element"
 finish

@@ -472,6 +472,9 @@
 #define KG_FIG_CT_DRAM_BYTES "dram_bytes"     /* per launch; null: counter unavailable */
 #define KG_FIG_CT_L2_BYTES "l2_bytes"
 #define KG_FIG_CT_SYSMEM_BYTES "sysmem_bytes"
+#define KG_FIG_CT_SYSMEM_READ "sysmem_read_bytes"   /* null: no read/write split */
+#define KG_FIG_CT_SYSMEM_WRITE "sysmem_write_bytes"
+#define KG_FIG_CT_TENSOR_FLOPS "tensor_flops"       /* ops-path counters; part of flops */
 #define KG_FIG_CT_FLOPS "flops"
 #define KG_FIG_CT_FLOPS_PARTIAL "flops_partial" /* an FP counter was unavailable: lower bound */
 #define KG_FIG_CT_INST "inst"

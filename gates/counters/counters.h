@@ -23,12 +23,21 @@ typedef enum {
     KG_CT_DRAM_READ = 0,   /* bytes */
     KG_CT_DRAM_WRITE,      /* bytes */
     KG_CT_SYSMEM,          /* L2 sectors whose aperture is system memory (x 32 bytes) */
+    KG_CT_SYSMEM_RD,       /* ... of them reads (x 32 bytes) */
+    KG_CT_SYSMEM_WR,       /* ... of them writes (x 32 bytes) */
     KG_CT_L2_SECTORS,      /* L1 -> L2 sectors (x 32 bytes): the traffic of L2-resident cases */
     KG_CT_FADD, KG_CT_FMUL, KG_CT_FFMA,
     KG_CT_DADD, KG_CT_DMUL, KG_CT_DFMA,
     KG_CT_HADD, KG_CT_HMUL, KG_CT_HFMA,
-    KG_CT_TENSOR,          /* tensor-pipe warp instructions (mma.sync / wmma) */
-    KG_CT_TENSOR_GMMA,     /* wgmma (sm_90) */
+    KG_CT_TENSOR,          /* tensor-pipe warp instructions (on GH100 this includes HFMA2:
+                            * used only where the hmma counter is missing) */
+    KG_CT_TENSOR_HMMA,     /* mma.sync / wmma warp instructions */
+    KG_CT_TENSOR_GMMA,     /* wgmma (sm_90), per warp (4 per warpgroup instruction) */
+    KG_CT_TOPS_BF16,       /* tensor operations by path (FLOPs): bf16 -> fp32 */
+    KG_CT_TOPS_FP16,       /* fp16 -> fp32 */
+    KG_CT_TOPS_FP16H,      /* fp16 -> fp16 */
+    KG_CT_TOPS_TF32,       /* tf32 -> fp32 */
+    KG_CT_TOPS_FP64,       /* fp64 (DMMA) */
     KG_CT_LOCAL_LD, KG_CT_LOCAL_ST, /* local-memory (spill) instructions or requests */
     KG_CT_INST,            /* warp instructions executed */
     KG_CT_OCCUPANCY,       /* achieved occupancy, % of peak sustained active */
@@ -67,12 +76,15 @@ typedef struct {
     /* derived */
     double dram_bytes;     /* read + write */
     double sysmem_bytes;
+    double sysmem_read_bytes, sysmem_write_bytes; /* NaN: no split on this device */
     double l2_bytes;
     double flops;          /* fadd + fmul + 2 ffma, same for d and h (h: thread instructions),
-                            * of the FP counters this device has (NaN: none) */
-    bool flops_partial;    /* some FP counter was unavailable: flops is a lower bound */
+                            * of the FP counters this device has, + tensor_flops (NaN: none) */
+    double tensor_flops;   /* the tensor ops-path counters summed (NaN: none resolved) */
+    bool flops_partial;    /* some FP counter was unavailable, or tensor instructions ran whose
+                            * FLOPs no ops-path counter saw (wgmma on GH100): a lower bound */
     double spill;          /* local ld + st */
-    double tensor;         /* tensor + gmma instructions */
+    double tensor;         /* hmma + gmma instructions (generic tensor pipe without hmma) */
 } kg_ct_counts;
 
 /* Add one kernel's values (vals[i] for chosen metrics, NaN otherwise) into c. */
@@ -90,13 +102,25 @@ typedef struct {
                                 * traffic within a few % (L2 write-back, ECC-free HBM), so a
                                 * declaration 2x off fails while 10-30% cache effects pass */
     double occupancy_step;     /* achieved-occupancy drop (percentage points) that regresses */
-    double l2_bytes;           /* the device's L2 size: smaller cases are compared with L2 traffic */
-    double sysmem_floor_bytes; /* system-memory traffic above this is "appeared" */
+    double l2_bytes;           /* the device's L2 size: DRAM basis only for bytes >= 2x L2 */
+    double ridge_ai;           /* FLOP/B of the run's ceilings (0: KG_CT_RIDGE_DEFAULT): a
+                                * case declared at or above it is compute-bound (no bytes check) */
+    double min_bytes;          /* bytes_moved below this is too small to check (sectors) */
+    double min_flops;          /* flops below this are too small to check */
+    double min_tensor_flops;   /* ... for mostly-tensor work (whole mma tiles run) */
+    double spill_share;        /* no mark: local traffic above this share of bytes_moved fails */
+    double sysmem_floor_bytes; /* system-memory traffic above this "appeared" (GH100 shows
+                                * ~0.8 MB per kernel with no host memory touched) */
+    double sysmem_rel, sysmem_abs; /* with a mark: growth beyond mark * (1 + rel) + abs */
 } kg_ct_decide_opts;
+#define KG_CT_RIDGE_DEFAULT 10.0
 /* occupancy: one warp of a 64-warp SM is 1.6 points; a lost block of 4+ warps is >= 6 */
 #define KG_CT_DECIDE_OPTS_INIT { .tolerance_rel = 0.01, .model_factor = 1.5, \
-                                 .occupancy_step = 5.0, .l2_bytes = 0, \
-                                 .sysmem_floor_bytes = 4096 }
+                                 .occupancy_step = 5.0, .l2_bytes = 0, .ridge_ai = 0, \
+                                 .min_bytes = 1048576, .min_flops = 1e6, \
+                                 .min_tensor_flops = 1e8, .spill_share = 0.1, \
+                                 .sysmem_floor_bytes = 4194304, .sysmem_rel = 0.25, \
+                                 .sysmem_abs = 1048576 }
 
 /* What the case declares and what a mark (lookup results, NULL = none) says. */
 typedef struct {
@@ -109,7 +133,8 @@ typedef enum {
     KG_CT_OK = 0,
     KG_CT_REGRESSED,    /* against the marks */
     KG_CT_MODEL_WRONG,  /* declared work model off by more than the factor: FAIL */
-    KG_CT_NO_DATA       /* nothing measured that could decide */
+    KG_CT_NO_DATA,      /* nothing measured that could decide */
+    KG_CT_NO_MARK       /* the rule passed and the case has no counter mark yet: PASS */
 } kg_ct_decision;
 const char *kg_ct_decision_name(kg_ct_decision d);
 
@@ -117,21 +142,21 @@ typedef struct {
     kg_ct_decision decision;
     double bytes_ratio;        /* measured / declared (NaN: not checked) */
     double flops_ratio;
-    const char *bytes_basis;   /* "dram" | "l2" (small case) | NULL (not checked) */
+    const char *bytes_basis;   /* "dram" | "l2" (streaming, < 2x L2) | NULL (not checked) */
     char why[640];             /* every finding, "; "-separated */
 } kg_ct_verdict;
 
-/* The rule (docs/counters.md):
- *   FAIL      declared bytes_moved vs measured (DRAM bytes, or L1<->L2 bytes when the declared
- *             bytes fit in L2) off by more than model_factor either way; same for flops
- *             (declared > 0, or measured FP ops > 1e6 with nothing declared) unless the case
- *             uses tensor cores (its FLOPs are not in the FP-instruction counters);
- *   REGRESSED DRAM bytes or instructions per launch above mark * (1 + tolerance); spill
- *             requests > 0 where the mark had 0; tensor instructions 0 for a case that
- *             declares tensor cores (or whose mark had some); achieved occupancy below the
- *             mark by more than occupancy_step; system-memory bytes above the floor where
- *             the mark had none (or, without a mark, at all: no reference case maps host
- *             memory). */
+/* The rule (docs/counters.md, the thresholds are the opts above):
+ *   FAIL      MODEL_WRONG: bytes_moved (>= min_bytes, declared AI below the ridge) vs DRAM
+ *             bytes (bytes_moved >= 2x L2) or L1<->L2 bytes (smaller, AI < 1) off by more than
+ *             model_factor either way; flops (declared > 0 and >= min_flops, min_tensor_flops
+ *             for mostly-tensor work) vs FP + tensor FLOPs (not partial), same factor;
+ *   REGRESSED DRAM bytes or instructions per launch above mark * (1 + tolerance); spills where
+ *             the mark had 0 (no mark: local traffic > max(min_bytes, spill_share x bytes));
+ *             tensor instructions 0 for a case tagged tensor-core (or whose mark had some);
+ *             achieved occupancy below the mark by more than occupancy_step; system-memory
+ *             bytes above max(sysmem_floor, mark * (1 + sysmem_rel) + sysmem_abs);
+ *   NO_MARK   passed, and the case has no counter mark; OK passed against marks. */
 int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *e,
                  const kg_ct_decide_opts *o);
 
@@ -166,6 +191,9 @@ void kg_ct_session_close(kg_ct_session *s);
 /* Where the session logs from now on (NULL: nowhere); the caller keeps `log` open. */
 void kg_ct_session_set_log(kg_ct_session *s, FILE *log);
 const char *kg_ct_session_chip(const kg_ct_session *s);
+/* The device's base metric names containing "tensor", "ops_path" or "sysmem", one per line
+ * ("" when none): the probe prints them so a GPU run shows which candidates exist. */
+const char *kg_ct_session_related(const kg_ct_session *s);
 /* Replay passes the config needs (cuptiProfilerHostGetNumOfPasses). */
 size_t kg_ct_session_passes(const kg_ct_session *s);
 /* The resolved metric name of figure i (NULL: unavailable on this device). */
@@ -182,12 +210,14 @@ int kg_ct_session_profile(kg_ct_session *s, kg_ct_counts *c, double *wall_s, kg_
 typedef struct {
     double tolerance;          /* --counter-tolerance */
     double model_factor;       /* --model-factor */
+    double ridge_ai;           /* --ridge */
     const char *marks_path;    /* --marks (recorded) */
     const char *save_marks;    /* --save-marks FILE: merge this run's counters (command layer) */
     kg_mark_lookup_fn lookup;  /* handed down by the command layer; NULL: no marks */
     const void *marks;
 } kg_counters_gate_opts;
-#define KG_COUNTERS_GATE_OPTS_INIT { .tolerance = 0, .model_factor = 0, .marks_path = NULL, \
+#define KG_COUNTERS_GATE_OPTS_INIT { .tolerance = 0, .model_factor = 0, .ridge_ai = 0, \
+                                     .marks_path = NULL, \
                                      .save_marks = NULL, .lookup = NULL, .marks = NULL }
 
 /* One case's typed result (flat: travels from the worker as bytes). */

@@ -45,7 +45,36 @@ struct kg_ct_session {
     size_t config_size;
     size_t passes;
     kg_ct_avail avail;
+    char *related;                   /* base metrics naming tensor / ops_path / sysmem, '\n' */
 };
+
+/* Keep the base names a GPU run must report (which tensor-FLOP and sysmem metrics exist). */
+static bool ct_related(const char *name)
+{
+    return name && (strstr(name, "tensor") || strstr(name, "ops_path") || strstr(name, "sysmem"));
+}
+
+static void ct_keep_related(kg_ct_session *s, const char *const *known, size_t n)
+{
+    size_t size = 1, at = 0;
+    for (size_t i = 0; i < n; i++)
+        size += ct_related(known[i]) ? strlen(known[i]) + 1 : 0;
+    if (!(s->related = calloc(1, size)))
+        return; /* a diagnostic only: the probe then prints none */
+    for (size_t i = 0; i < n; i++) {
+        if (!ct_related(known[i]))
+            continue;
+        size_t l = strlen(known[i]);
+        memcpy(s->related + at, known[i], l);
+        s->related[at + l] = '\n';
+        at += l + 1;
+    }
+}
+
+const char *kg_ct_session_related(const kg_ct_session *s)
+{
+    return s && s->related ? s->related : "";
+}
 
 static kg_ct_avail ct_classify(CUptiResult r)
 {
@@ -199,6 +228,7 @@ static int ct_enumerate(kg_ct_session *s)
             known[n_known++] = p.ppMetricNames[i];
     }
     size_t got = kg_ct_resolve(s->chosen, known, n_known);
+    ct_keep_related(s, known, n_known);
     if (s->log)
         fprintf(s->log, "counters: %zu base metrics on %s; %zu of %d wanted figures resolved\n",
                 n_known, s->chip, got, (int)KG_CT_N);
@@ -340,6 +370,7 @@ void kg_ct_session_close(kg_ct_session *s)
     }
     free(s->config);
     free(s->avail_img);
+    free(s->related);
     free(s);
 }
 

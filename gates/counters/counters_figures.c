@@ -35,6 +35,9 @@ cJSON *kg_counters_figures(const kg_case_desc *d, const kg_case_result *res)
     cf_num(f, KG_FIG_CT_DRAM_BYTES, b->c.dram_bytes);
     cf_num(f, KG_FIG_CT_L2_BYTES, b->c.l2_bytes);
     cf_num(f, KG_FIG_CT_SYSMEM_BYTES, b->c.sysmem_bytes);
+    cf_num(f, KG_FIG_CT_SYSMEM_READ, b->c.sysmem_read_bytes);
+    cf_num(f, KG_FIG_CT_SYSMEM_WRITE, b->c.sysmem_write_bytes);
+    cf_num(f, KG_FIG_CT_TENSOR_FLOPS, b->c.tensor_flops);
     cf_num(f, KG_FIG_CT_FLOPS, b->c.flops);
     cJSON_AddBoolToObject(f, KG_FIG_CT_FLOPS_PARTIAL, b->c.flops_partial);
     cf_num(f, KG_FIG_CT_INST, b->c.have[KG_CT_INST] ? b->c.v[KG_CT_INST] : NAN);

@@ -15,6 +15,12 @@ const kg_ct_metric_info kg_ct_metrics[KG_CT_N] = {
     [KG_CT_DRAM_WRITE] = CT_SUM("dram_write_bytes", "dram__bytes_write.sum", NULL, NULL, 1.0),
     [KG_CT_SYSMEM] = CT_SUM("sysmem_bytes", "lts__t_sectors_aperture_sysmem.sum",
                             "lts__t_sectors_srcunit_tex_aperture_sysmem.sum", NULL, 32.0),
+    [KG_CT_SYSMEM_RD] = CT_SUM("sysmem_read_bytes", "lts__t_sectors_aperture_sysmem_op_read.sum",
+                               "lts__t_sectors_srcunit_tex_aperture_sysmem_op_read.sum", NULL,
+                               32.0),
+    [KG_CT_SYSMEM_WR] = CT_SUM("sysmem_write_bytes", "lts__t_sectors_aperture_sysmem_op_write.sum",
+                               "lts__t_sectors_srcunit_tex_aperture_sysmem_op_write.sum", NULL,
+                               32.0),
     [KG_CT_L2_SECTORS] = CT_SUM("l2_bytes", "lts__t_sectors_srcunit_tex.sum",
                                 "lts__t_sectors.sum", NULL, 32.0),
     [KG_CT_FADD] = CT_SUM("fadd", "sm__sass_thread_inst_executed_op_fadd_pred_on.sum", NULL, NULL, 1.0),
@@ -26,10 +32,23 @@ const kg_ct_metric_info kg_ct_metrics[KG_CT_N] = {
     [KG_CT_HADD] = CT_SUM("hadd", "sm__sass_thread_inst_executed_op_hadd_pred_on.sum", NULL, NULL, 1.0),
     [KG_CT_HMUL] = CT_SUM("hmul", "sm__sass_thread_inst_executed_op_hmul_pred_on.sum", NULL, NULL, 1.0),
     [KG_CT_HFMA] = CT_SUM("hfma", "sm__sass_thread_inst_executed_op_hfma_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_TENSOR] = CT_SUM("tensor_inst", "sm__inst_executed_pipe_tensor.sum",
-                            "sm__inst_executed_pipe_tensor_op_hmma.sum", NULL, 1.0),
+    [KG_CT_TENSOR] = CT_SUM("tensor_inst", "sm__inst_executed_pipe_tensor.sum", NULL, NULL, 1.0),
+    [KG_CT_TENSOR_HMMA] = CT_SUM("tensor_hmma_inst", "sm__inst_executed_pipe_tensor_op_hmma.sum",
+                                 "sm__inst_executed_pipe_tensor_subpipe_hmma.sum", NULL, 1.0),
     [KG_CT_TENSOR_GMMA] = CT_SUM("tensor_gmma_inst", "sm__inst_executed_pipe_tensor_op_gmma.sum",
                                  NULL, NULL, 1.0),
+    /* tensor FLOPs: the ops-path counters of ncu's tensor roofline (NOTE: reported not to see
+     * wgmma on GH100: kg_ct_derive then marks the FLOPs partial) */
+    [KG_CT_TOPS_BF16] = CT_SUM("tensor_ops_bf16", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                               "sm__ops_path_tensor_src_bf16_dst_fp32_sparsity_off.sum", NULL, 1.0),
+    [KG_CT_TOPS_FP16] = CT_SUM("tensor_ops_fp16", "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+                               "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum", NULL, 1.0),
+    [KG_CT_TOPS_FP16H] = CT_SUM("tensor_ops_fp16_fp16", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+                                "sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_off.sum", NULL, 1.0),
+    [KG_CT_TOPS_TF32] = CT_SUM("tensor_ops_tf32", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+                               "sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", NULL, 1.0),
+    [KG_CT_TOPS_FP64] = CT_SUM("tensor_ops_fp64", "sm__ops_path_tensor_src_fp64_dst_fp64.sum",
+                               NULL, NULL, 1.0),
     [KG_CT_LOCAL_LD] = CT_SUM("local_ld", "sm__sass_inst_executed_op_local_ld.sum",
                               "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", NULL, 1.0),
     [KG_CT_LOCAL_ST] = CT_SUM("local_st", "sm__sass_inst_executed_op_local_st.sum",
@@ -101,6 +120,26 @@ void kg_ct_add_kernel(kg_ct_counts *c, const double vals[KG_CT_N], const bool ha
 
 static double ct_get(const kg_ct_counts *c, kg_ct_metric i) { return c->have[i] ? c->v[i] : NAN; }
 
+/* Tensor FLOPs: the ops-path counters the device has. Tensor instructions that no ops-path
+ * counter saw (none resolved, or wgmma on a chip whose ops path ignores it) leave the FLOPs
+ * partial: a lower bound, never a guess from an instruction shape. */
+static void ct_derive_tensor(kg_ct_counts *c)
+{
+    static const kg_ct_metric ops[] = { KG_CT_TOPS_BF16, KG_CT_TOPS_FP16, KG_CT_TOPS_FP16H,
+                                        KG_CT_TOPS_TF32, KG_CT_TOPS_FP64 };
+    double h = ct_get(c, KG_CT_TENSOR_HMMA), g = ct_get(c, KG_CT_TENSOR_GMMA);
+    /* the generic pipe counter also counts HFMA2 on GH100: only without the hmma counter */
+    c->tensor = isnan(h) ? ct_get(c, KG_CT_TENSOR) : isnan(g) ? h : h + g;
+    c->tensor_flops = NAN;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (c->have[ops[i]])
+            c->tensor_flops = (isnan(c->tensor_flops) ? 0 : c->tensor_flops) + c->v[ops[i]];
+    if (isfinite(c->tensor) && c->tensor > 0 && !(c->tensor_flops > 0))
+        c->flops_partial = true;
+    if (c->tensor_flops > 0)
+        c->flops = isfinite(c->flops) ? c->flops + c->tensor_flops : c->tensor_flops;
+}
+
 void kg_ct_derive(kg_ct_counts *c)
 {
     for (int i = 0; i < KG_CT_N; i++) {
@@ -111,6 +150,10 @@ void kg_ct_derive(kg_ct_counts *c)
     }
     c->dram_bytes = ct_get(c, KG_CT_DRAM_READ) + ct_get(c, KG_CT_DRAM_WRITE);
     c->sysmem_bytes = ct_get(c, KG_CT_SYSMEM);
+    c->sysmem_read_bytes = ct_get(c, KG_CT_SYSMEM_RD);
+    c->sysmem_write_bytes = ct_get(c, KG_CT_SYSMEM_WR);
+    if (isnan(c->sysmem_bytes) && isfinite(c->sysmem_read_bytes + c->sysmem_write_bytes))
+        c->sysmem_bytes = c->sysmem_read_bytes + c->sysmem_write_bytes;
     c->l2_bytes = ct_get(c, KG_CT_L2_SECTORS);
     static const kg_ct_metric fp[] = { KG_CT_FADD, KG_CT_FMUL, KG_CT_FFMA, KG_CT_DADD, KG_CT_DMUL,
                                        KG_CT_DFMA, KG_CT_HADD, KG_CT_HMUL, KG_CT_HFMA };
@@ -130,7 +173,5 @@ void kg_ct_derive(kg_ct_counts *c)
     if (!have)
         c->flops = NAN;
     c->spill = ct_get(c, KG_CT_LOCAL_LD) + ct_get(c, KG_CT_LOCAL_ST);
-    /* the gmma counter may be absent where the generic one exists: count what is there */
-    double t = ct_get(c, KG_CT_TENSOR), g = ct_get(c, KG_CT_TENSOR_GMMA);
-    c->tensor = isnan(t) ? g : isnan(g) ? t : t + g;
+    ct_derive_tensor(c);
 }

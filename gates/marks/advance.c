@@ -168,15 +168,15 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
         in->n_same++;
     if (strcmp(o->decision, KG_RV_DEC_IMPROVED) != 0 && strcmp(o->decision, KG_RV_DEC_NO_MARK) != 0)
         return 0;
-    if (o->processes < 2) { /* unconfirmed: production advances only from separate processes */
+    if (o->processes < 2 && !o->exact) { /* unconfirmed: production advances only from separate processes */
         in->n_single++;
         return 0;
     }
     if (!o->metric || !*o->metric)
         return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
                       KG_FIG_METRIC);
-    if (o->processes > KG_ADVANCE_MAX_PROCESSES || !(o->env_lo > 0 && o->env_lo <= o->env_hi) ||
-        o->k < 0 || o->k > KG_MARK_MAX_K)
+    if (o->processes > KG_ADVANCE_MAX_PROCESSES ||
+        (!o->exact && !(o->env_lo > 0 && o->env_lo <= o->env_hi)) || o->k < 0 || o->k > KG_MARK_MAX_K)
         return KG_ERR(KG_EPARSE, "%s: bench result for '%s': %d processes need 0 < env_lo <= "
                                  "env_hi (got %g, %g), processes <= %d and k in [0, %d] (got %d)",
                       name, cs, o->processes, o->env_lo, o->env_hi, KG_ADVANCE_MAX_PROCESSES,
@@ -200,10 +200,11 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     /* The ratchet guard: the conservative edge of the interval, not the median. */
     m->value = o->direction == KG_LOWER_IS_BETTER ? o->ci_hi : o->ci_lo;
     /* The spread of the N process medians, widened as kg_marks_merge widens it. */
-    double env_half = (o->env_hi - o->env_lo) / (2.0 * o->median);
-    m->band_rel = fmax(o->band, (double)(o->processes + 1) / (double)(o->processes - 1) *
-                                    env_half); /* > 0.999: refused by kg_mark_validate */
-    m->runs = o->processes;
+    double env_half = o->exact ? 0 : (o->env_hi - o->env_lo) / (2.0 * o->median);
+    m->band_rel = o->exact ? o->band
+                           : fmax(o->band, (double)(o->processes + 1) /
+                                               (double)(o->processes - 1) * env_half);
+    m->runs = o->exact ? 1 : o->processes; /* band > 0.999: refused by kg_mark_validate */
     m->env_lo = o->env_lo;
     m->env_hi = o->env_hi;
     m->k = o->k;

@@ -65,6 +65,8 @@ typedef struct {
     double env_lo, env_hi;
     int k;                  /* 0 = unknown */
     const char *power_state; /* NULL = unknown */
+    bool exact;             /* a hardware count (counters gate), not a timing: near-deterministic,
+                             * so one process is enough (runs 1, no envelope, band as given) */
 } kg_advance_obs;
 
 /* Count a SAME, or turn an IMPROVED / NO_MARK result into a candidate mark (validated: the

@@ -28,7 +28,7 @@ static int pc_put(pc_ctx *x, const char *case_id, const char *metric, double v,
                          .direction = dir, .median = v, .ci_lo = v, .ci_hi = v, .band = 0,
                          .samples = 1, .commit = kg_report_commit(x->run->rep),
                          .date = kg_report_started_at(x->run->rep), .driver = x->drv,
-                         .cuda = x->rt, .set_by = x->set_by };
+                         .cuda = x->rt, .set_by = x->set_by, .exact = true };
     return kg_advance_add(x->in, &o, "this run (counters)");
 }
 

@@ -31,6 +31,8 @@ while [ $# -gt 0 ]; do
 done
 case "$N" in ''|*[!0-9]*|0) echo "k-independence.sh: -n: expected rounds >= 1, got '$N'" >&2; exit 2 ;; esac
 command -v jq >/dev/null || { echo "k-independence.sh: needs jq" >&2; exit 2; }
+if [ -z "$DIR" ]; then DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT; fi
+mkdir -p "$DIR"
 if [ "$KS" = auto ] && [ "$FROM" = 1 ]; then # the K values whose reports are there
     KS=$(ls "$DIR" 2>/dev/null | sed -n 's/^k\([0-9]*\)-r1\.json$/\1/p' | sort -n | tr '\n' ' ')
 elif [ "$KS" = auto ]; then
@@ -51,8 +53,6 @@ fi
 for k in $KS; do
     case "$k" in ''|*[!0-9]*|0) echo "k-independence.sh: -k: expected launch counts >= 1, got '$k'" >&2; exit 2 ;; esac
 done
-if [ -z "$DIR" ]; then DIR=$(mktemp -d); trap 'rm -rf "$DIR"' EXIT; fi
-mkdir -p "$DIR"
 
 if [ "$FROM" = 0 ]; then
     [ -x "$KG" ] || { echo "k-independence.sh: no kgate at $KG (--kgate PATH)" >&2; exit 2; }

@@ -279,7 +279,7 @@ typedef struct {
     double warmup_min_s;    /* --warmup-min (< 0: the rule's minimum) */
 } kg_bench_opts;
 #define KG_BENCH_OPTS_INIT { .mode = 0, .budget_s = 1.0, .min_samples = 15, .max_samples = 2000, \
-                            .target_ci_rel = 0.005, .ci_level = 0.95, .min_replay_ms = 1.0, \
+                            .target_ci_rel = 0.005, .ci_level = 0.95, .min_replay_ms = 4.0, \
                             .min_clock_frac = 0.70, .kernels = true, .mark_k = 0, .flag_k = 0, \
                             .warm_to_steady = true, .compute_bound = false, \
                             .warmup_min_s = -1 }

@@ -1,6 +1,7 @@
 /* Hot-path invariant gate. Per case, on the instance's non-blocking stream:
  *   determinism  N >= 10 eager launches (output poisoned before each) are byte-identical; run 1
- *                is the eager output the other checks compare with (and the warm-up);
+ *                is the eager output the other checks compare with (and the warm-up); it is
+ *                kept on the device too and runs 2..N are compared there (hotpath_diff.cu);
  *   calls        two launches observed with the CUPTI callback API (runtime + driver domains):
  *                no allocation/free, sync/poll, host transfer, default-stream work or
  *                stream/event/graph churn (the table in cupti_watch.c);
@@ -17,6 +18,7 @@
 #include "gate.h"
 #include "hotpath/cupti_watch.h"
 #include "hotpath/hotpath.h"
+#include "hotpath/hotpath_diff.h"
 
 #define HP_DEFAULT_RUNS 10
 #define HP_MIN_RUNS 10
@@ -88,20 +90,87 @@ cleanup:
 
 /* ---- determinism -------------------------------------------------------------------- */
 
-static int hp_determinism(kg_instance *inst, int runs, void *eager, void *buf,
-                          kg_hp_determinism *o, hp_msg *m)
+/* Run 1's outputs kept on the device (each output at a 256-byte aligned offset) and the
+ * comparison's scratch: later runs are compared there (hotpath_diff.cu), only the count and the
+ * first index come back. */
+typedef struct {
+    unsigned char *ref;            /* device: run 1's outputs */
+    unsigned long long *scratch;   /* device: 2 words for kg_hp_device_diff */
+    size_t off[KG_MAX_OUTPUTS];
+} hp_devref;
+
+static size_t hp_align(size_t n) { return (n + 255) & ~(size_t)255; }
+
+static size_t hp_output_bytes(const kg_instance *inst, int i)
+{
+    return inst->io.outputs[i].count * kg_dtype_size(inst->io.outputs[i].dtype);
+}
+
+static int hp_devref_open(hp_devref *d, const kg_instance *inst)
+{
+    int rc = 0;
+    size_t total = 0;
+    for (int i = 0; i < inst->io.n_outputs; i++) {
+        d->off[i] = total;
+        total += hp_align(hp_output_bytes(inst, i));
+    }
+    KG_CUDA_CHECK(cudaMalloc((void **)&d->ref, total + 2 * sizeof(unsigned long long)));
+    d->scratch = (unsigned long long *)(d->ref + total);
+cleanup:
+    return rc;
+}
+
+/* Run 1's outputs into the device reference. */
+static int hp_devref_keep(hp_devref *d, kg_instance *inst)
+{
+    int rc = 0;
+    for (int i = 0; i < inst->io.n_outputs; i++)
+        KG_CUDA_CHECK(cudaMemcpyAsync(d->ref + d->off[i], inst->io.outputs[i].ptr,
+                                      hp_output_bytes(inst, i), cudaMemcpyDeviceToDevice,
+                                      inst->stream));
+    KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
+cleanup:
+    return rc;
+}
+
+/* The first byte where the outputs differ from run 1's, in the back-to-back layout of
+ * kg_instance_copy_out (as the host comparison gave it), or SIZE_MAX. */
+static int hp_devref_diff(hp_devref *d, kg_instance *inst, size_t *first)
+{
+    int rc = 0;
+    size_t f, count;
+    *first = SIZE_MAX;
+    for (int i = 0; i < inst->io.n_outputs && *first == SIZE_MAX; i++) {
+        KG_TRY(kg_hp_device_diff(inst->io.outputs[i].ptr, d->ref + d->off[i],
+                                 hp_output_bytes(inst, i), d->scratch, inst->stream, &f,
+                                 &count));
+        if (f != SIZE_MAX)
+            *first = kg_instance_out_offset(inst, i) + f;
+    }
+cleanup:
+    return rc;
+}
+
+/* Run 1 is copied to the host (eager: batch and graph compare with it) and kept on the device;
+ * runs 2..N are compared with it on the device. */
+static int hp_determinism(kg_instance *inst, int runs, void *eager, kg_hp_determinism *o,
+                          hp_msg *m)
 {
     kg_phase_set(NULL, NULL, "launch (determinism runs)");
     int rc = 0;
-    size_t bytes = kg_instance_out_bytes(inst);
+    hp_devref dr = { 0 };
     *o = (kg_hp_determinism){ .runs = runs, .first_byte = SIZE_MAX };
+    KG_TRY(hp_devref_open(&dr, inst));
     for (int r = 0; r < runs; r++) {
         KG_TRY(hp_poison(inst));
         KG_TRY(inst->desc->launch(inst->state, inst->stream));
-        KG_TRY(hp_copy_out(r == 0 ? eager : buf, inst));
-        if (r == 0)
+        if (r == 0) {
+            KG_TRY(hp_copy_out(eager, inst));
+            KG_TRY(hp_devref_keep(&dr, inst));
             continue;
-        size_t d = first_diff(eager, buf, bytes);
+        }
+        size_t d;
+        KG_TRY(hp_devref_diff(&dr, inst, &d));
         if (d != SIZE_MAX) {
             o->mismatched++;
             if (o->first_run == 0) {
@@ -116,6 +185,8 @@ static int hp_determinism(kg_instance *inst, int runs, void *eager, void *buf,
     o->pass = o->first_run == 0;
     o->done = true;
 cleanup:
+    if (dr.ref)
+        (void)cudaFree(dr.ref);
     return rc;
 }
 
@@ -381,7 +452,7 @@ static int hp_checks(hp_state *st, kg_instance *inst, kg_hotpath_result *r, hp_m
                     inst->desc->id);
         goto cleanup;
     }
-    KG_TRY(hp_determinism(inst, st->runs, eager, buf, &r->det, m));
+    KG_TRY(hp_determinism(inst, st->runs, eager, &r->det, m));
     KG_TRY(hp_calls(inst, st->w, &r->calls, m));
     KG_TRY(hp_batch(inst, eager, buf, &r->batch, m));
     KG_TRY(hp_graph(inst, eager, buf, &r->graph, m));

@@ -131,9 +131,12 @@ typedef struct {
 } st_env;
 
 /* The planted faults (kernels/defects/fault_defects.cu) hang or crash on purpose: they run
- * once, through parity, with a short watchdog; every other gate leaves them out. */
+ * once, through parity, with a short watchdog; every other gate leaves them out. The two hangs
+ * each wait the watchdog out, and with the device comparisons of the hotpath this child is the
+ * longest of the concurrent ones: 3 s, where the clean cases of the child (n=4097 axpy, a fresh
+ * worker after each fault) finish in well under 1 s. */
 #define ST_FAULTS "^defect/fault/"
-#define ST_FAULT_TIMEOUT "5"
+#define ST_FAULT_TIMEOUT "3"
 
 /* One child run of one gate of one runner: <tmpdir>/<tag>-<gate>.json and .log. The
  * correctness passes run as concurrent jobs (st_run_gates); bench and counters one at a time. */

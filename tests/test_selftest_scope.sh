@@ -2,10 +2,13 @@
 # kgate selftest (issue #14): the correctness passes run as concurrent child processes, their
 # headers still printed in table order; the scope leaves the bench's slow variants out of
 # parity/hotpath/counters and the counters defects out of hotpath ("-" cells); every other
-# (defect, gate) cell and every clean case on every gate but bench still runs. CPU: the runs
-# are SKIP without a GPU, which is not "-". Usage: test_selftest_scope.sh KGATE
+# (defect, gate) cell and every clean case on every gate but bench still runs. Without a GPU
+# (hidden here even where there is one: the scope does not depend on it, and a full selftest
+# would load the GPU under the other tests) a run is SKIP, which is not "-".
+# Usage: test_selftest_scope.sh KGATE
 . "$(dirname "$0")/lib.sh"
 KG=$1
+export CUDA_VISIBLE_DEVICES=
 run "$KG" selftest --seed 7 --keep "$T/keep" --report "$T/st.json"
 case $rc in 0|3) ok ;; *) bad "selftest exited $rc"; cat "$T/out" "$T/err" ;; esac
 # The headers in the order of the table (the children run at once, are taken in this order).

@@ -59,45 +59,49 @@ extern "C" void kg_axpy_teardown(void *state)
     free(st);
 }
 
+/* The state and the seed of its inputs: the device holds x and y (kg_fill_device); the host
+ * copies the CPU reference reads are made from the same seeds when it first runs. */
+typedef struct {
+    kg_axpy_state st;            /* first: the state pointer the case API hands around */
+    uint64_t seed;
+} axpy_priv;
+
+static uint64_t axpy_seed(uint64_t seed, unsigned buffer)
+{
+    return seed ^ (uint64_t)buffer * 0x9e3779b97f4a7c15ull;
+}
+
 extern "C" int kg_axpy_setup(const kg_setup_args *args, void **state, kg_case_io *io)
 {
     int rc = 0;
     const kg_axpy_params *p = (const kg_axpy_params *)args->params;
+    axpy_priv *pv = NULL;
     kg_axpy_state *st = NULL;
-    kg_rng rng;
     size_t bytes;
 
     if (!p || p->n == 0) {
         rc = kg_error_set(KG_EINVAL, __FILE__, __LINE__, "axpy: n must be >= 1");
         goto cleanup;
     }
-    st = (kg_axpy_state *)calloc(1, sizeof(*st));
-    if (!st) {
+    pv = (axpy_priv *)calloc(1, sizeof(*pv));
+    if (!pv) {
         rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "axpy: out of host memory");
         goto cleanup;
     }
+    st = &pv->st;
+    pv->seed = args->seed;
     st->n = p->n;
     bytes = p->n * sizeof(float);
-    st->x_host = (float *)malloc(bytes);
-    st->y_host = (float *)malloc(bytes);
-    if (!st->x_host || !st->y_host) {
-        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "axpy: out of host memory (n=%zu)",
-                          p->n);
-        goto cleanup;
-    }
-    /* One rng stream per buffer so x, y and a are independent of each other and of n. */
-    kg_rng_seed(&rng, args->seed, 1);
-    kg_rng_fill_f32(&rng, st->x_host, p->n, -1.0f, 1.0f);
-    kg_rng_seed(&rng, args->seed, 2);
-    kg_rng_fill_f32(&rng, st->y_host, p->n, -1.0f, 1.0f);
-    kg_rng_seed(&rng, args->seed, 3);
-    kg_rng_fill_f32(&rng, &st->a, 1, 0.5f, 2.0f);
-
+    /* One seed per buffer so x, y and a are independent of each other and of n. */
+    KG_TRY(kg_fill_host(&st->a, KG_DTYPE_F32, 1, axpy_seed(args->seed, 3), KG_FILL_UNIFORM, 0.5,
+                        2.0));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->x, bytes));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->y, bytes));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->out, bytes));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, bytes, cudaMemcpyHostToDevice, args->stream));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->y, st->y_host, bytes, cudaMemcpyHostToDevice, args->stream));
+    KG_TRY(kg_fill_device(st->x, KG_DTYPE_F32, p->n, axpy_seed(args->seed, 1), KG_FILL_UNIFORM,
+                          -1.0, 1.0, args->stream));
+    KG_TRY(kg_fill_device(st->y, KG_DTYPE_F32, p->n, axpy_seed(args->seed, 2), KG_FILL_UNIFORM,
+                          -1.0, 1.0, args->stream));
     KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
 
     io->out = st->out;
@@ -111,6 +115,32 @@ cleanup:
     return rc;
 }
 
+/* The host copies of x and y, the device's values (kg_fill_host, same seeds). */
+static int axpy_host_inputs(kg_axpy_state *st)
+{
+    int rc = 0;
+    const uint64_t seed = ((axpy_priv *)st)->seed;
+    if (st->x_host)
+        return 0;
+    if (!(st->x_host = (float *)malloc(st->n * sizeof(float))) ||
+        !(st->y_host = (float *)malloc(st->n * sizeof(float)))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "axpy: out of host memory for the "
+                          "reference's inputs (n=%zu)", st->n);
+        goto cleanup;
+    }
+    KG_TRY(kg_fill_host(st->x_host, KG_DTYPE_F32, st->n, axpy_seed(seed, 1), KG_FILL_UNIFORM,
+                        -1.0, 1.0));
+    KG_TRY(kg_fill_host(st->y_host, KG_DTYPE_F32, st->n, axpy_seed(seed, 2), KG_FILL_UNIFORM,
+                        -1.0, 1.0));
+cleanup:
+    if (rc < 0) {
+        free(st->x_host);
+        free(st->y_host);
+        st->x_host = st->y_host = NULL;
+    }
+    return rc;
+}
+
 static int axpy_launch(void *state, cudaStream_t stream)
 {
     kg_axpy_state *st = (kg_axpy_state *)state;
@@ -119,8 +149,11 @@ static int axpy_launch(void *state, cudaStream_t stream)
 
 extern "C" int kg_axpy_reference(void *state, cudaStream_t stream, void *ref_host)
 {
-    kg_axpy_state *st = (kg_axpy_state *)state;
+    kg_axpy_state *st = (kg_axpy_state *)state; /* of kg_axpy_setup */
     (void)stream;
+    int rc = axpy_host_inputs(st);
+    if (rc < 0)
+        return rc;
     kg_axpy_reference_f64(st->a, st->x_host, st->y_host, (double *)ref_host, st->n);
     return 0;
 }

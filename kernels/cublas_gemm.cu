@@ -23,11 +23,14 @@ typedef struct {
     int m, n, k;
     uint16_t *a, *b;              /* device bf16 */
     float *c;                     /* device fp32 output */
-    uint16_t *a_host, *b_host;    /* for the CPU reference */
+    uint16_t *a_host, *b_host;    /* for the CPU reference, made when it first runs */
+    uint64_t seed;                /* of the device fills (kg_fill_device; kg_fill_host alike) */
     cublasHandle_t h;
     void *workspace;
     cudaStream_t bound;
 } cublas_gemm_state;
+
+#define CUBLAS_SEED(seed, buffer) ((seed) ^ (uint64_t)(buffer) * 0x9e3779b97f4a7c15ull)
 
 extern "C" void kg_cublas_gemm_teardown(void *state)
 {
@@ -64,7 +67,6 @@ extern "C" int kg_cublas_gemm_setup(const kg_setup_args *args, void **state, kg_
     int rc = 0;
     const kg_cublas_gemm_params *p = (const kg_cublas_gemm_params *)args->params;
     cublas_gemm_state *st = NULL;
-    kg_rng rng;
     size_t na, nb, nc;
 
     if (!p || p->m < 1 || p->n < 1 || p->k < 1) {
@@ -75,26 +77,24 @@ extern "C" int kg_cublas_gemm_setup(const kg_setup_args *args, void **state, kg_
     nb = (size_t)p->n * p->k;
     nc = (size_t)p->m * p->n;
     st = (cublas_gemm_state *)calloc(1, sizeof(*st));
-    if (!st || !(st->a_host = (uint16_t *)malloc(na * 2)) ||
-        !(st->b_host = (uint16_t *)malloc(nb * 2))) {
+    if (!st) {
         rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "cublas_gemm: out of host memory");
         goto cleanup;
     }
     st->m = p->m;
     st->n = p->n;
     st->k = p->k;
-    kg_rng_seed(&rng, args->seed, 1);
-    kg_rng_fill_bf16(&rng, st->a_host, na, -1.0f, 1.0f);
-    kg_rng_seed(&rng, args->seed, 2);
-    kg_rng_fill_bf16(&rng, st->b_host, nb, -1.0f, 1.0f);
+    st->seed = args->seed;
 
     KG_CUDA_CHECK(cudaMalloc((void **)&st->a, na * 2));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->b, nb * 2));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->c, nc * 4));
     if (p->preset_workspace)
         KG_CUDA_CHECK(cudaMalloc(&st->workspace, KG_CUBLAS_WORKSPACE_BYTES));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->a, st->a_host, na * 2, cudaMemcpyHostToDevice, args->stream));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->b, st->b_host, nb * 2, cudaMemcpyHostToDevice, args->stream));
+    KG_TRY(kg_fill_device(st->a, KG_DTYPE_BF16, na, CUBLAS_SEED(st->seed, 1), KG_FILL_UNIFORM,
+                          -1.0, 1.0, args->stream));
+    KG_TRY(kg_fill_device(st->b, KG_DTYPE_BF16, nb, CUBLAS_SEED(st->seed, 2), KG_FILL_UNIFORM,
+                          -1.0, 1.0, args->stream));
 
     KG_CUBLAS_CHECK(cublasCreate(&st->h));
     KG_TRY(cublas_gemm_bind(st, args->stream));
@@ -125,6 +125,31 @@ cleanup:
     return rc;
 }
 
+/* The host copies of A and B: the device's values (kg_fill_host, same seeds). */
+static int cublas_gemm_host_inputs(cublas_gemm_state *st)
+{
+    int rc = 0;
+    const size_t na = (size_t)st->m * st->k, nb = (size_t)st->n * st->k;
+    if (st->a_host)
+        return 0;
+    if (!(st->a_host = (uint16_t *)malloc(na * 2)) || !(st->b_host = (uint16_t *)malloc(nb * 2))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "cublas_gemm: out of host memory for "
+                          "the reference's inputs");
+        goto cleanup;
+    }
+    KG_TRY(kg_fill_host(st->a_host, KG_DTYPE_BF16, na, CUBLAS_SEED(st->seed, 1), KG_FILL_UNIFORM,
+                        -1.0, 1.0));
+    KG_TRY(kg_fill_host(st->b_host, KG_DTYPE_BF16, nb, CUBLAS_SEED(st->seed, 2), KG_FILL_UNIFORM,
+                        -1.0, 1.0));
+cleanup:
+    if (rc < 0) {
+        free(st->a_host);
+        free(st->b_host);
+        st->a_host = st->b_host = NULL;
+    }
+    return rc;
+}
+
 /* CPU float64: C[i][j] = sum_k A[i][k] * B[j][k] (both rows K-contiguous). */
 extern "C" int kg_cublas_gemm_reference(void *state, cudaStream_t stream, void *ref_host)
 {
@@ -132,6 +157,9 @@ extern "C" int kg_cublas_gemm_reference(void *state, cudaStream_t stream, void *
     double *ref = (double *)ref_host;
     double *arow = NULL, *bt = NULL;
     (void)stream;
+    int rc = cublas_gemm_host_inputs(st);
+    if (rc < 0)
+        return rc;
     /* Widen B once ([N][K] doubles) so the inner loop is a plain dot product. */
     arow = (double *)malloc((size_t)st->k * sizeof(double));
     bt = (double *)malloc((size_t)st->n * st->k * sizeof(double));

@@ -91,35 +91,43 @@ extern "C" void kg_reduce_teardown(void *state)
     free(st);
 }
 
+/* The state and the seed of x: the device holds x (kg_fill_device); the host copy the CPU
+ * reference reads is made from the same seed when the reference first runs. */
+typedef struct {
+    kg_reduce_state st;          /* first: the state pointer the case API hands around */
+    uint64_t seed;
+} reduce_priv;
+
+#define REDUCE_X_SEED(seed) ((seed) ^ 0x9e3779b97f4a7c15ull)
+
 extern "C" int kg_reduce_setup(const kg_setup_args *args, void **state, kg_case_io *io)
 {
     int rc = 0;
     const kg_reduce_params *p = (const kg_reduce_params *)args->params;
+    reduce_priv *pv = NULL;
     kg_reduce_state *st = NULL;
-    kg_rng rng;
 
     if (!p || p->n == 0) {
         rc = kg_error_set(KG_EINVAL, __FILE__, __LINE__, "reduce_sum: n must be >= 1");
         goto cleanup;
     }
-    st = (kg_reduce_state *)calloc(1, sizeof(*st));
-    if (!st || !(st->x_host = (float *)malloc(p->n * sizeof(float)))) {
+    pv = (reduce_priv *)calloc(1, sizeof(*pv));
+    if (!pv) {
         rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "reduce_sum: out of host memory");
         goto cleanup;
     }
+    st = &pv->st;
+    pv->seed = args->seed;
     st->n = p->n;
     st->grid = kg_reduce_grid(p->n);
-    /* Positive inputs: the sum is then perfectly conditioned (sum|x| == |sum x|), so a
-     * relative tolerance means the same thing for every seed. With signed inputs the sum is
-     * a random walk that can land arbitrarily close to 0 and make rel_l2 meaningless. */
-    kg_rng_seed(&rng, args->seed, 1);
-    kg_rng_fill_f32(&rng, st->x_host, p->n, 0.0f, 1.0f);
-
     KG_CUDA_CHECK(cudaMalloc((void **)&st->x, p->n * sizeof(float)));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->partials, KG_REDUCE_MAX_GRID * sizeof(float)));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->out, sizeof(float)));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, p->n * sizeof(float),
-                                  cudaMemcpyHostToDevice, args->stream));
+    /* Positive inputs: the sum is then perfectly conditioned (sum|x| == |sum x|), so a
+     * relative tolerance means the same thing for every seed. With signed inputs the sum is
+     * a random walk that can land arbitrarily close to 0 and make rel_l2 meaningless. */
+    KG_TRY(kg_fill_device(st->x, KG_DTYPE_F32, p->n, REDUCE_X_SEED(args->seed), KG_FILL_UNIFORM,
+                          0.0, 1.0, args->stream));
     KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
 
     io->out = st->out;
@@ -144,6 +152,18 @@ extern "C" int kg_reduce_reference(void *state, cudaStream_t stream, void *ref_h
     kg_reduce_state *st = (kg_reduce_state *)state;
     double s = 0.0;
     (void)stream;
+    if (!st->x_host) { /* the device's x, from the same seed (state of kg_reduce_setup) */
+        if (!(st->x_host = (float *)malloc(st->n * sizeof(float))))
+            return kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "reduce_sum: out of host memory "
+                                "for the reference's input (n=%zu)", st->n);
+        int rc = kg_fill_host(st->x_host, KG_DTYPE_F32, st->n,
+                              REDUCE_X_SEED(((reduce_priv *)st)->seed), KG_FILL_UNIFORM, 0.0, 1.0);
+        if (rc < 0) {
+            free(st->x_host);
+            st->x_host = NULL;
+            return rc;
+        }
+    }
     /* float64 sequential sum: error <= n * 2^-53 * sum|x|, ~1e-8 relative even at 2^26. */
     for (size_t i = 0; i < st->n; i++)
         s += (double)st->x_host[i];

@@ -22,6 +22,8 @@
  */
 #include <stdlib.h>
 #include <math.h>
+#include <thread>
+#include <vector>
 #include "cases.h"
 #include "softmax_impl.cuh"
 
@@ -72,13 +74,22 @@ extern "C" void kg_softmax_teardown(void *state)
     free(st);
 }
 
+/* The state and how its logits were drawn: the device holds them (kg_fill_device); the host
+ * copy the CPU reference reads is made from the same seed when it first runs. */
+typedef struct {
+    kg_softmax_state st;         /* first: the state pointer the case API hands around */
+    uint64_t seed;
+    float lo, hi;
+} softmax_priv;
+
+#define SOFTMAX_X_SEED(seed) ((seed) ^ 0x9e3779b97f4a7c15ull)
+
 extern "C" int kg_softmax_setup(const kg_setup_args *args, void **state, kg_case_io *io)
 {
     int rc = 0;
     const kg_softmax_params *p = (const kg_softmax_params *)args->params;
+    softmax_priv *pv = NULL;
     kg_softmax_state *st = NULL;
-    uint16_t *bits = NULL;
-    kg_rng rng;
     size_t n, esize;
 
     if (!p || p->rows < 1 || p->cols < 1 || !(p->lo < p->hi) ||
@@ -89,32 +100,22 @@ extern "C" int kg_softmax_setup(const kg_setup_args *args, void **state, kg_case
     }
     n = (size_t)p->rows * (size_t)p->cols;
     esize = p->dtype == KG_DTYPE_F32 ? 4 : 2;
-    st = (kg_softmax_state *)calloc(1, sizeof(*st));
-    if (!st || !(st->x_host = (float *)malloc(n * sizeof(float)))) {
+    pv = (softmax_priv *)calloc(1, sizeof(*pv));
+    if (!pv) {
         rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "softmax: out of host memory");
         goto cleanup;
     }
+    st = &pv->st;
+    pv->seed = args->seed;
+    pv->lo = p->lo;
+    pv->hi = p->hi;
     st->rows = p->rows;
     st->cols = p->cols;
     st->dtype = p->dtype;
     KG_CUDA_CHECK(cudaMalloc(&st->x, n * esize));
     KG_CUDA_CHECK(cudaMalloc(&st->y, n * esize));
-    kg_rng_seed(&rng, args->seed, 1);
-    if (p->dtype == KG_DTYPE_F32) {
-        kg_rng_fill_f32(&rng, st->x_host, n, p->lo, p->hi);
-        KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, n * 4, cudaMemcpyHostToDevice,
-                                      args->stream));
-    } else {
-        /* The reference sees exactly the bf16 values the kernel reads. */
-        if (!(bits = (uint16_t *)malloc(n * 2))) {
-            rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "softmax: out of host memory");
-            goto cleanup;
-        }
-        kg_rng_fill_bf16(&rng, bits, n, p->lo, p->hi);
-        for (size_t i = 0; i < n; i++)
-            st->x_host[i] = kg_bf16_to_f32(bits[i]);
-        KG_CUDA_CHECK(cudaMemcpyAsync(st->x, bits, n * 2, cudaMemcpyHostToDevice, args->stream));
-    }
+    KG_TRY(kg_fill_device(st->x, p->dtype, n, SOFTMAX_X_SEED(args->seed), KG_FILL_UNIFORM, p->lo,
+                          p->hi, args->stream));
     KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
 
     io->out = st->y;
@@ -124,8 +125,36 @@ extern "C" int kg_softmax_setup(const kg_setup_args *args, void **state, kg_case
     *state = st;
     st = NULL;
 cleanup:
-    free(bits);
     kg_softmax_teardown(st);
+    return rc;
+}
+
+/* The logits as fp32 on the host: the device's values (kg_fill_host, same seed; bf16 cases:
+ * exactly the bf16 values the kernel reads). */
+static int softmax_host_inputs(kg_softmax_state *st)
+{
+    int rc = 0;
+    const softmax_priv *pv = (const softmax_priv *)st;
+    const size_t n = (size_t)st->rows * (size_t)st->cols;
+    uint16_t *bits = NULL;
+    if (st->x_host)
+        return 0;
+    if (!(st->x_host = (float *)malloc(n * sizeof(float))) ||
+        (st->dtype == KG_DTYPE_BF16 && !(bits = (uint16_t *)malloc(n * 2)))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "softmax: out of host memory for the "
+                          "reference's input (%zu values)", n);
+        goto cleanup;
+    }
+    KG_TRY(kg_fill_host(bits ? (void *)bits : (void *)st->x_host, st->dtype, n,
+                        SOFTMAX_X_SEED(pv->seed), KG_FILL_UNIFORM, pv->lo, pv->hi));
+    for (size_t i = 0; bits && i < n; i++)
+        st->x_host[i] = kg_bf16_to_f32(bits[i]);
+cleanup:
+    free(bits);
+    if (rc < 0) {
+        free(st->x_host);
+        st->x_host = NULL;
+    }
     return rc;
 }
 
@@ -147,22 +176,52 @@ static int softmax_launch(void *state, cudaStream_t stream)
     return softmax_launch_rows(state, ((kg_softmax_state *)state)->rows, stream);
 }
 
+/* Rows of the CPU reference split over host threads (each row computed exactly as alone, so
+ * the reference is the same bits); serial below ~4M values or when a thread cannot start. */
+template <typename F>
+static void softmax_par_rows(int rows, size_t values, F f)
+{
+    unsigned hw = std::thread::hardware_concurrency();
+    int nt = values < ((size_t)1 << 22) ? 1 : (int)(hw < 2 ? 1 : hw > 16 ? 16 : hw);
+    nt = nt > rows ? rows : nt;
+    std::vector<std::thread> ts;
+    int k = 1;
+    for (; k < nt; k++) {
+        int r0 = (int)((long long)rows * k / nt), r1 = (int)((long long)rows * (k + 1) / nt);
+        try {
+            ts.emplace_back(f, r0, r1);
+        } catch (...) {
+            break;
+        }
+    }
+    f(0, (int)((long long)rows / (nt > 0 ? nt : 1)));
+    for (int j = k; j < nt; j++) /* chunks whose thread did not start */
+        f((int)((long long)rows * j / nt), (int)((long long)rows * (j + 1) / nt));
+    for (auto &t : ts)
+        t.join();
+}
+
 extern "C" int kg_softmax_reference(void *state, cudaStream_t stream, void *ref_host)
 {
-    kg_softmax_state *st = (kg_softmax_state *)state;
+    kg_softmax_state *st = (kg_softmax_state *)state; /* of kg_softmax_setup */
     double *ref = (double *)ref_host;
     (void)stream;
-    for (int r = 0; r < st->rows; r++) {
-        const float *xr = st->x_host + (size_t)r * st->cols;
-        double *yr = ref + (size_t)r * st->cols;
-        double m = -INFINITY, s = 0.0;
-        for (int c = 0; c < st->cols; c++)
-            m = xr[c] > m ? xr[c] : m;
-        for (int c = 0; c < st->cols; c++)
-            s += (yr[c] = exp((double)xr[c] - m));
-        for (int c = 0; c < st->cols; c++)
-            yr[c] /= s;
-    }
+    int rc = softmax_host_inputs(st);
+    if (rc < 0)
+        return rc;
+    softmax_par_rows(st->rows, (size_t)st->rows * st->cols, [st, ref](int r0, int r1) {
+        for (int r = r0; r < r1; r++) {
+            const float *xr = st->x_host + (size_t)r * st->cols;
+            double *yr = ref + (size_t)r * st->cols;
+            double m = -INFINITY, s = 0.0;
+            for (int c = 0; c < st->cols; c++)
+                m = xr[c] > m ? xr[c] : m;
+            for (int c = 0; c < st->cols; c++)
+                s += (yr[c] = exp((double)xr[c] - m));
+            for (int c = 0; c < st->cols; c++)
+                yr[c] /= s;
+        }
+    });
     return 0;
 }
 

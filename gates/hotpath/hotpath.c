@@ -1,6 +1,8 @@
 /* Hot-path invariant gate. Per case, on the instance's non-blocking stream:
  *   determinism  N >= 10 eager launches (output poisoned before each) are byte-identical; run 1
- *                is the eager output the other checks compare with (and the warm-up);
+ *                is the eager output the other checks compare with (and the warm-up), kept in
+ *                a device buffer: every comparison below runs on the GPU (hotpath_diff.cu) and
+ *                only a count and the first differing byte come back;
  *   calls        two launches observed with the CUPTI callback API (runtime + driver domains):
  *                no allocation/free, sync/poll, host transfer, default-stream work or
  *                stream/event/graph churn (the table in cupti_watch.c);
@@ -17,6 +19,7 @@
 #include "gate.h"
 #include "hotpath/cupti_watch.h"
 #include "hotpath/hotpath.h"
+#include "hotpath/hotpath_diff.h"
 
 #define HP_DEFAULT_RUNS 10
 #define HP_MIN_RUNS 10
@@ -45,25 +48,6 @@ static void hp_fail(hp_msg *m, const char *fmt, ...)
     m->failed = true;
 }
 
-/* First differing byte of two buffers, or SIZE_MAX. */
-static size_t first_diff(const void *a, const void *b, size_t n)
-{
-    const unsigned char *x = a, *y = b;
-    for (size_t i = 0; i < n; i++)
-        if (x[i] != y[i])
-            return i;
-    return SIZE_MAX;
-}
-
-static size_t count_diff(const void *a, const void *b, size_t n)
-{
-    const unsigned char *x = a, *y = b;
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += x[i] != y[i];
-    return c;
-}
-
 /* Restore in-place inputs (prepare), poison the outputs and wait, so no launch can race the
  * poison (a defect on another stream). Never under observation or inside a capture. */
 static int hp_poison(kg_instance *inst)
@@ -76,32 +60,90 @@ cleanup:
     return rc;
 }
 
-/* Every output, back to back (kg_instance_out_bytes). */
-static int hp_copy_out(void *host, kg_instance *inst)
+/* ---- determinism -------------------------------------------------------------------- */
+
+/* Run 1's outputs kept on the device (each output at a 256-byte aligned offset) and the
+ * comparison's scratch: later runs are compared there (hotpath_diff.cu), only the count and the
+ * first index come back. */
+typedef struct {
+    unsigned char *ref;            /* device: run 1's outputs */
+    unsigned long long *scratch;   /* device: 2 words for kg_hp_device_diff */
+    size_t off[KG_MAX_OUTPUTS];
+} hp_devref;
+
+static size_t hp_align(size_t n) { return (n + 255) & ~(size_t)255; }
+
+static size_t hp_output_bytes(const kg_instance *inst, int i)
+{
+    return inst->io.outputs[i].count * kg_dtype_size(inst->io.outputs[i].dtype);
+}
+
+static int hp_devref_open(hp_devref *d, const kg_instance *inst)
 {
     int rc = 0;
-    KG_TRY(kg_instance_copy_out(host, inst));
+    size_t total = 0;
+    for (int i = 0; i < inst->io.n_outputs; i++) {
+        d->off[i] = total;
+        total += hp_align(hp_output_bytes(inst, i));
+    }
+    KG_CUDA_CHECK(cudaMalloc((void **)&d->ref, total + 2 * sizeof(unsigned long long)));
+    d->scratch = (unsigned long long *)(d->ref + total);
+cleanup:
+    return rc;
+}
+
+/* Run 1's outputs into the device reference. */
+static int hp_devref_keep(hp_devref *d, kg_instance *inst)
+{
+    int rc = 0;
+    for (int i = 0; i < inst->io.n_outputs; i++)
+        KG_CUDA_CHECK(cudaMemcpyAsync(d->ref + d->off[i], inst->io.outputs[i].ptr,
+                                      hp_output_bytes(inst, i), cudaMemcpyDeviceToDevice,
+                                      inst->stream));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
 cleanup:
     return rc;
 }
 
-/* ---- determinism -------------------------------------------------------------------- */
+/* The first byte where the outputs differ from run 1's, in the back-to-back layout of
+ * kg_instance_copy_out (as a host comparison of the copies gives it), or SIZE_MAX; count (may
+ * be NULL: then it stops at the first output that differs) the differing bytes of them all. */
+static int hp_devref_diff(hp_devref *d, kg_instance *inst, size_t *first, size_t *count)
+{
+    int rc = 0;
+    size_t f, c;
+    *first = SIZE_MAX;
+    if (count)
+        *count = 0;
+    for (int i = 0; i < inst->io.n_outputs && (count || *first == SIZE_MAX); i++) {
+        KG_TRY(kg_hp_device_diff(inst->io.outputs[i].ptr, d->ref + d->off[i],
+                                 hp_output_bytes(inst, i), d->scratch, inst->stream, &f, &c));
+        if (f != SIZE_MAX && *first == SIZE_MAX)
+            *first = kg_instance_out_offset(inst, i) + f;
+        if (count)
+            *count += c;
+    }
+cleanup:
+    return rc;
+}
 
-static int hp_determinism(kg_instance *inst, int runs, void *eager, void *buf,
-                          kg_hp_determinism *o, hp_msg *m)
+/* Run 1 is kept on the device (the eager output batch and graph compare with too); runs 2..N
+ * are compared with it there. */
+static int hp_determinism(kg_instance *inst, int runs, hp_devref *dr, kg_hp_determinism *o,
+                          hp_msg *m)
 {
     kg_phase_set(NULL, NULL, "launch (determinism runs)");
     int rc = 0;
-    size_t bytes = kg_instance_out_bytes(inst);
     *o = (kg_hp_determinism){ .runs = runs, .first_byte = SIZE_MAX };
     for (int r = 0; r < runs; r++) {
         KG_TRY(hp_poison(inst));
         KG_TRY(inst->desc->launch(inst->state, inst->stream));
-        KG_TRY(hp_copy_out(r == 0 ? eager : buf, inst));
-        if (r == 0)
+        if (r == 0) {
+            KG_TRY(hp_devref_keep(dr, inst));
             continue;
-        size_t d = first_diff(eager, buf, bytes);
+        }
+        size_t d;
+        KG_TRY(hp_devref_diff(dr, inst, &d, NULL));
         if (d != SIZE_MAX) {
             o->mismatched++;
             if (o->first_run == 0) {
@@ -176,26 +218,29 @@ cleanup:
 
 /* ---- batch invariance ----------------------------------------------------------------- */
 
-/* The first differing row of the first b rows of every output with rows (eager vs buf, both
- * back-to-back copies of all outputs); false when they agree. */
-static bool hp_batch_diff(const kg_instance *inst, const void *eager, const void *buf, int b,
-                          size_t *row)
+/* The first differing row of the first b rows of every output with rows (the outputs vs the
+ * eager ones kept on the device); false when they agree. */
+static int hp_batch_diff(hp_devref *dr, kg_instance *inst, int b, size_t *row, bool *differ)
 {
-    for (int i = 0; i < inst->io.n_outputs; i++) {
+    int rc = 0;
+    *differ = false;
+    for (int i = 0; i < inst->io.n_outputs && !*differ; i++) {
         const kg_output *out = &inst->io.outputs[i];
-        size_t off = kg_instance_out_offset(inst, i);
-        size_t rb = out->rows ? out->count * kg_dtype_size(out->dtype) / out->rows : 0;
-        size_t d = rb ? first_diff((const char *)eager + off, (const char *)buf + off,
-                                   (size_t)b * rb) : SIZE_MAX;
+        size_t rb = out->rows ? hp_output_bytes(inst, i) / out->rows : 0, d, c;
+        if (!rb)
+            continue;
+        KG_TRY(kg_hp_device_diff(out->ptr, dr->ref + dr->off[i], (size_t)b * rb, dr->scratch,
+                                 inst->stream, &d, &c));
         if (d != SIZE_MAX) {
             *row = d / rb;
-            return true;
+            *differ = true;
         }
     }
-    return false;
+cleanup:
+    return rc;
 }
 
-static int hp_batch(kg_instance *inst, const void *eager, void *buf, kg_hp_batch *o, hp_msg *m)
+static int hp_batch(kg_instance *inst, hp_devref *dr, kg_hp_batch *o, hp_msg *m)
 {
     kg_phase_set(NULL, NULL, "launch_rows (batch invariance)");
     int rc = 0;
@@ -218,8 +263,9 @@ static int hp_batch(kg_instance *inst, const void *eager, void *buf, kg_hp_batch
     for (int b = 1; b <= o->max_batch && !o->failed_batch; b++) {
         KG_TRY(hp_poison(inst));
         KG_TRY(inst->desc->launch_rows(inst->state, b, inst->stream));
-        KG_TRY(hp_copy_out(buf, inst));
-        if (hp_batch_diff(inst, eager, buf, b, &o->failed_row))
+        bool differ;
+        KG_TRY(hp_batch_diff(dr, inst, b, &o->failed_row, &differ));
+        if (differ)
             o->failed_batch = b;
     }
     if (o->failed_batch)
@@ -265,19 +311,12 @@ cleanup:
     return rc;
 }
 
-static int hp_replays(kg_instance *inst, cudaGraphExec_t exec, const void *eager, void *buf,
-                      kg_hp_graph *o)
+static int hp_replays(kg_instance *inst, cudaGraphExec_t exec, hp_devref *dr, kg_hp_graph *o)
 {
     int rc = 0;
-    size_t bytes = kg_instance_out_bytes(inst);
     for (int r = 0; r < HP_REPLAYS; r++) {
         KG_TRY(hp_poison(inst));
         cudaError_t e = cudaGraphLaunch(exec, inst->stream);
-        for (int i = 0; e == cudaSuccess && i < inst->io.n_outputs; i++)
-            e = cudaMemcpyAsync((char *)buf + kg_instance_out_offset(inst, i),
-                                inst->io.outputs[i].ptr,
-                                inst->io.outputs[i].count * kg_dtype_size(inst->io.outputs[i].dtype),
-                                cudaMemcpyDeviceToHost, inst->stream);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(inst->stream);
         if (e != cudaSuccess) {
@@ -286,11 +325,12 @@ static int hp_replays(kg_instance *inst, cudaGraphExec_t exec, const void *eager
             snprintf(o->detail, sizeof o->detail, "replay %d failed: %s", r + 1, o->cuda_error);
             return 0;
         }
-        size_t d = first_diff(eager, buf, bytes);
+        size_t d, count;
+        KG_TRY(hp_devref_diff(dr, inst, &d, &count));
         if (d != SIZE_MAX) {
             o->stage = "compare";
             snprintf(o->detail, sizeof o->detail, "replay %d differs from the eager output (%zu "
-                     "bytes, first at byte %zu)", r + 1, count_diff(eager, buf, bytes), d);
+                     "bytes, first at byte %zu)", r + 1, count, d);
             return 0;
         }
     }
@@ -314,7 +354,7 @@ static void hp_capture_reset(kg_instance *inst)
     }
 }
 
-static int hp_graph(kg_instance *inst, const void *eager, void *buf, kg_hp_graph *o, hp_msg *m)
+static int hp_graph(kg_instance *inst, hp_devref *dr, kg_hp_graph *o, hp_msg *m)
 {
     kg_phase_set(NULL, NULL, "graph capture and replay");
     int rc = 0;
@@ -332,7 +372,7 @@ static int hp_graph(kg_instance *inst, const void *eager, void *buf, kg_hp_graph
         }
     }
     if (!o->detail[0])
-        KG_TRY(hp_replays(inst, exec, eager, buf, o));
+        KG_TRY(hp_replays(inst, exec, dr, o));
     hp_capture_reset(inst);
     if (o->detail[0])
         hp_fail(m, "graph: %s", o->detail);
@@ -374,20 +414,15 @@ static void hp_result_flatten(void *copy)
 static int hp_checks(hp_state *st, kg_instance *inst, kg_hotpath_result *r, hp_msg *m)
 {
     int rc = 0;
-    size_t bytes = kg_instance_out_bytes(inst);
-    void *eager = malloc(bytes ? bytes : 1), *buf = malloc(bytes ? bytes : 1);
-    if (!eager || !buf) {
-        rc = KG_ERR(KG_ENOMEM, "out of memory (%zu bytes) for the outputs of '%s'", bytes,
-                    inst->desc->id);
-        goto cleanup;
-    }
-    KG_TRY(hp_determinism(inst, st->runs, eager, buf, &r->det, m));
+    hp_devref dr = { 0 };
+    KG_TRY(hp_devref_open(&dr, inst));
+    KG_TRY(hp_determinism(inst, st->runs, &dr, &r->det, m));
     KG_TRY(hp_calls(inst, st->w, &r->calls, m));
-    KG_TRY(hp_batch(inst, eager, buf, &r->batch, m));
-    KG_TRY(hp_graph(inst, eager, buf, &r->graph, m));
+    KG_TRY(hp_batch(inst, &dr, &r->batch, m));
+    KG_TRY(hp_graph(inst, &dr, &r->graph, m));
 cleanup:
-    free(eager);
-    free(buf);
+    if (dr.ref)
+        (void)cudaFree(dr.ref);
     return rc;
 }
 

@@ -7,16 +7,8 @@
 #include <string.h>
 #include "bench/bench.h"
 #include "marks/production.h"
+#include "fake_run.h"
 #include "kg_test.h"
-
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return KG_EINTERNAL; }
-static int t_launch(void *s, cudaStream_t st) { (void)s, (void)st; return KG_EINTERNAL; }
-static int t_ref(void *s, cudaStream_t st, void *r) { (void)s, (void)st, (void)r; return KG_EINTERNAL; }
-
-static const kg_case_desc cases[] = {
-    { .id = "op/a", .op = "op", .setup = t_setup, .launch = t_launch, .reference = t_ref },
-    { .id = "op/b", .op = "op", .setup = t_setup, .launch = t_launch, .reference = t_ref },
-};
 
 /* A bench row as bench.c leaves it: engine summary, decision, context. */
 static int g_processes = 3; /* the processes behind every bench row bench_row makes */
@@ -43,19 +35,6 @@ static kg_bench_row *bench_row(double med, double lo, double hi, size_t kept,
     snprintf(b->device_class, sizeof b->device_class, "GPU X/sm_90");
     b->gbps = b->tflops = b->pct_copy = b->pct_gemm = NAN;
     return b;
-}
-
-static void add_row(kg_run *run, const struct kg_gate *g, size_t c, kg_verdict v, void *data)
-{
-    kg_case_result res = { .verdict = v, .data = data };
-    snprintf(res.message, sizeof res.message, "test");
-    cJSON *fig = data && g->figures ? g->figures(&cases[c], &res) : NULL;
-    kg_report_add(run->rep, g->name, cases[c].id, v, res.message, fig);
-    if (run->n_rows == run->cap_rows) {
-        run->cap_rows = run->cap_rows ? 2 * run->cap_rows : 16;
-        run->rows = realloc(run->rows, run->cap_rows * sizeof *run->rows);
-    }
-    run->rows[run->n_rows++] = (kg_run_row){ .gate = g, .desc = &cases[c], .res = res };
 }
 
 /* Every gate over both cases; bench rows a: NO_MARK, b: SAME. `bad` makes parity of b FAIL. */

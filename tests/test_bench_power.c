@@ -7,6 +7,7 @@
  * label bands and the report object. */
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 #include "bench/bench.h"
 #include "kg_test.h"
 
@@ -383,6 +384,19 @@ static void test_labels(void)
     CHECK_MSG(strcmp(b, "other:sw_power_cap+hw_slowdown+hw_power_brake") == 0, "%s", b);
     kg_power_label(b, sizeof b, true, 1ULL << 40);
     CHECK_MSG(strcmp(b, "other:bit40") == 0, "%s", b);
+    /* too many reasons for the label: it is cut at a whole name, never inside one (without
+     * hw_thermal, hw_power_brake is the name that no longer fits) */
+    const unsigned long long many[] = { ~0ULL, ~0ULL & ~KG_POWER_HW_THERMAL };
+    for (size_t k = 0; k < 2; k++) {
+        kg_power_label(b, sizeof b, true, many[k]);
+        CHECK_MSG(strncmp(b, "other:", 6) == 0 && strlen(b) < sizeof b, "%s", b);
+        for (char *tok = strtok(b + 6, "+"); tok; tok = strtok(NULL, "+")) {
+            bool known = strncmp(tok, "bit", 3) == 0 && atoi(tok + 3) >= 9 && atoi(tok + 3) < 64;
+            for (unsigned i = 0; i < 9 && !known; i++)
+                known = kg_power_reason_name(i) && strcmp(tok, kg_power_reason_name(i)) == 0;
+            CHECK_MSG(known, "a cut name in the label: '%s'", tok);
+        }
+    }
     kg_power_label(b, sizeof b, false, KG_POWER_SW_POWER_CAP);
     CHECK(strcmp(b, "unknown") == 0);
     CHECK(strcmp(kg_power_reason_name(2), "sw_power_cap") == 0);

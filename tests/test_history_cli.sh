@@ -135,4 +135,14 @@ git update-ref refs/heads/edited "$(git commit-tree "$tree" -m edited)"
 n=$(git show "edited:$F" | grep -c .)
 check "render: an edited history" 2 "edited:$F:$n: 'case' has a control character" -- "$KG" history render --out "$T/ed" --branch edited
 check "append: an edited history" 2 "$F:$n" -- "$KG" history append --report "$T/rep/h200-6.json" --branch edited
+# A NUL byte mid-file: the append refuses it (it would otherwise rewrite the file without the
+# records after the NUL), and commits nothing.
+{ git show "kgate-history:$F" | head -1; printf '\0'; git show "kgate-history:$F" | tail -n +2; } >"$T/nul.jsonl"
+blob=$(git hash-object -w "$T/nul.jsonl")
+tree=$(printf '100644 blob %s\tNVIDIA_H200_sm_90.jsonl\n' "$blob" | git mktree)
+tree=$(printf '040000 tree %s\thistory\n' "$tree" | git mktree)
+git update-ref refs/heads/nul "$(git commit-tree "$tree" -m nul)"
+tip=$(git rev-parse nul)
+check "append: a NUL byte in the history" 2 "$F: a NUL byte at offset" -- "$KG" history append --report "$T/rep/h200-6.json" --branch nul
+[ "$(git rev-parse nul)" = "$tip" ] && ok || bad "an append over a NUL byte committed (and dropped records)"
 finish

@@ -133,6 +133,11 @@ check "guard: deleted" 1 "at HEAD is deleted" -- "$KG" marks guard --base origin
 git checkout -q -b fresh origin/main
 printf '{"version": 1, "marks": [' >"$M"; git add "$M"; git commit -qm "garbage"
 check "guard: unloadable" 1 "does not load" -- "$KG" marks guard --base origin/main
+# Both sides unloadable, each differently: each side names its own parse error.
+printf 'nope' >"$M"
+check "guard: two unloadable sides" 1 "does not load" -- "$KG" marks guard --base origin/main
+[ "$(grep -c "does not load: .*$M at HEAD" "$T/out")" = 1 ] && [ "$(grep -c "does not load: .*$M in the work tree" "$T/out")" = 1 ] && ok || bad "each side must show its own parse error: $(cat "$T/out")"
+git checkout -q -- "$M"
 check "guard: unknown base" 2 "--base origin/nope: no such ref" -- "$KG" marks guard --base origin/nope
 check "guard: needs --base" 2 "--base" -- "$KG" marks guard
 

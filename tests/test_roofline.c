@@ -75,6 +75,26 @@ static void test_svg(void)
     kg_sbuf_free(&c);
 }
 
+/* Hostile values (a report is untrusted): no point, and axes that end (an axis out to 1e309 or
+ * down to 0 looped forever). */
+static void test_hostile(void)
+{
+    kg_roof_point pts[] = {
+        { "huge", 1.5e308, 1.5e308, false, "counters" },
+        { "tiny", 4.9e-324, 4.9e-324, false, "counters" },
+        { "ok", 2, 1, false, "counters" },
+    };
+    kg_sbuf b = KG_SBUF_INIT;
+    kg_roofline_svg(&b, pts, 3, 1e300, 4.9e-324);
+    CHECK(!b.err && b.p);
+    CHECK(count(b.p, "<circle class=\"pt\"") == 1);
+    CHECK_MSG(count(b.p, "<line ") <= 60, "%d grid lines", count(b.p, "<line "));
+    kg_roof_axes a;
+    kg_roof_axes_fit(&a, pts, 3, 1e300, 1e300);
+    CHECK(isfinite(a.x_hi) && isfinite(a.y_hi) && a.x_lo > 0 && a.y_lo > 0);
+    kg_sbuf_free(&b);
+}
+
 static void test_report(void)
 {
     const char *json =
@@ -110,6 +130,7 @@ static void test_report(void)
 int main(void)
 {
     test_svg();
+    test_hostile();
     test_report();
     return kg_test_done("test_roofline");
 }

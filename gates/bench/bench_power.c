@@ -93,8 +93,10 @@ static size_t pw_join(char *buf, size_t n, unsigned long long r)
             nm = tmp;
         }
         int w = snprintf(buf + used, n - used, "%s%s", used ? "+" : "", nm);
-        if (w < 0 || (size_t)w >= n - used)
+        if (w < 0 || (size_t)w >= n - used) {
+            buf[used] = '\0'; /* whole names only: no "+sw_ther" at the end */
             break;
+        }
         used += (size_t)w;
     }
     return used;

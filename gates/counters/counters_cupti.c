@@ -427,12 +427,19 @@ cleanup:
     return rc;
 }
 
-/* Start, the launch, stop; with kernel replay one round submits every pass (logged if not). */
+/* Start, the launch, stop; with kernel replay one round submits every pass (logged if not).
+ * Passes still missing after CT_MAX_ROUNDS rounds are an error: the decoded counts would be
+ * those of the submitted passes only. */
+#define CT_MAX_ROUNDS 64
 static int ct_collect(kg_ct_session *s, kg_ct_launch_fn fn, void *arg, cudaStream_t stream)
 {
     int rc = 0, lrc = 0;
     bool started = false;
-    for (int round = 0; round < 64; round++) {
+    for (int round = 0;; round++) {
+        if (round == CT_MAX_ROUNDS)
+            return KG_ERR(KG_ECUPTI, "cuptiRangeProfilerStop: not every replay pass submitted "
+                                     "after %d launches (%zu passes configured)",
+                          CT_MAX_ROUNDS, s->passes);
         CUpti_RangeProfiler_Start_Params st = { CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
         st.pRangeProfilerObject = s->rp;
         CT_CALL(s, "cuptiRangeProfilerStart", cuptiRangeProfilerStart(&st));

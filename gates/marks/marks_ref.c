@@ -145,11 +145,15 @@ int kg_marks_guard(kg_marks_guard_result *r, kg_git *g, const char *base, const 
     snprintf(name, sizeof name, "%s at %s", relpath, base);
     KG_TRY(mr_parse(&r->base, bd, name));
     snprintf(name, sizeof name, "%s at HEAD", relpath);
-    if (mr_parse(&r->head, hd, name) < 0)
-        r->head = NULL; /* flagged all the same; the caller shows why */
+    if (mr_parse(&r->head, hd, name) < 0) { /* flagged all the same; the caller shows why */
+        r->head = NULL;
+        snprintf(r->head_why, sizeof r->head_why, "%s", kg_error_last());
+    }
     snprintf(name, sizeof name, "%s in the work tree", relpath);
-    if (g->workdir && mr_parse(&r->work, wd, name) < 0)
+    if (g->workdir && mr_parse(&r->work, wd, name) < 0) {
         r->work = NULL;
+        snprintf(r->work_why, sizeof r->work_why, "%s", kg_error_last());
+    }
 cleanup:
     free(bd);
     free(hd);

@@ -42,13 +42,15 @@ int kg_marks_load_ref(kg_marks **out, const char *repo_dir, const char *ref, con
 
 /* `kgate marks guard`: does the marks file of HEAD or of the work tree differ from the one at
  * `base` (the PR's target)? Fills the three versions (empty marks when absent) and which side
- * differs. A side that does not parse is *bad_side with the parser's message in kg_error. */
+ * differs. A side that does not parse is NULL (head or work), its parser's message in
+ * head_why / work_why. */
 typedef struct {
     kg_marks *base, *head, *work; /* work is NULL for a bare repository */
     bool head_differs, work_differs;
     bool work_is_head;            /* the work tree file is HEAD's, byte for byte */
     bool head_present, work_present, base_present;
     char base_commit[GIT_OID_HEXSZ + 1];
+    char head_why[1024], work_why[1024]; /* why head / work is NULL although present */
 } kg_marks_guard_result;
 
 int kg_marks_guard(kg_marks_guard_result *r, kg_git *g, const char *base, const char *relpath);

@@ -420,7 +420,7 @@ int kg_production_bench(kg_run *run, const kg_registry *reg, const kg_bench_gate
     int done = 0;
     memset(ps, 0, sizeof ps);
     if (n < 1 || n > KG_BENCH_MAX_PROCESSES)
-        return KG_ERR(KG_EINVAL, "--bench-processes: expected an integer in [2, %d], got %d",
+        return KG_ERR(KG_EINVAL, "--bench-processes: expected an integer in [1, %d], got %d",
                       KG_BENCH_MAX_PROCESSES, n);
     if (!run->env.quiet)
         printf("\n== bench ==\nbench: %d separate processes (fresh worker, fresh CUDA context "

@@ -273,36 +273,39 @@ cleanup:
 
 /* ---- JSON Lines ----------------------------------------------------------------------------- */
 
+/* Every field or none: a record missing one (out of memory mid-way) would be committed and
+ * then refused by every later load of the file. */
 int kg_history_rec_json(char **out, const kg_history_rec *r)
 {
     cJSON *o = cJSON_CreateObject();
+    bool ok = o != NULL;
     *out = NULL;
-    if (!o)
-        return KG_ERR(KG_ENOMEM, "out of memory");
-    cJSON_AddStringToObject(o, KG_HK_CASE, r->case_id);
-    cJSON_AddStringToObject(o, KG_HK_DEVICE, r->device_class);
-    cJSON_AddStringToObject(o, KG_HK_METRIC, r->metric);
-    cJSON_AddNumberToObject(o, KG_HK_MEDIAN, r->median);
-    cJSON_AddNumberToObject(o, KG_HK_CI_LO, r->ci_lo);
-    cJSON_AddNumberToObject(o, KG_HK_CI_HI, r->ci_hi);
-    cJSON_AddNumberToObject(o, KG_HK_SAMPLES, (double)r->samples);
+    ok = ok && cJSON_AddStringToObject(o, KG_HK_CASE, r->case_id);
+    ok = ok && cJSON_AddStringToObject(o, KG_HK_DEVICE, r->device_class);
+    ok = ok && cJSON_AddStringToObject(o, KG_HK_METRIC, r->metric);
+    ok = ok && cJSON_AddNumberToObject(o, KG_HK_MEDIAN, r->median);
+    ok = ok && cJSON_AddNumberToObject(o, KG_HK_CI_LO, r->ci_lo);
+    ok = ok && cJSON_AddNumberToObject(o, KG_HK_CI_HI, r->ci_hi);
+    ok = ok && cJSON_AddNumberToObject(o, KG_HK_SAMPLES, (double)r->samples);
     if (r->power_state[0])
-        cJSON_AddStringToObject(o, KG_HK_POWER_STATE, r->power_state);
+        ok = ok && cJSON_AddStringToObject(o, KG_HK_POWER_STATE, r->power_state);
     if (r->k > 0)
-        cJSON_AddNumberToObject(o, KG_HK_K, (double)r->k);
-    cJSON_AddStringToObject(o, KG_HK_COMMIT, r->commit);
-    cJSON_AddStringToObject(o, KG_HK_RUN_ID, r->run_id);
-    cJSON_AddStringToObject(o, KG_HK_DATE, r->date);
-    cJSON_AddStringToObject(o, KG_HK_MODE, r->mode);
+        ok = ok && cJSON_AddNumberToObject(o, KG_HK_K, (double)r->k);
+    ok = ok && cJSON_AddStringToObject(o, KG_HK_COMMIT, r->commit);
+    ok = ok && cJSON_AddStringToObject(o, KG_HK_RUN_ID, r->run_id);
+    ok = ok && cJSON_AddStringToObject(o, KG_HK_DATE, r->date);
+    ok = ok && cJSON_AddStringToObject(o, KG_HK_MODE, r->mode);
     if (r->decision[0])
-        cJSON_AddStringToObject(o, KG_HK_DECISION, r->decision);
+        ok = ok && cJSON_AddStringToObject(o, KG_HK_DECISION, r->decision);
     if (r->mark >= 0)
-        cJSON_AddNumberToObject(o, KG_HK_MARK, r->mark);
+        ok = ok && cJSON_AddNumberToObject(o, KG_HK_MARK, r->mark);
     else
-        cJSON_AddNullToObject(o, KG_HK_MARK);
-    *out = cJSON_PrintUnformatted(o);
+        ok = ok && cJSON_AddNullToObject(o, KG_HK_MARK);
+    if (ok)
+        *out = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    return *out ? 0 : KG_ERR(KG_ENOMEM, "out of memory");
+    return *out ? 0 : KG_ERR(KG_ENOMEM, "out of memory writing a history record of %s",
+                             r->case_id);
 }
 
 int kg_history_rec_parse(kg_history_rec *r, const char *line, size_t len, const char *name)

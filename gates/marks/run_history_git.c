@@ -15,17 +15,29 @@ typedef struct {
     kg_git_identity id;
 } rg_ctx;
 
-/* The file at a commit, NULL when absent. */
+/* The file at a commit, NULL when absent. A NUL byte would end the text early and the rewrite
+ * would drop every record after it: refused, as an oversized file is (the load's limits). */
 static int rg_file_at(kg_git *g, const git_oid *c, const char *rel, char **text)
 {
     int rc = 0;
     git_oid blob;
     bool exists = false;
+    size_t len = 0;
     *text = NULL;
     KG_TRY(kg_git_file_blob_id(g, c, rel, &blob, &exists));
-    if (exists)
-        KG_TRY(kg_git_read_file(g, c, rel, text, NULL));
+    if (!exists)
+        goto cleanup;
+    KG_TRY(kg_git_read_file(g, c, rel, text, &len));
+    if (len > KG_HISTORY_MAX_FILE)
+        rc = KG_ERR(KG_EINVAL, "%s: %zu bytes, over the limit", rel, len);
+    else if (memchr(*text, '\0', len))
+        rc = KG_ERR(KG_EPARSE, "%s: a NUL byte at offset %zu, not JSON Lines", rel,
+                    (size_t)((char *)memchr(*text, '\0', len) - *text));
 cleanup:
+    if (rc < 0) {
+        free(*text);
+        *text = NULL;
+    }
     return rc;
 }
 

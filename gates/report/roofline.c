@@ -7,7 +7,12 @@
 
 static double rf_floor10(double v) { return pow(10, floor(log10(v))); }
 static double rf_ceil10(double v) { return pow(10, ceil(log10(v))); }
-static bool rf_ok(double v) { return isfinite(v) && v > 0; }
+/* A report is untrusted: a value outside [RF_MIN, RF_MAX] is no measurement (and an axis out
+ * to 1e309 or down to 0 would never end its decade loop). */
+#define RF_MIN 1e-12
+#define RF_MAX 1e12
+static bool rf_ok(double v) { return isfinite(v) && v >= RF_MIN && v <= RF_MAX; }
+static double rf_clamp(double v) { return fmin(fmax(v, RF_MIN), RF_MAX); }
 
 void kg_roof_axes_fit(kg_roof_axes *a, const kg_roof_point *p, size_t n, double copy_gbps,
                       double peak_tflops)
@@ -26,8 +31,8 @@ void kg_roof_axes_fit(kg_roof_axes *a, const kg_roof_point *p, size_t n, double 
     }
     if (!isfinite(xl))
         xl = 0.01, xh = 100, yl = 0.001, yh = 100;
-    a->x_lo = rf_floor10(xl), a->x_hi = rf_ceil10(xh);
-    a->y_lo = rf_floor10(yl), a->y_hi = rf_ceil10(yh);
+    a->x_lo = rf_floor10(rf_clamp(xl)), a->x_hi = rf_ceil10(rf_clamp(xh));
+    a->y_lo = rf_floor10(rf_clamp(yl)), a->y_hi = rf_ceil10(rf_clamp(yh));
     if (a->x_hi <= a->x_lo)
         a->x_hi = a->x_lo * 10;
     if (a->y_hi <= a->y_lo)

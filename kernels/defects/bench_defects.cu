@@ -82,6 +82,29 @@ static unsigned bd_grid(size_t n)
     return (unsigned)(g > BD_MAX_GRID ? BD_MAX_GRID : (g ? g : 1));
 }
 
+/* Fill n floats of p (bench_fill_kernel) on the stream; a launch error names the buffer. */
+static int bd_fill(float *p, size_t n, unsigned long long seed, cudaStream_t s)
+{
+    int rc = 0;
+    bench_fill_kernel<<<bd_grid(n), BD_BLOCK, 0, s>>>(p, n, seed);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* Wait for the fills; the case's output: n floats at out, no rows. */
+static int bd_io_ready(kg_case_io *io, float *out, size_t n, cudaStream_t s)
+{
+    int rc = 0;
+    KG_CUDA_CHECK(cudaStreamSynchronize(s));
+    io->out = out;
+    io->out_count = n;
+    io->out_dtype = KG_DTYPE_F32;
+    io->rows = 0;
+cleanup:
+    return rc;
+}
+
 static void bd_teardown(void *state)
 {
     bd_state *st = (bd_state *)state;
@@ -108,16 +131,9 @@ static int bd_setup(const kg_setup_args *args, void **state, kg_case_io *io)
     KG_CUDA_CHECK(cudaMalloc((void **)&st->out, st->n * sizeof(float)));
     /* The clean twin gets a 4-element extra it never reads (m = 0): same allocations. */
     KG_CUDA_CHECK(cudaMalloc((void **)&st->extra, (st->m ? st->m : 4) * sizeof(float)));
-    bench_fill_kernel<<<bd_grid(st->n), BD_BLOCK, 0, args->stream>>>(st->in, st->n, args->seed);
-    KG_LAUNCH_CHECK();
-    bench_fill_kernel<<<bd_grid(st->m ? st->m : 4), BD_BLOCK, 0, args->stream>>>(
-        st->extra, st->m ? st->m : 4, args->seed ^ 0x5eedULL);
-    KG_LAUNCH_CHECK();
-    KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
-    io->out = st->out;
-    io->out_count = st->n;
-    io->out_dtype = KG_DTYPE_F32;
-    io->rows = 0;
+    KG_TRY(bd_fill(st->in, st->n, args->seed, args->stream));
+    KG_TRY(bd_fill(st->extra, st->m ? st->m : 4, args->seed ^ 0x5eedULL, args->stream));
+    KG_TRY(bd_io_ready(io, st->out, st->n, args->stream));
     *state = st;
     st = NULL;
 cleanup:
@@ -248,18 +264,11 @@ static int bd_fma_setup(const kg_setup_args *args, void **state, kg_case_io *io)
     KG_CUDA_CHECK(cudaMalloc((void **)&st->c, st->n * sizeof(float)));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->a, sizeof(float)));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->out, st->n * sizeof(float)));
-    bench_fill_kernel<<<bd_grid(st->n), BD_BLOCK, 0, args->stream>>>(st->x0, st->n, args->seed);
-    KG_LAUNCH_CHECK();
-    bench_fill_kernel<<<bd_grid(st->n), BD_BLOCK, 0, args->stream>>>(st->c, st->n,
-                                                                     args->seed ^ 0xfaceULL);
-    KG_LAUNCH_CHECK();
+    KG_TRY(bd_fill(st->x0, st->n, args->seed, args->stream));
+    KG_TRY(bd_fill(st->c, st->n, args->seed ^ 0xfaceULL, args->stream));
     KG_CUDA_CHECK(cudaMemcpyAsync(st->a, &half, sizeof half, cudaMemcpyHostToDevice,
                                   args->stream));
-    KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
-    io->out = st->out;
-    io->out_count = st->n;
-    io->out_dtype = KG_DTYPE_F32;
-    io->rows = 0;
+    KG_TRY(bd_io_ready(io, st->out, st->n, args->stream));
     *state = st;
     st = NULL;
 cleanup:

@@ -36,6 +36,19 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks_advance(int argc, char **argv); /* run.c: the production step from a report */
 int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv);
 
+/* The marks side shared by `kgate bench` and `kgate counters` (bench_cmd.c): the gates'
+ * lookup over kg_marks; --save-marks FILE checked up front (not the compared file, writable,
+ * valid if it exists; 0 when save_marks is NULL); FILE's marks to merge into (new when absent)
+ * with the date, driver and CUDA versions this run's marks carry. */
+typedef struct {
+    char date[32], driver[16], cuda[16];
+} kg_cli_mark_stamp;
+const kg_mark *kg_cli_marks_lookup(const void *marks, const char *cls, const char *id,
+                                  const char *metric);
+int kg_cli_save_marks_check(const char *marks_path, const char *save_marks);
+int kg_cli_save_marks_open(kg_marks **m, kg_cli_mark_stamp *st, const char *save_marks,
+                           const kg_run *run);
+
 /* `kgate bench` around its gate (bench_cmd.c): the marks it decides against (--marks, else
  * $KGATE_MARKS) loaded before the device is touched, and --save-marks. `run` uses the marks
  * part too. */

@@ -4,15 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include "counters/counters.h"
 #include "cli/cli.h"
-
-static const kg_mark *cc_lookup(const void *marks, const char *cls, const char *id,
-                                const char *metric)
-{
-    return kg_marks_find(marks, cls, id, metric);
-}
 
 int kg_cli_counters_prepare(kg_marks **out, kg_counters_gate_opts *o)
 {
@@ -21,7 +14,7 @@ int kg_cli_counters_prepare(kg_marks **out, kg_counters_gate_opts *o)
     o->marks_path = kg_marks_path_default(o->marks_path);
     if (o->marks_path) {
         KG_TRY(kg_marks_load(out, o->marks_path));
-        o->lookup = cc_lookup;
+        o->lookup = kg_cli_marks_lookup;
         o->marks = *out;
     }
 cleanup:
@@ -33,26 +26,13 @@ void kg_cli_counters_share(kg_counters_gate_opts *o, const kg_marks *marks, cons
     if (!o || !marks)
         return;
     o->marks_path = path;
-    o->lookup = cc_lookup;
+    o->lookup = kg_cli_marks_lookup;
     o->marks = marks;
 }
 
 int kg_cli_counters_check_save(const kg_counters_gate_opts *o)
 {
-    int rc = 0;
-    kg_marks *m = NULL;
-    if (!o->save_marks)
-        return 0;
-    if (o->marks_path && strcmp(o->marks_path, o->save_marks) == 0)
-        return KG_ERR(KG_EINVAL, "--save-marks %s: would rewrite the marks this run is "
-                                 "compared against", o->save_marks);
-    KG_TRY(kg_path_check_writable(o->save_marks));
-    rc = kg_marks_load(&m, o->save_marks); /* an existing file must be valid: it is merged */
-    kg_marks_free(m);
-    if (rc == KG_ENOTFOUND)
-        rc = 0;
-cleanup:
-    return rc;
+    return kg_cli_save_marks_check(o->marks_path, o->save_marks);
 }
 
 /* One counter of a row as a mark (only a positive, finite count: a count of 0, e.g. no
@@ -68,7 +48,7 @@ static int cc_put(kg_marks *m, kg_mark *mk, const char *metric, double v, kg_dir
 }
 
 static int cc_row(kg_marks *m, const kg_counters_row *b, const kg_case_desc *d,
-                  const kg_run *run, char *date, char *drv, char *rt)
+                  const kg_run *run, kg_cli_mark_stamp *st)
 {
     int rc = 0;
     kg_mark mk;
@@ -79,10 +59,10 @@ static int cc_row(kg_marks *m, const kg_counters_row *b, const kg_case_desc *d,
     mk.samples = 1;
     mk.runs = 1;
     mk.commit = (char *)kg_report_commit(run->rep);
-    mk.date = date;
+    mk.date = st->date;
     mk.run_id = (char *)kg_report_run_id(run->rep);
-    mk.driver = drv;
-    mk.cuda = rt;
+    mk.driver = st->driver;
+    mk.cuda = st->cuda;
     mk.set_by = "kgate counters --save-marks (diagnostic)";
     KG_TRY(cc_put(m, &mk, KG_CT_MARK_DRAM, b->c.dram_bytes, KG_LOWER_IS_BETTER));
     KG_TRY(cc_put(m, &mk, KG_CT_MARK_INST, b->c.v[KG_CT_INST], KG_LOWER_IS_BETTER));
@@ -98,25 +78,14 @@ int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o)
 {
     int rc = 0;
     kg_marks *m = NULL;
-    char date[32], drv[16], rt[16];
-    time_t t = time(NULL);
-    struct tm tm;
+    kg_cli_mark_stamp st;
     if (!o->save_marks || !run->env.dev)
         return 0;
-    rc = kg_marks_load(&m, o->save_marks);
-    if (rc == KG_ENOTFOUND)
-        rc = kg_marks_new(&m);
-    KG_TRY(rc);
-    gmtime_r(&t, &tm);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    snprintf(drv, sizeof drv, "%d.%d", run->dev.driver_version / 1000,
-             (run->dev.driver_version % 1000) / 10);
-    snprintf(rt, sizeof rt, "%d.%d", run->dev.runtime_version / 1000,
-             (run->dev.runtime_version % 1000) / 10);
+    KG_TRY(kg_cli_save_marks_open(&m, &st, o->save_marks, run));
     for (size_t i = 0; i < run->n_rows; i++) {
         const kg_run_row *row = &run->rows[i];
         if (row->gate == &kg_gate_counters && row->res.data)
-            KG_TRY(cc_row(m, row->res.data, row->desc, run, date, drv, rt));
+            KG_TRY(cc_row(m, row->res.data, row->desc, run, &st));
     }
     KG_TRY(kg_marks_save(m, o->save_marks));
     if (!run->env.quiet)

@@ -448,7 +448,7 @@ static int marks_guard(const marks_sub *sub, int argc, char **argv)
     int rc;
     bool help;
     kg_git *g = NULL;
-    char *rel = NULL, why[1024] = "";
+    char *rel = NULL;
     kg_marks_guard_result r = { 0 };
     KG_TRY(marks_parse(sub, &a, argc, argv, &help, NULL, 0, NULL));
     if (help)
@@ -460,11 +460,10 @@ static int marks_guard(const marks_sub *sub, int argc, char **argv)
     }
     KG_TRY(kg_marks_repo_open(&g, &rel, kg_marks_path_default(a.marks_path)));
     KG_TRY(kg_marks_guard(&r, g, a.base, rel));
-    snprintf(why, sizeof why, "%s", kg_error_last());
     if (r.head_differs)
-        guard_side(&r, rel, "at HEAD", r.head, r.head_present, why);
+        guard_side(&r, rel, "at HEAD", r.head, r.head_present, r.head_why);
     if (r.work_differs && !(r.head_differs && r.work_is_head))
-        guard_side(&r, rel, "in the work tree", r.work, r.work_present, why);
+        guard_side(&r, rel, "in the work tree", r.work, r.work_present, r.work_why);
     if (!r.head_differs && !r.work_differs) {
         printf("marks guard: %s is as at %s (%.12s): ok\n", rel, a.base, r.base_commit);
         goto cleanup;

@@ -272,8 +272,9 @@ static void test_issue14_rule(void)
 }
 
 /* n processes of one case at the given relative shifts, each decided on its own, combined. */
-static kg_bench_decision combine(const kg_mark *m, const double *shift, size_t n,
-                                 kg_bench_verdict *v, const char *const *states, const int *ks)
+static kg_bench_decision combine_obs(const kg_mark *m, const double *shift, size_t n,
+                                     kg_bench_verdict *v, const char *const *states,
+                                     const int *ks, kg_bench_obs *comb_out)
 {
     double x[N];
     kg_bench_obs per[8], comb;
@@ -288,7 +289,15 @@ static kg_bench_decision combine(const kg_mark *m, const double *shift, size_t n
     }
     CHECK(kg_bench_combine(v, &comb, m, per, pv, n, NULL) == 0);
     CHECK(comb.ci_lo <= comb.median && comb.median <= comb.ci_hi);
+    if (comb_out)
+        *comb_out = comb;
     return v->decision;
+}
+
+static kg_bench_decision combine(const kg_mark *m, const double *shift, size_t n,
+                                 kg_bench_verdict *v, const char *const *states, const int *ks)
+{
+    return combine_obs(m, shift, n, v, states, ks, NULL);
 }
 
 static void test_combination(void)
@@ -318,9 +327,16 @@ static void test_combination(void)
     const char *const states[] = { "full-clock", "power-capped", "full-clock" };
     CHECK(combine(&m, all_fast, 3, &v, states, NULL) == KG_BENCH_STATE_DIFFERS);
     CHECK_MSG(strstr(v.why, "power-capped"), "%s", v.why);
+    /* Neighbouring powers of two (separate calibrations) are one measurement; the mark pins the
+     * larger. More than a factor 2 apart is not. */
     const int ks[] = { 4, 8, 4 };
-    CHECK(combine(&m, all_fast, 3, &v, NULL, ks) == KG_BENCH_UNPROVEN);
-    CHECK_MSG(strstr(v.why, "different k"), "%s", v.why);
+    kg_bench_obs comb_k;
+    CHECK_MSG(combine_obs(&m, all_fast, 3, &v, NULL, ks, &comb_k) == KG_BENCH_IMPROVED, "%s",
+              v.why);
+    CHECK(comb_k.k == 8);
+    const int ks_far[] = { 4, 16, 4 };
+    CHECK(combine(&m, all_fast, 3, &v, NULL, ks_far) == KG_BENCH_UNPROVEN);
+    CHECK_MSG(strstr(v.why, "more than a factor 2"), "%s", v.why);
     /* Against a mark of one process, the combination does not decide either. */
     m.runs = 1;
     CHECK(combine(&m, all_fast, 3, &v, NULL, NULL) == KG_BENCH_UNPROVEN);

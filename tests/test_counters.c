@@ -233,6 +233,16 @@ static void test_marks(void)
     kg_mark md_near = mark(200e6 / 1.005);             /* +0.5%: within 1% */
     e.m_dram = &md_near;
     CHECK(dec(&c, &e) == KG_CT_OK);
+    /* An L2-resident case (< 2x L2): its DRAM bytes depend on what L2 held (the H200 read
+     * 1.26..1.66 MB for a 12.6 MB axpy in three processes): not gated, instructions are. */
+    kg_ct_counts cs = counts(1.66e6, 0, 1e6);
+    cs.l2_bytes = 12.6e6; /* the L1<->L2 traffic a streaming kernel of 12.6 MB moves */
+    kg_mark md_l2 = mark(1.26e6);
+    kg_ct_expect es = { .bytes_moved = 12.6e6, .m_dram = &md_l2, .m_inst = &mi };
+    CHECK(dec(&cs, &es) == KG_CT_OK);
+    kg_mark mi_grew = mark(1e6 / 1.05);
+    es.m_inst = &mi_grew;
+    CHECK(dec(&cs, &es) == KG_CT_REGRESSED);
     kg_mark mi_small = mark(1e6 / 1.05);               /* +5% instructions */
     e.m_inst = &mi_small;
     CHECK(dec(&c, &e) == KG_CT_REGRESSED);

@@ -214,7 +214,15 @@ static void ct_check_sysmem(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct
 static void ct_check_marks(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_expect *e,
                            const kg_ct_decide_opts *o)
 {
-    ct_check_growth(v, "DRAM bytes/launch", c->dram_bytes, e->m_dram, o->tolerance_rel);
+    /* DRAM bytes are the compulsory traffic, reproducible to ~0.04%, only where the data
+     * cannot stay in L2 (>= 2x L2). Below that they depend on what the L2 held: on the H200,
+     * axpy n=1048579 (12.6 MB) read 1.26, 1.35 and 1.66 MB of DRAM in three processes, and a
+     * second production run flagged five such cases at a 1% tolerance. Their instruction
+     * counts are still gated. */
+    bool dram_gated = o->l2_bytes > 0 && e->bytes_moved >= 2 * o->l2_bytes &&
+                      c->dram_bytes >= o->min_bytes;
+    if (dram_gated)
+        ct_check_growth(v, "DRAM bytes/launch", c->dram_bytes, e->m_dram, o->tolerance_rel);
     ct_check_growth(v, "instructions/launch", c->v[KG_CT_INST], e->m_inst,
                     o->tolerance_rel);
     ct_check_spill(v, c, e, o);

@@ -183,10 +183,6 @@ void kg_power_label(char *buf, size_t n, bool have_nvml, unsigned long long reas
 #define KG_PROBE_SPAN_LIGHT_S 0.500
 #define KG_HEAVY_LAUNCH_US 50.0
 #define KG_HEAVY_WARMUP_MIN_S 0.3
-/* A compute-bound heavy case samples at least this long (issue #14: a GEMM under its power cap
- * wanders by ~1-3% over tens of ms; the probe of the issue, 0.3 s warm + 0.5 s sampled, gave a
- * CV of 0.10-0.30% across processes), whatever the budget or the CI says. */
-#define KG_HEAVY_SAMPLE_MIN_S 0.5
 #define KG_WARM_CHUNK_S 0.005
 #define KG_PROBE_MAX_READINGS 2048  /* warm-up readings kept (> 0.5 s of the shortest chunks) */
 

@@ -385,7 +385,7 @@ static int be_replay_op(void *a, cudaStream_t s)
 
 /* One sample into the result; true in *stop when a stopping rule is met. */
 static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg *ra,
-                   cudaStream_t s, const kg_bench_opts *o, double t0, double min_s, bool *stop)
+                   cudaStream_t s, const kg_bench_opts *o, double t0, bool *stop)
 {
     int rc = 0;
     double us = 0, mhz = NAN;
@@ -405,10 +405,6 @@ static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg 
         res->kept_us[res->kept++] = us;
     res->elapsed_s = now_s() - t0;
     *stop = true;
-    if (res->elapsed_s < min_s && res->taken < (size_t)(o->max_samples > 0 ? o->max_samples : 1)) {
-        *stop = false; /* a compute-bound heavy case: the minimum sampling window first */
-        goto cleanup;
-    }
     if (res->kept >= (size_t)o->min_samples && (res->kept < 200 || res->kept % 10 == 0)) {
         kg_summary sm;
         KG_TRY(kg_stats_summarize(&sm, res->kept_us, res->kept, o->ci_level));
@@ -453,9 +449,8 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
         res->power.ref_mhz = NAN;
     }
     double t0 = now_s();
-    const double min_s = w.heavy && o->compute_bound && !o->mode ? KG_HEAVY_SAMPLE_MIN_S : 0;
     while (!stop) {
-        KG_TRY(be_take(res, env, ra, s, o, t0, min_s, &stop));
+        KG_TRY(be_take(res, env, ra, s, o, t0, &stop));
         kg_bench_poll_track(env, track, stop); /* the last one always */
     }
     kg_power_track_end(track);

@@ -18,9 +18,8 @@
  */
 #include <stdlib.h>
 #include <math.h>
-#include <thread>
-#include <vector>
 #include "cases.h"
+#include "par_rows.h"
 #include "rmsnorm_impl.cuh"
 
 /* In registers up to 8192 columns. Min 8 blocks/SM caps it at 32 registers (no spill): without
@@ -159,31 +158,6 @@ static int rmsnorm_launch_rows(void *state, int rows, cudaStream_t stream)
     return kg_rmsnorm_launch(st->x, st->w, st->y, rows, st->cols, st->eps, stream);
 }
 
-/* Rows of the CPU reference split over host threads (each row computed exactly as alone, so
- * the reference is the same bits); serial below ~4M values or when a thread cannot start. */
-template <typename F>
-static void rmsnorm_par_rows(int rows, size_t values, F f)
-{
-    unsigned hw = std::thread::hardware_concurrency();
-    int nt = values < ((size_t)1 << 22) ? 1 : (int)(hw < 2 ? 1 : hw > 16 ? 16 : hw);
-    nt = nt > rows ? rows : nt;
-    std::vector<std::thread> ts;
-    int k = 1;
-    for (; k < nt; k++) {
-        int r0 = (int)((long long)rows * k / nt), r1 = (int)((long long)rows * (k + 1) / nt);
-        try {
-            ts.emplace_back(f, r0, r1);
-        } catch (...) {
-            break;
-        }
-    }
-    f(0, (int)((long long)rows / (nt > 0 ? nt : 1)));
-    for (int j = k; j < nt; j++) /* chunks whose thread did not start */
-        f((int)((long long)rows * j / nt), (int)((long long)rows * (j + 1) / nt));
-    for (auto &t : ts)
-        t.join();
-}
-
 extern "C" int kg_rmsnorm_reference(void *state, cudaStream_t stream, void *ref_host)
 {
     kg_rmsnorm_state *st = (kg_rmsnorm_state *)state;
@@ -192,7 +166,7 @@ extern "C" int kg_rmsnorm_reference(void *state, cudaStream_t stream, void *ref_
     int rc = rmsnorm_host_inputs(st);
     if (rc < 0)
         return rc;
-    rmsnorm_par_rows(st->rows, (size_t)st->rows * st->cols, [st, ref](int r0, int r1) {
+    kg_par_rows(st->rows, (size_t)st->rows * st->cols, [st, ref](int r0, int r1) {
         for (int r = r0; r < r1; r++) {
             const uint16_t *xr = st->x_host + (size_t)r * st->cols;
             double ss = 0.0;

@@ -22,9 +22,8 @@
  */
 #include <stdlib.h>
 #include <math.h>
-#include <thread>
-#include <vector>
 #include "cases.h"
+#include "par_rows.h"
 #include "softmax_impl.cuh"
 
 /* The variant choice (SOFTMAX_*_NR, why one row per block with exp kept) and fp32's shipped
@@ -176,31 +175,6 @@ static int softmax_launch(void *state, cudaStream_t stream)
     return softmax_launch_rows(state, ((kg_softmax_state *)state)->rows, stream);
 }
 
-/* Rows of the CPU reference split over host threads (each row computed exactly as alone, so
- * the reference is the same bits); serial below ~4M values or when a thread cannot start. */
-template <typename F>
-static void softmax_par_rows(int rows, size_t values, F f)
-{
-    unsigned hw = std::thread::hardware_concurrency();
-    int nt = values < ((size_t)1 << 22) ? 1 : (int)(hw < 2 ? 1 : hw > 16 ? 16 : hw);
-    nt = nt > rows ? rows : nt;
-    std::vector<std::thread> ts;
-    int k = 1;
-    for (; k < nt; k++) {
-        int r0 = (int)((long long)rows * k / nt), r1 = (int)((long long)rows * (k + 1) / nt);
-        try {
-            ts.emplace_back(f, r0, r1);
-        } catch (...) {
-            break;
-        }
-    }
-    f(0, (int)((long long)rows / (nt > 0 ? nt : 1)));
-    for (int j = k; j < nt; j++) /* chunks whose thread did not start */
-        f((int)((long long)rows * j / nt), (int)((long long)rows * (j + 1) / nt));
-    for (auto &t : ts)
-        t.join();
-}
-
 extern "C" int kg_softmax_reference(void *state, cudaStream_t stream, void *ref_host)
 {
     kg_softmax_state *st = (kg_softmax_state *)state; /* of kg_softmax_setup */
@@ -209,7 +183,7 @@ extern "C" int kg_softmax_reference(void *state, cudaStream_t stream, void *ref_
     int rc = softmax_host_inputs(st);
     if (rc < 0)
         return rc;
-    softmax_par_rows(st->rows, (size_t)st->rows * st->cols, [st, ref](int r0, int r1) {
+    kg_par_rows(st->rows, (size_t)st->rows * st->cols, [st, ref](int r0, int r1) {
         for (int r = r0; r < r1; r++) {
             const float *xr = st->x_host + (size_t)r * st->cols;
             double *yr = ref + (size_t)r * st->cols;

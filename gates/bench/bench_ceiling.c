@@ -154,36 +154,30 @@ void kg_bench_ceilings_free(kg_bench_ceilings *c)
     memset(c, 0, sizeof *c);
 }
 
-int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t seed,
-                              const kg_bench_opts *o)
+/* What both ceilings are timed with: the run's env, one stream, the clock-probe buffers. */
+typedef struct {
+    kg_bench_env *env;
+    cudaStream_t s;
+    unsigned long long *probe_dev, *probe_host;
+    double warmup_min_s;
+    uint64_t seed;
+    size_t free_b;
+} ceil_ctx;
+
+/* Copy: 1 GiB (less on small GPUs), random bytes (never time on zeros). */
+static int ceil_copy(kg_bench_ceilings *c, const ceil_ctx *x)
 {
     int rc = 0;
-    cudaStream_t s = NULL;
-    copy_arg ca = { NULL, NULL, 0 };
-    gemm_arg ga = { NULL, NULL, NULL, NULL, 0, 0, 0 };
-    void *ws = NULL;
-    unsigned long long *probe_dev = NULL, *probe_host = NULL;
+    copy_arg ca = { NULL, NULL, (size_t)1 << 30 };
     ceil_samples cs;
     double med = 0;
-    const size_t ws_bytes = (size_t)32 << 20;
-    size_t free_b = 0, total_b = 0;
-    memset(c, 0, sizeof *c);
-    if (!(c->detail = cJSON_CreateObject()))
-        return KG_ERR(KG_ENOMEM, "out of memory");
-    KG_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    KG_CUDA_CHECK(cudaMalloc((void **)&probe_dev, 2 * sizeof *probe_dev));
-    KG_CUDA_CHECK(cudaMallocHost((void **)&probe_host, 2 * sizeof *probe_host));
-    KG_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-
-    /* Copy: 1 GiB (less on small GPUs), random bytes (never time on zeros). */
-    ca.bytes = (size_t)1 << 30;
-    while (ca.bytes > ((size_t)64 << 20) && 3 * ca.bytes > free_b)
+    while (ca.bytes > ((size_t)64 << 20) && 3 * ca.bytes > x->free_b)
         ca.bytes /= 2;
     KG_CUDA_CHECK(cudaMalloc(&ca.src, ca.bytes));
     KG_CUDA_CHECK(cudaMalloc(&ca.dst, ca.bytes));
-    KG_TRY(kg_bench_fill_bf16(ca.src, ca.bytes / 2, seed ^ 0xc0b1, s));
-    KG_TRY(time_op(&med, &cs, env, copy_op, &ca, s, probe_dev, probe_host,
-                   o->warmup_min_s));
+    KG_TRY(kg_bench_fill_bf16(ca.src, ca.bytes / 2, x->seed ^ 0xc0b1, x->s));
+    KG_TRY(time_op(&med, &cs, x->env, copy_op, &ca, x->s, x->probe_dev, x->probe_host,
+                   x->warmup_min_s));
     c->copy_bytes = 2.0 * (double)ca.bytes;
     c->copy_gbps = c->copy_bytes / (med * 1e-6) / 1e9;
     cJSON *cj = samples_json(&cs, med);
@@ -192,30 +186,57 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
         cJSON_AddNumberToObject(cj, KG_RK_CEIL_GBPS, c->copy_gbps);
         cJSON_AddItemToObject(c->detail, KG_RK_CEIL_COPY, cj);
     }
+cleanup:
+    (void)cudaStreamSynchronize(x->s);
     (void)cudaFree(ca.src);
     (void)cudaFree(ca.dst);
-    ca.src = ca.dst = NULL;
+    return rc;
+}
 
-    /* GEMM: 8192^3 bf16 (4096^3 when memory is short), fp32 accumulation, random inputs. */
-    ga.m = ga.n = ga.k = (free_b > ((size_t)2 << 30)) ? 8192 : 4096;
+/* The kernel cuBLAS chose in this process, traced over one more GEMM, into gj. */
+static int ceil_gemm_kernels(cJSON *gj, gemm_arg *ga, cudaStream_t s)
+{
+    int rc = 0;
+    if (kg_kernel_trace_begin() != 0)
+        return 0;
+    int orc = gemm_op(ga, s);
+    cudaError_t se = cudaStreamSynchronize(s);
+    cJSON *k = kg_kernel_trace_end();
+    if (k)
+        cJSON_AddItemToObject(gj, KG_RK_CEIL_KERNELS, k);
+    KG_TRY(orc);
+    KG_CUDA_CHECK(se);
+cleanup:
+    return rc;
+}
+
+/* GEMM: 8192^3 bf16 (4096^3 when memory is short), fp32 accumulation, random inputs. */
+static int ceil_gemm(kg_bench_ceilings *c, const ceil_ctx *x)
+{
+    int rc = 0;
+    gemm_arg ga = { NULL, NULL, NULL, NULL, 0, 0, 0 };
+    void *ws = NULL;
+    const size_t ws_bytes = (size_t)32 << 20;
+    ceil_samples cs;
+    double med = 0;
+    ga.m = ga.n = ga.k = (x->free_b > ((size_t)2 << 30)) ? 8192 : 4096;
     size_t elems = (size_t)ga.m * ga.k;
     KG_CUDA_CHECK(cudaMalloc((void **)&ga.a, elems * 2));
     KG_CUDA_CHECK(cudaMalloc((void **)&ga.b, elems * 2));
     KG_CUDA_CHECK(cudaMalloc((void **)&ga.c, elems * 2));
     KG_CUDA_CHECK(cudaMalloc(&ws, ws_bytes));
-    KG_TRY(kg_bench_fill_bf16(ga.a, elems, seed ^ 0xa, s));
-    KG_TRY(kg_bench_fill_bf16(ga.b, elems, seed ^ 0xb, s));
+    KG_TRY(kg_bench_fill_bf16(ga.a, elems, x->seed ^ 0xa, x->s));
+    KG_TRY(kg_bench_fill_bf16(ga.b, elems, x->seed ^ 0xb, x->s));
     KG_CUBLAS_CHECK(cublasCreate(&ga.h));
-    KG_CUBLAS_CHECK(cublasSetStream(ga.h, s));
+    KG_CUBLAS_CHECK(cublasSetStream(ga.h, x->s));
     /* cublasSetStream resets the workspace: set ours after it, so nothing allocates. */
     KG_CUBLAS_CHECK(cublasSetWorkspace(ga.h, ws, ws_bytes));
-    KG_TRY(time_op(&med, &cs, env, gemm_op, &ga, s, probe_dev, probe_host,
-                   o->warmup_min_s));
-    double flops = 2.0 * ga.m * (double)ga.n * ga.k;
+    KG_TRY(time_op(&med, &cs, x->env, gemm_op, &ga, x->s, x->probe_dev, x->probe_host,
+                   x->warmup_min_s));
     c->gemm_m = ga.m;
     c->gemm_n = ga.n;
     c->gemm_k = ga.k;
-    c->gemm_tflops = flops / (med * 1e-6) / 1e12;
+    c->gemm_tflops = 2.0 * ga.m * (double)ga.n * ga.k / (med * 1e-6) / 1e12;
     cJSON *gj = samples_json(&cs, med);
     if (gj) {
         cJSON_AddNumberToObject(gj, KG_RK_CEIL_M, ga.m);
@@ -223,32 +244,40 @@ int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t 
         cJSON_AddNumberToObject(gj, KG_RK_CEIL_K, ga.k);
         cJSON_AddNumberToObject(gj, KG_RK_CEIL_TFLOPS, c->gemm_tflops);
         cJSON_AddStringToObject(gj, KG_RK_CEIL_INPUTS, "random bf16 in [-1, 1)");
-        if (kg_kernel_trace_begin() == 0) { /* which kernel cuBLAS chose in this process */
-            int orc = gemm_op(&ga, s);
-            cudaError_t se = cudaStreamSynchronize(s);
-            cJSON *k = kg_kernel_trace_end();
-            if (k)
-                cJSON_AddItemToObject(gj, KG_RK_CEIL_KERNELS, k);
-            KG_TRY(orc);
-            KG_CUDA_CHECK(se);
-        }
         cJSON_AddItemToObject(c->detail, KG_RK_CEIL_GEMM, gj);
+        KG_TRY(ceil_gemm_kernels(gj, &ga, x->s));
     }
 cleanup:
     if (ga.h)
         (void)cublasDestroy(ga.h);
-    if (s)
-        (void)cudaStreamSynchronize(s);
-    (void)cudaFree(ca.src);
-    (void)cudaFree(ca.dst);
+    (void)cudaStreamSynchronize(x->s);
     (void)cudaFree(ga.a);
     (void)cudaFree(ga.b);
     (void)cudaFree(ga.c);
     (void)cudaFree(ws);
-    (void)cudaFree(probe_dev);
-    if (probe_host)
-        (void)cudaFreeHost(probe_host);
-    if (s)
-        (void)cudaStreamDestroy(s);
+    return rc;
+}
+
+int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t seed,
+                              const kg_bench_opts *o)
+{
+    int rc = 0;
+    size_t total_b = 0;
+    ceil_ctx x = { .env = env, .warmup_min_s = o->warmup_min_s, .seed = seed };
+    memset(c, 0, sizeof *c);
+    if (!(c->detail = cJSON_CreateObject()))
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    KG_CUDA_CHECK(cudaStreamCreateWithFlags(&x.s, cudaStreamNonBlocking));
+    KG_CUDA_CHECK(cudaMalloc((void **)&x.probe_dev, 2 * sizeof *x.probe_dev));
+    KG_CUDA_CHECK(cudaMallocHost((void **)&x.probe_host, 2 * sizeof *x.probe_host));
+    KG_CUDA_CHECK(cudaMemGetInfo(&x.free_b, &total_b));
+    KG_TRY(ceil_copy(c, &x));
+    KG_TRY(ceil_gemm(c, &x));
+cleanup:
+    (void)cudaFree(x.probe_dev);
+    if (x.probe_host)
+        (void)cudaFreeHost(x.probe_host);
+    if (x.s)
+        (void)cudaStreamDestroy(x.s);
     return rc;
 }

@@ -492,16 +492,72 @@ int kg_mark_validate(const kg_mark *mk, const char *name)
     return mk_validate(&pc, mk);
 }
 
+/* The figures of a mark entry: value, band, the setting run's interval, samples, runs and
+ * envelope. */
+static int parse_mark_figures(const pctx *pc, const cJSON *e, kg_mark *t)
+{
+    int rc = 0;
+    KG_TRY(get_num(pc, e, "value", true, 0, true, INFINITY, &t->value));
+    KG_TRY(get_num(pc, e, "band_rel", true, 0, false, 0.999, &t->band_rel));
+    KG_TRY(get_num(pc, e, "run_median", true, 0, true, INFINITY, &t->run_median));
+    KG_TRY(get_num(pc, e, "ci_lo", true, 0, true, INFINITY, &t->ci_lo));
+    KG_TRY(get_num(pc, e, "ci_hi", true, 0, true, INFINITY, &t->ci_hi));
+    if (!(t->ci_lo <= t->run_median && t->run_median <= t->ci_hi))
+        return PERR(pc, "fields 'ci_lo' <= 'run_median' <= 'ci_hi' do not hold (%g, %g, %g)",
+                    t->ci_lo, t->run_median, t->ci_hi);
+    KG_TRY(get_int(pc, e, "samples", true, 1, &t->samples));
+    KG_TRY(get_int(pc, e, "runs", false, 1, &t->runs));
+    KG_TRY(get_num(pc, e, "env_lo", false, 0, true, INFINITY, &t->env_lo));
+    KG_TRY(get_num(pc, e, "env_hi", false, 0, true, INFINITY, &t->env_hi));
+    if ((t->env_lo > 0) != (t->env_hi > 0))
+        return PERR(pc, "fields 'env_lo' and 'env_hi' come together");
+    if (t->env_lo > t->env_hi)
+        return PERR(pc, "field 'env_lo' (%g) exceeds 'env_hi' (%g)", t->env_lo, t->env_hi);
+cleanup:
+    return rc;
+}
+
+/* The provenance object of a mark entry (t borrows its strings). */
+static int parse_mark_provenance(const pctx *pc, const cJSON *e, kg_mark *t)
+{
+    static const char *const pkeys[] = { "commit", "date", "run_id", "driver", "cuda", "set_by" };
+    int rc = 0;
+    const char *commit, *date, *run_id, *driver, *cuda, *set_by;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "provenance");
+    if (!p)
+        return PERR(pc, "missing field 'provenance'");
+    if (!cJSON_IsObject(p))
+        return PERR(pc, "field 'provenance' must be an object");
+    pctx pp = *pc;
+    snprintf(pp.where, sizeof pp.where, "%.560s provenance", pc->where);
+    KG_TRY(check_keys(&pp, p, pkeys, KG_ARRAY_LEN(pkeys)));
+    KG_TRY(get_str(&pp, p, "commit", true, &commit));
+    KG_TRY(get_str(&pp, p, "date", true, &date));
+    if (!iso_utc(date))
+        return PERR(&pp, "field 'date' must be ISO 8601 UTC like 2026-01-31T12:00:00Z, got '%s'",
+                    date);
+    KG_TRY(get_str(&pp, p, "run_id", true, &run_id));
+    KG_TRY(get_str(&pp, p, "driver", true, &driver));
+    KG_TRY(get_str(&pp, p, "cuda", true, &cuda));
+    KG_TRY(get_str(&pp, p, "set_by", true, &set_by));
+    t->commit = (char *)commit;
+    t->date = (char *)date;
+    t->run_id = (char *)run_id;
+    t->driver = (char *)driver;
+    t->cuda = (char *)cuda;
+    t->set_by = (char *)set_by;
+cleanup:
+    return rc;
+}
+
 static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
 {
     static const char *const keys[] = { "device_class", "case", "metric", "direction", "value",
                                         "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
                                         "runs", "env_lo", "env_hi", "kernels", "k",
                                         "power_state", "provenance" };
-    static const char *const pkeys[] = { "commit", "date", "run_id", "driver", "cuda", "set_by" };
     int rc = 0;
     const char *dc, *id, *metric, *dir, *kernels, *power_state;
-    const char *commit, *date, *run_id, *driver, *cuda, *set_by;
     kg_mark t;
     memset(&t, 0, sizeof t);
     memset(mk, 0, sizeof *mk);
@@ -524,51 +580,14 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
                         "got '%s'", dir);
     if (strncmp(metric, "time_", 5) == 0 && t.direction != KG_LOWER_IS_BETTER)
         return PERR(pc, "metric '%s' is a time: direction must be lower_is_better", metric);
-    KG_TRY(get_num(pc, e, "value", true, 0, true, INFINITY, &t.value));
-    KG_TRY(get_num(pc, e, "band_rel", true, 0, false, 0.999, &t.band_rel));
-    KG_TRY(get_num(pc, e, "run_median", true, 0, true, INFINITY, &t.run_median));
-    KG_TRY(get_num(pc, e, "ci_lo", true, 0, true, INFINITY, &t.ci_lo));
-    KG_TRY(get_num(pc, e, "ci_hi", true, 0, true, INFINITY, &t.ci_hi));
-    if (!(t.ci_lo <= t.run_median && t.run_median <= t.ci_hi))
-        return PERR(pc, "fields 'ci_lo' <= 'run_median' <= 'ci_hi' do not hold (%g, %g, %g)",
-                    t.ci_lo, t.run_median, t.ci_hi);
-    KG_TRY(get_int(pc, e, "samples", true, 1, &t.samples));
-    KG_TRY(get_int(pc, e, "runs", false, 1, &t.runs));
-    KG_TRY(get_num(pc, e, "env_lo", false, 0, true, INFINITY, &t.env_lo));
-    KG_TRY(get_num(pc, e, "env_hi", false, 0, true, INFINITY, &t.env_hi));
-    if ((t.env_lo > 0) != (t.env_hi > 0))
-        return PERR(pc, "fields 'env_lo' and 'env_hi' come together");
-    if (t.env_lo > t.env_hi)
-        return PERR(pc, "field 'env_lo' (%g) exceeds 'env_hi' (%g)", t.env_lo, t.env_hi);
+    KG_TRY(parse_mark_figures(pc, e, &t));
     KG_TRY(get_str(pc, e, "kernels", false, &kernels));
     KG_TRY(get_int(pc, e, "k", false, 1, &t.k));
     KG_TRY(get_str(pc, e, "power_state", false, &power_state));
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "provenance");
-    if (!p)
-        return PERR(pc, "missing field 'provenance'");
-    if (!cJSON_IsObject(p))
-        return PERR(pc, "field 'provenance' must be an object");
-    pctx pp = *pc;
-    snprintf(pp.where, sizeof pp.where, "%.560s provenance", pc->where);
-    KG_TRY(check_keys(&pp, p, pkeys, KG_ARRAY_LEN(pkeys)));
-    KG_TRY(get_str(&pp, p, "commit", true, &commit));
-    KG_TRY(get_str(&pp, p, "date", true, &date));
-    if (!iso_utc(date))
-        return PERR(&pp, "field 'date' must be ISO 8601 UTC like 2026-01-31T12:00:00Z, got '%s'",
-                    date);
-    KG_TRY(get_str(&pp, p, "run_id", true, &run_id));
-    KG_TRY(get_str(&pp, p, "driver", true, &driver));
-    KG_TRY(get_str(&pp, p, "cuda", true, &cuda));
-    KG_TRY(get_str(&pp, p, "set_by", true, &set_by));
+    KG_TRY(parse_mark_provenance(pc, e, &t));
     t.device_class = (char *)dc;
     t.case_id = (char *)id;
     t.metric = (char *)metric;
-    t.commit = (char *)commit;
-    t.date = (char *)date;
-    t.run_id = (char *)run_id;
-    t.driver = (char *)driver;
-    t.cuda = (char *)cuda;
-    t.set_by = (char *)set_by;
     t.kernels = (char *)kernels;
     t.power_state = (char *)power_state;
     KG_TRY(mk_validate(pc, &t));

@@ -72,96 +72,114 @@ static const char table_head[] =
     "| case | gate | verdict | time | vs mark | % of ceiling | message |\n"
     "| --- | --- | --- | ---: | ---: | ---: | --- |\n";
 
+/* The headline and the cautions: never "passed" without a GPU or when interrupted. */
+static void md_headline(kg_sbuf *b, const kg_export_view *v)
+{
+    const int *n = v->counts;
+    int fails = n[KG_VERDICT_FAIL], errs = n[KG_VERDICT_ERROR];
+    kg_sbuf_puts(b, "## kgate ");
+    kg_sbuf_md(b, v->command ? v->command : "report", 40);
+    /* No GPU and skipped results (exit 3): never "passed", the GPU gates did not run. */
+    kg_sbuf_printf(b, ": %s%s\n\n", v->incomplete ? "⏹️ incomplete (interrupted), " : "",
+                   fails + n[KG_VERDICT_XPASS] ? (v->no_gpu ? "⏭️ incomplete: no GPU, ❌ failed"
+                                                            : "❌ failed")
+                   : errs      ? (v->no_gpu ? "⏭️ incomplete: no GPU, 💥 errors" : "💥 errors")
+                   : v->no_gpu ? "⏭️ incomplete: no GPU"
+                               : "✅ passed");
+    if (v->no_gpu) {
+        kg_sbuf_printf(b, "> [!CAUTION]\n> **INCOMPLETE: NO GPU.** %d of %zu results were "
+                          "skipped (", n[KG_VERDICT_SKIP], v->n);
+        kg_sbuf_md(b, v->no_device, 200);
+        kg_sbuf_puts(b, "): the GPU gates did not run, and the run certifies nothing.\n\n");
+    }
+    if (v->incomplete)
+        kg_sbuf_puts(b, "> [!CAUTION]\n> **INCOMPLETE (INTERRUPTED).** The run was stopped "
+                        "(SIGINT/SIGTERM): these are the results so far, and the cases it had "
+                        "not reached are missing.\n\n");
+    if (v->diagnostic)
+        kg_sbuf_puts(b, "> [!WARNING]\n> **DIAGNOSTIC RUN: NON-CERTIFYING.** These results "
+                        "never advance high-water marks and certify nothing.\n\n");
+}
+
+/* The counts line and the run's context (mode, device, commit, seed, run id). */
+static void md_counts(kg_sbuf *b, const kg_export_view *v)
+{
+    const int *n = v->counts;
+    char cnt[64];
+    kg_sbuf_printf(b, "**%d passed** (%d with warnings), **%d failed**, %d errors",
+                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN],
+                   n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR]);
+    if (v->faults)
+        kg_sbuf_printf(b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v->faults, "fault"));
+    kg_sbuf_printf(b, ", %d skipped", n[KG_VERDICT_SKIP]);
+    /* Only where a case declares an expected failure (xfail_gate). */
+    if (n[KG_VERDICT_XFAIL])
+        kg_sbuf_printf(b, ", %s", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL],
+                                                "expected failure"));
+    if (n[KG_VERDICT_XPASS])
+        kg_sbuf_printf(b, ", **%s**", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS],
+                                                    "unexpected pass"));
+    kg_sbuf_printf(b, " · mode `%s`", v->diagnostic ? "diagnostic" : "production");
+    if (v->device_name) {
+        kg_sbuf_puts(b, " · device ");
+        kg_sbuf_md_code(b, v->device_class ? v->device_class : v->device_name, 80);
+    } else {
+        kg_sbuf_puts(b, " · no GPU");
+    }
+    if (v->commit) {
+        kg_sbuf_puts(b, " · commit ");
+        kg_sbuf_md_code(b, v->commit, 12);
+    }
+    if (!isnan(v->seed))
+        kg_sbuf_printf(b, " · seed `%.0f`", v->seed);
+    if (v->run_id) {
+        kg_sbuf_puts(b, " · run ");
+        kg_sbuf_md_code(b, v->run_id, 60);
+    }
+    kg_sbuf_puts(b, "\n\n");
+}
+
+/* "Needs attention" (severity <= 1) and "All results", then the legend. */
+static void md_tables(kg_sbuf *b, const kg_export_view *v)
+{
+    size_t attention = 0;
+    for (size_t i = 0; i < v->n; i++)
+        attention += v->rows[i].severity <= 1;
+    if (attention) {
+        kg_sbuf_puts(b, "### Needs attention\n\n");
+        kg_sbuf_puts(b, table_head);
+        for (size_t i = 0; i < v->n; i++)
+            if (v->rows[i].severity <= 1)
+                row_line(b, &v->rows[i], true);
+        kg_sbuf_puts(b, "\n");
+    }
+    kg_sbuf_puts(b, "### All results\n\n");
+    if (v->n == 0)
+        kg_sbuf_puts(b, "_The report has no results._\n");
+    else
+        kg_sbuf_puts(b, table_head);
+    /* Rows are ordered worst case first; the case name is shown once per group. */
+    for (size_t i = 0; i < v->n; i++)
+        row_line(b, &v->rows[i], i == 0 || strcmp(v->rows[i].case_id, v->rows[i - 1].case_id));
+    kg_sbuf_puts(b, "\n<sub>time: this run's median · vs mark: change against the high-water "
+                    "mark, positive = worse (slower), with the band the decision required it to clear · "
+                    "reproduce with <code>--seed</code>");
+    if (v->counts[KG_VERDICT_XFAIL] || v->counts[KG_VERDICT_XPASS])
+        kg_sbuf_puts(b, " · XFAIL: the gate a case declares it fails (xfail_gate) still fails "
+                        "it, which passes · XPASS: that gate now passes it, which fails (remove "
+                        "xfail_gate)");
+    kg_sbuf_puts(b, "</sub>\n");
+}
+
 int kg_export_markdown(const cJSON *report, const char *path)
 {
     int rc = 0;
     kg_export_view v;
     kg_sbuf b = KG_SBUF_INIT;
     KG_TRY(kg_export_view_build(&v, report));
-    int *n = v.counts;
-    int fails = n[KG_VERDICT_FAIL], errs = n[KG_VERDICT_ERROR];
-    size_t attention = 0;
-    char cnt[64];
-    for (size_t i = 0; i < v.n; i++)
-        attention += v.rows[i].severity <= 1;
-
-    kg_sbuf_puts(&b, "## kgate ");
-    kg_sbuf_md(&b, v.command ? v.command : "report", 40);
-    /* No GPU and skipped results (exit 3): never "passed", the GPU gates did not run. */
-    kg_sbuf_printf(&b, ": %s%s\n\n", v.incomplete ? "⏹️ incomplete (interrupted), " : "",
-                   fails + n[KG_VERDICT_XPASS] ? (v.no_gpu ? "⏭️ incomplete: no GPU, ❌ failed"
-                                                           : "❌ failed")
-                   : errs     ? (v.no_gpu ? "⏭️ incomplete: no GPU, 💥 errors" : "💥 errors")
-                   : v.no_gpu ? "⏭️ incomplete: no GPU"
-                              : "✅ passed");
-    if (v.no_gpu) {
-        kg_sbuf_printf(&b, "> [!CAUTION]\n> **INCOMPLETE: NO GPU.** %d of %zu results were "
-                           "skipped (", n[KG_VERDICT_SKIP], v.n);
-        kg_sbuf_md(&b, v.no_device, 200);
-        kg_sbuf_puts(&b, "): the GPU gates did not run, and the run certifies nothing.\n\n");
-    }
-    if (v.incomplete)
-        kg_sbuf_puts(&b, "> [!CAUTION]\n> **INCOMPLETE (INTERRUPTED).** The run was stopped "
-                         "(SIGINT/SIGTERM): these are the results so far, and the cases it had "
-                         "not reached are missing.\n\n");
-    if (v.diagnostic)
-        kg_sbuf_puts(&b, "> [!WARNING]\n> **DIAGNOSTIC RUN: NON-CERTIFYING.** These results "
-                         "never advance high-water marks and certify nothing.\n\n");
-    kg_sbuf_printf(&b, "**%d passed** (%d with warnings), **%d failed**, %d errors",
-                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], fails, errs);
-    if (v.faults)
-        kg_sbuf_printf(&b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v.faults, "fault"));
-    kg_sbuf_printf(&b, ", %d skipped", n[KG_VERDICT_SKIP]);
-    /* Only where a case declares an expected failure (xfail_gate). */
-    if (n[KG_VERDICT_XFAIL])
-        kg_sbuf_printf(&b, ", %s", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL],
-                                                 "expected failure"));
-    if (n[KG_VERDICT_XPASS])
-        kg_sbuf_printf(&b, ", **%s**", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS],
-                                                     "unexpected pass"));
-    kg_sbuf_printf(&b, " · mode `%s`", v.diagnostic ? "diagnostic" : "production");
-    if (v.device_name) {
-        kg_sbuf_puts(&b, " · device ");
-        kg_sbuf_md_code(&b, v.device_class ? v.device_class : v.device_name, 80);
-    } else {
-        kg_sbuf_puts(&b, " · no GPU");
-    }
-    if (v.commit) {
-        kg_sbuf_puts(&b, " · commit ");
-        kg_sbuf_md_code(&b, v.commit, 12);
-    }
-    if (!isnan(v.seed))
-        kg_sbuf_printf(&b, " · seed `%.0f`", v.seed);
-    if (v.run_id) {
-        kg_sbuf_puts(&b, " · run ");
-        kg_sbuf_md_code(&b, v.run_id, 60);
-    }
-    kg_sbuf_puts(&b, "\n\n");
-
-    if (attention) {
-        kg_sbuf_puts(&b, "### Needs attention\n\n");
-        kg_sbuf_puts(&b, table_head);
-        for (size_t i = 0; i < v.n; i++)
-            if (v.rows[i].severity <= 1)
-                row_line(&b, &v.rows[i], true);
-        kg_sbuf_puts(&b, "\n");
-    }
-    kg_sbuf_puts(&b, "### All results\n\n");
-    if (v.n == 0)
-        kg_sbuf_puts(&b, "_The report has no results._\n");
-    else
-        kg_sbuf_puts(&b, table_head);
-    /* Rows are ordered worst case first; the case name is shown once per group. */
-    for (size_t i = 0; i < v.n; i++)
-        row_line(&b, &v.rows[i], i == 0 || strcmp(v.rows[i].case_id, v.rows[i - 1].case_id));
-    kg_sbuf_puts(&b, "\n<sub>time: this run's median · vs mark: change against the high-water "
-                     "mark, positive = worse (slower), with the band the decision required it to clear · "
-                     "reproduce with <code>--seed</code>");
-    if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
-        kg_sbuf_puts(&b, " · XFAIL: the gate a case declares it fails (xfail_gate) still fails "
-                         "it, which passes · XPASS: that gate now passes it, which fails (remove "
-                         "xfail_gate)");
-    kg_sbuf_puts(&b, "</sub>\n");
+    md_headline(&b, &v);
+    md_counts(&b, &v);
+    md_tables(&b, &v);
     KG_TRY(kg_sbuf_write(&b, path));
 cleanup:
     kg_sbuf_free(&b);

@@ -181,7 +181,14 @@ static void test_k_state(void)
     cJSON_Delete(r);
     kg_marks_free(m);
     kg_marks_free(back);
-    /* Bad values: the file and the field named. */
+}
+
+/* Bad k and power_state values: the file and the field named, on load and on put. */
+static void test_k_state_errors(void)
+{
+    cJSON *r;
+    char *t;
+    kg_marks *m = NULL;
     r = valid_root();
     cJSON_AddNumberToObject(entry(r, 1), "k", 0);
     expect_error("k 0", r, "marks[1]", "'k'");
@@ -254,6 +261,12 @@ static void test_schema_errors(void)
     expect_error_text("entry not object", "{\"version\": 1, \"marks\": [3]}", "marks[0]",
                       "must be an object");
 
+}
+
+/* Every required field missing, and each field of the wrong type or out of range. */
+static void test_schema_fields(void)
+{
+    cJSON *r;
     static const char *required[] = { "device_class", "case", "metric", "direction", "value",
                                       "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
                                       "provenance" };
@@ -298,7 +311,14 @@ static void test_schema_errors(void)
     MUTATE("provenance string", "provenance", cJSON_CreateString("x"),
            "'provenance' must be an object", NULL);
 #undef MUTATE
-    /* The infinite value above prints as null in cJSON; 1e999 is how a file spells it. */
+}
+
+/* Values a file can spell that cJSON cannot print, the optional fields' rules, unknown and
+ * duplicate fields and keys. */
+static void test_schema_values(void)
+{
+    cJSON *r;
+    /* An infinite value prints as null in cJSON; 1e999 is how a file spells it. */
     r = valid_root();
     char *t = cJSON_Print(r);
     char *at = strstr(t, "545.125");
@@ -393,7 +413,10 @@ int main(void)
     test_valid_roundtrip();
     test_merge();
     test_k_state();
+    test_k_state_errors();
     test_schema_errors();
+    test_schema_fields();
+    test_schema_values();
     test_files();
     return kg_test_done("test_marks");
 }

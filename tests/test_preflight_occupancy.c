@@ -144,51 +144,36 @@ static int nvidia_blocks(const kg_arch_limits *L, int threads, int regs, size_t 
     return r.activeBlocksPerMultiprocessor;
 }
 
-int main(void)
+/* The newer and older architectures of the table (issue #17): sm_75, sm_100, sm_120. */
+static void check_other_archs(void)
 {
-    kg_arch_limits L90, L80, L86;
     kg_occupancy o;
-    CHECK(kg_arch_limits_get(&L90, 90) == 0);
-    CHECK(kg_arch_limits_get(&L80, 80) == 0);
-    CHECK(kg_arch_limits_get(&L86, 86) == 0);
-    CHECK(kg_arch_limits_get(&L90, 88) == KG_ENOTFOUND);
-    CHECK(strstr(kg_error_last(), "sm_88: no occupancy limits known") != NULL);
-    CHECK(kg_arch_limits_get(&L90, 70) == KG_ENOTFOUND);
-    CHECK(kg_arch_limits_get(&L90, 130) == KG_ENOTFOUND);
-    CHECK(kg_arch_limits_get(&L90, 90) == 0);
-    {
-        const int *known;
-        int nk = kg_arch_limits_known(&known);
-        CHECK_MSG(nk == (int)KG_ARRAY_LEN(guide), "%d architectures known", nk);
-        for (int i = 0; i < nk; i++) {
-            kg_arch_limits L;
-            CHECK(kg_arch_limits_get(&L, known[i]) == 0 && L.arch == known[i]);
-            CHECK(i == 0 || known[i] > known[i - 1]);
-            check_limits(&L);
-        }
-    }
-    check_static_rows();
-    {
-        kg_arch_limits L75, L100, L120;
-        CHECK(kg_arch_limits_get(&L75, 75) == 0 && kg_arch_limits_get(&L100, 100) == 0 &&
-              kg_arch_limits_get(&L120, 120) == 0);
-        /* sm_75: 256 threads x 32 regs: 32 warps/SM cap 4 blocks (registers allow 8); 40 KiB
-         * of shared memory (no reserve, 256 B granularity) leaves 1 block of 64 KiB; 64 KiB is
-         * the whole SM, one byte more cannot launch. */
-        CHECK(kg_occupancy_calc(&o, &L75, 256, 32, 0, 0) == 0);
-        CHECK(o.blocks_per_sm == 4 && o.limiter == KG_LIMIT_WARPS && o.occupancy == 1.0);
-        CHECK(kg_occupancy_calc(&o, &L75, 256, 20, 40960, 0) == 0);
-        CHECK(o.blocks_per_sm == 1 && o.limiter == KG_LIMIT_SMEM);
-        CHECK(kg_occupancy_calc(&o, &L75, 256, 20, 0, 65536) == 0 && o.blocks_per_sm == 1);
-        CHECK(kg_occupancy_calc(&o, &L75, 256, 20, 0, 65537) == 0 && o.blocks_per_sm == 0);
-        /* sm_100 as sm_90: 41984 B per block -> 5; sm_120: 24 blocks/SM, 48 warps. */
-        CHECK(kg_occupancy_calc(&o, &L100, 256, 20, 40960, 0) == 0 && o.blocks_per_sm == 5);
-        CHECK(kg_occupancy_calc(&o, &L120, 32, 16, 0, 0) == 0);
-        CHECK(o.blocks_per_sm == 24 && o.limiter == KG_LIMIT_BLOCKS);
-        CHECK(kg_occupancy_calc(&o, &L120, 256, 32, 0, 0) == 0);
-        CHECK(o.blocks_per_sm == 6 && o.limiter == KG_LIMIT_WARPS);
-    }
+    kg_arch_limits L75, L100, L120;
+    CHECK(kg_arch_limits_get(&L75, 75) == 0 && kg_arch_limits_get(&L100, 100) == 0 &&
+          kg_arch_limits_get(&L120, 120) == 0);
+    /* sm_75: 256 threads x 32 regs: 32 warps/SM cap 4 blocks (registers allow 8); 40 KiB
+     * of shared memory (no reserve, 256 B granularity) leaves 1 block of 64 KiB; 64 KiB is
+     * the whole SM, one byte more cannot launch. */
+    CHECK(kg_occupancy_calc(&o, &L75, 256, 32, 0, 0) == 0);
+    CHECK(o.blocks_per_sm == 4 && o.limiter == KG_LIMIT_WARPS && o.occupancy == 1.0);
+    CHECK(kg_occupancy_calc(&o, &L75, 256, 20, 40960, 0) == 0);
+    CHECK(o.blocks_per_sm == 1 && o.limiter == KG_LIMIT_SMEM);
+    CHECK(kg_occupancy_calc(&o, &L75, 256, 20, 0, 65536) == 0 && o.blocks_per_sm == 1);
+    CHECK(kg_occupancy_calc(&o, &L75, 256, 20, 0, 65537) == 0 && o.blocks_per_sm == 0);
+    /* sm_100 as sm_90: 41984 B per block -> 5; sm_120: 24 blocks/SM, 48 warps. */
+    CHECK(kg_occupancy_calc(&o, &L100, 256, 20, 40960, 0) == 0 && o.blocks_per_sm == 5);
+    CHECK(kg_occupancy_calc(&o, &L120, 32, 16, 0, 0) == 0);
+    CHECK(o.blocks_per_sm == 24 && o.limiter == KG_LIMIT_BLOCKS);
+    CHECK(kg_occupancy_calc(&o, &L120, 256, 32, 0, 0) == 0);
+    CHECK(o.blocks_per_sm == 6 && o.limiter == KG_LIMIT_WARPS);
+}
 
+/* sm_90, sm_80 and sm_86 by hand: each limiter, the register headroom, cannot-launch. */
+static void check_hand_cases(const kg_arch_limits *l90, const kg_arch_limits *l80,
+                             const kg_arch_limits *l86)
+{
+    kg_arch_limits L90 = *l90, L80 = *l80, L86 = *l86;
+    kg_occupancy o;
     /* 256 threads, 96 regs: 3072 regs/warp, 5 warps per 16384-register sub-partition, 20
      * warps/SM -> 2 blocks of 8 warps, register-limited; up to 128 regs keeps 4 warps per
      * sub-partition (2 blocks); 129+ (136 allocated) gives 3 -> 1 block: headroom 32. */
@@ -222,8 +207,12 @@ int main(void)
     CHECK(kg_occupancy_calc(&o, &L90, 2048, 16, 0, 0) == 0);
     CHECK(o.blocks_per_sm == 0);
     CHECK(kg_occupancy_calc(&o, &L90, 0, 16, 0, 0) == KG_EINVAL);
+}
 
-    /* Sweep against cuda_occupancy.h for every architecture in the table. */
+/* Sweep against cuda_occupancy.h for every architecture in the table. */
+static void check_sweep(void)
+{
+    kg_occupancy o;
     const int *archs;
     int na = kg_arch_limits_known(&archs), mismatches = 0, compared = 0;
     static const int threads[] = { 1, 32, 33, 64, 96, 128, 192, 256, 320, 384, 512, 640, 768,
@@ -256,5 +245,33 @@ int main(void)
            "cuda_occupancy.h\n", na, compared - mismatches, compared);
     CHECK_MSG(mismatches == 0, "%d of %d configurations differ from cuda_occupancy.h",
               mismatches, compared);
+}
+
+int main(void)
+{
+    kg_arch_limits L90, L80, L86;
+    CHECK(kg_arch_limits_get(&L90, 90) == 0);
+    CHECK(kg_arch_limits_get(&L80, 80) == 0);
+    CHECK(kg_arch_limits_get(&L86, 86) == 0);
+    CHECK(kg_arch_limits_get(&L90, 88) == KG_ENOTFOUND);
+    CHECK(strstr(kg_error_last(), "sm_88: no occupancy limits known") != NULL);
+    CHECK(kg_arch_limits_get(&L90, 70) == KG_ENOTFOUND);
+    CHECK(kg_arch_limits_get(&L90, 130) == KG_ENOTFOUND);
+    CHECK(kg_arch_limits_get(&L90, 90) == 0);
+    {
+        const int *known;
+        int nk = kg_arch_limits_known(&known);
+        CHECK_MSG(nk == (int)KG_ARRAY_LEN(guide), "%d architectures known", nk);
+        for (int i = 0; i < nk; i++) {
+            kg_arch_limits L;
+            CHECK(kg_arch_limits_get(&L, known[i]) == 0 && L.arch == known[i]);
+            CHECK(i == 0 || known[i] > known[i - 1]);
+            check_limits(&L);
+        }
+    }
+    check_static_rows();
+    check_other_archs();
+    check_hand_cases(&L90, &L80, &L86);
+    check_sweep();
     return kg_test_done("test_preflight_occupancy");
 }

@@ -10,11 +10,68 @@ static kg_parity_policy tol(double a, double r, double c)
     return p;
 }
 
+/* Sizes at the edges: empty, one element, all zeros. */
+static void check_small_sizes(const kg_parity_policy *lp)
+{
+    kg_parity_result r;
+    kg_parity_policy loose = *lp;
+    /* empty: nothing to compare, passes with neutral figures */
+    CHECK(kg_parity_compare(&r, NULL, KG_DTYPE_F32, NULL, KG_DTYPE_F64, 0, &loose) == 0);
+    CHECK(r.pass && r.n == 0 && r.rel_l2 == 0 && r.cosine == 1.0);
+
+    /* length 1 */
+    float one = 2.0f;
+    double oned = 2.0;
+    CHECK(kg_parity_compare(&r, &one, KG_DTYPE_F32, &oned, KG_DTYPE_F64, 1, &loose) == 0 &&
+          r.pass);
+    double oned2 = 2.1;
+    CHECK(kg_parity_compare(&r, &one, KG_DTYPE_F32, &oned2, KG_DTYPE_F64, 1, &loose) == 0 &&
+          !r.pass);
+
+    /* all-zero reference and output: rel_l2 0, cosine 1; zero ref with nonzero out: rel inf */
+    float z[2] = { 0, 0 }, nz[2] = { 0, 1e-9f };
+    double zd[2] = { 0, 0 };
+    CHECK(kg_parity_compare(&r, z, KG_DTYPE_F32, zd, KG_DTYPE_F64, 2, &loose) == 0 && r.pass);
+    CHECK(kg_parity_compare(&r, nz, KG_DTYPE_F32, zd, KG_DTYPE_F64, 2, &loose) == 0 &&
+          !r.pass && isinf(r.rel_l2));
+}
+
+/* Bitwise policy (one flipped bit, -0.0 vs +0.0, dtypes must match) and bf16 rounding. */
+static void check_bitwise_bf16(const kg_parity_policy *lp)
+{
+    kg_parity_result r;
+    kg_parity_policy loose = *lp;
+    kg_parity_policy bit = KG_PARITY_BITWISE_INIT;
+    double ad[4] = { 1.0, -2.0, 3.5, 0.25 };
+    /* bitwise: equal bytes pass; one differing bit fails; -0.0 vs +0.0 differ bitwise */
+    float x[3] = { 1.0f, 2.0f, 3.0f }, y[3] = { 1.0f, 2.0f, 3.0f };
+    CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, y, KG_DTYPE_F32, 3, &bit) == 0 && r.pass);
+    uint32_t u;
+    memcpy(&u, &y[1], 4);
+    u ^= 1;
+    memcpy(&y[1], &u, 4);
+    CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, y, KG_DTYPE_F32, 3, &bit) == 0 && !r.pass &&
+          r.mismatched_bytes == 1 && r.first_bad == 1);
+    float pz = 0.0f, nzero = -0.0f;
+    CHECK(kg_parity_compare(&r, &pz, KG_DTYPE_F32, &nzero, KG_DTYPE_F32, 1, &bit) == 0 &&
+          !r.pass);
+    /* bitwise needs matching dtypes */
+    CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, ad, KG_DTYPE_F64, 3, &bit) == KG_EINVAL);
+
+    /* bf16 values: 1 + 2^-8 rounds to 1 (ties to even), 1 + 3*2^-8 rounds up */
+    CHECK(kg_f32_to_bf16(1.0f + 0x1p-8f) == 0x3f80);
+    CHECK(kg_f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3f82);
+    CHECK(kg_bf16_to_f32(0x3f80) == 1.0f);
+    uint16_t bf[2] = { kg_f32_to_bf16(1.5f), kg_f32_to_bf16(-2.0f) };
+    double bfd[2] = { 1.5, -2.0 };
+    CHECK(kg_parity_compare(&r, bf, KG_DTYPE_BF16, bfd, KG_DTYPE_F64, 2, &bit) == KG_EINVAL);
+    CHECK(kg_parity_compare(&r, bf, KG_DTYPE_BF16, bfd, KG_DTYPE_F64, 2, &loose) == 0 && r.pass);
+}
+
 int main(void)
 {
     kg_parity_result r;
     kg_parity_policy loose = tol(1e-3, 1e-3, 0.999);
-    kg_parity_policy bit = KG_PARITY_BITWISE_INIT;
 
     /* identical vectors pass with exact figures */
     float a[4] = { 1.0f, -2.0f, 3.5f, 0.25f };
@@ -76,49 +133,7 @@ int main(void)
     CHECK(kg_parity_compare(&r, den, KG_DTYPE_F32, dend, KG_DTYPE_F64, 2, &tight_abs) == 0);
     CHECK(r.pass && r.max_abs < 1e-44);
 
-    /* empty: nothing to compare, passes with neutral figures */
-    CHECK(kg_parity_compare(&r, NULL, KG_DTYPE_F32, NULL, KG_DTYPE_F64, 0, &loose) == 0);
-    CHECK(r.pass && r.n == 0 && r.rel_l2 == 0 && r.cosine == 1.0);
-
-    /* length 1 */
-    float one = 2.0f;
-    double oned = 2.0;
-    CHECK(kg_parity_compare(&r, &one, KG_DTYPE_F32, &oned, KG_DTYPE_F64, 1, &loose) == 0 &&
-          r.pass);
-    double oned2 = 2.1;
-    CHECK(kg_parity_compare(&r, &one, KG_DTYPE_F32, &oned2, KG_DTYPE_F64, 1, &loose) == 0 &&
-          !r.pass);
-
-    /* all-zero reference and output: rel_l2 0, cosine 1; zero ref with nonzero out: rel inf */
-    float z[2] = { 0, 0 }, nz[2] = { 0, 1e-9f };
-    double zd[2] = { 0, 0 };
-    CHECK(kg_parity_compare(&r, z, KG_DTYPE_F32, zd, KG_DTYPE_F64, 2, &loose) == 0 && r.pass);
-    CHECK(kg_parity_compare(&r, nz, KG_DTYPE_F32, zd, KG_DTYPE_F64, 2, &loose) == 0 &&
-          !r.pass && isinf(r.rel_l2));
-
-    /* bitwise: equal bytes pass; one differing bit fails; -0.0 vs +0.0 differ bitwise */
-    float x[3] = { 1.0f, 2.0f, 3.0f }, y[3] = { 1.0f, 2.0f, 3.0f };
-    CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, y, KG_DTYPE_F32, 3, &bit) == 0 && r.pass);
-    uint32_t u;
-    memcpy(&u, &y[1], 4);
-    u ^= 1;
-    memcpy(&y[1], &u, 4);
-    CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, y, KG_DTYPE_F32, 3, &bit) == 0 && !r.pass &&
-          r.mismatched_bytes == 1 && r.first_bad == 1);
-    float pz = 0.0f, nzero = -0.0f;
-    CHECK(kg_parity_compare(&r, &pz, KG_DTYPE_F32, &nzero, KG_DTYPE_F32, 1, &bit) == 0 &&
-          !r.pass);
-    /* bitwise needs matching dtypes */
-    CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, ad, KG_DTYPE_F64, 3, &bit) == KG_EINVAL);
-
-    /* bf16 values: 1 + 2^-8 rounds to 1 (ties to even), 1 + 3*2^-8 rounds up */
-    CHECK(kg_f32_to_bf16(1.0f + 0x1p-8f) == 0x3f80);
-    CHECK(kg_f32_to_bf16(1.0f + 3 * 0x1p-8f) == 0x3f82);
-    CHECK(kg_bf16_to_f32(0x3f80) == 1.0f);
-    uint16_t bf[2] = { kg_f32_to_bf16(1.5f), kg_f32_to_bf16(-2.0f) };
-    double bfd[2] = { 1.5, -2.0 };
-    CHECK(kg_parity_compare(&r, bf, KG_DTYPE_BF16, bfd, KG_DTYPE_F64, 2, &bit) == KG_EINVAL);
-    CHECK(kg_parity_compare(&r, bf, KG_DTYPE_BF16, bfd, KG_DTYPE_F64, 2, &loose) == 0 && r.pass);
-
+    check_small_sizes(&loose);
+    check_bitwise_bf16(&loose);
     return kg_test_done("test_parity_math");
 }

@@ -5,21 +5,15 @@
 # headline, regression table (across two reports, one per GPU), failures, errors and link; the
 # token in no output, log or state; no PR number -> a clear message, exit 2; a wrong token ->
 # exit 4, redacted; --dry-run prints the body and sends nothing. Loopback only; bounded in time.
-set -u
 KG=$1
-SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 H200=$SRC/tests/data/h200-run-report.json
 SERVER=$SRC/tests/forge_server.py
 PY=$(command -v /usr/bin/python3 || command -v python3)
-T=$(mktemp -d); [ -n "${KG_KEEP:-}" ] && echo "keeping $T"
 REPORT=$T/h200-decided.json
 "$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$REPORT" || { echo "FAIL: h200_variants.py"; exit 1; }
 SRV_PID=
-cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; [ -n "${KG_KEEP:-}" ] || rm -rf "$T"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+on_exit '[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null'
 TOKEN="kgtest_$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"
 BASE_ENV=(PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}")
 
@@ -124,5 +118,4 @@ env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PO
 # The token appears in no output, log or state file.
 grep -rlF "$TOKEN" "$T" && bad "the token leaked into the files above" || ok
 
-echo "test_comment: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

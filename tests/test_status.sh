@@ -8,21 +8,15 @@
 # variant with a parity FAIL, a hotpath ERROR and a bench regression (tests/data/h200_variants.py),
 # its xfail, xpass and incomplete variants (expected failures, a fault, an interrupted run;
 # validated against the report schema), and a report the CLI writes here without a GPU.
-set -u
 KG=$1
-SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 H200=$SRC/tests/data/h200-run-report.json
 SERVER=$SRC/tests/status_server.py
 PY=$(command -v /usr/bin/python3 || command -v python3)
-T=$(mktemp -d); [ -n "${KG_KEEP:-}" ] && echo "keeping $T"
 REPORT=$T/h200-decided.json
 "$PY" "$SRC/tests/data/h200_variants.py" "$H200" "$REPORT" || { echo "FAIL: h200_variants.py"; exit 1; }
 SRV_PID=
-cleanup() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; [ -n "${KG_KEEP:-}" ] || rm -rf "$T"; }
-trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
+on_exit '[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null'
 TOKEN="kgtest_$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"
 SHA=0123456789abcdef0123456789abcdef01234567
 BASE_ENV=(PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}")
@@ -253,5 +247,4 @@ else ok; fi
 # 7. The token is nowhere: outputs, errors, server logs, generated files.
 if grep -rqF "$TOKEN" "$T"; then bad "the token leaked into: $(grep -rlF "$TOKEN" "$T" | tr '\n' ' ')"; else ok; fi
 
-echo "test_status: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

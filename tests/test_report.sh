@@ -9,18 +9,12 @@
 # (XFAIL, XPASS), a faulted case and an interrupted (incomplete) run are shown as such (the
 # variants xfail, xpass and incomplete of h200_variants.py, validated too); bad input exits 2
 # and writes nothing.
-set -u
 KG=$1
 KD=$(dirname "$KG")/kgate-defects
-SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 H200=$SRC/tests/data/h200-run-report.json
 XSD=$SRC/tests/data/junit-10.xsd
 PY=$(command -v /usr/bin/python3 || command -v python3)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 has() { grep -qF -- "$2" "$1" && ok || bad "$1 lacks: $2"; }
 hasnt() { grep -qF -- "$2" "$1" && bad "$1 has: $2" || ok; }
 fig() { jq -r --arg g "$1" --arg c "$2" ".results[] | select(.gate == \$g and .case == \$c) | .figures.$3" "$REPORT"; }
@@ -319,5 +313,4 @@ check2 "unknown flag" "'--bogus'" --from "$REPORT" --bogus
 check2 "unwritable" "cannot write there" --from "$REPORT" --junit "$T/no/dir/x.xml"
 ls "$T"/n*.* >/dev/null 2>&1 && bad "a file was written on bad input" || ok
 
-echo "test_report: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

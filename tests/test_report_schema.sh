@@ -6,19 +6,13 @@
 # the keys of gates/core/report_keys.h and of the schema are the same set, group by group (a key
 # is declared once and documented once). Needs python3-jsonschema (scripts/deps.sh).
 # Usage: test_report_schema.sh KGATE KGATE_DEFECTS [PYTHON3]
-set -u
 KG=$(realpath "$1")
 KD=$(realpath "$2")
 PY=${3:-/usr/bin/python3}
-SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$(dirname "$0")/lib.sh"
 SCHEMA=$SRC/baselines/report.schema.json
 KEYS=$SRC/gates/core/report_keys.h
 H200=$SRC/tests/data/h200-run-report.json
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { echo "FAIL: $*"; fail=$((fail+1)); }
 
 "$PY" -c 'from jsonschema import Draft202012Validator' 2>/dev/null || {
     echo "FAIL: $PY has no jsonschema (Debian: python3-jsonschema; scripts/deps.sh installs it)"
@@ -171,5 +165,4 @@ PY
 if grep -nE 'cJSON_(GetObjectItem(CaseSensitive)?|HasObjectItem)\([^,]+, *"' "$SRC"/gates/report/*.c >"$T/lit.log"; then
     bad "gates/report reads a report key by a literal, not its report_keys.h macro:"; cat "$T/lit.log"
 else ok; fi
-echo "test_report_schema: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -297,6 +297,55 @@ static void test_marks(void)
     CHECK(dec(&c, &e) == KG_CT_MODEL_WRONG);
 }
 
+static unsigned moves(const kg_ct_counts *c, const kg_ct_expect *e)
+{
+    kg_ct_verdict v;
+    kg_ct_decide_opts o = KG_CT_DECIDE_OPTS_INIT;
+    o.l2_bytes = 50e6;
+    CHECK(kg_ct_decide(&v, c, e, &o) == 0);
+    return v.mark_moves;
+}
+
+/* Which marks a passing production run may set or move: every present count without marks;
+ * with marks only a gain beyond the regression margin. The noise is the H200's: a second
+ * identical production run read axpy n=1048579 DRAM 1.52192e6 -> 1.50221e6 bytes (L2-resident,
+ * not gated), occupancy 63.36 -> 64.02 %, sysmem 43168 -> 25120 bytes, and moved 20 marks. */
+static void test_mark_moves(void)
+{
+    kg_ct_counts c = counts(1.50221e6, 0, 417809);
+    c.v[KG_CT_OCCUPANCY] = 64.0238, c.have[KG_CT_OCCUPANCY] = true;
+    c.sysmem_bytes = 25120, c.tensor = 0, c.spill = 0;
+    kg_ct_expect bare = { .bytes_moved = 12.6e6 };
+    CHECK(moves(&c, &bare) == (KG_CT_MV_DRAM | KG_CT_MV_INST | KG_CT_MV_OCC | KG_CT_MV_SYSMEM));
+    kg_mark md = mark(1.52192e6), mi = mark(417809), mo = mark(63.3628), ms = mark(43168);
+    kg_ct_expect e = { .bytes_moved = 12.6e6, .m_dram = &md, .m_inst = &mi, .m_occ = &mo,
+                       .m_sysmem = &ms };
+    CHECK(moves(&c, &e) == 0);                         /* the noise moves nothing */
+    c.dram_bytes = 0.5e6;                              /* L2-resident DRAM never moves once set */
+    CHECK(moves(&c, &e) == 0);
+    c.v[KG_CT_INST] = 417809 * 0.98;                   /* 2% fewer instructions: real */
+    c.v[KG_CT_OCCUPANCY] = 63.3628 + 5.5;              /* beyond the 5-point step */
+    CHECK(moves(&c, &e) == (KG_CT_MV_INST | KG_CT_MV_OCC));
+    c.v[KG_CT_INST] = 417809 * 0.995;                  /* within the 1% tolerance */
+    CHECK(moves(&c, &e) == KG_CT_MV_OCC);
+    /* a streaming case of >= 2x L2: its DRAM bytes move on a gain beyond 1% */
+    kg_ct_counts big = counts(4.0e8, 0, 7.27e6);
+    kg_mark mb = mark(4.06168e8), mbi = mark(7.27e6), m50 = mark(50); /* counts(): occ 50 */
+    kg_ct_expect eb = { .bytes_moved = 4.0e8, .m_dram = &mb, .m_inst = &mbi, .m_occ = &m50 };
+    CHECK(moves(&big, &eb) == KG_CT_MV_DRAM);          /* -1.5% */
+    big = counts(4.06e8, 0, 7.27e6);
+    CHECK(moves(&big, &eb) == 0);                      /* -0.04%: noise */
+    /* sysmem: a gain beyond 25% + 1 MiB; tensor instructions: more than 1% */
+    kg_mark mss = mark(25970112), mt = mark(1000);
+    kg_ct_expect et = { .bytes_moved = 200e6, .m_sysmem = &mss, .m_tensor = &mt,
+                        .m_occ = &m50 };
+    kg_ct_counts ct = counts(200e6, 0, 1e6);
+    ct.sysmem_bytes = 812320, ct.tensor = 1005;
+    CHECK(moves(&ct, &et) == (KG_CT_MV_DRAM | KG_CT_MV_INST | KG_CT_MV_SYSMEM));
+    ct.sysmem_bytes = 25970112 * 0.9, ct.tensor = 1100;
+    CHECK(moves(&ct, &et) == (KG_CT_MV_DRAM | KG_CT_MV_INST | KG_CT_MV_TENSOR));
+}
+
 /* The first H200 run (NVIDIA H200 sm_90, driver 580.159.04, CUDA 13.0): every reference case
  * and the counters defect catalogue, as measured (docs/counters.md). Tensor FLOPs: mma.sync
  * GEMMs as the ops path counts them (m16n8k16: 4096 per instruction), wgmma GEMMs 0 (the ops
@@ -414,6 +463,7 @@ int main(void)
     test_model();
     test_tensor_flops();
     test_marks();
+    test_mark_moves();
     test_tags();
     test_h200();
     return kg_test_done("test_counters");

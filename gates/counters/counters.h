@@ -143,8 +143,21 @@ typedef struct {
     double bytes_ratio;        /* measured / declared (NaN: not checked) */
     double flops_ratio;
     const char *bytes_basis;   /* "dram" | "l2" (streaming, < 2x L2) | NULL (not checked) */
+    unsigned mark_moves;       /* KG_CT_MV_*: the counter marks this run may set or move */
     char why[640];             /* every finding, "; "-separated */
 } kg_ct_verdict;
+
+/* kg_ct_verdict.mark_moves: a counter mark is set when the case has none, and moves only when
+ * this run beats it by the margin a regression would need the other way (tolerance, occupancy
+ * step, sysmem rel + abs); DRAM bytes of a case under 2x L2 (not gated) never move once set.
+ * A ratchet that took every lucky count would lock in one process's L2 state: on the H200 a
+ * second identical production run moved 20 counter marks by noise alone. */
+#define KG_CT_MV_DRAM 0x01u
+#define KG_CT_MV_INST 0x02u
+#define KG_CT_MV_SPILL 0x04u
+#define KG_CT_MV_OCC 0x08u
+#define KG_CT_MV_TENSOR 0x10u
+#define KG_CT_MV_SYSMEM 0x20u
 
 /* The rule (docs/counters.md, the thresholds are the opts above):
  *   FAIL      MODEL_WRONG: bytes_moved (>= min_bytes, declared AI below the ridge) vs DRAM
@@ -156,7 +169,8 @@ typedef struct {
  *             tensor instructions 0 for a case tagged tensor-core (or whose mark had some);
  *             achieved occupancy below the mark by more than occupancy_step; system-memory
  *             bytes above max(sysmem_floor, mark * (1 + sysmem_rel) + sysmem_abs);
- *   NO_MARK   passed, and the case has no counter mark; OK passed against marks. */
+ *   NO_MARK   passed, and the case has no counter mark; OK passed against marks.
+ * and mark_moves (above). */
 int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *e,
                  const kg_ct_decide_opts *o);
 

@@ -211,6 +211,12 @@ static void ct_check_sysmem(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct
     }
 }
 
+static bool ct_dram_gated(const kg_ct_counts *c, const kg_ct_expect *e,
+                          const kg_ct_decide_opts *o)
+{
+    return o->l2_bytes > 0 && e->bytes_moved >= 2 * o->l2_bytes && c->dram_bytes >= o->min_bytes;
+}
+
 static void ct_check_marks(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_expect *e,
                            const kg_ct_decide_opts *o)
 {
@@ -219,8 +225,7 @@ static void ct_check_marks(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
      * axpy n=1048579 (12.6 MB) read 1.26, 1.35 and 1.66 MB of DRAM in three processes, and a
      * second production run flagged five such cases at a 1% tolerance. Their instruction
      * counts are still gated. */
-    bool dram_gated = o->l2_bytes > 0 && e->bytes_moved >= 2 * o->l2_bytes &&
-                      c->dram_bytes >= o->min_bytes;
+    bool dram_gated = ct_dram_gated(c, e, o);
     if (dram_gated)
         ct_check_growth(v, "DRAM bytes/launch", c->dram_bytes, e->m_dram, o->tolerance_rel);
     ct_check_growth(v, "instructions/launch", c->v[KG_CT_INST], e->m_inst,
@@ -241,6 +246,37 @@ static void ct_check_marks(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
     ct_check_sysmem(v, c, e, o);
 }
 
+/* Set (no mark) or moved (beaten by more than the regression margin): see KG_CT_MV_*. */
+static bool ct_beats(const kg_mark *m, double now, double margin_lo)
+{
+    return isfinite(now) && now > 0 && (!m || now < margin_lo);
+}
+
+static unsigned ct_mark_moves(const kg_ct_counts *c, const kg_ct_expect *e,
+                              const kg_ct_decide_opts *o, bool dram_gated)
+{
+    double tol = o->tolerance_rel;
+    unsigned mv = 0;
+    const kg_mark *m;
+    if ((m = e->m_dram), ct_beats(m, c->dram_bytes, m && dram_gated ? m->value * (1 - tol) : 0))
+        mv |= KG_CT_MV_DRAM;
+    if ((m = e->m_inst), ct_beats(m, c->v[KG_CT_INST], m ? m->value * (1 - tol) : 0))
+        mv |= KG_CT_MV_INST;
+    if ((m = e->m_spill), ct_beats(m, c->spill, m ? m->value * (1 - tol) : 0))
+        mv |= KG_CT_MV_SPILL;
+    if ((m = e->m_sysmem),
+        ct_beats(m, c->sysmem_bytes, m ? (m->value - o->sysmem_abs) / (1 + o->sysmem_rel) : 0))
+        mv |= KG_CT_MV_SYSMEM;
+    /* higher is better: compare the negated values */
+    double occ = c->have[KG_CT_OCCUPANCY] ? c->v[KG_CT_OCCUPANCY] : NAN;
+    if ((m = e->m_occ), isfinite(occ) && occ > 0 && (!m || occ > m->value + o->occupancy_step))
+        mv |= KG_CT_MV_OCC;
+    if ((m = e->m_tensor), isfinite(c->tensor) && c->tensor > 0 &&
+                               (!m || c->tensor > m->value * (1 + tol)))
+        mv |= KG_CT_MV_TENSOR;
+    return mv;
+}
+
 int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *e,
                  const kg_ct_decide_opts *o)
 {
@@ -255,6 +291,7 @@ int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *
     ct_check_bytes(out, c, e, o);
     ct_check_flops(out, c, e, o);
     ct_check_marks(out, c, e, o);
+    out->mark_moves = ct_mark_moves(c, e, o, ct_dram_gated(c, e, o));
     if (out->decision == KG_CT_OK && ct_no_marks(e))
         out->decision = KG_CT_NO_MARK;
     if (!out->why[0])

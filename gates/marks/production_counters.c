@@ -2,7 +2,9 @@
  * run become candidate marks for kg_advance_apply, the ratchet every bench mark goes through:
  * a mark only improves (lower DRAM bytes / instructions / spills / sysmem, higher occupancy /
  * tensor instructions), and only a run in which everything passed is committed (the caller's
- * all_passed check: a failing run never advances anything). A counter is exact, so the
+ * all_passed check: a failing run never advances anything). Only the counts the gate's rule
+ * let move (kg_ct_verdict.mark_moves: no mark yet, or beaten by the regression margin) are
+ * candidates. A counter is exact, so the
  * candidate's interval is the count itself (band 0, one sample). */
 #include <math.h>
 #include <string.h>
@@ -40,12 +42,17 @@ static int pc_row(pc_ctx *x, const kg_run_row *row)
     if (row->res.verdict != KG_VERDICT_PASS || !b ||
         (b->v.decision != KG_CT_OK && b->v.decision != KG_CT_NO_MARK))
         return 0;
-    KG_TRY(pc_put(x, id, KG_CT_MARK_DRAM, b->c.dram_bytes, KG_LOWER_IS_BETTER));
-    KG_TRY(pc_put(x, id, KG_CT_MARK_INST, b->c.v[KG_CT_INST], KG_LOWER_IS_BETTER));
-    KG_TRY(pc_put(x, id, KG_CT_MARK_SPILL, b->c.spill, KG_LOWER_IS_BETTER));
-    KG_TRY(pc_put(x, id, KG_CT_MARK_OCC, b->c.v[KG_CT_OCCUPANCY], KG_HIGHER_IS_BETTER));
-    KG_TRY(pc_put(x, id, KG_CT_MARK_TENSOR, b->c.tensor, KG_HIGHER_IS_BETTER));
-    KG_TRY(pc_put(x, id, KG_CT_MARK_SYSMEM, b->c.sysmem_bytes, KG_LOWER_IS_BETTER));
+    const struct { unsigned bit; const char *metric; double v; kg_direction dir; } m[] = {
+        { KG_CT_MV_DRAM, KG_CT_MARK_DRAM, b->c.dram_bytes, KG_LOWER_IS_BETTER },
+        { KG_CT_MV_INST, KG_CT_MARK_INST, b->c.v[KG_CT_INST], KG_LOWER_IS_BETTER },
+        { KG_CT_MV_SPILL, KG_CT_MARK_SPILL, b->c.spill, KG_LOWER_IS_BETTER },
+        { KG_CT_MV_OCC, KG_CT_MARK_OCC, b->c.v[KG_CT_OCCUPANCY], KG_HIGHER_IS_BETTER },
+        { KG_CT_MV_TENSOR, KG_CT_MARK_TENSOR, b->c.tensor, KG_HIGHER_IS_BETTER },
+        { KG_CT_MV_SYSMEM, KG_CT_MARK_SYSMEM, b->c.sysmem_bytes, KG_LOWER_IS_BETTER },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (b->v.mark_moves & m[i].bit)
+            KG_TRY(pc_put(x, id, m[i].metric, m[i].v, m[i].dir));
 cleanup:
     return rc;
 }

@@ -4,7 +4,8 @@
  * and (round 2) the probe-clock warm-up rule over synthetic probe sequences (the H200's
  * recovery ramp 1515 -> 1734 -> 1949 -> 1980 is steady only at 1980; a capped plateau at 1469
  * is steady, held and power-capped; a heavy case is never accepted before its minimum), the
- * label bands and the report object. */
+ * label bands and the report object; (round 3) the placements rule, the shim sizes and the
+ * clock normalisation over the H200's own gemm_bf16 8192^3 samples. */
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
@@ -453,6 +454,58 @@ static void test_json(void)
     free(t);
 }
 
+static void test_placements(void)
+{
+    kg_bench_opts o = KG_BENCH_OPTS_INIT;
+    CHECK(kg_bench_placements_for(&o, 1600) == 1);          /* memory-bound: one */
+    o.compute_bound = true;
+    CHECK(kg_bench_placements_for(&o, 1600) == KG_BENCH_PLACEMENTS);
+    CHECK(kg_bench_placements_for(&o, 6.6) == 1);           /* gemm 300x200x200: too short */
+    o.mode = 1;
+    CHECK(kg_bench_placements_for(&o, 1600) == 1);          /* cold: one launch per sample */
+    o.placements = 5;
+    CHECK(kg_bench_placements_for(&o, 1) == 5);             /* the flag wins */
+    o.placements = 99;
+    CHECK(kg_bench_placements_for(&o, 1) == KG_BENCH_MAX_PLACEMENTS);
+    /* shims: 2..512 MiB in 2 MiB steps, reproducible, different per placement and seed */
+    size_t a = kg_bench_shim_bytes(11, 1), b = kg_bench_shim_bytes(11, 2);
+    CHECK(a == kg_bench_shim_bytes(11, 1) && a != b && a != kg_bench_shim_bytes(12, 1));
+    for (int p = 1; p < 64; p++) {
+        size_t z = kg_bench_shim_bytes((uint64_t)p * 7919, p);
+        CHECK_MSG(z >= (2u << 20) && z <= (512u << 20) && z % (2u << 20) == 0, "shim %zu", z);
+    }
+}
+
+/* Samples of gemm_bf16 8192^3 in one H200 process (call 1 of round 3, p7): the cap stepped the
+ * clock 1485 -> 1393 -> 1288 MHz; the last sample before a step ran mostly at the old clock. */
+static void test_clock_normalise(void)
+{
+    const double us[] = { 1648, 1660, 1687, 1732, 1724, 1827, 1857, 1858 };
+    const double mhz[] = { 1485, 1487, 1393, 1395, 1395, 1288, 1290, 1290 };
+    unsigned char drop[8] = { 0 };
+    double out[8];
+    size_t st[2] = { 0, 4 };
+    drop[6] = 1;
+    size_t m = kg_bench_clock_normalise(out, us, mhz, drop, 8, st, 1, 1980);
+    CHECK(m == 7);
+    CHECK(fabs(out[0] - 1648 * 1485 / 1980.0) < 1e-9);                     /* first: its own */
+    CHECK(fabs(out[2] - 1687 * (1487 + 1393) / 2 / 1980.0) < 1e-9);         /* mean of 2 */
+    CHECK(fabs(out[6] - 1858 * (1290 + 1290) / 2 / 1980.0) < 1e-9);         /* after a drop */
+    double raw_lo = 1e9, raw_hi = 0, lo = 1e9, hi = 0;
+    for (size_t i = 0, j = 0; i < 8; i++) {
+        if (drop[i])
+            continue;
+        raw_lo = fmin(raw_lo, us[i]), raw_hi = fmax(raw_hi, us[i]);
+        lo = fmin(lo, out[j]), hi = fmax(hi, out[j]);
+        j++;
+    }
+    CHECK_MSG((raw_hi - raw_lo) / raw_lo > 0.12 && (hi - lo) / lo < 0.04,
+              "raw spread %.3f, normalised %.3f", (raw_hi - raw_lo) / raw_lo, (hi - lo) / lo);
+    /* a second placement starting at sample 4: its first sample uses its own clock */
+    m = kg_bench_clock_normalise(out, us, mhz, drop, 8, st, 2, 1980);
+    CHECK(m == 7 && fabs(out[4] - 1724 * 1395 / 1980.0) < 1e-9);
+}
+
 int main(void)
 {
     test_choose_k();
@@ -463,5 +516,7 @@ int main(void)
     test_probe_labels();
     test_labels();
     test_json();
+    test_placements();
+    test_clock_normalise();
     return kg_test_done("test_bench_power");
 }

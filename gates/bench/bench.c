@@ -119,7 +119,7 @@ void kg_bench_case_settings(kg_bench_opts *o, kg_decide_opts *dopt, const kg_ben
 static void bg_derive(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
                       const kg_bench_opts *o)
 {
-    double sec = b->r.sum.median * 1e-6;
+    double sec = b->r.raw_sum.median * 1e-6; /* throughput at the clock it ran at */
     b->ci_pct = 100 * b->r.sum.ci_rel_width / 2;
     b->gbps = b->tflops = b->pct_copy = b->pct_gemm = NAN;
     if (sec > 0 && d->bytes_moved > 0) {
@@ -172,10 +172,16 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     char blk[64] = "";
     if (b->r.block_timeouts)
         snprintf(blk, sizeof blk, "; %zu blocking-start timeouts", b->r.block_timeouts);
+    char basis[96] = "", place[32] = "";
+    if (b->r.clock_normalised)
+        snprintf(basis, sizeof basis, " clock-normalised to %.0f MHz (measured %.4g us at %.0f MHz)",
+                 b->r.power.max_mhz, b->r.raw_sum.median, b->r.clock_median);
+    if (b->r.placements > 1)
+        snprintf(place, sizeof place, ", %d placements", b->r.placements);
     snprintf(res->message, sizeof res->message,
-             "%s; median %.4g us (CI %.4g..%.4g, n=%zu, %s); k=%d (%s); %s%s%s%s%s%s", b->v.why,
-             b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, b->r.stop, b->r.k,
-             kg_bench_k_source_name(b->r.k_source), b->r.power.label,
+             "%s; median %.4g us%s (CI %.4g..%.4g, n=%zu%s, %s); k=%d (%s); %s%s%s%s%s%s",
+             b->v.why, b->r.sum.median, basis, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, place,
+             b->r.stop, b->r.k, kg_bench_k_source_name(b->r.k_source), b->r.power.label,
              b->r.power.probe && !b->r.power.steady ? " (not steady)" : "",
              b->r.power.steady && !b->r.power.held ? " (did not hold)" : "",
              blk, b->r.dropped ? "; throttled samples dropped" : "",

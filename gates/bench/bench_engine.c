@@ -385,7 +385,7 @@ static int be_replay_op(void *a, cudaStream_t s)
 
 /* One sample into the result; true in *stop when a stopping rule is met. */
 static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg *ra,
-                   cudaStream_t s, const kg_bench_opts *o, double t0, bool *stop)
+                   cudaStream_t s, const kg_bench_opts *o, double t0, size_t base, bool *stop)
 {
     int rc = 0;
     double us = 0, mhz = NAN;
@@ -403,17 +403,18 @@ static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg 
         res->dropped++;
     else
         res->kept_us[res->kept++] = us;
-    res->elapsed_s = now_s() - t0;
+    double el = now_s() - t0;     /* this placement's loop (the budget is split) */
+    size_t mine = res->kept - base;
     *stop = true;
-    if (res->kept >= (size_t)o->min_samples && (res->kept < 200 || res->kept % 10 == 0)) {
+    if (mine >= (size_t)o->min_samples && (mine < 200 || mine % 10 == 0)) {
         kg_summary sm;
-        KG_TRY(kg_stats_summarize(&sm, res->kept_us, res->kept, o->ci_level));
+        KG_TRY(kg_stats_summarize(&sm, res->kept_us + base, mine, o->ci_level));
         if (sm.ci_coverage >= o->ci_level && sm.ci_rel_width <= o->target_ci_rel) {
             res->stop = "ci_converged";
             goto cleanup;
         }
     }
-    if (res->elapsed_s >= o->budget_s) {
+    if (el >= o->budget_s) {
         res->stop = "budget";
         goto cleanup;
     }
@@ -430,37 +431,66 @@ cleanup:
  * NVML polled between samples) until a stopping rule; the summary, the clock figures and the
  * power state from the kept samples' clocks. The budget counts the loop only. */
 static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg *ra,
-                          cudaStream_t s, const kg_bench_opts *o, double est_ms)
+                          cudaStream_t s, const kg_bench_opts *o, double est_ms, int p)
 {
     int rc = 0;
     bool stop = false;
+    kg_power_state later; /* a later placement's warm-up: the state is the first one's */
+    kg_power_state *ps = p == 0 ? &res->power : &later;
     kg_power_track *track = calloc(1, sizeof *track);
     if (!track)
         return KG_ERR(KG_ENOMEM, "out of memory");
-    const kg_warm_rule w = kg_warm_rule_for(env->max_mhz, est_ms * 1e3, o->compute_bound,
-                                            o->warmup_min_s);
+    kg_warm_rule w = kg_warm_rule_for(env->max_mhz, est_ms * 1e3, o->compute_bound,
+                                      o->warmup_min_s);
+    if (p > 0)
+        w.min_s = 0; /* the GPU ran this case just before: only back to a steady clock */
     if (o->warm_to_steady)
-        KG_TRY(kg_bench_warm_to_steady(&res->power, track, env, be_replay_op, ra, s,
-                                       est_ms * ra->k, &w));
+        KG_TRY(kg_bench_warm_to_steady(ps, track, env, be_replay_op, ra, s, est_ms * ra->k,
+                                       &w));
     else {
-        kg_power_track_begin(track, &res->power, NULL, 0);
-        res->power.max_mhz = w.max_mhz;
-        res->power.heavy = w.heavy;
-        res->power.ref_mhz = NAN;
+        kg_power_track_begin(track, ps, NULL, 0);
+        ps->max_mhz = w.max_mhz;
+        ps->heavy = w.heavy;
+        ps->ref_mhz = NAN;
     }
+    const size_t base = res->kept;
+    res->place_start[p] = res->taken;
     double t0 = now_s();
     while (!stop) {
-        KG_TRY(be_take(res, env, ra, s, o, t0, &stop));
+        KG_TRY(be_take(res, env, ra, s, o, t0, base, &stop));
         kg_bench_poll_track(env, track, stop); /* the last one always */
     }
     kg_power_track_end(track);
-    if (res->kept > 0) {
-        KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
-        res->have_sum = true;
-    }
-    KG_TRY(stats_clock(res));
 cleanup:
     free(track);
+    return rc;
+}
+
+/* After every placement: the state's label from the kept samples' clocks, the raw summary,
+ * and, for a power-capped row whose every kept sample has a probe clock, the clock-normalised
+ * samples and summary that are decided (bench.h, "Clock normalisation"). */
+static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_bench_opts *o)
+{
+    int rc = 0;
+    KG_TRY(stats_clock(res));
+    if (res->kept == 0)
+        return 0;
+    KG_TRY(kg_stats_summarize(&res->raw_sum, res->kept_us, res->kept, o->ci_level));
+    res->sum = res->raw_sum;
+    res->have_sum = true;
+    bool clocks = res->power.probe && env->max_mhz > 0;
+    for (size_t i = 0; clocks && i < res->taken; i++)
+        clocks = res->drop[i] || (isfinite(res->clock_mhz[i]) && res->clock_mhz[i] > 0);
+    if (!clocks || strcmp(res->power.label, "power-capped") != 0)
+        return 0;
+    size_t m = kg_bench_clock_normalise(res->kept_us, res->all_us, res->clock_mhz, res->drop,
+                                        res->taken, res->place_start,
+                                        (size_t)res->placements, env->max_mhz);
+    if (m != res->kept)
+        return KG_ERR(KG_EINTERNAL, "clock normalisation kept %zu of %zu samples", m, res->kept);
+    KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
+    res->clock_normalised = true;
+cleanup:
     return rc;
 }
 
@@ -483,25 +513,21 @@ cleanup:
     return rc;
 }
 
-int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
-                       uint64_t seed, int device, const kg_bench_opts *o)
+/* One placement p of np: the case's instance on fresh buffers (behind a held shim of
+ * kg_bench_shim_bytes for p >= 1), k and the placements chosen on the first, capture, warm-up
+ * and sampling into res with the budget split np ways; the kernel trace on the last. */
+static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
+                        uint64_t seed, int device, const kg_bench_opts *o, int p)
 {
-    kg_phase_set(NULL, NULL, "timing");
     int rc = 0;
     kg_instance inst;
     bool opened = false;
+    void *shim = NULL;
     be_replay_arg ra = { NULL, d, NULL, 1 };
     double est_ms = 0;
-    const size_t cap = (size_t)(o->max_samples > 0 ? o->max_samples : 1);
-    memset(res, 0, sizeof *res);
-    res->all_us = calloc(cap, sizeof *res->all_us);
-    res->clock_mhz = calloc(cap, sizeof *res->clock_mhz);
-    res->drop = calloc(cap, 1);
-    res->kept_us = calloc(cap, sizeof *res->kept_us);
-    if (!res->all_us || !res->clock_mhz || !res->drop || !res->kept_us) {
-        rc = KG_ERR(KG_ENOMEM, "out of memory for %zu samples", cap);
-        goto cleanup;
-    }
+    kg_bench_opts po = *o;
+    if (p > 0)
+        KG_CUDA_CHECK(cudaMalloc(&shim, kg_bench_shim_bytes(seed, p)));
     KG_TRY(kg_instance_open(&inst, d, seed, device));
     opened = true;
     cudaStream_t s = inst.stream;
@@ -510,21 +536,58 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
         KG_TRY(d->launch(inst.state, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(estimate_ms(env, d, inst.state, s, &est_ms));
-    res->k = ra.k = kg_bench_choose_k(&res->k_source, o->mark_k, o->flag_k, o->mode == 1, est_ms,
-                                      o->min_replay_ms);
-    res->blocking = env->block_ok;
+    if (p == 0) {
+        res->k = kg_bench_choose_k(&res->k_source, o->mark_k, o->flag_k, o->mode == 1, est_ms,
+                                   o->min_replay_ms);
+        res->placements = kg_bench_placements_for(o, est_ms * 1e3);
+    }
+    ra.k = res->k;
+    po.budget_s = o->budget_s / res->placements;
     KG_TRY(capture(&ra.exec, d, inst.state, s, ra.k));
     res->graph = ra.exec != NULL;
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
-    KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms));
-    if (o->kernels)
+    KG_TRY(be_sample_loop(res, env, &ra, s, &po, est_ms, p));
+    if (o->kernels && (p == res->placements - 1 || res->taken >= (size_t)o->max_samples))
         KG_TRY(be_trace(res, &ra, s));
-    res->nvml = kg_nvml_snapshot(env->nvml);
 cleanup:
     if (ra.exec)
         (void)cudaGraphExecDestroy(ra.exec);
     if (opened)
         kg_instance_close(&inst);
+    if (shim)
+        (void)cudaFree(shim);
+    return rc;
+}
+
+int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
+                       uint64_t seed, int device, const kg_bench_opts *o)
+{
+    kg_phase_set(NULL, NULL, "timing");
+    int rc = 0;
+    const size_t cap = (size_t)(o->max_samples > 0 ? o->max_samples : 1);
+    memset(res, 0, sizeof *res);
+    res->placements = 1;
+    res->all_us = calloc(cap, sizeof *res->all_us);
+    res->clock_mhz = calloc(cap, sizeof *res->clock_mhz);
+    res->drop = calloc(cap, 1);
+    res->kept_us = calloc(cap, sizeof *res->kept_us);
+    if (!res->all_us || !res->clock_mhz || !res->drop || !res->kept_us) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory for %zu samples", cap);
+        goto cleanup;
+    }
+    const double t0 = now_s();
+    res->blocking = env->block_ok;
+    int want = 1, done = 0;
+    while (done < want && res->taken < cap) {
+        KG_TRY(be_placement(res, env, d, seed, device, o, done));
+        want = res->placements; /* chosen by the first */
+        done++;
+    }
+    res->placements = done;      /* place_start[0..done) are set */
+    res->elapsed_s = now_s() - t0;
+    KG_TRY(be_summarize(res, env, o));
+    res->nvml = kg_nvml_snapshot(env->nvml);
+cleanup:
     return rc;
 }

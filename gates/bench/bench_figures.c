@@ -109,6 +109,12 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     /* The run's own noise band: what a mark set from this run carries. */
     bf_num(f, KG_FIG_BAND, s->median > 0 ? (s->ci_hi - s->ci_lo) / (2 * s->median) : NAN);
     cJSON_AddNumberToObject(f, KG_FIG_SAMPLES, (double)r->kept);
+    cJSON_AddStringToObject(f, KG_FIG_TIME_BASIS, r->clock_normalised ? KG_RV_TB_NORMALISED
+                                                                      : KG_RV_TB_MEASURED);
+    bf_num(f, KG_FIG_RAW_MEDIAN, r->raw_sum.median);
+    bf_num(f, KG_FIG_RAW_CI_LO, r->raw_sum.ci_lo);
+    bf_num(f, KG_FIG_RAW_CI_HI, r->raw_sum.ci_hi);
+    cJSON_AddNumberToObject(f, KG_FIG_PLACEMENTS, r->placements);
     cJSON_AddStringToObject(f, KG_FIG_OP, d->op);
     cJSON_AddStringToObject(f, KG_FIG_MODE, b->mode == 1 ? "cold" : "warm");
     cJSON_AddNumberToObject(f, KG_FIG_LAUNCHES_PER_SAMPLE, r->k);

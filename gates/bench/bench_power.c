@@ -317,3 +317,45 @@ void kg_power_finish(kg_power_state *ps, const double *mhz, size_t n)
     kg_power_label_probe(ps->label, sizeof ps->label, ps->sm_median, ps->max_mhz, ps->heavy,
                          ps->reasons_seen, ps->nvml_near_limit);
 }
+
+/* ---- placements and clock normalisation (see bench.h) ----------------------------------- */
+
+int kg_bench_placements_for(const kg_bench_opts *o, double launch_us)
+{
+    if (o->placements > 0)
+        return o->placements < KG_BENCH_MAX_PLACEMENTS ? o->placements : KG_BENCH_MAX_PLACEMENTS;
+    return o->compute_bound && o->mode == 0 && launch_us >= KG_HEAVY_LAUNCH_US
+               ? KG_BENCH_PLACEMENTS : 1;
+}
+
+size_t kg_bench_shim_bytes(uint64_t seed, int p)
+{
+    /* splitmix64 of (seed, p): a different size per placement, reproducible per --seed */
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(p + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (size_t)(1 + z % 256) << 21;
+}
+
+size_t kg_bench_clock_normalise(double *normalised, const double *us, const double *mhz,
+                                const unsigned char *drop, size_t n, const size_t *starts,
+                                size_t n_starts, double max_mhz)
+{
+    size_t m = 0, next = 1;
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        if (next < n_starts && i == starts[next]) {
+            first = true;
+            next++;
+        }
+        if (!drop[i]) {
+            double f = mhz[i];
+            if (!first && isfinite(mhz[i - 1]) && mhz[i - 1] > 0)
+                f = 0.5 * (f + mhz[i - 1]);
+            normalised[m++] = us[i] * f / max_mhz;
+        }
+        first = false;
+    }
+    return m;
+}

@@ -368,7 +368,14 @@
 #define KG_FIG_PROC_DECISIONS "process_decisions" /* each process's own decision */
 /* this run */
 #define KG_FIG_METRIC "metric"            /* "time_us_warm", "time_us_cold" */
-#define KG_FIG_MEDIAN "median_us"
+#define KG_FIG_MEDIAN "median_us"          /* of the decided samples (see time_basis) */
+#define KG_FIG_TIME_BASIS "time_basis"     /* "measured" | "clock-normalised" (power-capped) */
+#define KG_RV_TB_MEASURED "measured"
+#define KG_RV_TB_NORMALISED "clock-normalised"
+#define KG_FIG_RAW_MEDIAN "raw_median_us"  /* the measured times, whatever the basis */
+#define KG_FIG_RAW_CI_LO "raw_ci_lo_us"
+#define KG_FIG_RAW_CI_HI "raw_ci_hi_us"
+#define KG_FIG_PLACEMENTS "placements"     /* fresh-buffer placements pooled */
 #define KG_FIG_CI_LO "ci_lo_us"
 #define KG_FIG_CI_HI "ci_hi_us"
 #define KG_FIG_BAND "band_rel"            /* the run's noise band; also mark.band_rel */

@@ -457,16 +457,28 @@ static void test_json(void)
 static void test_placements(void)
 {
     kg_bench_opts o = KG_BENCH_OPTS_INIT;
-    CHECK(kg_bench_placements_for(&o, 1600) == 1);          /* memory-bound: one */
+    const double capped = 1440, full = 1980, max = 1980;
+    CHECK(kg_bench_placements_for(&o, 1600, capped, max) == 1);   /* memory-bound: one */
     o.compute_bound = true;
-    CHECK(kg_bench_placements_for(&o, 1600) == KG_BENCH_PLACEMENTS);
-    CHECK(kg_bench_placements_for(&o, 6.6) == 1);           /* gemm 300x200x200: too short */
+    CHECK(kg_bench_placements_for(&o, 1600, capped, max) == KG_BENCH_PLACEMENTS);
+    CHECK(kg_bench_placements_for(&o, 1600, NAN, max) == KG_BENCH_PLACEMENTS); /* unsettled */
+    CHECK(kg_bench_placements_for(&o, 2100, full, max) == 1);     /* fma_chain_1ms: full clock */
+    CHECK(kg_bench_placements_for(&o, 1600, capped, 0) == 1);     /* max clock unknown */
+    CHECK(kg_bench_placements_for(&o, 6.6, capped, max) == 1);    /* gemm 300x200x200: short */
     o.mode = 1;
-    CHECK(kg_bench_placements_for(&o, 1600) == 1);          /* cold: one launch per sample */
+    CHECK(kg_bench_placements_for(&o, 1600, capped, max) == 1);   /* cold: one launch/sample */
     o.placements = 5;
-    CHECK(kg_bench_placements_for(&o, 1) == 5);             /* the flag wins */
+    CHECK(kg_bench_placements_for(&o, 1, full, max) == 5);        /* the flag wins */
     o.placements = 99;
-    CHECK(kg_bench_placements_for(&o, 1) == KG_BENCH_MAX_PLACEMENTS);
+    CHECK(kg_bench_placements_for(&o, 1, full, max) == KG_BENCH_MAX_PLACEMENTS);
+    /* the placement-level interval: fa16 of the H200 proof (1249, 1246, 1223 us normalised):
+     * 2.576 x sd 14.2 / sqrt 3 = 21.1 us, 1.7% of 1241.5 */
+    const double pm[] = { 1249, 1246, 1223 };
+    double h = kg_bench_placement_half(pm, 3, 1241.5);
+    CHECK_MSG(fabs(h - 2.576 * 14.2244 / sqrt(3) / 1241.5) < 1e-4, "half %.5f", h);
+    CHECK(kg_bench_placement_half(pm, 1, 1241.5) == 0);
+    const double same[] = { 164, 164, 164 };
+    CHECK(kg_bench_placement_half(same, 3, 164) == 0);
     /* shims: 2..512 MiB in 2 MiB steps, reproducible, different per placement and seed */
     size_t a = kg_bench_shim_bytes(11, 1), b = kg_bench_shim_bytes(11, 2);
     CHECK(a == kg_bench_shim_bytes(11, 1) && a != b && a != kg_bench_shim_bytes(12, 1));

@@ -284,15 +284,28 @@ typedef struct {
 /* Placements (issue #14). A power-capped compute-bound case's figure moved with where its
  * buffers landed: on the H200, four fresh placements of gemm_bf16 8192^3 in one process spread
  * 1201..1232 us (clock-normalised), as wide as ten separate processes (1204..1235), while the
- * median over four placements brought five processes within 1220..1227 (CV ~0.2%). So such a
- * case (compute-bound, one launch >= KG_HEAVY_LAUNCH_US) is timed on KG_BENCH_PLACEMENTS
- * placements, each on freshly allocated buffers behind a held shim allocation of a size drawn
- * from the seed, the budget split between them, the samples pooled; other cases on one. */
+ * median over four placements brought five processes within 1220..1227 (CV ~0.2%); full-clock
+ * cases did not move with placement. So a compute-bound case whose launch takes >=
+ * KG_HEAVY_LAUNCH_US and whose warm-up ends below full clock (capped) is timed on
+ * KG_BENCH_PLACEMENTS placements, each on freshly allocated buffers behind a held shim
+ * allocation of a size drawn from the seed, the budget split between them, the samples pooled;
+ * other cases on one. Samples of one placement share it, so the process figure's interval is
+ * at least KG_PLACEMENT_Z x sd(placement medians) / sqrt(placements) around the median
+ * (kg_bench_placement_half). */
 #define KG_BENCH_PLACEMENTS 3
 #define KG_BENCH_MAX_PLACEMENTS 8
+/* 99% normal quantile: with three placements a t interval (4.30) would blind the gate to 4% on
+ * a capped GEMM; 1.96 left one false alarm replaying the H200 proof's 20 processes. */
+#define KG_PLACEMENT_Z 2.576
 /* o->placements when > 0 (at most KG_BENCH_MAX_PLACEMENTS), else KG_BENCH_PLACEMENTS for a
- * compute-bound case whose launch takes >= KG_HEAVY_LAUNCH_US, else 1 (pure). */
-int kg_bench_placements_for(const kg_bench_opts *o, double launch_us);
+ * warm-mode compute-bound case whose launch takes >= KG_HEAVY_LAUNCH_US and whose warm-up's
+ * steady clock (warm_mhz, NaN when it did not settle) is below KG_FULL_CLOCK_FRAC of max_mhz
+ * (unknown max: not capped), else 1 (pure). */
+int kg_bench_placements_for(const kg_bench_opts *o, double launch_us, double warm_mhz,
+                            double max_mhz);
+/* Half-width (relative to `median`) of the placement-level interval: KG_PLACEMENT_Z x the
+ * sample sd of the n placement medians pm / sqrt(n); 0 for n < 2 (pure). */
+double kg_bench_placement_half(const double *pm, size_t n, double median);
 /* The shim held before placement p >= 1: 2..512 MiB in 2 MiB steps, from the seed (pure). */
 size_t kg_bench_shim_bytes(uint64_t seed, int p);
 
@@ -336,6 +349,8 @@ typedef struct {
     bool clock_normalised;  /* kept_us/sum are clock-normalised (a power-capped row) */
     int placements;         /* fresh-buffer placements the samples were pooled from */
     size_t place_start[KG_BENCH_MAX_PLACEMENTS]; /* each placement's first sample index */
+    double place_median[KG_BENCH_MAX_PLACEMENTS]; /* each placement's median (decided basis) */
+    double place_half_rel;  /* kg_bench_placement_half: what widened the interval (0: none) */
     const char *stop;       /* "ci_converged", "budget", "max_samples" */
     double elapsed_s;
     double clock_min, clock_median, clock_max;

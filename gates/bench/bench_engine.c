@@ -453,16 +453,65 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
         ps->heavy = w.heavy;
         ps->ref_mhz = NAN;
     }
+    if (p == 0) /* a capped heavy compute-bound case: more placements (bench.h) */
+        res->placements = kg_bench_placements_for(o, est_ms * 1e3, ps->ref_mhz, env->max_mhz);
+    kg_bench_opts po = *o;
+    po.budget_s = o->budget_s / res->placements;
     const size_t base = res->kept;
     res->place_start[p] = res->taken;
     double t0 = now_s();
     while (!stop) {
-        KG_TRY(be_take(res, env, ra, s, o, t0, base, &stop));
+        KG_TRY(be_take(res, env, ra, s, &po, t0, base, &stop));
         kg_bench_poll_track(env, track, stop); /* the last one always */
     }
     kg_power_track_end(track);
 cleanup:
     free(track);
+    return rc;
+}
+
+/* kept_us and sum from the clock-normalised samples (bench.h, "Clock normalisation"). */
+static int be_normalise(kg_bench_result *res, const kg_bench_env *env, const kg_bench_opts *o)
+{
+    int rc = 0;
+    size_t m = kg_bench_clock_normalise(res->kept_us, res->all_us, res->clock_mhz, res->drop,
+                                        res->taken, res->place_start,
+                                        (size_t)res->placements, env->max_mhz);
+    if (m != res->kept)
+        return KG_ERR(KG_EINTERNAL, "clock normalisation kept %zu of %zu samples", m, res->kept);
+    KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
+    res->clock_normalised = true;
+cleanup:
+    return rc;
+}
+
+/* Each placement's median of its kept samples, and the interval widened to the placement
+ * level (kg_bench_placement_half): samples of one placement are not independent of it. */
+static int be_placement_interval(kg_bench_result *res, const kg_bench_opts *o)
+{
+    int rc = 0;
+    double pm[KG_BENCH_MAX_PLACEMENTS], *tmp = malloc((res->kept ? res->kept : 1) * sizeof *tmp);
+    size_t np = 0, k = 0;
+    (void)o;
+    if (!tmp)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    for (int p = 0; p < res->placements; p++) {
+        size_t end = p + 1 < res->placements ? res->place_start[p + 1] : res->taken, n = 0;
+        for (size_t i = res->place_start[p]; i < end; i++)
+            if (!res->drop[i])
+                tmp[n++] = res->kept_us[k++];
+        res->place_median[p] = n ? kg_stats_median(tmp, n) : NAN;
+        if (n)
+            pm[np++] = res->place_median[p];
+    }
+    double med = res->sum.median, h = kg_bench_placement_half(pm, np, med) * med;
+    res->place_half_rel = h / med;
+    if (h > 0 && h < med) {
+        res->sum.ci_lo = fmin(res->sum.ci_lo, med - h);
+        res->sum.ci_hi = fmax(res->sum.ci_hi, med + h);
+        res->sum.ci_rel_width = (res->sum.ci_hi - res->sum.ci_lo) / med;
+    }
+    free(tmp);
     return rc;
 }
 
@@ -481,15 +530,9 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
     bool clocks = res->power.probe && env->max_mhz > 0;
     for (size_t i = 0; clocks && i < res->taken; i++)
         clocks = res->drop[i] || (isfinite(res->clock_mhz[i]) && res->clock_mhz[i] > 0);
-    if (!clocks || strcmp(res->power.label, "power-capped") != 0)
-        return 0;
-    size_t m = kg_bench_clock_normalise(res->kept_us, res->all_us, res->clock_mhz, res->drop,
-                                        res->taken, res->place_start,
-                                        (size_t)res->placements, env->max_mhz);
-    if (m != res->kept)
-        return KG_ERR(KG_EINTERNAL, "clock normalisation kept %zu of %zu samples", m, res->kept);
-    KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
-    res->clock_normalised = true;
+    if (clocks && strcmp(res->power.label, "power-capped") == 0)
+        KG_TRY(be_normalise(res, env, o));
+    KG_TRY(be_placement_interval(res, o));
 cleanup:
     return rc;
 }
@@ -525,7 +568,6 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     void *shim = NULL;
     be_replay_arg ra = { NULL, d, NULL, 1 };
     double est_ms = 0;
-    kg_bench_opts po = *o;
     if (p > 0)
         KG_CUDA_CHECK(cudaMalloc(&shim, kg_bench_shim_bytes(seed, p)));
     KG_TRY(kg_instance_open(&inst, d, seed, device));
@@ -536,18 +578,15 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
         KG_TRY(d->launch(inst.state, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(estimate_ms(env, d, inst.state, s, &est_ms));
-    if (p == 0) {
+    if (p == 0)
         res->k = kg_bench_choose_k(&res->k_source, o->mark_k, o->flag_k, o->mode == 1, est_ms,
                                    o->min_replay_ms);
-        res->placements = kg_bench_placements_for(o, est_ms * 1e3);
-    }
     ra.k = res->k;
-    po.budget_s = o->budget_s / res->placements;
     KG_TRY(capture(&ra.exec, d, inst.state, s, ra.k));
     res->graph = ra.exec != NULL;
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
-    KG_TRY(be_sample_loop(res, env, &ra, s, &po, est_ms, p));
+    KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));
     if (o->kernels && (p == res->placements - 1 || res->taken >= (size_t)o->max_samples))
         KG_TRY(be_trace(res, &ra, s));
 cleanup:

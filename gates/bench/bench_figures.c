@@ -11,6 +11,9 @@ static cJSON *bf_per_sample(const kg_bench_result *r)
     cJSON *o = cJSON_CreateObject();
     cJSON *us = cJSON_AddArrayToObject(o, KG_FIG_PS_TIME), *mhz = cJSON_AddArrayToObject(o, KG_FIG_PS_SM_CLOCK);
     cJSON *dr = cJSON_AddArrayToObject(o, KG_FIG_PS_DROPPED);
+    cJSON *ps = cJSON_AddArrayToObject(o, KG_FIG_PS_PLACEMENT_STARTS);
+    for (int p = 0; ps && p < r->placements; p++)
+        cJSON_AddItemToArray(ps, cJSON_CreateNumber((double)r->place_start[p]));
     for (size_t i = 0; us && mhz && dr && i < r->taken; i++) {
         cJSON_AddItemToArray(us, cJSON_CreateNumber(r->all_us[i]));
         cJSON_AddItemToArray(mhz, isfinite(r->clock_mhz[i]) ? cJSON_CreateNumber(r->clock_mhz[i])
@@ -115,6 +118,14 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     bf_num(f, KG_FIG_RAW_CI_LO, r->raw_sum.ci_lo);
     bf_num(f, KG_FIG_RAW_CI_HI, r->raw_sum.ci_hi);
     cJSON_AddNumberToObject(f, KG_FIG_PLACEMENTS, r->placements);
+    if (r->placements > 1) {
+        cJSON *pm = cJSON_AddArrayToObject(f, KG_FIG_PLACEMENT_MEDIANS);
+        for (int i = 0; pm && i < r->placements; i++)
+            cJSON_AddItemToArray(pm, isfinite(r->place_median[i])
+                                         ? cJSON_CreateNumber(r->place_median[i])
+                                         : cJSON_CreateNull());
+        bf_num(f, KG_FIG_PLACEMENT_HALF, r->place_half_rel);
+    }
     cJSON_AddStringToObject(f, KG_FIG_OP, d->op);
     cJSON_AddStringToObject(f, KG_FIG_MODE, b->mode == 1 ? "cold" : "warm");
     cJSON_AddNumberToObject(f, KG_FIG_LAUNCHES_PER_SAMPLE, r->k);

@@ -320,12 +320,26 @@ void kg_power_finish(kg_power_state *ps, const double *mhz, size_t n)
 
 /* ---- placements and clock normalisation (see bench.h) ----------------------------------- */
 
-int kg_bench_placements_for(const kg_bench_opts *o, double launch_us)
+int kg_bench_placements_for(const kg_bench_opts *o, double launch_us, double warm_mhz,
+                            double max_mhz)
 {
     if (o->placements > 0)
         return o->placements < KG_BENCH_MAX_PLACEMENTS ? o->placements : KG_BENCH_MAX_PLACEMENTS;
-    return o->compute_bound && o->mode == 0 && launch_us >= KG_HEAVY_LAUNCH_US
+    bool capped = max_mhz > 0 && !(warm_mhz >= KG_FULL_CLOCK_FRAC * max_mhz);
+    return o->compute_bound && o->mode == 0 && launch_us >= KG_HEAVY_LAUNCH_US && capped
                ? KG_BENCH_PLACEMENTS : 1;
+}
+
+double kg_bench_placement_half(const double *pm, size_t n, double median)
+{
+    if (n < 2 || !(median > 0))
+        return 0;
+    double mean = 0, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        mean += pm[i] / (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (pm[i] - mean) * (pm[i] - mean);
+    return KG_PLACEMENT_Z * sqrt(ss / (double)(n - 1)) / sqrt((double)n) / median;
 }
 
 size_t kg_bench_shim_bytes(uint64_t seed, int p)

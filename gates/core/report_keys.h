@@ -376,6 +376,9 @@
 #define KG_FIG_RAW_CI_LO "raw_ci_lo_us"
 #define KG_FIG_RAW_CI_HI "raw_ci_hi_us"
 #define KG_FIG_PLACEMENTS "placements"     /* fresh-buffer placements pooled */
+#define KG_FIG_PLACEMENT_MEDIANS "placement_medians_us" /* placements >= 2: each one's median */
+#define KG_FIG_PLACEMENT_HALF "placement_half_rel" /* the placement-level half-width */
+#define KG_FIG_PS_PLACEMENT_STARTS "placement_starts" /* per_sample: each placement's first index */
 #define KG_FIG_CI_LO "ci_lo_us"
 #define KG_FIG_CI_HI "ci_hi_us"
 #define KG_FIG_BAND "band_rel"            /* the run's noise band; also mark.band_rel */

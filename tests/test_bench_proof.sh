@@ -11,7 +11,8 @@ command -v jq >/dev/null || skip "needs jq"
 mkdir -p "$T/b/runners"
 
 # The mock: MOCK_MODE good (every target met), slow_run (run --diagnostic 75 s), alarm (one
-# IMPROVED on a reference case), miss (+2% compute-bound caught in only 17 processes), nogpu.
+# IMPROVED on a reference case), miss (+2% compute-bound caught in only 17 processes), capped
+# (the GEMM decided on clock-normalised time, its measured times spread), nogpu.
 cat >"$T/b/runners/mock" <<'EOF'
 #!/usr/bin/env bash
 set -u
@@ -50,9 +51,12 @@ for c in $cases; do
         && [ ! -e "$MOCK_LOG.alarm" ] && touch "$MOCK_LOG.alarm" && d=IMPROVED
     [ "$MOCK_MODE" = miss ] && [ "$c" = defect/bench/fma_chain_1ms/+2pct ] && [ "$n" -gt 40 ] && d=SAME
     med=100; [[ $c == gemm* ]] && med=$((1000 + n % 3))
-    rows+=("$(jq -nc --arg c "$c" --arg d "$d" --argjson m "$med" \
-        '{gate: "bench", case: $c, verdict: "PASS", figures: {decision: $d, delta_rel: 0.02,
-          tolerance_rel: 0.006, median_us: $m, power_state: {label: "full-clock"}}}')")
+    extra='{}' # capped: the GEMM decided on clock-normalised time, its measured times wander
+    [ "$MOCK_MODE" = capped ] && [[ $c == gemm* ]] && extra=$(jq -nc --argjson r $((1300 + n % 7 * 20)) \
+        '{time_basis: "clock-normalised", raw_median_us: $r, power_state: {label: "power-capped"}}')
+    rows+=("$(jq -nc --arg c "$c" --arg d "$d" --argjson m "$med" --argjson x "$extra" \
+        '{gate: "bench", case: $c, verdict: "PASS", figures: ({decision: $d, delta_rel: 0.02,
+          tolerance_rel: 0.006, median_us: $m, power_state: {label: "full-clock"}} + $x)}')")
 done
 printf '%s\n' "${rows[@]}" | jq -s '{results: .}' >"$report"
 if [ -n "$save" ]; then
@@ -104,6 +108,10 @@ L=$T/good.calls
 [ "$(grep -c '^kgate-defects bench filter=^defect/bench/ marks=variant_marks.json' "$L")" -eq 20 ] && ok || bad "want 20 compared defect processes"
 expect_jq '[.marks[] | select(.case == "defect/bench/fma_chain_1ms/+5pct")] | length == 1' "$T/out-good/variant_marks.json" "a variant's re-keyed mark"
 
+proof capped 0
+expect_grep '^\| gemm_bf16 8192\^3 median CV across processes \| 0\.0[0-9]+% \(20 processes; clock-normalised 20; measured times [1-9][0-9.]*%\) \| <= 0.5% \|$' \
+    "$T/capped.out" "the CV row names its basis and the measured times' CV"
+expect_grep 'power-capped: [0-9]+ rows' "$T/capped.out"
 proof alarm 1
 expect_grep '^\| false alarms \(processes x cases\) \| 1 in 20 x 6 .*\(NOT MET\) \| 0 \|$' "$T/alarm.out"
 proof miss 1

@@ -260,6 +260,17 @@ static void test_issue14_rule(void)
     CHECK(j && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
                           cJSON_GetObjectItem(j, "mark"), "power_state")), "power-capped") == 0);
     cJSON_Delete(j);
+    /* The time basis is part of the state: a clock-normalised run against a power-capped mark
+     * of measured times (set before normalisation) decides nothing. */
+    obs.power_state = "power-capped" KG_STATE_NORMALISED_SUFFIX;
+    CHECK(kg_bench_decide(&v, &m, &obs, NULL, 0, NULL) == 0 &&
+          v.decision == KG_BENCH_STATE_DIFFERS);
+    CHECK_MSG(strstr(v.why, "power-capped:clock-normalised"), "%s", v.why);
+    m.power_state = "power-capped:clock-normalised";
+    CHECK(kg_bench_decide(&v, &m, &obs, NULL, 0, NULL) == 0 &&
+          v.decision == KG_BENCH_REGRESSED);
+    m.power_state = "power-capped";
+    obs.power_state = "full-clock";
     obs.power_state = "unknown";
     CHECK(kg_bench_decide(&v, &m, &obs, NULL, 0, NULL) == 0 && v.decision == KG_BENCH_REGRESSED);
     m.power_state = "full-clock";

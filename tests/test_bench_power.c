@@ -518,6 +518,24 @@ static void test_clock_normalise(void)
     CHECK(m == 7 && fabs(out[4] - 1724 * 1395 / 1980.0) < 1e-9);
 }
 
+/* A later placement's NVML view joins the first's: a thermal reason seen only there counts. */
+static void test_fold(void)
+{
+    kg_power_state a = { 0 }, b = { 0 };
+    a.reasons_seen = KG_POWER_SW_POWER_CAP, a.polls = 4, a.nvml_held = true;
+    a.nvml_sm_min = 1980, a.nvml_sm_max = 1980, a.warmup_s = 0.3, a.temp_c = 58;
+    b.reasons_seen = KG_POWER_SW_THERMAL, b.polls = 2, b.nvml_held = false, b.nvml_near_limit = true;
+    b.nvml_sm_min = 1755, b.nvml_sm_max = NAN, b.warmup_s = 0.1, b.temp_c = 61;
+    kg_power_state_fold(&a, &b);
+    CHECK(a.reasons_seen == (KG_POWER_SW_POWER_CAP | KG_POWER_SW_THERMAL));
+    CHECK(a.polls == 6 && !a.nvml_held && a.nvml_near_limit);
+    CHECK(a.nvml_sm_min == 1755 && a.nvml_sm_max == 1980 && a.temp_c == 61);
+    CHECK(fabs(a.warmup_s - 0.4) < 1e-12);
+    char lbl[64]; /* the label now sees the thermal reason */
+    kg_power_label_probe(lbl, sizeof lbl, 1500, 1980, true, a.reasons_seen, a.nvml_near_limit);
+    CHECK_MSG(strcmp(lbl, "thermal") == 0, "%s", lbl);
+}
+
 int main(void)
 {
     test_choose_k();
@@ -530,5 +548,6 @@ int main(void)
     test_json();
     test_placements();
     test_clock_normalise();
+    test_fold();
     return kg_test_done("test_bench_power");
 }

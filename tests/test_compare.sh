@@ -54,6 +54,18 @@ jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .fi
 check "a change within the noise" 0 "1 bench median changed \(0 beyond noise" -- "$KG" compare "$H200" "$T/small.json"
 expect_grep "axpy/n=4097/f32 .* \+0\.05% within" "$T/out"
 
+# a capped row decided on clock-normalised time against a report of measured times: the sides'
+# bases differ, so their measured times are compared (here unchanged)
+jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .figures)
+      |= (.raw_median_us = .median_us | .raw_ci_lo_us = .ci_lo_us | .raw_ci_hi_us = .ci_hi_us
+          | .median_us *= 0.74 | .ci_lo_us *= 0.74 | .ci_hi_us *= 0.74
+          | .time_basis = "clock-normalised")' "$H200" >"$T/norm.json"
+check "bases differ: measured times" 0 "^compare: 150 matched, no changes$" -- "$KG" compare "$H200" "$T/norm.json"
+jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .figures.raw_median_us) *= 1.05' \
+    "$T/norm.json" >"$T/norm5.json"
+check "bases differ: a measured +5%" 0 "1 bench median changed" -- "$KG" compare "$H200" "$T/norm5.json"
+expect_grep "axpy/n=4097/f32 .* \+5\.00% .*time bases differ: measured times$" "$T/out"
+
 # ---- a CPU-generated report against itself: no changes
 "$KG" parity --filter '^axpy/' --seed 3 --report "$T/p.json" >/dev/null 2>&1
 [ -s "$T/p.json" ] || die "parity wrote no report"

@@ -153,7 +153,7 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
                                       : NULL;
     kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
                          b->r.kept, b->compute_bound, b->r.k,
-                         b->r.power.probe ? b->r.power.label : NULL };
+                         b->r.power.probe ? b->r.decided_state : NULL };
     KG_TRY(kg_bench_decide(&b->v, mk, &obs, NULL, 0, dopt));
     if (mk) {
         b->have_mark = true;
@@ -176,8 +176,9 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     if (b->r.clock_normalised)
         snprintf(basis, sizeof basis, " clock-normalised to %.0f MHz (measured %.4g us at %.0f MHz)",
                  b->r.power.max_mhz, b->r.raw_sum.median, b->r.clock_median);
-    if (b->r.placements > 1)
-        snprintf(place, sizeof place, ", %d placements", b->r.placements);
+    if (b->r.placements > 1 || b->r.placements_short)
+        snprintf(place, sizeof place, ", %d placement(s)%s", b->r.placements,
+                 b->r.placements_short ? " (short)" : "");
     snprintf(res->message, sizeof res->message,
              "%s; median %.4g us%s (CI %.4g..%.4g, n=%zu%s, %s); k=%d (%s); %s%s%s%s%s%s",
              b->v.why, b->r.sum.median, basis, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, place,

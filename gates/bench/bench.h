@@ -252,6 +252,10 @@ void kg_power_track_begin(kg_power_track *t, kg_power_state *ps, const kg_power_
                           size_t n);
 void kg_power_track_add(kg_power_track *t, const kg_power_poll *p);
 void kg_power_track_end(kg_power_track *t);
+/* A later placement's state into the first one's: NVML reasons seen, near-limit, polls, the
+ * NVML clock range and the warm-up time add up; the probe side stays the first's (its
+ * warm-up is the case's; every sample's clock feeds kg_power_finish). Pure. */
+void kg_power_state_fold(kg_power_state *dst, const kg_power_state *src);
 /* The probe side, after the warm-up (ps->steady, ref_mhz, max_mhz, heavy set) and sampling:
  * sm_* from the sampled clocks mhz[0..n) (NaN skipped), held, the label. */
 void kg_power_finish(kg_power_state *ps, const double *mhz, size_t n);
@@ -319,6 +323,13 @@ size_t kg_bench_shim_bytes(uint64_t seed, int p);
  * regression that only draws more power (same cycles, a lower capped clock) shows in the raw
  * figures and the clock, not in the decision. normalised[i] for the samples not dropped, in
  * order; returns how many (pure). */
+/* The decided state of a normalised row ("power-capped:clock-normalised"): the basis is part
+ * of the state the decision and the marks compare, so a normalised run against a mark of
+ * measured times (set before normalisation, or by a process whose clocks were not all read) is
+ * STATE_DIFFERS, and the two are never merged into one mark. */
+#define KG_STATE_NORMALISED_SUFFIX ":clock-normalised"
+/* Precondition: every sample not dropped has a finite probe clock > 0 (the engine normalises
+ * only then). */
 size_t kg_bench_clock_normalise(double *normalised, const double *us, const double *mhz,
                                 const unsigned char *drop, size_t n, const size_t *starts,
                                 size_t n_starts, double max_mhz);
@@ -351,6 +362,8 @@ typedef struct {
     size_t place_start[KG_BENCH_MAX_PLACEMENTS]; /* each placement's first sample index */
     double place_median[KG_BENCH_MAX_PLACEMENTS]; /* each placement's median (decided basis) */
     double place_half_rel;  /* kg_bench_placement_half: what widened the interval (0: none) */
+    bool placements_short;  /* fewer placements than chosen (a shim did not fit, or the cap) */
+    char decided_state[64]; /* power.label, + KG_STATE_NORMALISED_SUFFIX when normalised */
     const char *stop;       /* "ci_converged", "budget", "max_samples" */
     double elapsed_s;
     double clock_min, clock_median, clock_max;

@@ -435,7 +435,7 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
 {
     int rc = 0;
     bool stop = false;
-    kg_power_state later; /* a later placement's warm-up: the state is the first one's */
+    kg_power_state later = { 0 }; /* a later placement's: folded into the first one's */
     kg_power_state *ps = p == 0 ? &res->power : &later;
     kg_power_track *track = calloc(1, sizeof *track);
     if (!track)
@@ -455,8 +455,9 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
     }
     if (p == 0) /* a capped heavy compute-bound case: more placements (bench.h) */
         res->placements = kg_bench_placements_for(o, est_ms * 1e3, ps->ref_mhz, env->max_mhz);
-    kg_bench_opts po = *o;
+    kg_bench_opts po = *o; /* budget and samples split between the placements */
     po.budget_s = o->budget_s / res->placements;
+    po.max_samples = (p + 1) * (o->max_samples > 0 ? o->max_samples : 1) / res->placements;
     const size_t base = res->kept;
     res->place_start[p] = res->taken;
     double t0 = now_s();
@@ -465,6 +466,8 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
         kg_bench_poll_track(env, track, stop); /* the last one always */
     }
     kg_power_track_end(track);
+    if (p > 0)
+        kg_power_state_fold(&res->power, &later);
 cleanup:
     free(track);
     return rc;
@@ -487,12 +490,10 @@ cleanup:
 
 /* Each placement's median of its kept samples, and the interval widened to the placement
  * level (kg_bench_placement_half): samples of one placement are not independent of it. */
-static int be_placement_interval(kg_bench_result *res, const kg_bench_opts *o)
+static int be_placement_interval(kg_bench_result *res)
 {
-    int rc = 0;
     double pm[KG_BENCH_MAX_PLACEMENTS], *tmp = malloc((res->kept ? res->kept : 1) * sizeof *tmp);
     size_t np = 0, k = 0;
-    (void)o;
     if (!tmp)
         return KG_ERR(KG_ENOMEM, "out of memory");
     for (int p = 0; p < res->placements; p++) {
@@ -504,20 +505,21 @@ static int be_placement_interval(kg_bench_result *res, const kg_bench_opts *o)
         if (n)
             pm[np++] = res->place_median[p];
     }
+    free(tmp);
     double med = res->sum.median, h = kg_bench_placement_half(pm, np, med) * med;
     res->place_half_rel = h / med;
-    if (h > 0 && h < med) {
-        res->sum.ci_lo = fmin(res->sum.ci_lo, med - h);
+    if (h > 0) { /* a spread as wide as the median itself: the interval stays positive */
+        res->sum.ci_lo = fmin(res->sum.ci_lo, fmax(med - h, 1e-3 * med));
         res->sum.ci_hi = fmax(res->sum.ci_hi, med + h);
         res->sum.ci_rel_width = (res->sum.ci_hi - res->sum.ci_lo) / med;
     }
-    free(tmp);
-    return rc;
+    return 0;
 }
 
 /* After every placement: the state's label from the kept samples' clocks, the raw summary,
- * and, for a power-capped row whose every kept sample has a probe clock, the clock-normalised
- * samples and summary that are decided (bench.h, "Clock normalisation"). */
+ * and, for a power-capped compute-bound row whose every kept sample has a probe clock, the
+ * clock-normalised samples and summary that are decided (bench.h, "Clock normalisation"); the
+ * placement-level interval; the decided state. */
 static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_bench_opts *o)
 {
     int rc = 0;
@@ -527,12 +529,17 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
     KG_TRY(kg_stats_summarize(&res->raw_sum, res->kept_us, res->kept, o->ci_level));
     res->sum = res->raw_sum;
     res->have_sum = true;
-    bool clocks = res->power.probe && env->max_mhz > 0;
+    /* compute-bound only: a memory-bound case's time is set by the memory clock, not the SM's */
+    bool clocks = res->power.probe && env->max_mhz > 0 && o->compute_bound;
     for (size_t i = 0; clocks && i < res->taken; i++)
         clocks = res->drop[i] || (isfinite(res->clock_mhz[i]) && res->clock_mhz[i] > 0);
     if (clocks && strcmp(res->power.label, "power-capped") == 0)
         KG_TRY(be_normalise(res, env, o));
-    KG_TRY(be_placement_interval(res, o));
+    KG_TRY(be_placement_interval(res));
+    /* what the decision compares with the mark's: the basis is part of the state, so a
+     * normalised run never meets a measured mark (or process) of the same label */
+    snprintf(res->decided_state, sizeof res->decided_state, "%.46s%s", res->power.label,
+             res->clock_normalised ? KG_STATE_NORMALISED_SUFFIX : "");
 cleanup:
     return rc;
 }
@@ -568,8 +575,12 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     void *shim = NULL;
     be_replay_arg ra = { NULL, d, NULL, 1 };
     double est_ms = 0;
-    if (p > 0)
-        KG_CUDA_CHECK(cudaMalloc(&shim, kg_bench_shim_bytes(seed, p)));
+    if (p > 0 && cudaMalloc(&shim, kg_bench_shim_bytes(seed, p)) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a full GPU: the placements so far are the figure */
+        shim = NULL;
+        res->placements_short = true;
+        return 0;
+    }
     KG_TRY(kg_instance_open(&inst, d, seed, device));
     opened = true;
     cudaStream_t s = inst.stream;
@@ -587,7 +598,7 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));
-    if (o->kernels && (p == res->placements - 1 || res->taken >= (size_t)o->max_samples))
+    if (o->kernels && (p == res->placements - 1 || res->taken >= (size_t)(o->max_samples > 0 ? o->max_samples : 1)))
         KG_TRY(be_trace(res, &ra, s));
 cleanup:
     if (ra.exec)
@@ -618,11 +629,13 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
     const double t0 = now_s();
     res->blocking = env->block_ok;
     int want = 1, done = 0;
-    while (done < want && res->taken < cap) {
+    while (done < want && res->taken < cap && !res->placements_short) {
         KG_TRY(be_placement(res, env, d, seed, device, o, done));
         want = res->placements; /* chosen by the first */
-        done++;
+        if (!res->placements_short)
+            done++;
     }
+    res->placements_short |= done < want;
     res->placements = done;      /* place_start[0..done) are set */
     res->elapsed_s = now_s() - t0;
     KG_TRY(be_summarize(res, env, o));

@@ -12,7 +12,7 @@ static cJSON *bf_per_sample(const kg_bench_result *r)
     cJSON *us = cJSON_AddArrayToObject(o, KG_FIG_PS_TIME), *mhz = cJSON_AddArrayToObject(o, KG_FIG_PS_SM_CLOCK);
     cJSON *dr = cJSON_AddArrayToObject(o, KG_FIG_PS_DROPPED);
     cJSON *ps = cJSON_AddArrayToObject(o, KG_FIG_PS_PLACEMENT_STARTS);
-    for (int p = 0; ps && p < r->placements; p++)
+    for (int p = 0; ps && r->taken > 0 && p < r->placements; p++)
         cJSON_AddItemToArray(ps, cJSON_CreateNumber((double)r->place_start[p]));
     for (size_t i = 0; us && mhz && dr && i < r->taken; i++) {
         cJSON_AddItemToArray(us, cJSON_CreateNumber(r->all_us[i]));
@@ -61,6 +61,25 @@ static void bf_power_nvml(cJSON *o, const kg_power_state *ps)
     bf_num(o, KG_FIG_NVML_TEMPERATURE, ps->temp_c);
     cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS, bf_reason_names(ps->reasons));
     cJSON_AddItemToObject(o, KG_FIG_POWER_REASONS_SEEN, bf_reason_names(ps->reasons_seen));
+}
+
+/* The time basis (measured or clock-normalised), the measured times, the placements. */
+static void bf_basis(cJSON *f, const kg_bench_result *r)
+{
+    cJSON_AddStringToObject(f, KG_FIG_TIME_BASIS, r->clock_normalised ? KG_RV_TB_NORMALISED
+                                                                      : KG_RV_TB_MEASURED);
+    bf_num(f, KG_FIG_RAW_MEDIAN, r->raw_sum.median > 0 ? r->raw_sum.median : NAN);
+    bf_num(f, KG_FIG_RAW_CI_LO, r->raw_sum.ci_lo > 0 ? r->raw_sum.ci_lo : NAN);
+    bf_num(f, KG_FIG_RAW_CI_HI, r->raw_sum.ci_hi > 0 ? r->raw_sum.ci_hi : NAN);
+    cJSON_AddNumberToObject(f, KG_FIG_PLACEMENTS, r->placements);
+    if (r->placements > 1 && isfinite(r->place_half_rel)) { /* NaN: a combination's */
+        cJSON *pm = cJSON_AddArrayToObject(f, KG_FIG_PLACEMENT_MEDIANS);
+        for (int i = 0; pm && i < r->placements; i++)
+            cJSON_AddItemToArray(pm, isfinite(r->place_median[i])
+                                         ? cJSON_CreateNumber(r->place_median[i])
+                                         : cJSON_CreateNull());
+        bf_num(f, KG_FIG_PLACEMENT_HALF, r->place_half_rel);
+    }
 }
 
 cJSON *kg_power_state_json(const kg_power_state *ps)
@@ -112,20 +131,7 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     /* The run's own noise band: what a mark set from this run carries. */
     bf_num(f, KG_FIG_BAND, s->median > 0 ? (s->ci_hi - s->ci_lo) / (2 * s->median) : NAN);
     cJSON_AddNumberToObject(f, KG_FIG_SAMPLES, (double)r->kept);
-    cJSON_AddStringToObject(f, KG_FIG_TIME_BASIS, r->clock_normalised ? KG_RV_TB_NORMALISED
-                                                                      : KG_RV_TB_MEASURED);
-    bf_num(f, KG_FIG_RAW_MEDIAN, r->raw_sum.median);
-    bf_num(f, KG_FIG_RAW_CI_LO, r->raw_sum.ci_lo);
-    bf_num(f, KG_FIG_RAW_CI_HI, r->raw_sum.ci_hi);
-    cJSON_AddNumberToObject(f, KG_FIG_PLACEMENTS, r->placements);
-    if (r->placements > 1) {
-        cJSON *pm = cJSON_AddArrayToObject(f, KG_FIG_PLACEMENT_MEDIANS);
-        for (int i = 0; pm && i < r->placements; i++)
-            cJSON_AddItemToArray(pm, isfinite(r->place_median[i])
-                                         ? cJSON_CreateNumber(r->place_median[i])
-                                         : cJSON_CreateNull());
-        bf_num(f, KG_FIG_PLACEMENT_HALF, r->place_half_rel);
-    }
+    bf_basis(f, r);
     cJSON_AddStringToObject(f, KG_FIG_OP, d->op);
     cJSON_AddStringToObject(f, KG_FIG_MODE, b->mode == 1 ? "cold" : "warm");
     cJSON_AddNumberToObject(f, KG_FIG_LAUNCHES_PER_SAMPLE, r->k);

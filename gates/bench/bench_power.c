@@ -320,6 +320,26 @@ void kg_power_finish(kg_power_state *ps, const double *mhz, size_t n)
 
 /* ---- placements and clock normalisation (see bench.h) ----------------------------------- */
 
+void kg_power_state_fold(kg_power_state *dst, const kg_power_state *src)
+{
+    dst->reasons_seen |= src->reasons_seen;
+    dst->nvml_near_limit |= src->nvml_near_limit;
+    dst->nvml_held = dst->nvml_held && src->nvml_held;
+    dst->polls += src->polls;
+    if (isfinite(src->nvml_sm_min))
+        dst->nvml_sm_min = isfinite(dst->nvml_sm_min) ? fmin(dst->nvml_sm_min, src->nvml_sm_min)
+                                                      : src->nvml_sm_min;
+    if (isfinite(src->nvml_sm_max))
+        dst->nvml_sm_max = isfinite(dst->nvml_sm_max) ? fmax(dst->nvml_sm_max, src->nvml_sm_max)
+                                                      : src->nvml_sm_max;
+    if (src->polls > 0) { /* the latest poll's figures */
+        dst->mem_mhz = src->mem_mhz, dst->power_w = src->power_w, dst->temp_c = src->temp_c;
+        dst->power_limit_w = src->power_limit_w;
+    }
+    dst->warmup_s += src->warmup_s;
+    dst->warmup_readings += src->warmup_readings;
+}
+
 int kg_bench_placements_for(const kg_bench_opts *o, double launch_us, double warm_mhz,
                             double max_mhz)
 {

@@ -336,6 +336,26 @@ static void pb_sum_samples(kg_bench_row *b, const kg_bench_row *const *rows, int
     }
 }
 
+/* The combined row's measured times (raw_median_us, its interval): the median of the
+ * processes' own and the envelope of their intervals, as the decided figures are combined;
+ * placements counts every process's; their medians are per process and are not listed. */
+static void pb_combine_raw(kg_bench_row *b, const kg_bench_row *const *rows, int n)
+{
+    double m[KG_BENCH_MAX_PROCESSES];
+    b->r.raw_sum.ci_lo = rows[0]->r.raw_sum.ci_lo;
+    b->r.raw_sum.ci_hi = rows[0]->r.raw_sum.ci_hi;
+    for (int i = 0; i < n; i++) {
+        m[i] = rows[i]->r.raw_sum.median;
+        b->r.raw_sum.ci_lo = fmin(b->r.raw_sum.ci_lo, rows[i]->r.raw_sum.ci_lo);
+        b->r.raw_sum.ci_hi = fmax(b->r.raw_sum.ci_hi, rows[i]->r.raw_sum.ci_hi);
+    }
+    b->r.raw_sum.median = kg_stats_median(m, (size_t)n);
+    b->r.placements = 0;
+    for (int i = 0; i < n; i++)
+        b->r.placements += rows[i]->r.placements;
+    b->r.place_half_rel = NAN; /* per process: not listed for the combination */
+}
+
 /* The figures of the combined row: taken is cleared while the figures are made (no per-sample
  * arrays to list), then restored in the row and the figures. */
 static cJSON *pb_figures(const kg_case_desc *d, kg_case_result *res)
@@ -390,6 +410,7 @@ int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
                                       : warn ? KG_VERDICT_WARN : KG_VERDICT_PASS };
     KG_TRY(pb_combined_row((kg_bench_row **)&res.data, rows[near], &comb, &v, mk));
     pb_sum_samples(res.data, rows, n);
+    pb_combine_raw(res.data, rows, n);
     snprintf(res.message, sizeof res.message, "%s; median of %d processes %.4g us (medians "
              "%.4g..%.4g)", v.why, n, comb.median, v.env_lo, v.env_hi);
     if (!run->env.quiet)

@@ -71,6 +71,29 @@ static void cm_side(kg_cmp_row *r, int s, const kg_export_row *x)
     r->rel_l2[s] = cm_num(x->figures, KG_FIG_PARITY_REL_L2);
 }
 
+/* A clock-normalised median (a capped row, issue #14) is not comparable with a measured one:
+ * when the sides' time_basis differ (absent: measured), both sides' measured times. */
+static void cm_basis(kg_cmp_row *r, const kg_export_row *a, const kg_export_row *b)
+{
+    const char *ba = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->figures,
+                                                                           KG_FIG_TIME_BASIS));
+    const char *bb = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b->figures,
+                                                                           KG_FIG_TIME_BASIS));
+    if (strcmp(ba ? ba : KG_RV_TB_MEASURED, bb ? bb : KG_RV_TB_MEASURED) == 0)
+        return;
+    r->raw_basis = true;
+    const kg_export_row *x[2] = { a, b };
+    for (int s = 0; s < 2; s++) {
+        double m = cm_num(x[s]->figures, KG_FIG_RAW_MEDIAN);
+        if (isnan(m))
+            continue; /* a report before time_basis: median_us is measured */
+        double lo = cm_num(x[s]->figures, KG_FIG_RAW_CI_LO), hi = cm_num(x[s]->figures,
+                                                                       KG_FIG_RAW_CI_HI);
+        r->median[s] = m;
+        r->half[s] = isnan(lo) || isnan(hi) || hi < lo ? NAN : (hi - lo) / 2.0;
+    }
+}
+
 /* What changed in a row, and its part of the summary. */
 static void cm_judge(kg_cmp_row *r, kg_compare_sum *s)
 {
@@ -122,10 +145,13 @@ static int cm_merge(kg_compare *c, const kg_export_row **pa, size_t na, const kg
         r->in = k < 0 ? KG_CMP_IN_A : k > 0 ? KG_CMP_IN_B : KG_CMP_IN_BOTH;
         for (int s = 0; s < 2; s++)
             r->median[s] = r->half[s] = r->max_abs[s] = r->rel_l2[s] = NAN;
-        if (k <= 0)
+        const kg_export_row *xa = k <= 0 ? pa[i] : NULL, *xb = k >= 0 ? pb[j] : NULL;
+        if (xa)
             cm_side(r, 0, pa[i++]);
-        if (k >= 0)
+        if (xb)
             cm_side(r, 1, pb[j++]);
+        if (xa && xb)
+            cm_basis(r, xa, xb);
         cm_judge(r, &c->sum);
         kg_cmp_gate *g = c->n_gates ? &c->gates[c->n_gates - 1] : NULL;
         if (!g || strcmp(g->name, r->gate) != 0) {
@@ -252,9 +278,11 @@ static const char *cm_note(char *buf, size_t n, const kg_cmp_row *r)
         return "only in A";
     if (r->in == KG_CMP_IN_B)
         return "only in B";
+    const char *basis = r->raw_basis ? "time bases differ: measured times" : "";
     if (!r->verdict_changed)
-        return "";
-    snprintf(buf, n, "verdict %s -> %s", r->verdict[0], r->verdict[1]);
+        return basis;
+    snprintf(buf, n, "verdict %s -> %s%s%s", r->verdict[0], r->verdict[1], *basis ? "; " : "",
+             basis);
     return buf;
 }
 
@@ -275,7 +303,8 @@ static void cm_text_row(kg_sbuf *b, const kg_cmp_row *r, bool bench, bool parity
         kg_sbuf_printf(b, "%11s %11s ", kg_fmt_num(x[2], 32, r->rel_l2[0], "%.3g"),
                        kg_fmt_num(x[3], 32, r->rel_l2[1], "%.3g"));
     }
-    kg_sbuf_printf(b, "%s\n", cm_note(x[0], sizeof x[0], r));
+    char note[96];
+    kg_sbuf_printf(b, "%s\n", cm_note(note, sizeof note, r));
 }
 
 static void cm_text_gate(const kg_compare *c, const kg_cmp_gate *g, kg_sbuf *b)
@@ -371,7 +400,8 @@ static void cm_md_row(kg_sbuf *b, const kg_cmp_row *r, bool bench, bool parity)
         kg_sbuf_printf(b, " %s | %s |", kg_fmt_num(x[2], 32, r->rel_l2[0], "%.3g"),
                        kg_fmt_num(x[3], 32, r->rel_l2[1], "%.3g"));
     }
-    kg_sbuf_printf(b, " %s |\n", cm_note(x[0], sizeof x[0], r));
+    char note[96];
+    kg_sbuf_printf(b, " %s |\n", cm_note(note, sizeof note, r));
 }
 
 static void cm_md_gate(const kg_compare *c, const kg_cmp_gate *g, kg_sbuf *b)

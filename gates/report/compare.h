@@ -54,7 +54,9 @@ typedef struct {
     const char *gate, *case_id;
     kg_cmp_in in;
     const char *verdict[2];        /* NULL: not in that report */
-    double median[2], half[2];     /* bench median_us and CI half-width (NAN: not reported) */
+    double median[2], half[2];     /* bench median_us and CI half-width (NAN: not reported);
+                                    * the measured times when the sides' time_basis differ */
+    bool raw_basis;                /* the sides' time_basis differed: measured times compared */
     double max_abs[2], rel_l2[2];  /* parity (NAN: not reported or not finite) */
     double change_pct;             /* of the median, B against A (NAN: not both) */
     int beyond_noise;              /* |B - A| > half A + half B: 1, within: 0, no CI: -1 */

@@ -288,8 +288,8 @@ typedef struct {
 /* Placements (issue #14). A power-capped compute-bound case's figure moved with where its
  * buffers landed: on the H200, four fresh placements of gemm_bf16 8192^3 in one process spread
  * 1201..1232 us (clock-normalised), as wide as ten separate processes (1204..1235), while the
- * median over four placements brought five processes within 1220..1227 (CV ~0.2%); full-clock
- * cases did not move with placement. So a compute-bound case whose launch takes >=
+ * median over four placements put five processes within 1220..1227; full-clock cases did not
+ * move with placement. (The 20-process proof with three placements: CV 0.52%.) So a compute-bound case whose launch takes >=
  * KG_HEAVY_LAUNCH_US and whose warm-up ends below full clock (capped) is timed on
  * KG_BENCH_PLACEMENTS placements, each on freshly allocated buffers behind a held shim
  * allocation of a size drawn from the seed, the budget split between them, the samples pooled;
@@ -314,9 +314,11 @@ double kg_bench_placement_half(const double *pm, size_t n, double median);
 size_t kg_bench_shim_bytes(uint64_t seed, int p);
 
 /* Clock normalisation (issue #14). Under the power cap the SM clock settles per process at
- * 1395..1515 MHz on the H200 (raw medians of gemm_bf16 8192^3 spread 1598..1722 us over ten
- * processes, CV 2.3%), while time x clock stays within CV 0.6% (0.2% over placements). A row
- * labelled power-capped is therefore decided on each sample's time scaled to the max clock:
+ * 1395..1515 MHz on the H200: ten processes of gemm_bf16 8192^3 alone read raw medians of
+ * 1598..1722 us (CV 2.3%) and time x clock within CV 0.6%. Inside the full proof the gain was
+ * smaller or none (CV 0.96% -> 0.78%, then 0.49% -> 0.52% with placements): the probe reads
+ * the clock after each replay, not during it. A power-capped compute-bound row is decided on
+ * each sample's time scaled to the max clock:
  * t x f / f_max, f the mean of the probe clocks read before and after the sample (one of them
  * at a placement's first sample), i.e. the time its cycles would take at f_max. Its raw
  * figures stay in the report (raw_median_us); a full-clock row is decided on raw time. A

@@ -23,6 +23,10 @@ check "budget not a number" 2 "--budget: expected a number" -- "$KG" bench --bud
 check "bad band floor" 2 "--band-floor: expected a relative tolerance" -- "$KG" bench --band-floor 1.5
 check "bad compute floor" 2 "--compute-floor" -- "$KG" bench --compute-floor -1
 check "bad abs floor" 2 "--abs-floor: expected microseconds" -- "$KG" bench --abs-floor 0
+check "--placements not an integer" 2 "--placements: expected fresh-buffer placements, an integer in \[1, 8\], got '2.5'" -- "$KG" bench --placements 2.5
+check "--placements too many" 2 "--placements: .*got '9'" -- "$KG" bench --placements 9
+check "--placements zero" 2 "--placements" -- "$KG" bench --placements 0
+check "bench --help lists --placements" 0 "--placements N" -- "$KG" bench --help
 # issue #14: no fixed compute floor (an error that says so); --min-mark-runs; production's
 # separate bench processes.
 check "compute floor removed" 2 "--compute-floor 0.1: removed \(issue #14\)" -- "$KG" bench --compute-floor 0.1

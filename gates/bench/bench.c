@@ -85,6 +85,7 @@ static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
     st->o.budget_s = g->budget_s > 0 ? g->budget_s : 1.0;
     st->o.flag_k = g->launches;
     st->o.warmup_min_s = g->warmup_min_s;
+    st->o.placements = g->placements;
     if (g->band_floor > 0)
         st->dopt.band_floor = g->band_floor;
     if (g->min_mark_runs > 0)
@@ -391,6 +392,19 @@ static int bg_opt_launches(void *opts, const char *v)
     return rc;
 }
 
+static int bg_opt_placements(void *opts, const char *v)
+{
+    double x = 0;
+    int rc = bg_double("--placements", v, 0, KG_BENCH_MAX_PLACEMENTS,
+                       "fresh-buffer placements, an integer in [1, 8]", &x);
+    if (rc == 0 && x != floor(x))
+        rc = KG_ERR(KG_EINVAL, "--placements: expected fresh-buffer placements, an integer in "
+                    "[1, %d], got '%s'", KG_BENCH_MAX_PLACEMENTS, v);
+    if (rc == 0)
+        ((kg_bench_gate_opts *)opts)->placements = (int)x;
+    return rc;
+}
+
 static int bg_opt_warmup_min(void *opts, const char *v)
 {
     int rc = 0;
@@ -424,6 +438,9 @@ static const kg_opt bg_opts[] = {
     KG_OPT_FN_("launches", "K", bg_opt_launches, KG_OPT_F_STANDALONE,
                "launches per timed replay, for experiments and the k-independence check "
                "(scripts/k-independence.sh); a mark's own k wins (default: calibrated)"),
+    KG_OPT_FN_("placements", "N", bg_opt_placements, KG_OPT_F_STANDALONE,
+               "fresh-buffer placements of every case, for experiments (default: 3 for a "
+               "capped compute-bound case of >= 50 us a launch, else 1)"),
     KG_OPT_FN_("warmup-min", "S", bg_opt_warmup_min, KG_OPT_F_STANDALONE,
                "minimum back-to-back warm-up of every case and ceiling, for experiments "
                "(default: 0.3 s for heavy cases, else none; the cap is max(1.5, S))"),
@@ -450,7 +467,9 @@ static const char bg_description[] =
     "sampling the case runs back-to-back until the in-kernel clock probe reads a steady SM\n"
     "clock (at least 0.3 s for heavy cases: a launch >= 50 us or compute-bound; at most 1.5 s);\n"
     "the state (full-clock, power-capped, thermal, throttled, unknown) from the probe clock is\n"
-    "in each row, NVML's reasons beside it.\n"
+    "in each row, NVML's reasons beside it. A capped compute-bound case (>= 50 us a launch) is\n"
+    "timed on 3 fresh-buffer placements and decided on clock-normalised time (time x probe\n"
+    "clock / max clock), with a placement-level interval; its measured times are reported.\n"
     "Ceilings (1 GiB device copy, 8192^3 bf16 cuBLAS GEMM) are measured in the same run.\n"
     "\n"
     "Each case is decided against its mark in --marks (device class, case, metric):\n"

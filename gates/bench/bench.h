@@ -432,11 +432,12 @@ typedef struct {
     kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */
     const void *marks;
     double warmup_min_s;        /* --warmup-min S (< 0: the rule, kg_warm_rule_for) */
+    int placements;             /* --placements N (0: kg_bench_placements_for) */
 } kg_bench_gate_opts;
 #define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 0, .band_floor = 0, \
                                   .min_mark_runs = 0, .abs_floor_us = 0, .marks_path = NULL, \
                                   .save_marks = NULL, .launches = 0, .lookup = NULL, \
-                                  .marks = NULL, .warmup_min_s = -1 }
+                                  .marks = NULL, .warmup_min_s = -1, .placements = 0 }
 
 /* The settings one case is timed and decided with: `o` and `dopt` hold the run's (flags or
  * defaults) and take the case's bench_budget_s / bench_band_floor where the command line

@@ -477,6 +477,15 @@ static void test_placements(void)
     double h = kg_bench_placement_half(pm, 3, 1241.5);
     CHECK_MSG(fabs(h - 2.576 * 14.2244 / sqrt(3) / 1241.5) < 1e-4, "half %.5f", h);
     CHECK(kg_bench_placement_half(pm, 1, 1241.5) == 0);
+    /* placement medians over the kept values: 3 placements of 4 samples; placement 2 dropped
+     * whole (throttled below the floor, as in the H200 proof's fa3), one of placement 1 too */
+    unsigned char dr[12] = { 0, 0, 0, 0, 0, 1, 0, 0, 1, 1, 1, 1 };
+    /* sample:             0  1  2  3 | 4  5  6  7 | 8  9 10 11 -> kept 10 12 11 13 | 20 21 22 */
+    const double kept2[] = { 10, 12, 11, 13, 20, 21, 22 };
+    const size_t starts[] = { 0, 4, 8 };
+    double med3[3];
+    CHECK(kg_bench_placement_medians(med3, kept2, dr, 12, starts, 3) == 2);
+    CHECK(med3[0] == 11.5 && med3[1] == 21 && isnan(med3[2]));
     const double same[] = { 164, 164, 164 };
     CHECK(kg_bench_placement_half(same, 3, 164) == 0);
     /* shims: 2..512 MiB in 2 MiB steps, reproducible, different per placement and seed */

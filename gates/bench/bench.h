@@ -307,6 +307,12 @@ typedef struct {
  * (unknown max: not capped), else 1 (pure). */
 int kg_bench_placements_for(const kg_bench_opts *o, double launch_us, double warm_mhz,
                             double max_mhz);
+/* Each placement's median (pm[0..n), NaN for one whose samples were all dropped) of the kept
+ * values kept[] (one per sample not dropped, in order), placement p owning the samples
+ * [starts[p], starts[p + 1]) of taken; returns the placements with a median, (size_t)-1 out of
+ * memory (pure). */
+size_t kg_bench_placement_medians(double *pm, const double *kept, const unsigned char *drop,
+                                  size_t taken, const size_t *starts, size_t n);
 /* Half-width (relative to `median`) of the placement-level interval: KG_PLACEMENT_Z x the
  * sample sd of the n placement medians pm / sqrt(n); 0 for n < 2 (pure). */
 double kg_bench_placement_half(const double *pm, size_t n, double median);

@@ -492,21 +492,17 @@ cleanup:
  * level (kg_bench_placement_half): samples of one placement are not independent of it. */
 static int be_placement_interval(kg_bench_result *res)
 {
-    double pm[KG_BENCH_MAX_PLACEMENTS], *tmp = malloc((res->kept ? res->kept : 1) * sizeof *tmp);
-    size_t np = 0, k = 0;
-    if (!tmp)
+    double pm[KG_BENCH_MAX_PLACEMENTS];
+    size_t np = kg_bench_placement_medians(res->place_median, res->kept_us, res->drop,
+                                           res->taken, res->place_start,
+                                           (size_t)res->placements);
+    if (np == (size_t)-1)
         return KG_ERR(KG_ENOMEM, "out of memory");
-    for (int p = 0; p < res->placements; p++) {
-        size_t end = p + 1 < res->placements ? res->place_start[p + 1] : res->taken, n = 0;
-        for (size_t i = res->place_start[p]; i < end; i++)
-            if (!res->drop[i])
-                tmp[n++] = res->kept_us[k++];
-        res->place_median[p] = n ? kg_stats_median(tmp, n) : NAN;
-        if (n)
-            pm[np++] = res->place_median[p];
-    }
-    free(tmp);
-    double med = res->sum.median, h = kg_bench_placement_half(pm, np, med) * med;
+    size_t j = 0;
+    for (int p = 0; p < res->placements; p++)
+        if (isfinite(res->place_median[p]))
+            pm[j++] = res->place_median[p];
+    double med = res->sum.median, h = kg_bench_placement_half(pm, j, med) * med;
     res->place_half_rel = h / med;
     if (h > 0) { /* a spread as wide as the median itself: the interval stays positive */
         res->sum.ci_lo = fmin(res->sum.ci_lo, fmax(med - h, 1e-3 * med));

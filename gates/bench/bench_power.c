@@ -350,6 +350,25 @@ int kg_bench_placements_for(const kg_bench_opts *o, double launch_us, double war
                ? KG_BENCH_PLACEMENTS : 1;
 }
 
+size_t kg_bench_placement_medians(double *pm, const double *kept, const unsigned char *drop,
+                                  size_t taken, const size_t *starts, size_t n)
+{
+    double *tmp = malloc((taken ? taken : 1) * sizeof *tmp);
+    size_t k = 0, found = 0;
+    if (!tmp)
+        return (size_t)-1;
+    for (size_t p = 0; p < n; p++) {
+        size_t end = p + 1 < n ? starts[p + 1] : taken, m = 0;
+        for (size_t i = starts[p]; i < end && i < taken; i++)
+            if (!drop[i])
+                tmp[m++] = kept[k++];
+        pm[p] = m ? kg_stats_median(tmp, m) : NAN;
+        found += m > 0;
+    }
+    free(tmp);
+    return found;
+}
+
 double kg_bench_placement_half(const double *pm, size_t n, double median)
 {
     if (n < 2 || !(median > 0))

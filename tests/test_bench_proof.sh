@@ -98,6 +98,7 @@ expect_grep '^\| \+5% caught, cases >= 10 us \| 20/20 .* \| >= 19/20 \|$' "$O"
 expect_grep '^\| gemm_bf16 8192\^3 median CV across processes \| 0\.0[0-9]+% \(20 processes\) \| <= 0.5% \|$' "$O"
 expect_grep '^\| whole run --diagnostic \| [0-9.]+ s \| <= 60 s \|$' "$O"
 expect_grep 'full-clock: [0-9]+ rows' "$O" "the power states seen"
+expect_grep '^closest to a false alarm: axpy/n=1/f32 at 3.33 of its tolerance$' "$O" "the closest call"
 expect_grep 'bench-proof: wall time' "$O"
 L=$T/good.calls
 [ "$(grep -c '^kgate run' "$L")" -eq 1 ] && ok || bad "run --diagnostic not once"

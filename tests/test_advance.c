@@ -1,5 +1,6 @@
 /* The advance logic without git: report parsing, the ratchet guard (conservative CI edge), the
- * merge rule (only if this run still beats the mark; never down) and the refusal inputs. */
+ * merge rule (only if this run still beats the mark; never down) and the refusal inputs; the
+ * counters rows' mark_moves into counter-mark candidates, and their malformed forms. */
 #include <string.h>
 #include "marks/advance.h"
 #include "kg_test.h"
@@ -28,6 +29,68 @@ static kg_advance_input *parse(const char *mode, const char *cert, const char *p
     *rc = kg_advance_parse(&in, j, "test.json", "test");
     cJSON_Delete(j);
     return in;
+}
+
+/* A counters row as counters_figures.c writes it, with `moves` as its mark_moves. */
+static kg_advance_input *parse_ct(const char *dec, const char *moves, const char *dram, int *rc)
+{
+    char row[1024];
+    snprintf(row, sizeof row,
+             ",{\"gate\":\"counters\",\"case\":\"a\",\"verdict\":\"PASS\",\"figures\":{"
+             "\"decision\":\"%s\",\"dram_bytes\":%s,\"inst\":417809,\"occupancy_pct\":63.4,"
+             "\"spill_requests\":0,\"tensor_inst\":null,\"sysmem_bytes\":812320%s%s}}",
+             dec, dram, moves ? ",\"mark_moves\":" : "", moves ? moves : "");
+    return parse("production", "true", "PASS", "10.4", row, rc);
+}
+
+static void test_counters(void)
+{
+    int rc;
+    kg_advance_input *in = parse_ct("NO_MARK", "[\"dram_bytes_per_launch\",\"achieved_occupancy_pct\"]",
+                                    "1.52e6", &rc);
+    CHECK(rc == 0 && in && in->n_cands == 4); /* the 2 bench candidates, then the 2 counts */
+    if (in && in->n_cands == 4) {
+        const kg_mark *d = &in->cands[2].cand, *o = &in->cands[3].cand;
+        CHECK(strcmp(d->metric, "dram_bytes_per_launch") == 0 && d->value == 1.52e6 &&
+              d->direction == KG_LOWER_IS_BETTER && d->runs == 1 && d->band_rel == 0);
+        CHECK(strcmp(o->metric, "achieved_occupancy_pct") == 0 && o->value == 63.4 &&
+              o->direction == KG_HIGHER_IS_BETTER);
+        kg_marks *m = NULL;
+        kg_mark_moves mv = { 0 };
+        CHECK(kg_marks_new(&m) == 0 && kg_advance_apply(m, in, &mv) == 0 && mv.n == 4);
+        CHECK(kg_marks_find(m, "GPU X/sm_90", "a", "dram_bytes_per_launch") != NULL);
+        kg_mark_moves_free(&mv);
+        kg_marks_free(m);
+    }
+    kg_advance_input_free(in);
+    /* an empty list, a report from before mark_moves, a REGRESSED row: no counter candidate */
+    in = parse_ct("OK", "[]", "1.52e6", &rc);
+    CHECK(rc == 0 && in && in->n_cands == 2);
+    kg_advance_input_free(in);
+    in = parse_ct("OK", NULL, "1.52e6", &rc);
+    CHECK(rc == 0 && in && in->n_cands == 2);
+    kg_advance_input_free(in);
+    in = parse_ct("REGRESSED", "[\"inst_per_launch\"]", "1.52e6", &rc);
+    CHECK(rc == 0 && in && in->n_cands == 2);
+    kg_advance_input_free(in);
+    /* malformed: an unknown metric, a metric twice, a listed count that is not a count > 0, not
+     * an array: KG_EPARSE naming the file, the case and the field */
+    static const struct { const char *moves, *dram, *want; } bad[] = {
+        { "[\"gbps\"]", "1.52e6", "'gbps' is not a counter mark" },
+        { "[\"inst_per_launch\",\"inst_per_launch\"]", "1", "names 'inst_per_launch' twice" },
+        { "[\"dram_bytes_per_launch\"]", "0", "figures.dram_bytes must be a finite count > 0" },
+        { "[\"dram_bytes_per_launch\"]", "null", "figures.dram_bytes must be a finite count" },
+        { "[\"tensor_inst_per_launch\"]", "1", "figures.tensor_inst must be a finite count" },
+        { "[7]", "1", "'(not a string)' is not a counter mark" },
+        { "\"dram_bytes_per_launch\"", "1", "mark_moves must be an array" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        in = parse_ct("OK", bad[i].moves, bad[i].dram, &rc);
+        CHECK_MSG(rc == KG_EPARSE && !in && strstr(kg_error_last(), "test.json") &&
+                      strstr(kg_error_last(), "'a'") && strstr(kg_error_last(), bad[i].want),
+                  "case %zu: rc %d, %s", i, rc, kg_error_last());
+        kg_advance_input_free(in);
+    }
 }
 
 int main(void)
@@ -94,6 +157,7 @@ int main(void)
     CHECK(rc == KG_EPARSE && !in && strstr(kg_error_last(), "test.json") &&
           strstr(kg_error_last(), "'a'"));
 
+    test_counters();
     kg_mark_moves_free(&mv);
     kg_marks_free(m);
     return kg_test_done("test_advance");

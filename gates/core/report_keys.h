@@ -500,6 +500,7 @@
 #define KG_FIG_CT_GBPS "gbps"
 #define KG_FIG_CT_BOUND "bound"               /* memory | compute | latency */
 #define KG_FIG_CT_METRICS "metrics"           /* every figure of the metric table, by key */
+#define KG_FIG_CT_MARK_MOVES "mark_moves"     /* the counter marks this run may set or move */
 
 /* ---- ab figures (gate "ab": B against A, paired rounds) ------------------------------------- */
 

@@ -182,6 +182,20 @@ int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *
 #define KG_CT_MARK_TENSOR "tensor_inst_per_launch"
 #define KG_CT_MARK_SYSMEM "sysmem_bytes_per_launch"
 
+/* The counter marks, each with its KG_CT_MV_* bit, the report figure it is read from and its
+ * direction: one table for the production step (typed rows) and `marks advance --from-report`
+ * (a recorded report's figures, whose mark_moves lists the metrics). */
+typedef struct {
+    unsigned bit;
+    const char *metric;        /* KG_CT_MARK_* */
+    const char *figure;        /* KG_FIG_CT_* */
+    bool higher_is_better;
+} kg_ct_mark_def;
+#define KG_CT_N_MARKS 6
+extern const kg_ct_mark_def kg_ct_mark_defs[KG_CT_N_MARKS];
+/* The count of mark i (kg_ct_mark_defs order) in c, NaN when unavailable. */
+double kg_ct_mark_value(const kg_ct_counts *c, size_t i);
+
 /* A case declares tensor-core use with this tag (kg_case_desc.tags, source compatible). */
 #define KG_CT_TAG_TENSOR "tensor-core"   /* as the reference GEMM cases (kernels/gemm_bf16.cu) */
 bool kg_ct_case_uses_tensor(const kg_case_desc *d);

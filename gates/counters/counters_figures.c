@@ -10,6 +10,15 @@ static void cf_num(cJSON *o, const char *key, double v)
     cJSON_AddItemToObject(o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
 }
 
+/* The metrics of mark_moves, by name (what `marks advance --from-report` reads). */
+static void cf_mark_moves(cJSON *fig, unsigned moves)
+{
+    cJSON *a = cJSON_AddArrayToObject(fig, KG_FIG_CT_MARK_MOVES);
+    for (size_t i = 0; a && i < KG_CT_N_MARKS; i++)
+        if (moves & kg_ct_mark_defs[i].bit)
+            cJSON_AddItemToArray(a, cJSON_CreateString(kg_ct_mark_defs[i].metric));
+}
+
 static void cf_metrics(cJSON *fig, const kg_ct_counts *c)
 {
     cJSON *m = cJSON_AddObjectToObject(fig, KG_FIG_CT_METRICS);
@@ -26,6 +35,7 @@ cJSON *kg_counters_figures(const kg_case_desc *d, const kg_case_result *res)
         return NULL;
     cJSON_AddStringToObject(f, KG_FIG_CT_DECISION, kg_ct_decision_name(b->v.decision));
     cJSON_AddStringToObject(f, KG_FIG_CT_WHY, b->v.why);
+    cf_mark_moves(f, b->v.mark_moves);
     cJSON_AddStringToObject(f, KG_FIG_CT_DEVICE_CLASS, b->device_class);
     cJSON_AddNumberToObject(f, KG_FIG_CT_KERNELS, b->c.n_kernels);
     cJSON_AddNumberToObject(f, KG_FIG_CT_PASSES, (double)b->passes);

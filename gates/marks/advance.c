@@ -11,6 +11,7 @@
 #include <time.h>
 #include "marks/advance.h"
 #include "core/report_keys.h"
+#include "counters/counters.h"
 
 static char *xstrdup(const char *s)
 {
@@ -278,6 +279,78 @@ cleanup:
     return rc;
 }
 
+/* The counters gate's rows (issue #18): a recorded production report's counters rows become
+ * the candidate marks `run --production` proposed (production_counters.c). The figures'
+ * mark_moves names the metrics the gate's rule let set or move; each is read from its figure
+ * (kg_ct_mark_defs), a count is exact (band 0, one sample), and kg_advance_apply ratchets it
+ * like any mark. A report without mark_moves (before it was recorded) proposes none. */
+/* The index in kg_ct_mark_defs of the metric named by `it`, refusing unknown names and any
+ * given twice (seen: the indices so far). */
+static int ac_metric(size_t *idx, const cJSON *it, unsigned *seen, const char *name,
+                     const char *cs)
+{
+    const char *m = cJSON_GetStringValue(it);
+    for (size_t i = 0; m && i < KG_CT_N_MARKS; i++)
+        if (strcmp(m, kg_ct_mark_defs[i].metric) == 0) {
+            if (*seen & (1u << i))
+                return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s names "
+                                         "'%s' twice", name, cs, KG_FIG_CT_MARK_MOVES, m);
+            *seen |= 1u << i;
+            *idx = i;
+            return 0;
+        }
+    return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s: '%.80s' is not a "
+                             "counter mark (dram_bytes_per_launch, inst_per_launch, ...)", name,
+                  cs, KG_FIG_CT_MARK_MOVES, m ? m : "(not a string)");
+}
+
+static int add_counter_cands(kg_advance_input *in, const cJSON *res, const cJSON *root,
+                             const char *name, const char *set_by)
+{
+    int rc = 0;
+    const char *cs = jstr(res, KG_RES_CASE);
+    const cJSON *fig = cJSON_GetObjectItemCaseSensitive(res, KG_RES_FIGURES);
+    const char *dec = jstr(fig, KG_FIG_CT_DECISION);
+    const cJSON *moves = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_CT_MARK_MOVES), *it;
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
+    unsigned seen = 0;
+    char now[32];
+    /* as production: only a passing row the rule decided (OK or NO_MARK) proposes marks */
+    if (!dec || (strcmp(dec, "OK") != 0 && strcmp(dec, "NO_MARK") != 0) || !moves)
+        return 0;
+    if (!cJSON_IsArray(moves))
+        return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s must be an array "
+                                 "of counter mark names", name, cs, KG_FIG_CT_MARK_MOVES);
+    const char *date = jstr(root, KG_RK_STARTED_AT);
+    if (!date) {
+        kg_advance_now(now, sizeof now);
+        date = now;
+    }
+    cJSON_ArrayForEach(it, moves)
+    {
+        size_t i = 0;
+        KG_TRY(ac_metric(&i, it, &seen, name, cs));
+        const kg_ct_mark_def *md = &kg_ct_mark_defs[i];
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(fig, md->figure);
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0))
+            return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s must be a "
+                                     "finite count > 0 (it is in %s)", name, cs, md->figure,
+                          KG_FIG_CT_MARK_MOVES);
+        double x = v->valuedouble;
+        kg_advance_obs o = { .case_id = cs, .decision = KG_RV_DEC_IMPROVED, .metric = md->metric,
+                             .direction = md->higher_is_better ? KG_HIGHER_IS_BETTER
+                                                               : KG_LOWER_IS_BETTER,
+                             .median = x, .ci_lo = x, .ci_hi = x, .band = 0, .samples = 1,
+                             .commit = jstr(prov, KG_RK_PROV_COMMIT), .date = date,
+                             .driver = jstr(dev, KG_RK_DRIVER), .cuda = jstr(dev, KG_RK_RUNTIME),
+                             .set_by = set_by, .exact = true };
+        KG_TRY(kg_advance_add(in, &o, name));
+    }
+cleanup:
+    return rc;
+}
+
 int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name,
                      const char *set_by)
 {
@@ -339,6 +412,9 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
             in->n_bench++;
             if (in->device_class && (v == KG_VERDICT_PASS || v == KG_VERDICT_WARN))
                 KG_TRY(add_cand(in, it, root, name, set_by));
+        } else if (strcmp(g, KG_RV_GATE_COUNTERS) == 0 && in->device_class &&
+                   v == KG_VERDICT_PASS) {
+            KG_TRY(add_counter_cands(in, it, root, name, set_by));
         }
     }
     if (n_bad > 3) {

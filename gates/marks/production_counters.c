@@ -42,17 +42,11 @@ static int pc_row(pc_ctx *x, const kg_run_row *row)
     if (row->res.verdict != KG_VERDICT_PASS || !b ||
         (b->v.decision != KG_CT_OK && b->v.decision != KG_CT_NO_MARK))
         return 0;
-    const struct { unsigned bit; const char *metric; double v; kg_direction dir; } m[] = {
-        { KG_CT_MV_DRAM, KG_CT_MARK_DRAM, b->c.dram_bytes, KG_LOWER_IS_BETTER },
-        { KG_CT_MV_INST, KG_CT_MARK_INST, b->c.v[KG_CT_INST], KG_LOWER_IS_BETTER },
-        { KG_CT_MV_SPILL, KG_CT_MARK_SPILL, b->c.spill, KG_LOWER_IS_BETTER },
-        { KG_CT_MV_OCC, KG_CT_MARK_OCC, b->c.v[KG_CT_OCCUPANCY], KG_HIGHER_IS_BETTER },
-        { KG_CT_MV_TENSOR, KG_CT_MARK_TENSOR, b->c.tensor, KG_HIGHER_IS_BETTER },
-        { KG_CT_MV_SYSMEM, KG_CT_MARK_SYSMEM, b->c.sysmem_bytes, KG_LOWER_IS_BETTER },
-    };
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (b->v.mark_moves & m[i].bit)
-            KG_TRY(pc_put(x, id, m[i].metric, m[i].v, m[i].dir));
+    for (size_t i = 0; i < KG_CT_N_MARKS; i++)
+        if (b->v.mark_moves & kg_ct_mark_defs[i].bit)
+            KG_TRY(pc_put(x, id, kg_ct_mark_defs[i].metric, kg_ct_mark_value(&b->c, i),
+                          kg_ct_mark_defs[i].higher_is_better ? KG_HIGHER_IS_BETTER
+                                                              : KG_LOWER_IS_BETTER));
 cleanup:
     return rc;
 }

@@ -123,11 +123,13 @@ echo "== false alarms: reference cases and clean twins, $P processes vs marks of
 # largest |delta| / tolerance of one decision (how close the case came to a false alarm).
 printf '%-46s %9s %8s %5s %9s %11s %9s %7s\n' case REGRESSED IMPROVED SAME undecided max_delta% tol% of_tol
 awk -F'\t' '$1 !~ /pct$/ { c[$1] = 1; d[$1, $2]++; a = $3 < 0 ? -$3 : $3; if (a > m[$1]) m[$1] = a;
-        if (!($1 in t) || $4 < t[$1]) t[$1] = $4; if ($4 > 0 && a / $4 > r[$1]) r[$1] = a / $4 }
+        if (!($1 in t) || $4 < t[$1]) t[$1] = $4
+        if ($2 ~ /^(SAME|REGRESSED|IMPROVED)$/ && $4 > 0 && a / $4 > r[$1]) r[$1] = a / $4 }
     END { for (k in c) printf "%-46s %9d %8d %5d %9d %11.3f %9.3f %7.2f\n", k, d[k, "REGRESSED"],
           d[k, "IMPROVED"], d[k, "SAME"], d[k, "UNPROVEN"] + d[k, "STATE_DIFFERS"] + d[k, "NO_MARK"],
           100 * m[k], 100 * t[k], r[k] }' "$O/rows.tsv" | sort
-CLOSEST=$(awk -F'\t' '$1 !~ /pct$/ && $4 > 0 { a = $3 < 0 ? -$3 : $3; if (a / $4 > r) { r = a / $4; k = $1 } }
+CLOSEST=$(awk -F'\t' '$1 !~ /pct$/ && $2 ~ /^(SAME|REGRESSED|IMPROVED)$/ && $4 > 0 {
+        a = $3 < 0 ? -$3 : $3; if (a / $4 > r) { r = a / $4; k = $1 } }
     END { if (k != "") printf "%s at %.2f of its tolerance", k, r; else print "none" }' "$O/rows.tsv")
 echo "closest to a false alarm: $CLOSEST"
 FALSE=$(awk -F'\t' '$1 !~ /pct$/ && ($2 == "REGRESSED" || $2 == "IMPROVED")' "$O/rows.tsv" | wc -l)

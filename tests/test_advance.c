@@ -78,12 +78,39 @@ static void test_counters(void)
     static const struct { const char *moves, *dram, *want; } bad[] = {
         { "[\"gbps\"]", "1.52e6", "'gbps' is not a counter mark" },
         { "[\"inst_per_launch\",\"inst_per_launch\"]", "1", "names 'inst_per_launch' twice" },
-        { "[\"dram_bytes_per_launch\"]", "0", "figures.dram_bytes must be a finite count > 0" },
+        { "[\"dram_bytes_per_launch\"]", "0", "figures.dram_bytes must be a finite count in (0," },
+        { "[\"dram_bytes_per_launch\"]", "1e300", "figures.dram_bytes must be a finite count in" },
         { "[\"dram_bytes_per_launch\"]", "null", "figures.dram_bytes must be a finite count" },
         { "[\"tensor_inst_per_launch\"]", "1", "figures.tensor_inst must be a finite count" },
         { "[7]", "1", "'(not a string)' is not a counter mark" },
         { "\"dram_bytes_per_launch\"", "1", "mark_moves must be an array" },
     };
+    /* occupancy above 100%: a mark no run could meet */
+    in = parse_ct("OK", "[\"achieved_occupancy_pct\"]", "1", &rc);
+    CHECK(rc == 0 && in && in->n_cands == 3);
+    kg_advance_input_free(in);
+    {
+        char row[600];
+        snprintf(row, sizeof row, ",{\"gate\":\"counters\",\"case\":\"a\",\"verdict\":\"PASS\","
+                 "\"figures\":{\"decision\":\"OK\",\"occupancy_pct\":1e308,\"mark_moves\":"
+                 "[\"achieved_occupancy_pct\"]}}");
+        in = parse("production", "true", "PASS", "10.4", row, &rc);
+        CHECK(rc == KG_EPARSE && !in && strstr(kg_error_last(), "(0, 100]"));
+        /* an XFAIL counters row proposes nothing (production takes PASS rows only) */
+        snprintf(row, sizeof row, ",{\"gate\":\"counters\",\"case\":\"a\",\"verdict\":\"XFAIL\","
+                 "\"figures\":{\"decision\":\"OK\",\"inst\":5,\"mark_moves\":[\"inst_per_launch\"]}}");
+        in = parse("production", "true", "PASS", "10.4", row, &rc);
+        CHECK(rc == 0 && in && in->n_cands == 2);
+        kg_advance_input_free(in);
+        /* a bench row cannot name a counter mark (nor so choose its direction) */
+        snprintf(row, sizeof row, ",{\"gate\":\"bench\",\"case\":\"c\",\"verdict\":\"PASS\","
+                 "\"figures\":{\"decision\":\"NO_MARK\",\"metric\":\"achieved_occupancy_pct\","
+                 "\"direction\":\"lower_is_better\",\"median_us\":1,\"ci_lo_us\":1,\"ci_hi_us\":1,"
+                 "\"band_rel\":0,\"samples\":1,\"processes\":3,\"env_lo_us\":1,\"env_hi_us\":1}}");
+        in = parse("production", "true", "PASS", "10.4", row, &rc);
+        CHECK_MSG(rc == KG_EPARSE && !in && strstr(kg_error_last(), "is a counter mark"), "%s",
+                  kg_error_last());
+    }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         in = parse_ct("OK", bad[i].moves, bad[i].dram, &rc);
         CHECK_MSG(rc == KG_EPARSE && !in && strstr(kg_error_last(), "test.json") &&

@@ -504,8 +504,9 @@ static int be_placement_interval(kg_bench_result *res)
             pm[j++] = res->place_median[p];
     double med = res->sum.median, h = kg_bench_placement_half(pm, j, med) * med;
     res->place_half_rel = h / med;
-    if (h > 0) { /* a spread as wide as the median itself: the interval stays positive */
-        res->sum.ci_lo = fmin(res->sum.ci_lo, fmax(med - h, 1e-3 * med));
+    if (h > 0) { /* capped at 0.9: a band of 1 or more is no mark kgate could load */
+        h = fmin(h, 0.9 * med);
+        res->sum.ci_lo = fmin(res->sum.ci_lo, med - h);
         res->sum.ci_hi = fmax(res->sum.ci_hi, med + h);
         res->sum.ci_rel_width = (res->sum.ci_hi - res->sum.ci_lo) / med;
     }
@@ -561,7 +562,7 @@ cleanup:
 
 /* One placement p of np: the case's instance on fresh buffers (behind a held shim of
  * kg_bench_shim_bytes for p >= 1), k and the placements chosen on the first, capture, warm-up
- * and sampling into res with the budget split np ways; the kernel trace on the last. */
+ * and sampling into res with the budget split np ways; the kernel trace on the first. */
 static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_desc *d,
                         uint64_t seed, int device, const kg_bench_opts *o, int p)
 {
@@ -594,7 +595,7 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));
-    if (o->kernels && (p == res->placements - 1 || res->taken >= (size_t)(o->max_samples > 0 ? o->max_samples : 1)))
+    if (o->kernels && p == 0) /* the first: a later placement may never come (a shim) */
         KG_TRY(be_trace(res, &ra, s));
 cleanup:
     if (ra.exec)

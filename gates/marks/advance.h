@@ -45,8 +45,8 @@ typedef struct {
     size_t n_cands;
 } kg_advance_input;
 
-/* Parse a report (as written by gates/report.c). Malformed structure or bench figures are
- * KG_EPARSE naming `name` and the entry. A diagnostic report is accepted here (certifying is
+/* Parse a report (as written by gates/report.c). Malformed structure, bench or counters figures
+ * are KG_EPARSE naming `name` and the entry. A diagnostic report is accepted here (certifying is
  * false): the caller refuses it (KG_EREFUSED) before anything else. */
 int kg_advance_parse(kg_advance_input **out, const cJSON *report, const char *name,
                      const char *set_by);

@@ -337,7 +337,8 @@ static void pb_sum_samples(kg_bench_row *b, const kg_bench_row *const *rows, int
 }
 
 /* The combined row's measured times (raw_median_us, its interval): the median of the
- * processes' own and the envelope of their intervals, as the decided figures are combined;
+ * processes' own medians and the envelope of their intervals (context: the decided figures
+ * are combined by kg_bench_combine);
  * placements counts every process's; their medians are per process and are not listed. */
 static void pb_combine_raw(kg_bench_row *b, const kg_bench_row *const *rows, int n)
 {

@@ -161,11 +161,15 @@ cleanup:
     return rc;
 }
 
-/* Issue #14's power state label, once the bench figures carry it: figures.power_state.label
- * (or a plain string there); absent, the record has none. */
+/* Issue #14's power state: the decided one (figures.run_power_state: the label and, for a
+ * row decided on clock-normalised time, ":clock-normalised", so the two bases are never one
+ * series), else figures.power_state.label (or a plain string there); absent, none. */
 static int rh_power_state(kg_history_rec *r, const cJSON *fig, const char *where)
 {
     r->power_state[0] = '\0';
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RUN_POWER_STATE)))
+        return rh_text(r->power_state, sizeof r->power_state, fig, KG_FIG_RUN_POWER_STATE,
+                       where, false);
 #ifdef KG_FIG_POWER_STATE
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_POWER_STATE);
 #ifdef KG_FIG_POWER_LABEL

@@ -72,26 +72,29 @@ static void cm_side(kg_cmp_row *r, int s, const kg_export_row *x)
 }
 
 /* A clock-normalised median (a capped row, issue #14) is not comparable with a measured one:
- * when the sides' time_basis differ (absent: measured), both sides' measured times. */
+ * when the sides' time_basis differ (absent: measured), the normalised side's measured times
+ * (raw_median_us; its half-width at least its placement-level one), or none when it has
+ * none; the measured side keeps its figures. */
 static void cm_basis(kg_cmp_row *r, const kg_export_row *a, const kg_export_row *b)
 {
-    const char *ba = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a->figures,
-                                                                           KG_FIG_TIME_BASIS));
-    const char *bb = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b->figures,
-                                                                           KG_FIG_TIME_BASIS));
-    if (strcmp(ba ? ba : KG_RV_TB_MEASURED, bb ? bb : KG_RV_TB_MEASURED) == 0)
+    const kg_export_row *x[2] = { a, b };
+    bool norm[2];
+    for (int s = 0; s < 2; s++) {
+        const char *bs = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x[s]->figures,
+                                                                               KG_FIG_TIME_BASIS));
+        norm[s] = bs && strcmp(bs, KG_RV_TB_NORMALISED) == 0;
+    }
+    if (norm[0] == norm[1])
         return;
     r->raw_basis = true;
-    const kg_export_row *x[2] = { a, b };
-    for (int s = 0; s < 2; s++) {
-        double m = cm_num(x[s]->figures, KG_FIG_RAW_MEDIAN);
-        if (isnan(m))
-            continue; /* a report before time_basis: median_us is measured */
-        double lo = cm_num(x[s]->figures, KG_FIG_RAW_CI_LO), hi = cm_num(x[s]->figures,
-                                                                       KG_FIG_RAW_CI_HI);
-        r->median[s] = m;
-        r->half[s] = isnan(lo) || isnan(hi) || hi < lo ? NAN : (hi - lo) / 2.0;
-    }
+    const cJSON *f = x[norm[1]]->figures;
+    double m = cm_num(f, KG_FIG_RAW_MEDIAN), lo = cm_num(f, KG_FIG_RAW_CI_LO);
+    double hi = cm_num(f, KG_FIG_RAW_CI_HI), ph = cm_num(f, KG_FIG_PLACEMENT_HALF);
+    double half = isnan(lo) || isnan(hi) || hi < lo ? NAN : (hi - lo) / 2.0;
+    if (!isnan(half) && !isnan(ph) && !isnan(m))
+        half = fmax(half, ph * m);
+    r->median[norm[1]] = m; /* NaN without measured times: no comparison */
+    r->half[norm[1]] = half;
 }
 
 /* What changed in a row, and its part of the summary. */

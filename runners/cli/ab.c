@@ -98,7 +98,11 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
         const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_GATE));
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_CASE));
         const cJSON *fig = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEDIAN);
+        /* the measured times: a capped row's median_us may be clock-normalised in one round
+         * and measured in another (issue #14) */
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RAW_MEDIAN);
+        if (!cJSON_IsNumber(m))
+            m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEDIAN);
         if (!g || !id || strcmp(g, "bench") != 0 || !cJSON_IsNumber(m) || !(m->valuedouble > 0))
             continue;
         ab_case *c = table_get(t, id);

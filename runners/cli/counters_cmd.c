@@ -64,12 +64,10 @@ static int cc_row(kg_marks *m, const kg_counters_row *b, const kg_case_desc *d,
     mk.driver = st->driver;
     mk.cuda = st->cuda;
     mk.set_by = "kgate counters --save-marks (diagnostic)";
-    KG_TRY(cc_put(m, &mk, KG_CT_MARK_DRAM, b->c.dram_bytes, KG_LOWER_IS_BETTER));
-    KG_TRY(cc_put(m, &mk, KG_CT_MARK_INST, b->c.v[KG_CT_INST], KG_LOWER_IS_BETTER));
-    KG_TRY(cc_put(m, &mk, KG_CT_MARK_SPILL, b->c.spill, KG_LOWER_IS_BETTER));
-    KG_TRY(cc_put(m, &mk, KG_CT_MARK_OCC, b->c.v[KG_CT_OCCUPANCY], KG_HIGHER_IS_BETTER));
-    KG_TRY(cc_put(m, &mk, KG_CT_MARK_TENSOR, b->c.tensor, KG_HIGHER_IS_BETTER));
-    KG_TRY(cc_put(m, &mk, KG_CT_MARK_SYSMEM, b->c.sysmem_bytes, KG_LOWER_IS_BETTER));
+    for (size_t i = 0; i < KG_CT_N_MARKS; i++) /* every count: a diagnostic seed, no ratchet */
+        KG_TRY(cc_put(m, &mk, kg_ct_mark_defs[i].metric, kg_ct_mark_value(&b->c, i),
+                      kg_ct_mark_defs[i].higher_is_better ? KG_HIGHER_IS_BETTER
+                                                          : KG_LOWER_IS_BETTER));
 cleanup:
     return rc;
 }

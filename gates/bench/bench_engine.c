@@ -427,9 +427,11 @@ cleanup:
     return rc;
 }
 
-/* Warm until the probe clock is steady, then sample back-to-back (the probe after every sample,
- * NVML polled between samples) until a stopping rule; the summary, the clock figures and the
- * power state from the kept samples' clocks. The budget counts the loop only. */
+/* One placement p: warm until the probe clock is steady (the first by the case's rule, a later
+ * one only back to a steady clock), then sample back-to-back into res (the probe after every
+ * sample, NVML polled between samples) until a stopping rule on this placement's samples; its
+ * share of the budget counts the loop only. The first chooses the placements; a later one's
+ * NVML view is folded into the row's state. be_summarize makes the figures. */
 static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg *ra,
                           cudaStream_t s, const kg_bench_opts *o, double est_ms, int p)
 {

@@ -189,10 +189,12 @@ typedef struct {
     unsigned bit;
     const char *metric;        /* KG_CT_MARK_* */
     const char *figure;        /* KG_FIG_CT_* */
-    bool higher_is_better;
+    kg_direction direction;
 } kg_ct_mark_def;
 #define KG_CT_N_MARKS 6
 extern const kg_ct_mark_def kg_ct_mark_defs[KG_CT_N_MARKS];
+/* The index in kg_ct_mark_defs of the mark named `metric`, -1 when it is none. */
+int kg_ct_mark_index(const char *metric);
 /* The count of mark i (kg_ct_mark_defs order) in c, NaN when unavailable. */
 double kg_ct_mark_value(const kg_ct_counts *c, size_t i);
 

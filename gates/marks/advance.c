@@ -268,11 +268,9 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
         KG_TRY(num_field(&o.band, fig, KG_FIG_BAND, name, cs));
         KG_TRY(num_field(&o.samples, fig, KG_FIG_SAMPLES, name, cs));
     }
-    for (size_t i = 0; o.metric && i < KG_CT_N_MARKS; i++)
-        if (strcmp(o.metric, kg_ct_mark_defs[i].metric) == 0) /* the counters gate's to move */
-            return KG_ERR(KG_EPARSE, "%s: bench result for '%.200s': figures.%s '%s' is a "
-                                     "counter mark, not a bench metric", name, cs, KG_FIG_METRIC,
-                          o.metric);
+    if (kg_ct_mark_index(o.metric) >= 0) /* the counters gate's to move */
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%.200s': figures.%s '%s' is a counter "
+                                 "mark, not a bench metric", name, cs, KG_FIG_METRIC, o.metric);
     if (o.metric && (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0))
         KG_TRY(adv_metric_dir(&o.direction, o.metric, dir, name, cs));
     if (!o.date) {
@@ -295,15 +293,15 @@ static int ac_metric(size_t *idx, const cJSON *it, unsigned *seen, const char *n
                      const char *cs)
 {
     const char *m = cJSON_GetStringValue(it);
-    for (size_t i = 0; m && i < KG_CT_N_MARKS; i++)
-        if (strcmp(m, kg_ct_mark_defs[i].metric) == 0) {
-            if (*seen & (1u << i))
-                return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s names "
-                                         "'%s' twice", name, cs, KG_FIG_CT_MARK_MOVES, m);
-            *seen |= 1u << i;
-            *idx = i;
-            return 0;
-        }
+    int i = kg_ct_mark_index(m);
+    if (i >= 0) {
+        if (*seen & (1u << i))
+            return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s names '%s' "
+                                     "twice", name, cs, KG_FIG_CT_MARK_MOVES, m);
+        *seen |= 1u << i;
+        *idx = (size_t)i;
+        return 0;
+    }
     return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s: '%.80s' is not a "
                              "counter mark (dram_bytes_per_launch, inst_per_launch, ...)", name,
                   cs, KG_FIG_CT_MARK_MOVES, m ? m : "(not a string)");
@@ -348,8 +346,7 @@ static int add_counter_cands(kg_advance_input *in, const cJSON *res, const cJSON
                           md->figure, hi, KG_FIG_CT_MARK_MOVES);
         double x = v->valuedouble;
         kg_advance_obs o = { .case_id = cs, .decision = KG_RV_DEC_IMPROVED, .metric = md->metric,
-                             .direction = md->higher_is_better ? KG_HIGHER_IS_BETTER
-                                                               : KG_LOWER_IS_BETTER,
+                             .direction = md->direction,
                              .median = x, .ci_lo = x, .ci_hi = x, .band = 0, .samples = 1,
                              .commit = jstr(prov, KG_RK_PROV_COMMIT), .date = date,
                              .driver = jstr(dev, KG_RK_DRIVER), .cuda = jstr(dev, KG_RK_RUNTIME),

@@ -45,8 +45,7 @@ static int pc_row(pc_ctx *x, const kg_run_row *row)
     for (size_t i = 0; i < KG_CT_N_MARKS; i++)
         if (b->v.mark_moves & kg_ct_mark_defs[i].bit)
             KG_TRY(pc_put(x, id, kg_ct_mark_defs[i].metric, kg_ct_mark_value(&b->c, i),
-                          kg_ct_mark_defs[i].higher_is_better ? KG_HIGHER_IS_BETTER
-                                                              : KG_LOWER_IS_BETTER));
+                          kg_ct_mark_defs[i].direction));
 cleanup:
     return rc;
 }

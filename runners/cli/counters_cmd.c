@@ -66,8 +66,7 @@ static int cc_row(kg_marks *m, const kg_counters_row *b, const kg_case_desc *d,
     mk.set_by = "kgate counters --save-marks (diagnostic)";
     for (size_t i = 0; i < KG_CT_N_MARKS; i++) /* every count: a diagnostic seed, no ratchet */
         KG_TRY(cc_put(m, &mk, kg_ct_mark_defs[i].metric, kg_ct_mark_value(&b->c, i),
-                      kg_ct_mark_defs[i].higher_is_better ? KG_HIGHER_IS_BETTER
-                                                          : KG_LOWER_IS_BETTER));
+                      kg_ct_mark_defs[i].direction));
 cleanup:
     return rc;
 }

@@ -16,6 +16,32 @@ n=$(jq '[.results[] | select(.gate=="bench" and .verdict=="PASS" and .figures.de
         and .figures.pct_copy_ceiling > 0 and .figures.sm_clock_median_mhz > 0
         and (.figures.kernels | length) >= 1)] | length' "$T/r.json")
 [ "$n" -eq 4 ] || { bad "only $n of 4 rows have complete figures"; jq '.results[0]' "$T/r.json"; }
+# The window clock (stamps before and after each replay): recorded for every sample, within the
+# device's clock range, on every row.
+expect_jq '.device.sm_clock_max_mhz as $mx | [.results[] | select(.gate=="bench") | .figures
+           | (.replay_sm_clock_median_mhz > 0.3 * $mx and .replay_sm_clock_median_mhz < 1.02 * $mx)
+             and ([.per_sample.window_sm_clock_mhz[] | select(. == null or . < 0.3 * $mx
+                   or . > 1.02 * $mx)] | length) == 0
+             and (.per_sample.window_sm_clock_mhz | length) == (.per_sample.time_us | length)]
+           | length == 4 and all' "$T/r.json" "a row lacks its window clocks, or one is out of range"
+# A capped GEMM is decided on its samples' times x their window clock / max clock: the decided
+# median is that of the kept samples so scaled (recomputed here from per_sample); a row that did
+# not cap is decided on measured time.
+"$KG" bench --filter '^gemm_bf16/m=8192,n=8192,k=8192/bf16$' --budget 0.1 --seed 8 \
+    --report "$T/g.json" >/dev/null || bad "gemm bench"
+expect_jq '.device.sm_clock_max_mhz as $mx | .results[0].figures as $f | $f.per_sample as $p
+           | [range(0; $p.time_us | length) | select(. as $i | $p.dropped_index | index([$i]) == null)
+              | $p.time_us[.] * $p.window_sm_clock_mhz[.] / $mx] | sort as $n
+           | ($n | length) as $k
+           | (if $k % 2 == 1 then $n[$k / 2 | floor] else ($n[$k / 2 - 1] + $n[$k / 2]) / 2 end) as $m
+           | if $f.power_state.label == "power-capped"
+             then $f.time_basis == "replay-clock-normalised"
+                  and (($f.median_us - $m) | fabs) < 1e-6 * $m and $f.raw_median_us > $f.median_us
+             else $f.time_basis == "measured" end' "$T/g.json" \
+    "the capped GEMM's decided median is not its window-normalised samples' median"
+jq -r '.results[0].figures | "gemm 8192: \(.power_state.label), \(.time_basis), median \(.median_us),"
+       + " raw \(.raw_median_us // .median_us), replay clock \(.replay_sm_clock_median_mhz) MHz,"
+       + " probe \(.sm_clock_median_mhz) MHz"' "$T/g.json"
 jq -e '.bench.ceilings.copy_gbps > 100 and .bench.ceilings.gemm_tflops > 10 and .bench.wall_s > 0
        and (.bench.ceilings.detail.gemm.kernels | length) >= 1 and .device.uuid != null' \
     "$T/r.json" >/dev/null || bad "report lacks ceilings, GEMM kernel, wall time or device"

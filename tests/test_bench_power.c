@@ -498,20 +498,20 @@ static void test_placements(void)
 }
 
 /* Samples of gemm_bf16 8192^3 in one H200 process (call 1 of round 3, p7): the cap stepped the
- * clock 1485 -> 1393 -> 1288 MHz; the last sample before a step ran mostly at the old clock. */
+ * clock 1485 -> 1393 -> 1288 MHz (the window clocks here are those steps). Each sample is scaled
+ * by its own window clock; a dropped one is left out. */
 static void test_clock_normalise(void)
 {
     const double us[] = { 1648, 1660, 1687, 1732, 1724, 1827, 1857, 1858 };
-    const double mhz[] = { 1485, 1487, 1393, 1395, 1395, 1288, 1290, 1290 };
+    const double win[] = { 1485, 1487, 1440, 1395, 1395, 1340, 1290, 1290 };
     unsigned char drop[8] = { 0 };
     double out[8];
-    size_t st[2] = { 0, 4 };
     drop[6] = 1;
-    size_t m = kg_bench_clock_normalise(out, us, mhz, drop, 8, st, 1, 1980);
+    size_t m = kg_bench_clock_normalise(out, us, win, drop, 8, 1980);
     CHECK(m == 7);
-    CHECK(fabs(out[0] - 1648 * 1485 / 1980.0) < 1e-9);                     /* first: its own */
-    CHECK(fabs(out[2] - 1687 * (1487 + 1393) / 2 / 1980.0) < 1e-9);         /* mean of 2 */
-    CHECK(fabs(out[6] - 1858 * (1290 + 1290) / 2 / 1980.0) < 1e-9);         /* after a drop */
+    CHECK(fabs(out[0] - 1648 * 1485 / 1980.0) < 1e-9);
+    CHECK(fabs(out[2] - 1687 * 1440 / 1980.0) < 1e-9);
+    CHECK(fabs(out[6] - 1858 * 1290 / 1980.0) < 1e-9); /* after the drop: the next sample's */
     double raw_lo = 1e9, raw_hi = 0, lo = 1e9, hi = 0;
     for (size_t i = 0, j = 0; i < 8; i++) {
         if (drop[i])
@@ -522,9 +522,22 @@ static void test_clock_normalise(void)
     }
     CHECK_MSG((raw_hi - raw_lo) / raw_lo > 0.12 && (hi - lo) / lo < 0.04,
               "raw spread %.3f, normalised %.3f", (raw_hi - raw_lo) / raw_lo, (hi - lo) / lo);
-    /* a second placement starting at sample 4: its first sample uses its own clock */
-    m = kg_bench_clock_normalise(out, us, mhz, drop, 8, st, 2, 1980);
-    CHECK(m == 7 && fabs(out[4] - 1724 * 1395 / 1980.0) < 1e-9);
+}
+
+/* The window clock: each SM's cycles over its ns between the two stamps; the highest SM (one
+ * idle in the window may count fewer cycles); slots that a stamp did not reach (zero) or that
+ * went backwards are left out. */
+static void test_window_mhz(void)
+{
+    /* slot j = {cycles, ns}: SM 0 1.5e6 cycles in 1 ms (1500 MHz), SM 1 2.4e6 in 2 ms (1200: it
+     * idled); SM 2 unstamped before (zero); SM 3 garbage (its time went backwards) */
+    unsigned long long before[8] = { 1000, 5000000, 7, 9000000, 0, 0, 10, 8000000 };
+    unsigned long long after[8] = { 1501000, 6000000, 2400007, 11000000, 100, 999, 20, 7000000 };
+    double f = kg_clock_window_mhz(before, after, 4);
+    CHECK_MSG(fabs(f - 1500.0) < 1e-9, "window %.6f MHz", f);
+    CHECK(fabs(kg_clock_window_mhz(before + 2, after + 2, 1) - 1200.0) < 1e-9);
+    unsigned long long z[8] = { 0 };
+    CHECK(isnan(kg_clock_window_mhz(z, after, 4)) && isnan(kg_clock_window_mhz(z, z, 4)));
 }
 
 /* A later placement's NVML view joins the first's: a thermal reason seen only there counts. */
@@ -557,6 +570,7 @@ int main(void)
     test_json();
     test_placements();
     test_clock_normalise();
+    test_window_mhz();
     test_fold();
     return kg_test_done("test_bench_power");
 }

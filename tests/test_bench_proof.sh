@@ -53,7 +53,7 @@ for c in $cases; do
     med=100; [[ $c == gemm* ]] && med=$((1000 + n % 3))
     extra='{}' # capped: the GEMM decided on clock-normalised time, its measured times wander
     [ "$MOCK_MODE" = capped ] && [[ $c == gemm* ]] && extra=$(jq -nc --argjson r $((1300 + n % 7 * 20)) \
-        '{time_basis: "clock-normalised", raw_median_us: $r, power_state: {label: "power-capped"}}')
+        '{time_basis: "replay-clock-normalised", raw_median_us: $r, power_state: {label: "power-capped"}}')
     rows+=("$(jq -nc --arg c "$c" --arg d "$d" --argjson m "$med" --argjson x "$extra" \
         '{gate: "bench", case: $c, verdict: "PASS", figures: ({decision: $d, delta_rel: 0.02,
           tolerance_rel: 0.006, median_us: $m, power_state: {label: "full-clock"}} + $x)}')")
@@ -110,7 +110,7 @@ L=$T/good.calls
 expect_jq '[.marks[] | select(.case == "defect/bench/fma_chain_1ms/+5pct")] | length == 1' "$T/out-good/variant_marks.json" "a variant's re-keyed mark"
 
 proof capped 0
-expect_grep '^\| gemm_bf16 8192\^3 median CV across processes \| 0\.0[0-9]+% \(20 processes; clock-normalised 20; measured times [1-9][0-9.]*%\) \| <= 0.5% \|$' \
+expect_grep '^\| gemm_bf16 8192\^3 median CV across processes \| 0\.0[0-9]+% \(20 processes; replay-clock-normalised 20; measured times [1-9][0-9.]*%\) \| <= 0.5% \|$' \
     "$T/capped.out" "the CV row names its basis and the measured times' CV"
 expect_grep 'power-capped: [0-9]+ rows' "$T/capped.out"
 proof alarm 1

@@ -59,7 +59,7 @@ expect_grep "axpy/n=4097/f32 .* \+0\.05% within" "$T/out"
 jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .figures)
       |= (.raw_median_us = .median_us | .raw_ci_lo_us = .ci_lo_us | .raw_ci_hi_us = .ci_hi_us
           | .median_us *= 0.74 | .ci_lo_us *= 0.74 | .ci_hi_us *= 0.74
-          | .time_basis = "clock-normalised")' "$H200" >"$T/norm.json"
+          | .time_basis = "replay-clock-normalised")' "$H200" >"$T/norm.json"
 check "bases differ: measured times" 0 "^compare: 150 matched, no changes$" -- "$KG" compare "$H200" "$T/norm.json"
 jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .figures.raw_median_us) *= 1.05' \
     "$T/norm.json" >"$T/norm5.json"

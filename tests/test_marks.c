@@ -170,7 +170,7 @@ static void test_k_state(void)
     CHECK(kg_marks_merge(back, &run) == KG_ECONFLICT);
     CHECK_MSG(strstr(kg_error_last(), "power-capped") && strstr(kg_error_last(), "full-clock"),
               "%s", kg_error_last());
-    run.power_state = "full-clock:clock-normalised"; /* another time basis: not one spread */
+    run.power_state = "full-clock:replay-clock-normalised"; /* another time basis: not one spread */
     CHECK(kg_marks_merge(back, &run) == KG_ECONFLICT);
     k = kg_marks_at(back, 1);
     CHECK(k && k->runs == 2); /* unchanged by the refusals */

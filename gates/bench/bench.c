@@ -175,8 +175,9 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
         snprintf(blk, sizeof blk, "; %zu blocking-start timeouts", b->r.block_timeouts);
     char basis[96] = "", place[32] = "";
     if (b->r.clock_normalised)
-        snprintf(basis, sizeof basis, " clock-normalised to %.0f MHz (measured %.4g us at %.0f MHz)",
-                 b->r.power.max_mhz, b->r.raw_sum.median, b->r.clock_median);
+        snprintf(basis, sizeof basis,
+                 " clock-normalised to %.0f MHz (measured %.4g us at %.0f MHz in the replay)",
+                 b->r.power.max_mhz, b->r.raw_sum.median, b->r.window_median);
     if (b->r.placements > 1 || b->r.placements_short)
         snprintf(place, sizeof place, ", %d placement(s)%s", b->r.placements,
                  b->r.placements_short ? " (short)" : "");
@@ -197,7 +198,7 @@ cleanup:
 static void bg_row_flatten(void *copy)
 {
     kg_bench_result *r = &((kg_bench_row *)copy)->r;
-    r->all_us = r->clock_mhz = r->kept_us = NULL;
+    r->all_us = r->clock_mhz = r->window_mhz = r->kept_us = NULL;
     r->drop = NULL;
     r->kernels = r->nvml = NULL;
 }
@@ -468,8 +469,9 @@ static const char bg_description[] =
     "clock (at least 0.3 s for heavy cases: a launch >= 50 us or compute-bound; at most 1.5 s);\n"
     "the state (full-clock, power-capped, thermal, throttled, unknown) from the probe clock is\n"
     "in each row, NVML's reasons beside it. A capped compute-bound case (>= 50 us a launch) is\n"
-    "timed on 3 fresh-buffer placements and decided on clock-normalised time (time x probe\n"
-    "clock / max clock), with a placement-level interval; its measured times are reported.\n"
+    "timed on 3 fresh-buffer placements and decided on clock-normalised time (time x the SM\n"
+    "clock during the replay, from stamps before and after it, / max clock), with a\n"
+    "placement-level interval; its measured times are reported.\n"
     "Ceilings (1 GiB device copy, 8192^3 bf16 cuBLAS GEMM) are measured in the same run.\n"
     "\n"
     "Each case is decided against its mark in --marks (device class, case, metric):\n"

@@ -289,8 +289,9 @@ typedef struct {
  * buffers landed: on the H200, four fresh placements of gemm_bf16 8192^3 in one process spread
  * 1201..1232 us (clock-normalised), as wide as ten separate processes (1204..1235), while the
  * median over four placements put five processes within 1220..1227; full-clock cases did not
- * move with placement. (The 20-process proof with three placements: CV 0.52%.) So a compute-bound case whose launch takes >=
- * KG_HEAVY_LAUNCH_US and whose warm-up ends below full clock (capped) is timed on
+ * move with placement. (Much of that was the clock during the replay, which the probe after it
+ * missed: under the replay clock three placements of one process lay within 0.1-1.6%.) So a
+ * compute-bound case whose launch takes >= KG_HEAVY_LAUNCH_US and whose warm-up ends below full clock (capped) is timed on
  * KG_BENCH_PLACEMENTS placements, each on freshly allocated buffers behind a held shim
  * allocation of a size drawn from the seed, the budget split between them, the samples pooled;
  * other cases on one. Samples of one placement share it, so the process figure's interval is
@@ -320,27 +321,32 @@ double kg_bench_placement_half(const double *pm, size_t n, double median);
 size_t kg_bench_shim_bytes(uint64_t seed, int p);
 
 /* Clock normalisation (issue #14). Under the power cap the SM clock settles per process at
- * 1395..1515 MHz on the H200: ten processes of gemm_bf16 8192^3 alone read raw medians of
- * 1598..1722 us (CV 2.3%) and time x clock within CV 0.6%. Inside the full proof the gain was
- * smaller or none (CV 0.96% -> 0.78%, then 0.49% -> 0.52% with placements): the probe reads
- * the clock after each replay, not during it. A power-capped compute-bound row is decided on
- * each sample's time scaled to the max clock:
- * t x f / f_max, f the mean of the probe clocks read before and after the sample (one of them
- * at a placement's first sample), i.e. the time its cycles would take at f_max. Its raw
- * figures stay in the report (raw_median_us); a full-clock row is decided on raw time. A
- * regression that only draws more power (same cycles, a lower capped clock) shows in the raw
- * figures and the clock, not in the decision. normalised[i] for the samples not dropped, in
- * order; returns how many (pure). */
-/* The decided state of a normalised row ("power-capped:clock-normalised"): the basis is part
- * of the state the decision and the marks compare, so a normalised run against a mark of
- * measured times (set before normalisation, or by a process whose clocks were not all read) is
- * STATE_DIFFERS, and the two are never merged into one mark. */
-#define KG_STATE_NORMALISED_SUFFIX ":clock-normalised"
-/* Precondition: every sample not dropped has a finite probe clock > 0 (the engine normalises
+ * 1395..1515 MHz on the H200 (as the probe reads it after a replay): ten processes of
+ * gemm_bf16 8192^3 alone read raw medians of 1598..1722 us (CV 2.3%). Scaled by the probe's
+ * clock they kept a CV of 0.3-0.6%, and inside the full proof 0.52% (raw 0.49%): the clock
+ * during the replay is not the one after it. The window stamps read it during the replay:
+ * there it was ~10% below the probe's (1274-1323 against 1395-1450 MHz), and time x window
+ * clock spread 0.11% over ten processes (raw 1.4%). So a power-capped compute-bound row is
+ * decided on each sample's time scaled to the max clock by its own window clock,
+ * t x f_window / f_max: the time its cycles would take at f_max. Its raw figures stay in the
+ * report (raw_median_us); a full-clock row is decided on raw time. A regression that only draws
+ * more power (same cycles, a lower capped clock) shows in the raw figures and the clock, not in
+ * the decision. normalised[i] for the samples not dropped, in order; returns how many (pure).
+ * Precondition: every sample not dropped has a finite window clock > 0 (the engine normalises
  * only then). */
-size_t kg_bench_clock_normalise(double *normalised, const double *us, const double *mhz,
-                                const unsigned char *drop, size_t n, const size_t *starts,
-                                size_t n_starts, double max_mhz);
+size_t kg_bench_clock_normalise(double *normalised, const double *us, const double *window,
+                                const unsigned char *drop, size_t n, double max_mhz);
+/* The decided state of a normalised row ("power-capped:replay-clock-normalised"): the basis is
+ * part of the state the decision and the marks compare, so a normalised run against a mark of
+ * measured times (or of the probe-normalised basis of an earlier kgate, ":clock-normalised",
+ * ~10% apart) is STATE_DIFFERS, and the two are never merged into one mark. */
+#define KG_STATE_NORMALISED_SUFFIX ":replay-clock-normalised"
+/* The SM clock (MHz) over a sample from the window stamps taken before and after it: slot j =
+ * {clock64, globaltimer ns} of SM j (zero where no stamp block ran); each SM stamped at both
+ * ends gives its cycles over its ns, and the highest is the clock (all SMs share one clock; an
+ * SM idle in the window may count fewer cycles). NaN when none was stamped at both (pure). */
+double kg_clock_window_mhz(const unsigned long long *before, const unsigned long long *after,
+                           size_t n_slots);
 
 typedef struct kg_bench_env kg_bench_env;
 
@@ -360,6 +366,7 @@ typedef struct {
     size_t taken, kept, dropped;
     double *all_us;         /* every sample taken (per launch) */
     double *clock_mhz;      /* SM clock measured right after each sample (NaN unknown) */
+    double *window_mhz;     /* mean SM clock during each sample's replay (NaN unknown) */
     unsigned char *drop;    /* 1 = dropped (clock too low) */
     double *kept_us;        /* the samples the statistics use (clock-normalised when so) */
     kg_summary sum;         /* of kept_us: what is decided */
@@ -374,7 +381,8 @@ typedef struct {
     char decided_state[64]; /* power.label, + KG_STATE_NORMALISED_SUFFIX when normalised */
     const char *stop;       /* "ci_converged", "budget", "max_samples" */
     double elapsed_s;
-    double clock_min, clock_median, clock_max;
+    double clock_min, clock_median, clock_max; /* the probe's, after each sample */
+    double window_median;   /* the window clock's (during each replay), kept samples */
     cJSON *kernels;         /* [{name, ns, graph_node}] from CUPTI activity, or NULL */
     cJSON *nvml;            /* snapshot after timing, or NULL */
 } kg_bench_result;
@@ -492,6 +500,11 @@ int kg_clock_probe_launch(unsigned long long *dev_out2, unsigned span_ns, cudaSt
  * on a timeout it writes want to flag[1]. flag: a device pointer of host-mapped memory. */
 int kg_block_wait_launch(unsigned *flag_dev, unsigned want, unsigned long long timeout_ns,
                          cudaStream_t s);
+/* The window stamp (same library): `blocks` one-thread blocks, each writing {%clock64,
+ * %globaltimer} of its SM to slots_dev[2 * smid] when smid < n_slots (an SM that no block
+ * reached keeps what was there: the engine zeroes the slots first). */
+int kg_clock_stamp_launch(unsigned long long *slots_dev, unsigned n_slots, unsigned blocks,
+                          cudaStream_t s);
 /* Random bf16 in [-1, 1) (never zero) from a seed into device memory (synchronizes s). */
 int kg_bench_fill_bf16(uint16_t *dev, size_t n, uint64_t seed, cudaStream_t s);
 

@@ -31,6 +31,9 @@ struct kg_bench_env {
     size_t flush_bytes;
     unsigned long long *probe_dev;
     unsigned long long *probe_host; /* pinned */
+    unsigned long long *stamp_dev;  /* window stamps: [before | after] x n_slots x {cyc, ns} */
+    unsigned long long *stamp_host; /* pinned */
+    unsigned n_slots, stamp_blocks;
     cudaEvent_t ev0, ev1;
     kg_nvml *nvml;
     unsigned gen;
@@ -44,6 +47,11 @@ struct kg_bench_env {
 };
 
 double kg_bench_env_max_clock_mhz(const kg_bench_env *e) { return e->max_mhz; }
+
+static size_t be_stamp_bytes(const kg_bench_env *e)
+{
+    return 4 * (size_t)e->n_slots * sizeof(unsigned long long);
+}
 
 static double now_s(void)
 {
@@ -62,6 +70,12 @@ int kg_bench_env_new(kg_bench_env **out, const kg_device_info *dev, const kg_ben
     e->dev = dev;
     KG_CUDA_CHECK(cudaMalloc((void **)&e->probe_dev, 2 * sizeof(unsigned long long)));
     KG_CUDA_CHECK(cudaMallocHost((void **)&e->probe_host, 2 * sizeof(unsigned long long)));
+    /* a slot per SM id (ids can exceed the count: twice it); two blocks per SM reach them all
+     * on an idle GPU, and an SM that none reached is left out of the window clock */
+    e->n_slots = dev->sm_count > 0 && dev->sm_count < 2048 ? 2u * (unsigned)dev->sm_count : 256;
+    e->stamp_blocks = e->n_slots;
+    KG_CUDA_CHECK(cudaMalloc((void **)&e->stamp_dev, be_stamp_bytes(e)));
+    KG_CUDA_CHECK(cudaMallocHost((void **)&e->stamp_host, be_stamp_bytes(e)));
     KG_CUDA_CHECK(cudaEventCreate(&e->ev0));
     KG_CUDA_CHECK(cudaEventCreate(&e->ev1));
     if (o->mode == 1) {
@@ -100,6 +114,10 @@ void kg_bench_env_free(kg_bench_env *e)
         (void)cudaFree(e->probe_dev);
     if (e->probe_host)
         (void)cudaFreeHost(e->probe_host);
+    if (e->stamp_dev)
+        (void)cudaFree(e->stamp_dev);
+    if (e->stamp_host)
+        (void)cudaFreeHost(e->stamp_host);
     if (e->ev0)
         (void)cudaEventDestroy(e->ev0);
     if (e->ev1)
@@ -254,6 +272,7 @@ void kg_bench_result_free(kg_bench_result *r)
 {
     free(r->all_us);
     free(r->clock_mhz);
+    free(r->window_mhz);
     free(r->drop);
     free(r->kept_us);
     cJSON_Delete(r->kernels);
@@ -303,22 +322,35 @@ cleanup:
     return rc;
 }
 
-/* One sample: [prepare] [flush] block ev0 replay ev1 (release) probe, then wait. prepare (an
- * in-place case restoring its inputs) is outside the events, before the flush so cold stays
- * cold; the flush and prepare run before the block, so only the replay is behind it. */
+/* One sample: [prepare] [flush] zero-stamps block stamp ev0 replay ev1 stamp (release) probe,
+ * then wait. prepare (an in-place case restoring its inputs) is outside the events, before the
+ * flush so cold stays cold; the flush and prepare run before the block, so only the replay is
+ * behind it. The stamps bracket the events, outside them: *window is the mean clock over the
+ * replay (kg_clock_window_mhz), *mhz the probe's after it. */
 static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, void *state,
-                  cudaStream_t s, int k, bool cold, double *us, double *mhz, bool *timed_out)
+                  cudaStream_t s, int k, bool cold, double *us, double *mhz, double *window,
+                  bool *timed_out)
 {
     int rc = 0;
     float ms = 0;
+    unsigned long long *after = e->stamp_dev + 2 * e->n_slots;
     if (d->prepare)
         KG_TRY(d->prepare(state, s));
     if (cold)
         KG_CUDA_CHECK(cudaMemsetAsync(e->flush, (int)(++e->gen & 0xff), e->flush_bytes, s));
+    if (e->probe_ok)
+        KG_CUDA_CHECK(cudaMemsetAsync(e->stamp_dev, 0, be_stamp_bytes(e), s));
     KG_TRY(kg_bench_block(e, s));
+    if (e->probe_ok)
+        KG_TRY(kg_clock_stamp_launch(e->stamp_dev, e->n_slots, e->stamp_blocks, s));
     KG_CUDA_CHECK(cudaEventRecord(e->ev0, s));
     KG_TRY(replay(exec, d, state, s, k));
     KG_CUDA_CHECK(cudaEventRecord(e->ev1, s));
+    if (e->probe_ok) {
+        KG_TRY(kg_clock_stamp_launch(after, e->n_slots, e->stamp_blocks, s));
+        KG_CUDA_CHECK(cudaMemcpyAsync(e->stamp_host, e->stamp_dev, be_stamp_bytes(e),
+                                      cudaMemcpyDeviceToHost, s));
+    }
     kg_bench_block_release(e);
     if (e->probe_ok)
         KG_TRY(be_probe_enqueue(e, s));
@@ -326,6 +358,9 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
     KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e->ev0, e->ev1));
     *us = (double)ms * 1000.0 / k;
     *mhz = be_probe_mhz(e);
+    *window = e->probe_ok ? kg_clock_window_mhz(e->stamp_host, e->stamp_host + 2 * e->n_slots,
+                                                e->n_slots)
+                          : NAN;
     *timed_out = kg_bench_block_timed_out(e);
 cleanup:
     kg_bench_block_release(e); /* after an error too: never leave the kernel to time out */
@@ -366,6 +401,12 @@ static int stats_clock(kg_bench_result *r)
     r->clock_min = n ? c[0] : NAN;
     r->clock_max = n ? c[n - 1] : NAN;
     r->clock_median = kg_stats_quantile_sorted(c, n, 0.5);
+    n = 0;
+    for (size_t i = 0; i < r->taken; i++)
+        if (!r->drop[i] && isfinite(r->window_mhz[i]))
+            c[n++] = r->window_mhz[i];
+    kg_stats_sort(c, n);
+    r->window_median = kg_stats_quantile_sorted(c, n, 0.5);
     free(c);
     return 0;
 }
@@ -388,14 +429,15 @@ static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg 
                    cudaStream_t s, const kg_bench_opts *o, double t0, size_t base, bool *stop)
 {
     int rc = 0;
-    double us = 0, mhz = NAN;
+    double us = 0, mhz = NAN, window = NAN;
     bool timed_out = false;
     const double clock_floor = o->min_clock_frac * env->max_mhz;
-    KG_TRY(sample(env, ra->exec, ra->d, ra->state, s, ra->k, o->mode == 1, &us, &mhz,
+    KG_TRY(sample(env, ra->exec, ra->d, ra->state, s, ra->k, o->mode == 1, &us, &mhz, &window,
                   &timed_out));
     size_t i = res->taken++;
     res->all_us[i] = us;
     res->clock_mhz[i] = mhz;
+    res->window_mhz[i] = window;
     res->block_timeouts += timed_out;
     /* Throttled (far below the max clock): dropped, and counted in the report. */
     res->drop[i] = isfinite(mhz) && clock_floor > 0 && mhz < clock_floor;
@@ -479,9 +521,8 @@ cleanup:
 static int be_normalise(kg_bench_result *res, const kg_bench_env *env, const kg_bench_opts *o)
 {
     int rc = 0;
-    size_t m = kg_bench_clock_normalise(res->kept_us, res->all_us, res->clock_mhz, res->drop,
-                                        res->taken, res->place_start,
-                                        (size_t)res->placements, env->max_mhz);
+    size_t m = kg_bench_clock_normalise(res->kept_us, res->all_us, res->window_mhz, res->drop,
+                                        res->taken, env->max_mhz);
     if (m != res->kept)
         return KG_ERR(KG_EINTERNAL, "clock normalisation kept %zu of %zu samples", m, res->kept);
     KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
@@ -531,13 +572,13 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
     /* compute-bound only: a memory-bound case's time is set by the memory clock, not the SM's */
     bool clocks = res->power.probe && env->max_mhz > 0 && o->compute_bound;
     for (size_t i = 0; clocks && i < res->taken; i++)
-        clocks = res->drop[i] || (isfinite(res->clock_mhz[i]) && res->clock_mhz[i] > 0);
+        clocks = res->drop[i] || (isfinite(res->window_mhz[i]) && res->window_mhz[i] > 0);
     if (clocks && strcmp(res->power.label, "power-capped") == 0)
         KG_TRY(be_normalise(res, env, o));
     KG_TRY(be_placement_interval(res));
     /* what the decision compares with the mark's: the basis is part of the state, so a
      * normalised run never meets a measured mark (or process) of the same label */
-    snprintf(res->decided_state, sizeof res->decided_state, "%.46s%s", res->power.label,
+    snprintf(res->decided_state, sizeof res->decided_state, "%.39s%s", res->power.label,
              res->clock_normalised ? KG_STATE_NORMALISED_SUFFIX : "");
 cleanup:
     return rc;
@@ -619,9 +660,10 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
     res->placements = 1;
     res->all_us = calloc(cap, sizeof *res->all_us);
     res->clock_mhz = calloc(cap, sizeof *res->clock_mhz);
+    res->window_mhz = calloc(cap, sizeof *res->window_mhz);
     res->drop = calloc(cap, 1);
     res->kept_us = calloc(cap, sizeof *res->kept_us);
-    if (!res->all_us || !res->clock_mhz || !res->drop || !res->kept_us) {
+    if (!res->all_us || !res->clock_mhz || !res->window_mhz || !res->drop || !res->kept_us) {
         rc = KG_ERR(KG_ENOMEM, "out of memory for %zu samples", cap);
         goto cleanup;
     }

@@ -10,14 +10,17 @@ static cJSON *bf_per_sample(const kg_bench_result *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *us = cJSON_AddArrayToObject(o, KG_FIG_PS_TIME), *mhz = cJSON_AddArrayToObject(o, KG_FIG_PS_SM_CLOCK);
+    cJSON *win = cJSON_AddArrayToObject(o, KG_FIG_PS_WINDOW_CLOCK);
     cJSON *dr = cJSON_AddArrayToObject(o, KG_FIG_PS_DROPPED);
     cJSON *ps = cJSON_AddArrayToObject(o, KG_FIG_PS_PLACEMENT_STARTS);
     for (int p = 0; ps && r->taken > 0 && p < r->placements; p++)
         cJSON_AddItemToArray(ps, cJSON_CreateNumber((double)r->place_start[p]));
-    for (size_t i = 0; us && mhz && dr && i < r->taken; i++) {
+    for (size_t i = 0; us && mhz && win && dr && i < r->taken; i++) {
         cJSON_AddItemToArray(us, cJSON_CreateNumber(r->all_us[i]));
         cJSON_AddItemToArray(mhz, isfinite(r->clock_mhz[i]) ? cJSON_CreateNumber(r->clock_mhz[i])
                                                             : cJSON_CreateNull());
+        cJSON_AddItemToArray(win, isfinite(r->window_mhz[i])
+                                      ? cJSON_CreateNumber(r->window_mhz[i]) : cJSON_CreateNull());
         if (r->drop[i])
             cJSON_AddItemToArray(dr, cJSON_CreateNumber((double)i));
     }
@@ -160,6 +163,7 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     bf_num(f, KG_FIG_SM_CLOCK_MEDIAN, r->clock_median);
     bf_num(f, KG_FIG_SM_CLOCK_MIN, r->clock_min);
     bf_num(f, KG_FIG_SM_CLOCK_MAX, r->clock_max);
+    bf_num(f, KG_FIG_REPLAY_CLOCK_MEDIAN, r->window_median);
     bf_num(f, KG_FIG_SM_CLOCK_FLOOR, b->clock_floor_mhz);
     cJSON_AddStringToObject(f, KG_FIG_BOUND, b->compute_bound ? KG_RV_BOUND_COMPUTE : KG_RV_BOUND_MEMORY);
     bf_num(f, KG_FIG_BYTES_MOVED, d->bytes_moved);

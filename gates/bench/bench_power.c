@@ -391,24 +391,28 @@ size_t kg_bench_shim_bytes(uint64_t seed, int p)
     return (size_t)(1 + z % 256) << 21;
 }
 
-size_t kg_bench_clock_normalise(double *normalised, const double *us, const double *mhz,
-                                const unsigned char *drop, size_t n, const size_t *starts,
-                                size_t n_starts, double max_mhz)
+size_t kg_bench_clock_normalise(double *normalised, const double *us, const double *window,
+                                const unsigned char *drop, size_t n, double max_mhz)
 {
-    size_t m = 0, next = 1;
-    bool first = true;
-    for (size_t i = 0; i < n; i++) {
-        if (next < n_starts && i == starts[next]) {
-            first = true;
-            next++;
-        }
-        if (!drop[i]) {
-            double f = mhz[i];
-            if (!first && isfinite(mhz[i - 1]) && mhz[i - 1] > 0)
-                f = 0.5 * (f + mhz[i - 1]);
-            normalised[m++] = us[i] * f / max_mhz;
-        }
-        first = false;
-    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!drop[i])
+            normalised[m++] = us[i] * window[i] / max_mhz;
     return m;
+}
+
+double kg_clock_window_mhz(const unsigned long long *before, const unsigned long long *after,
+                           size_t n_slots)
+{
+    double best = NAN;
+    for (size_t j = 0; j < n_slots; j++) {
+        const unsigned long long c0 = before[2 * j], t0 = before[2 * j + 1];
+        const unsigned long long c1 = after[2 * j], t1 = after[2 * j + 1];
+        if (t0 == 0 || t1 <= t0 || c1 <= c0) /* a slot no block reached (zeroed), or garbage */
+            continue;
+        double f = (double)(c1 - c0) * 1000.0 / (double)(t1 - t0); /* cycles per ns = GHz */
+        if (f < 1e5 && !(f <= best))
+            best = f;
+    }
+    return best;
 }

@@ -4,7 +4,11 @@
  * estimate; a 20 us span gives the clock to well under 1%. It runs right after a timed sample,
  * outside the timed region, on the same stream: it sees the clock the sample ended at.
  *
- * The same module holds the bench's blocking-start kernel (kg_block_wait, see bench.h).
+ * The same module holds the bench's blocking-start kernel (kg_block_wait, see bench.h) and the
+ * window stamp (kg_clock_stamp): many one-thread blocks, each writing its SM's {%clock64,
+ * %globaltimer} into the SM's slot. One stamp before ev0 and one after ev1 give each SM's cycles
+ * over the whole sample, hence the mean SM clock *during* the replay (kg_clock_window_mhz),
+ * where the probe sees only the clock the sample ended at.
  *
  * The kernel is PTX JIT-compiled at run time through the runtime's library API
  * (cudaLibraryLoadData, CUDA >= 12) rather than a .cu in the gate library: that library is
@@ -67,6 +71,27 @@ static const char probe_ptx[] =
     "  st.volatile.u32 [%rd1+4], %r1;\n"
     "$Lreleased:\n"
     "  ret;\n"
+    "}\n"
+    /* The window stamp: slot[smid] = {clock64, globaltimer}, read back to back by one thread and
+     * stored as one 16-byte vector, so a slot's two words always come from the same block. */
+    ".visible .entry kg_clock_stamp(.param .u64 p_slots, .param .u32 p_n)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [p_slots];\n"
+    "  ld.param.u32 %r1, [p_n];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n"
+    "  mov.u32 %r2, %smid;\n"
+    "  setp.ge.u32 %p1, %r2, %r1;\n"
+    "  @%p1 bra $Lout;\n"
+    "  mov.u64 %rd2, %clock64;\n"
+    "  mov.u64 %rd3, %globaltimer;\n"
+    "  mul.wide.u32 %rd4, %r2, 16;\n"
+    "  add.u64 %rd5, %rd1, %rd4;\n"
+    "  st.global.v2.u64 [%rd5], {%rd2, %rd3};\n"
+    "$Lout:\n"
+    "  ret;\n"
     "}\n";
 
 /* One library per process: the runtime loads it into the current device's context on first
@@ -74,6 +99,7 @@ static const char probe_ptx[] =
 static cudaLibrary_t g_lib;
 static cudaKernel_t g_kernel;
 static cudaKernel_t g_block;
+static cudaKernel_t g_stamp;
 
 int kg_clock_probe_init(void)
 {
@@ -82,10 +108,11 @@ int kg_clock_probe_init(void)
         return 0;
     KG_CUDA_CHECK(cudaLibraryLoadData(&g_lib, probe_ptx, NULL, NULL, 0, NULL, NULL, 0));
     KG_CUDA_CHECK(cudaLibraryGetKernel(&g_block, g_lib, "kg_block_wait"));
+    KG_CUDA_CHECK(cudaLibraryGetKernel(&g_stamp, g_lib, "kg_clock_stamp"));
     KG_CUDA_CHECK(cudaLibraryGetKernel(&g_kernel, g_lib, "kg_clock_probe"));
 cleanup:
     if (rc < 0) {
-        g_kernel = g_block = NULL;
+        g_kernel = g_block = g_stamp = NULL;
         (void)cudaGetLastError();
     }
     return rc;
@@ -112,6 +139,19 @@ int kg_block_wait_launch(unsigned *flag_dev, unsigned want, unsigned long long t
     if (!g_block)
         return KG_ERR(KG_ECUDA, "blocking kernel: not loaded (kg_clock_probe_init)");
     KG_CUDA_CHECK(cudaLaunchKernel((const void *)g_block, one, one, args, 0, s));
+cleanup:
+    return rc;
+}
+
+int kg_clock_stamp_launch(unsigned long long *slots_dev, unsigned n_slots, unsigned blocks,
+                          cudaStream_t s)
+{
+    int rc = 0;
+    void *args[] = { &slots_dev, &n_slots };
+    dim3 grid = { blocks, 1, 1 }, one = { 1, 1, 1 };
+    if (!g_stamp)
+        return KG_ERR(KG_ECUDA, "clock stamp: not loaded (kg_clock_probe_init)");
+    KG_CUDA_CHECK(cudaLaunchKernel((const void *)g_stamp, grid, one, args, 0, s));
 cleanup:
     return rc;
 }

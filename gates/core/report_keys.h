@@ -369,9 +369,9 @@
 /* this run */
 #define KG_FIG_METRIC "metric"            /* "time_us_warm", "time_us_cold" */
 #define KG_FIG_MEDIAN "median_us"          /* of the decided samples (see time_basis) */
-#define KG_FIG_TIME_BASIS "time_basis"     /* "measured" | "clock-normalised" (power-capped) */
+#define KG_FIG_TIME_BASIS "time_basis"     /* "measured" | "replay-clock-normalised" */
 #define KG_RV_TB_MEASURED "measured"
-#define KG_RV_TB_NORMALISED "clock-normalised"
+#define KG_RV_TB_NORMALISED "replay-clock-normalised"
 #define KG_FIG_RAW_MEDIAN "raw_median_us"  /* the measured times, whatever the basis */
 #define KG_FIG_RAW_CI_LO "raw_ci_lo_us"
 #define KG_FIG_RAW_CI_HI "raw_ci_hi_us"
@@ -405,6 +405,7 @@
 #define KG_FIG_BUDGET "budget_s"
 #define KG_FIG_ELAPSED "elapsed_s"        /* the case's timing wall time */
 #define KG_FIG_SM_CLOCK_MEDIAN "sm_clock_median_mhz"
+#define KG_FIG_REPLAY_CLOCK_MEDIAN "replay_sm_clock_median_mhz" /* window stamps, kept samples */
 #define KG_FIG_SM_CLOCK_MIN "sm_clock_min_mhz"
 #define KG_FIG_SM_CLOCK_MAX "sm_clock_max_mhz"
 #define KG_FIG_SM_CLOCK_FLOOR "sm_clock_floor_mhz"
@@ -434,6 +435,7 @@
 #define KG_FIG_PER_SAMPLE "per_sample"    /* every sample taken, in order: */
 #define KG_FIG_PS_TIME "time_us"
 #define KG_FIG_PS_SM_CLOCK "sm_clock_mhz" /* null where not measured */
+#define KG_FIG_PS_WINDOW_CLOCK "window_sm_clock_mhz" /* during the replay; null: not measured */
 #define KG_FIG_PS_DROPPED "dropped_index"
 /* issue #14: launch count and power state (bench_engine.c, bench_power.c) */
 #define KG_FIG_LAUNCHES_SOURCE "launches_source"  /* "mark" | "flag" | "calibrated" | "cold" */

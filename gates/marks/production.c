@@ -294,7 +294,8 @@ static int pb_combined_row(kg_bench_row **out, const kg_bench_row *near, const k
     if (!b)
         return KG_ERR(KG_ENOMEM, "out of memory combining bench processes");
     *b = *near;
-    b->r.all_us = b->r.clock_mhz = b->r.kept_us = NULL; /* owned by the pass's row */
+    /* owned by the pass's row */
+    b->r.all_us = b->r.clock_mhz = b->r.window_mhz = b->r.kept_us = NULL;
     b->r.drop = NULL;
     b->r.kernels = b->r.nvml = NULL;
     double scale = near->r.sum.median / c->median;

@@ -524,6 +524,21 @@ static void test_clock_normalise(void)
               "raw spread %.3f, normalised %.3f", (raw_hi - raw_lo) / raw_lo, (hi - lo) / lo);
 }
 
+/* The clock floor applied after sampling: a sample below it (probe) is dropped again, one
+ * without a probe clock is kept, and an earlier drop that is now above it is kept. */
+static void test_refloor(void)
+{
+    const double us[] = { 1630, 1780, 1660, 1650, 1700 };
+    const double mhz[] = { 1454, 1336, NAN, 1470, 1385.9 };
+    unsigned char drop[5] = { 1, 0, 0, 0, 0 };
+    double kept[5];
+    size_t m = kg_bench_refloor(kept, drop, us, mhz, 5, 1386);
+    CHECK(m == 3 && kept[0] == 1630 && kept[1] == 1660 && kept[2] == 1650);
+    CHECK(!drop[0] && drop[1] && !drop[2] && !drop[3] && drop[4]);
+    m = kg_bench_refloor(kept, drop, us, mhz, 5, 0); /* no floor: every sample */
+    CHECK(m == 5 && kept[4] == 1700 && !drop[1] && !drop[4]);
+}
+
 /* The window clock: each SM's cycles over its ns between the two stamps; the highest SM (one
  * idle in the window may count fewer cycles); slots that a stamp did not reach (zero) or that
  * went backwards are left out. */
@@ -571,6 +586,7 @@ int main(void)
     test_placements();
     test_clock_normalise();
     test_window_mhz();
+    test_refloor();
     test_fold();
     return kg_test_done("test_bench_power");
 }

@@ -135,7 +135,7 @@ static void bg_derive(kg_bench_row *b, const kg_case_desc *d, const bg_state *st
     }
     b->copy_gbps = st->ceil.copy_gbps;
     b->gemm_tflops = st->ceil.gemm_tflops;
-    b->clock_floor_mhz = st->o.min_clock_frac * kg_bench_env_max_clock_mhz(st->env);
+    b->clock_floor_mhz = b->r.clock_floor_mhz; /* 0 for a row sampled without it */
     b->budget_s = o->budget_s;
     b->target_ci_rel = st->o.target_ci_rel;
     b->mode = st->o.mode;
@@ -462,7 +462,8 @@ static const char bg_description[] =
     "Time every selected case: warm-up, a CUDA graph of k launches (one replay >= 1 ms) timed\n"
     "with CUDA events, at least 15 samples, until the 95% CI of the median is narrower than\n"
     "0.5% or the per-case budget (default 1 s) runs out. Cold mode flushes L2 before every\n"
-    "sample (one launch per sample). Samples taken below 70% of the max SM clock are dropped.\n"
+    "sample (one launch per sample). Samples taken below 70% of the max SM clock are dropped\n"
+    "(not those of a clock-normalised row, below).\n"
     "k: the mark's, else --launches, else calibrated and rounded down to a power of two. Every\n"
     "replay starts behind a blocking kernel the host releases once it has submitted it. Before\n"
     "sampling the case runs back-to-back until the in-kernel clock probe reads a steady SM\n"

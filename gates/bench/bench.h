@@ -341,6 +341,17 @@ size_t kg_bench_clock_normalise(double *normalised, const double *us, const doub
  * measured times (or of the probe-normalised basis of an earlier kgate, ":clock-normalised",
  * ~10% apart) is STATE_DIFFERS, and the two are never merged into one mark. */
 #define KG_STATE_NORMALISED_SUFFIX ":replay-clock-normalised"
+/* The clock floor (min_clock_frac of the max clock) drops a sample whose probe clock is below it:
+ * its measured time is not the state's. A case timed on several placements (a capped heavy
+ * compute-bound one) is sampled without it, since its clock-normalised time holds at any clock:
+ * in the round-4 proof the probe read 1336-1381 MHz (< 1386, 70%) over a whole placement of
+ * gemm_bf16 8192^3 in 2 of 20 processes, and those placements' normalised medians (1119.0,
+ * 1112.5 us) lay among the others' (1111.9-1123.5). When such a row is not normalised after all
+ * (another label, a replay clock missing) the floor is applied afterwards: drop[i] set again
+ * for every sample from mhz[] (probe), kept[] the measured times of the others; returns how many
+ * were kept (pure). */
+size_t kg_bench_refloor(double *kept, unsigned char *drop, const double *us, const double *mhz,
+                        size_t n, double floor_mhz);
 /* The SM clock (MHz) over a sample from the window stamps taken before and after it: slot j =
  * {clock64, globaltimer ns} of SM j (zero where no stamp block ran); each SM stamped at both
  * ends gives its cycles over its ns, and the highest is the clock (all SMs share one clock; an
@@ -383,6 +394,7 @@ typedef struct {
     double elapsed_s;
     double clock_min, clock_median, clock_max; /* the probe's, after each sample */
     double window_median;   /* the window clock's (during each replay), kept samples */
+    double clock_floor_mhz; /* the floor the kept samples passed (0: none; kg_bench_refloor) */
     cJSON *kernels;         /* [{name, ns, graph_node}] from CUPTI activity, or NULL */
     cJSON *nvml;            /* snapshot after timing, or NULL */
 } kg_bench_result;

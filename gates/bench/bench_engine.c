@@ -389,7 +389,7 @@ cleanup:
 
 static int stats_clock(kg_bench_result *r)
 {
-    double *c = malloc((r->taken ? r->taken : 1) * sizeof *c);
+    double *c = calloc(r->taken ? r->taken : 1, sizeof *c);
     size_t n = 0;
     if (!c)
         return KG_ERR(KG_ENOMEM, "out of memory");
@@ -500,6 +500,8 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
     if (p == 0) /* a capped heavy compute-bound case: more placements (bench.h) */
         res->placements = kg_bench_placements_for(o, est_ms * 1e3, ps->ref_mhz, env->max_mhz);
     kg_bench_opts po = *o; /* budget and samples split between the placements */
+    if (res->placements > 1)
+        po.min_clock_frac = 0; /* normalised: no floor while sampling (kg_bench_refloor) */
     po.budget_s = o->budget_s / res->placements;
     po.max_samples = (p + 1) * (o->max_samples > 0 ? o->max_samples : 1) / res->placements;
     const size_t base = res->kept;
@@ -527,6 +529,25 @@ static int be_normalise(kg_bench_result *res, const kg_bench_env *env, const kg_
         return KG_ERR(KG_EINTERNAL, "clock normalisation kept %zu of %zu samples", m, res->kept);
     KG_TRY(kg_stats_summarize(&res->sum, res->kept_us, res->kept, o->ci_level));
     res->clock_normalised = true;
+cleanup:
+    return rc;
+}
+
+/* A multi-placement row that is not normalised after all: the clock floor it was sampled
+ * without, applied now (bench.h, kg_bench_refloor), and the label and summaries again. */
+static int be_refloor(kg_bench_result *res, const kg_bench_env *env, const kg_bench_opts *o)
+{
+    int rc = 0;
+    res->clock_floor_mhz = o->min_clock_frac * env->max_mhz;
+    res->kept = kg_bench_refloor(res->kept_us, res->drop, res->all_us, res->clock_mhz,
+                                 res->taken, res->clock_floor_mhz);
+    res->dropped = res->taken - res->kept;
+    KG_TRY(stats_clock(res));
+    res->have_sum = res->kept > 0;
+    if (!res->have_sum)
+        return 0;
+    KG_TRY(kg_stats_summarize(&res->raw_sum, res->kept_us, res->kept, o->ci_level));
+    res->sum = res->raw_sum;
 cleanup:
     return rc;
 }
@@ -575,6 +596,10 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
         clocks = res->drop[i] || (isfinite(res->window_mhz[i]) && res->window_mhz[i] > 0);
     if (clocks && strcmp(res->power.label, "power-capped") == 0)
         KG_TRY(be_normalise(res, env, o));
+    else if (res->placements > 1)
+        KG_TRY(be_refloor(res, env, o));
+    if (res->kept == 0)
+        return 0;
     KG_TRY(be_placement_interval(res));
     /* what the decision compares with the mark's: the basis is part of the state, so a
      * normalised run never meets a measured mark (or process) of the same label */
@@ -678,6 +703,7 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
     }
     res->placements_short |= done < want;
     res->placements = done;      /* place_start[0..done) are set */
+    res->clock_floor_mhz = done > 1 ? 0 : fmax(0, o->min_clock_frac * env->max_mhz);
     res->elapsed_s = now_s() - t0;
     KG_TRY(be_summarize(res, env, o));
     res->nvml = kg_nvml_snapshot(env->nvml);

@@ -401,6 +401,18 @@ size_t kg_bench_clock_normalise(double *normalised, const double *us, const doub
     return m;
 }
 
+size_t kg_bench_refloor(double *kept, unsigned char *drop, const double *us, const double *mhz,
+                        size_t n, double floor_mhz)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        drop[i] = isfinite(mhz[i]) && floor_mhz > 0 && mhz[i] < floor_mhz;
+        if (!drop[i])
+            kept[m++] = us[i];
+    }
+    return m;
+}
+
 double kg_clock_window_mhz(const unsigned long long *before, const unsigned long long *after,
                            size_t n_slots)
 {

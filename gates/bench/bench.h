@@ -291,12 +291,12 @@ typedef struct {
  * median over four placements put five processes within 1220..1227; full-clock cases did not
  * move with placement. (Much of that was the clock during the replay, which the probe after it
  * missed: under the replay clock three placements of one process lay within 0.1-1.6%.) So a
- * compute-bound case whose launch takes >= KG_HEAVY_LAUNCH_US and whose warm-up ends below full clock (capped) is timed on
- * KG_BENCH_PLACEMENTS placements, each on freshly allocated buffers behind a held shim
- * allocation of a size drawn from the seed, the budget split between them, the samples pooled;
- * other cases on one. Samples of one placement share it, so the process figure's interval is
- * at least KG_PLACEMENT_Z x sd(placement medians) / sqrt(placements) around the median
- * (kg_bench_placement_half). */
+ * compute-bound case whose launch takes >= KG_HEAVY_LAUNCH_US and whose warm-up ends below
+ * full clock (capped) is timed on KG_BENCH_PLACEMENTS placements, each on freshly allocated
+ * buffers behind a held shim allocation of a size drawn from the seed, the budget split between
+ * them, the samples pooled; other cases on one. Samples of one placement share it, so the
+ * process figure's interval is at least KG_PLACEMENT_Z x sd(placement medians) /
+ * sqrt(placements) around the median (kg_bench_placement_half). */
 #define KG_BENCH_PLACEMENTS 3
 #define KG_BENCH_MAX_PLACEMENTS 8
 /* 99% normal quantile: with three placements a t interval (4.30) would blind the gate to 4% on
@@ -395,6 +395,7 @@ typedef struct {
     double clock_min, clock_median, clock_max; /* the probe's, after each sample */
     double window_median;   /* the window clock's (during each replay), kept samples */
     double clock_floor_mhz; /* the floor the kept samples passed (0: none; kg_bench_refloor) */
+    bool floor_off;         /* sampled without the floor (chosen for several placements) */
     cJSON *kernels;         /* [{name, ns, graph_node}] from CUPTI activity, or NULL */
     cJSON *nvml;            /* snapshot after timing, or NULL */
 } kg_bench_result;

@@ -500,8 +500,10 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
     if (p == 0) /* a capped heavy compute-bound case: more placements (bench.h) */
         res->placements = kg_bench_placements_for(o, est_ms * 1e3, ps->ref_mhz, env->max_mhz);
     kg_bench_opts po = *o; /* budget and samples split between the placements */
-    if (res->placements > 1)
-        po.min_clock_frac = 0; /* normalised: no floor while sampling (kg_bench_refloor) */
+    if (res->placements > 1) { /* normalised: no floor while sampling (kg_bench_refloor) */
+        res->floor_off = true;
+        po.min_clock_frac = 0;
+    }
     po.budget_s = o->budget_s / res->placements;
     po.max_samples = (p + 1) * (o->max_samples > 0 ? o->max_samples : 1) / res->placements;
     const size_t base = res->kept;
@@ -533,8 +535,8 @@ cleanup:
     return rc;
 }
 
-/* A multi-placement row that is not normalised after all: the clock floor it was sampled
- * without, applied now (bench.h, kg_bench_refloor), and the label and summaries again. */
+/* A row sampled without the clock floor (chosen for several placements) that is not normalised
+ * after all: the floor applied now (bench.h, kg_bench_refloor), the label and summaries again. */
 static int be_refloor(kg_bench_result *res, const kg_bench_env *env, const kg_bench_opts *o)
 {
     int rc = 0;
@@ -596,7 +598,7 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
         clocks = res->drop[i] || (isfinite(res->window_mhz[i]) && res->window_mhz[i] > 0);
     if (clocks && strcmp(res->power.label, "power-capped") == 0)
         KG_TRY(be_normalise(res, env, o));
-    else if (res->placements > 1)
+    else if (res->floor_off)
         KG_TRY(be_refloor(res, env, o));
     if (res->kept == 0)
         return 0;
@@ -703,7 +705,7 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
     }
     res->placements_short |= done < want;
     res->placements = done;      /* place_start[0..done) are set */
-    res->clock_floor_mhz = done > 1 ? 0 : fmax(0, o->min_clock_frac * env->max_mhz);
+    res->clock_floor_mhz = res->floor_off ? 0 : fmax(0, o->min_clock_frac * env->max_mhz);
     res->elapsed_s = now_s() - t0;
     KG_TRY(be_summarize(res, env, o));
     res->nvml = kg_nvml_snapshot(env->nvml);

@@ -65,6 +65,14 @@ jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .fi
     "$T/norm.json" >"$T/norm5.json"
 check "bases differ: a measured +5%" 0 "1 bench median changed" -- "$KG" compare "$H200" "$T/norm5.json"
 expect_grep "axpy/n=4097/f32 .* \+5\.00% .*time bases differ: measured times$" "$T/out"
+# a report of an older kgate (normalised by the probe's clock, ~10% apart) against the replay
+# clock's: two normalised sides of different bases, so both sides' measured times
+jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .figures)
+      |= (.median_us *= 1.1 | .ci_lo_us *= 1.1 | .ci_hi_us *= 1.1
+          | .time_basis = "clock-normalised")' "$T/norm.json" >"$T/old.json"
+check "older basis: measured times" 0 "^compare: 150 matched, no changes$" -- "$KG" compare "$T/old.json" "$T/norm.json"
+check "older basis: a measured +5%" 0 "1 bench median changed" -- "$KG" compare "$T/old.json" "$T/norm5.json"
+expect_grep "axpy/n=4097/f32 .* \+5\.00% .*time bases differ: measured times$" "$T/out"
 
 # ---- a CPU-generated report against itself: no changes
 "$KG" parity --filter '^axpy/' --seed 3 --report "$T/p.json" >/dev/null 2>&1

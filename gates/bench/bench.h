@@ -377,7 +377,7 @@ typedef struct {
     size_t taken, kept, dropped;
     double *all_us;         /* every sample taken (per launch) */
     double *clock_mhz;      /* SM clock measured right after each sample (NaN unknown) */
-    double *window_mhz;     /* mean SM clock during each sample's replay (NaN unknown) */
+    double *window_mhz;     /* SM clock during each sample's replay (kg_clock_window_mhz) */
     unsigned char *drop;    /* 1 = dropped (clock too low) */
     double *kept_us;        /* the samples the statistics use (clock-normalised when so) */
     kg_summary sum;         /* of kept_us: what is decided */

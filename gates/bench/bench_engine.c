@@ -540,7 +540,7 @@ cleanup:
 static int be_refloor(kg_bench_result *res, const kg_bench_env *env, const kg_bench_opts *o)
 {
     int rc = 0;
-    res->clock_floor_mhz = o->min_clock_frac * env->max_mhz;
+    res->clock_floor_mhz = fmax(0, o->min_clock_frac * env->max_mhz);
     res->kept = kg_bench_refloor(res->kept_us, res->drop, res->all_us, res->clock_mhz,
                                  res->taken, res->clock_floor_mhz);
     res->dropped = res->taken - res->kept;

@@ -371,7 +371,7 @@
 #define KG_FIG_MEDIAN "median_us"          /* of the decided samples (see time_basis) */
 #define KG_FIG_TIME_BASIS "time_basis"     /* "measured" | "replay-clock-normalised" */
 #define KG_RV_TB_MEASURED "measured"
-#define KG_RV_TB_NORMALISED "replay-clock-normalised"
+#define KG_RV_TB_NORMALISED "replay-clock-normalised" /* an older kgate: "clock-normalised" */
 #define KG_FIG_RAW_MEDIAN "raw_median_us"  /* the measured times, whatever the basis */
 #define KG_FIG_RAW_CI_LO "raw_ci_lo_us"
 #define KG_FIG_RAW_CI_HI "raw_ci_hi_us"

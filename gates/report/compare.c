@@ -71,30 +71,35 @@ static void cm_side(kg_cmp_row *r, int s, const kg_export_row *x)
     r->rel_l2[s] = cm_num(x->figures, KG_FIG_PARITY_REL_L2);
 }
 
-/* A clock-normalised median (a capped row, issue #14) is not comparable with a measured one:
- * when the sides' time_basis differ (absent: measured), the normalised side's measured times
- * (raw_median_us; its half-width at least its placement-level one), or none when it has
- * none; the measured side keeps its figures. */
+/* A clock-normalised median (a capped row, issue #14) is not comparable with a measured one,
+ * nor with one of another normalisation (an older kgate's "clock-normalised", by the probe's
+ * clock): when the sides' time_basis differ (absent: measured), each side that is not measured
+ * has its measured times (raw_median_us; its half-width at least its placement-level one), or
+ * none when it has none; a measured side keeps its figures. */
 static void cm_basis(kg_cmp_row *r, const kg_export_row *a, const kg_export_row *b)
 {
     const kg_export_row *x[2] = { a, b };
-    bool norm[2];
+    const char *bs[2];
     for (int s = 0; s < 2; s++) {
-        const char *bs = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x[s]->figures,
-                                                                               KG_FIG_TIME_BASIS));
-        norm[s] = bs && strcmp(bs, KG_RV_TB_NORMALISED) == 0;
+        bs[s] = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x[s]->figures,
+                                                                      KG_FIG_TIME_BASIS));
+        bs[s] = bs[s] ? bs[s] : KG_RV_TB_MEASURED;
     }
-    if (norm[0] == norm[1])
+    if (strcmp(bs[0], bs[1]) == 0)
         return;
     r->raw_basis = true;
-    const cJSON *f = x[norm[1]]->figures;
-    double m = cm_num(f, KG_FIG_RAW_MEDIAN), lo = cm_num(f, KG_FIG_RAW_CI_LO);
-    double hi = cm_num(f, KG_FIG_RAW_CI_HI), ph = cm_num(f, KG_FIG_PLACEMENT_HALF);
-    double half = isnan(lo) || isnan(hi) || hi < lo ? NAN : (hi - lo) / 2.0;
-    if (!isnan(half) && !isnan(ph) && !isnan(m))
-        half = fmax(half, ph * m);
-    r->median[norm[1]] = m; /* NaN without measured times: no comparison */
-    r->half[norm[1]] = half;
+    for (int s = 0; s < 2; s++) {
+        if (strcmp(bs[s], KG_RV_TB_MEASURED) == 0)
+            continue;
+        const cJSON *f = x[s]->figures;
+        double m = cm_num(f, KG_FIG_RAW_MEDIAN), lo = cm_num(f, KG_FIG_RAW_CI_LO);
+        double hi = cm_num(f, KG_FIG_RAW_CI_HI), ph = cm_num(f, KG_FIG_PLACEMENT_HALF);
+        double half = isnan(lo) || isnan(hi) || hi < lo ? NAN : (hi - lo) / 2.0;
+        if (!isnan(half) && !isnan(ph) && !isnan(m))
+            half = fmax(half, ph * m);
+        r->median[s] = m; /* NaN without measured times: no comparison */
+        r->half[s] = half;
+    }
 }
 
 /* What changed in a row, and its part of the summary. */

@@ -267,7 +267,7 @@ static unsigned ct_mark_moves(const kg_ct_counts *c, const kg_ct_expect *e,
     if ((m = e->m_sysmem),
         ct_beats(m, c->sysmem_bytes, m ? (m->value - o->sysmem_abs) / (1 + o->sysmem_rel) : 0))
         mv |= KG_CT_MV_SYSMEM;
-    /* higher is better: compare the negated values */
+    /* higher is better: beyond the occupancy step, or the tolerance for tensor instructions */
     double occ = c->have[KG_CT_OCCUPANCY] ? c->v[KG_CT_OCCUPANCY] : NAN;
     if ((m = e->m_occ), isfinite(occ) && occ > 0 && (!m || occ > m->value + o->occupancy_step))
         mv |= KG_CT_MV_OCC;

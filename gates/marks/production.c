@@ -325,22 +325,23 @@ static void pb_unborrow(kg_bench_row *b)
     b->mark.power_state = NULL;
 }
 
-/* The combined row's samples: those of all N processes (kept, taken, dropped). Its per-sample
- * arrays stay with the processes' rows (in the parent a worker's row has none). */
+/* The combined row's samples: those of all N processes (kept, taken, dropped, placements). Its
+ * per-sample arrays stay with the processes' rows (in the parent a worker's row has none). */
 static void pb_sum_samples(kg_bench_row *b, const kg_bench_row *const *rows, int n)
 {
     b->r.kept = b->r.taken = b->r.dropped = 0;
+    b->r.placements = 0;
     for (int i = 0; i < n; i++) {
         b->r.kept += rows[i]->r.kept;
         b->r.taken += rows[i]->r.taken;
         b->r.dropped += rows[i]->r.dropped;
+        b->r.placements += rows[i]->r.placements;
     }
 }
 
 /* The combined row's measured times (raw_median_us, its interval): the median of the
  * processes' own medians and the envelope of their intervals (context: the decided figures
- * are combined by kg_bench_combine);
- * placements counts every process's; their medians are per process and are not listed. */
+ * are combined by kg_bench_combine); the placement medians are per process and not listed. */
 static void pb_combine_raw(kg_bench_row *b, const kg_bench_row *const *rows, int n)
 {
     double m[KG_BENCH_MAX_PROCESSES];
@@ -352,9 +353,6 @@ static void pb_combine_raw(kg_bench_row *b, const kg_bench_row *const *rows, int
         b->r.raw_sum.ci_hi = fmax(b->r.raw_sum.ci_hi, rows[i]->r.raw_sum.ci_hi);
     }
     b->r.raw_sum.median = kg_stats_median(m, (size_t)n);
-    b->r.placements = 0;
-    for (int i = 0; i < n; i++)
-        b->r.placements += rows[i]->r.placements;
     b->r.place_half_rel = NAN; /* per process: not listed for the combination */
 }
 

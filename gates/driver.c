@@ -93,16 +93,16 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
     if (heading && !run->env.quiet)
         printf("\n== %s ==\n", g->name);
     fflush(stdout);
-    if (run->worker)
+    if (run->isolated)
         return kg_worker_gate(run, reg, g, opts);
     return drv_gate_local(run, reg, g, opts);
 }
 
 int kg_run_fresh_worker(kg_run *run)
 {
-    if (!run->worker)
-        return 0; /* KGATE_ISOLATION=0: one process; or the next case starts one anyway */
-    kg_worker_stop(run); /* the next case spawns a fresh worker (wk_case) */
+    if (!run->isolated)
+        return 0; /* KGATE_ISOLATION=0: one process */
+    kg_worker_stop(run); /* the next case spawns a fresh worker (wk_case); none alive: no-op */
     return 1;
 }
 

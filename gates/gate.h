@@ -158,7 +158,9 @@ typedef struct {
     kg_run_row *rows;
     size_t n_rows, cap_rows;
     char self_exe[4096];
-    struct kg_worker *worker;    /* the isolation worker (worker.c); NULL: in-process */
+    struct kg_worker *worker;    /* the isolation worker (worker.c); NULL: none right now */
+    bool isolated;               /* cases run in workers: never in this process, also while
+                                    no worker is alive (after a fault the next case starts one) */
     bool incomplete;             /* interrupted (SIGINT/SIGTERM): the report says so */
     bool header_done;            /* the current gate's table header was printed */
 } kg_run;

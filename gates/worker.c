@@ -6,9 +6,11 @@
  * Messages are {uint32 type, uint32 length, payload}. Parent -> worker: RUN {gate, opts, case}
  * (pointers: the worker is a fork, they are valid there), END {gate, complete}, QUIT. Worker ->
  * parent: DEVICE, ROW, EXTRA (a report extra the gate set), BEGIN_FAIL, ENDED. */
+#define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,8 @@ enum { WK_RUN = 1, WK_END, WK_QUIT, WK_DEVICE, WK_ROW, WK_EXTRA, WK_BEGIN_FAIL, 
 
 struct kg_worker {
     pid_t pid;
+    bool reaped;                /* waitpid has taken it: `status` is its end */
+    int status;
     int cmd_fd, res_fd, out_fd, err_fd;
     const struct kg_gate *gate; /* the gate this worker process has begun, or NULL */
     size_t gate_cases;          /* cases of that gate it ran */
@@ -61,6 +65,7 @@ static int wk_write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* The worker's side (blocking reads of the parent's commands). */
 static int wk_read_all(int fd, void *p, size_t n)
 {
     char *c = p;
@@ -99,7 +104,20 @@ typedef struct {
     int complete;
 } wk_end_msg;
 
-static int wk_res_fd = -1;
+static int wk_res_fd = -1, wk_cmd_fd = -1;
+
+/* A process that case code forks (a helper that outlives the case) must not hold the worker's
+ * ends of the protocol pipes: the parent would never see them close. exec'd helpers lose them
+ * by O_CLOEXEC; plain forks here. The parent also watches the worker's pid (wk_wait), so a
+ * helper holding some other copy never turns a death into a timeout. */
+static void wk_atfork_child(void)
+{
+    if (wk_res_fd >= 0)
+        close(wk_res_fd);
+    if (wk_cmd_fd >= 0)
+        close(wk_cmd_fd);
+    wk_res_fd = wk_cmd_fd = -1;
+}
 
 /* Report extras the gates set in the worker travel to the parent's report. */
 static void wk_forward_extra(const char *key, const cJSON *value)
@@ -217,6 +235,8 @@ static void wk_main(kg_run *run, int cmd_fd)
 {
     kg_gate_session s = { .g = NULL };
     char msg[1024] = "";
+    wk_cmd_fd = cmd_fd;
+    (void)pthread_atfork(NULL, NULL, wk_atfork_child);
     int rc = kg_device_open(&run->dev, run->opts.device);
     if (rc < 0)
         snprintf(msg, sizeof msg, "%s", kg_error_last());
@@ -288,8 +308,28 @@ static void wk_close(struct kg_worker *w)
     close(w->err_fd);
 }
 
+/* Has the worker process ended? (reaped once; its status kept for wk_reap) */
+static bool wk_dead(struct kg_worker *w)
+{
+    int st;
+    if (!w->reaped && waitpid(w->pid, &st, WNOHANG) == w->pid) {
+        w->reaped = true;
+        w->status = st;
+    }
+    return w->reaped;
+}
+
+static bool wk_res_ready(const struct kg_worker *w)
+{
+    struct pollfd p = { w->res_fd, POLLIN, 0 };
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+#define WK_POLL_MS 50 /* how often a silent worker's pid is checked */
+
 /* Wait for the worker's next message within `timeout_s`, relaying its output. 1: a message
- * is ready; 0: timeout; -1: the worker is gone (EOF) or the run was interrupted. */
+ * is ready; 0: timeout; -1: the worker is gone (EOF, or its pid ended while some process it
+ * forked still holds the pipe) or the run was interrupted. */
 static int wk_wait(struct kg_worker *w, double timeout_s)
 {
     struct timespec t0, t;
@@ -301,7 +341,8 @@ static int wk_wait(struct kg_worker *w, double timeout_s)
         double left = timeout_s - ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9);
         if (left <= 0)
             return 0;
-        int n = poll(p, 3, left > 1e6 ? -1 : (int)(left * 1000) + 1);
+        int ms = left * 1000 > WK_POLL_MS ? WK_POLL_MS : (int)(left * 1000) + 1;
+        int n = poll(p, 3, ms);
         if (wk_interrupted)
             return -1;
         if (n < 0 && errno == EINTR)
@@ -314,7 +355,29 @@ static int wk_wait(struct kg_worker *w, double timeout_s)
             return 1;
         if (p[0].revents & (POLLHUP | POLLERR))
             return -1;
+        if (wk_dead(w)) /* what it wrote before it ended is still read */
+            return wk_res_ready(w) ? 1 : -1;
     }
+}
+
+/* The parent's side: the result pipe is non-blocking, so a message cut off by the worker's
+ * death is an error, not a read that blocks while a forked helper holds the pipe open. */
+static int wk_read_res(struct kg_worker *w, void *p, size_t n)
+{
+    char *c = p;
+    while (n) {
+        ssize_t r = read(w->res_fd, c, n);
+        if (r > 0) {
+            c += r;
+            n -= (size_t)r;
+            continue;
+        }
+        if (r == 0 || (errno != EAGAIN && errno != EINTR) || wk_interrupted)
+            return -1;
+        if (wk_wait(w, WK_DEFAULT_TIMEOUT_S) != 1)
+            return -1;
+    }
+    return 0;
 }
 
 static int wk_spawn(kg_run *run)
@@ -323,7 +386,9 @@ static int wk_spawn(kg_run *run)
     struct kg_worker *w = calloc(1, sizeof *w);
     if (!w)
         return KG_ERR(KG_ENOMEM, "out of memory starting the worker");
-    if (pipe(c) < 0 || pipe(r) < 0 || pipe(o) < 0 || pipe(e) < 0) {
+    /* O_CLOEXEC: a program a case execs must not hold the pipes (wk_atfork_child). */
+    if (pipe2(c, O_CLOEXEC) < 0 || pipe2(r, O_CLOEXEC) < 0 || pipe2(o, O_CLOEXEC) < 0 ||
+        pipe2(e, O_CLOEXEC) < 0) {
         free(w);
         return KG_ERR(KG_EIO, "cannot create the worker's pipes: %s", strerror(errno));
     }
@@ -335,6 +400,8 @@ static int wk_spawn(kg_run *run)
         return KG_ERR(KG_EIO, "cannot fork the worker: %s", strerror(errno));
     }
     if (pid == 0) {
+        /* Its own process group: what case code forks ends with the worker (wk_reap). */
+        (void)setpgid(0, 0);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);
@@ -345,34 +412,43 @@ static int wk_spawn(kg_run *run)
         wk_main(run, c[0]);
         _exit(0);
     }
+    (void)setpgid(pid, pid); /* both sides, so no kill below can miss the group */
     close(c[0]), close(r[1]), close(o[1]), close(e[1]);
     fcntl(o[0], F_SETFL, O_NONBLOCK);
     fcntl(e[0], F_SETFL, O_NONBLOCK);
+    fcntl(r[0], F_SETFL, O_NONBLOCK);
     *w = (struct kg_worker){ .pid = pid, .cmd_fd = c[1], .res_fd = r[0], .out_fd = o[0],
                              .err_fd = e[0] };
     run->worker = w;
+    run->isolated = true;
     return 0;
 }
 
-/* The worker's status once it is gone (killed first if it is still there). */
+/* The worker's status once it is gone (killed first if it is still there). Processes that
+ * case code forked in it (its process group) end with it. */
 static int wk_reap(struct kg_worker *w, bool kill_it)
 {
     int st = 0;
-    if (kill_it)
-        (void)kill(w->pid, SIGKILL);
-    while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (!w->reaped) {
+        if (kill_it)
+            (void)kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        w->reaped = true;
+        w->status = st;
+    }
+    (void)kill(-w->pid, SIGKILL);
     wk_drain(w);
-    return st;
+    return w->status;
 }
 
 static int wk_read_msg(struct kg_worker *w, uint32_t *type, char **payload, uint32_t *len)
 {
     uint32_t h[2];
     *payload = NULL;
-    if (wk_read_all(w->res_fd, h, sizeof h) < 0 || h[1] > (64u << 20))
+    if (wk_read_res(w, h, sizeof h) < 0 || h[1] > (64u << 20))
         return -1;
-    if (!(*payload = malloc(h[1] + 1)) || wk_read_all(w->res_fd, *payload, h[1]) < 0) {
+    if (!(*payload = malloc(h[1] + 1)) || wk_read_res(w, *payload, h[1]) < 0) {
         free(*payload);
         *payload = NULL;
         return -1;

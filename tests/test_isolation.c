@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "core/report_keys.h"
 #include "gate.h"
@@ -25,6 +26,25 @@ static int t_hang(void *s, cudaStream_t st)
         pause();
     return 0;
 }
+/* A case that leaves a helper process behind (plain fork, or fork + exec), then passes. */
+static int t_fork_helper(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    if (fork() == 0) {
+        sleep(20);
+        _exit(0);
+    }
+    return 0;
+}
+static int t_exec_helper(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    if (fork() == 0) {
+        execl("/bin/sleep", "sleep", "20", (char *)NULL);
+        _exit(127);
+    }
+    return 0;
+}
 static int t_error(void *s, cudaStream_t st)
 {
     (void)s, (void)st;
@@ -37,7 +57,8 @@ static const kg_case_desc cases[] = {
     T_CASE("t/exit7", t_exit7), T_CASE("t/pass3", t_clean), T_CASE("t/abort", t_abort),
     T_CASE("t/pass4", t_clean), T_CASE("t/hang", t_hang),   T_CASE("t/pass5", t_clean),
     T_CASE("t/cut", t_clean),   T_CASE("t/pass6", t_clean), T_CASE("t/error", t_error),
-    T_CASE("t/pass7", t_clean),
+    T_CASE("t/pass7", t_clean), T_CASE("t/fork_helper", t_fork_helper),
+    T_CASE("t/exit7b", t_exit7), T_CASE("t/exec_helper", t_exec_helper), T_CASE("t/exit7c", t_exit7),
 };
 
 /* The typed result that must travel back from the worker (result_size, result_flatten). */
@@ -78,6 +99,11 @@ static const struct kg_gate test_gate = { .name = "parity", .run_case = tg_run_c
                                           .result_free = tg_free, .columns = tg_cols,
                                           .n_columns = 2, .result_size = sizeof(tg_result),
                                           .result_flatten = tg_flatten };
+/* A second gate over the same cases (the run's next gate). */
+static const struct kg_gate test_gate2 = { .name = "hotpath", .run_case = tg_run_case,
+                                           .result_free = tg_free, .columns = tg_cols,
+                                           .n_columns = 2, .result_size = sizeof(tg_result),
+                                           .result_flatten = tg_flatten };
 
 static const kg_run_row *row_of(const kg_run *run, const char *id)
 {
@@ -114,12 +140,13 @@ static void test_faults(kg_registry *reg)
     kg_common_opts co = KG_COMMON_OPTS_INIT;
     co.case_timeout_s = 1.5;
     co.seed_set = true;
+    co.filter = "^t/(pass|segv|exit7$|abort|hang|cut|error)";
     setenv("KGATE_TEST_CUT_ROW", "t/cut", 1);
     CHECK(kg_run_begin(&run, "isolation", &co, reg, NULL) == 0);
     CHECK_MSG(run.worker != NULL, "the run is not isolated");
     CHECK(kg_run_gate(&run, reg, &test_gate, NULL, false) == 0);
     unsetenv("KGATE_TEST_CUT_ROW");
-    CHECK(run.n_rows == KG_ARRAY_LEN(cases));
+    CHECK(run.n_rows == 13);
     for (size_t i = 0; i < KG_ARRAY_LEN(cases); i++)
         if (strncmp(cases[i].id, "t/pass", 6) == 0) {
             const kg_run_row *r = row_of(&run, cases[i].id);
@@ -139,6 +166,63 @@ static void test_faults(kg_registry *reg)
           !fault_class(&run, "t/error"));
     CHECK_MSG(strstr(row_of(&run, "t/segv")->res.message, "(launch)") != NULL,
               "the phase of the fault is not named");
+    kg_run_free(&run);
+}
+
+static double t_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* The last case of a gate faults, and faults again in the next gate: with no worker alive at
+ * the start of that gate, its cases must still run in a fresh worker, never in this process
+ * (where the case's exit() would end the run without a report). Run in a child so that the
+ * fault reaching this process shows as its exit status. */
+static void test_fault_after_fault(kg_registry *reg)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        kg_run run;
+        kg_common_opts co = KG_COMMON_OPTS_INIT;
+        co.case_timeout_s = 10;
+        co.filter = "^t/exit7$";
+        int rc = kg_run_begin(&run, "isolation", &co, reg, NULL);
+        if (rc == 0)
+            rc = kg_run_gate(&run, reg, &test_gate, NULL, false);
+        if (rc == 0)
+            rc = kg_run_gate(&run, reg, &test_gate2, NULL, false);
+        bool ok = rc == 0 && run.n_rows == 2 && run.rows[0].res.verdict == KG_VERDICT_ERROR &&
+                  run.rows[1].res.verdict == KG_VERDICT_ERROR &&
+                  strstr(run.rows[1].res.message, "FAULT exit") &&
+                  strstr(run.rows[1].res.message, "in hotpath");
+        kg_run_free(&run);
+        _exit(ok ? 0 : 99);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "a fault in the gate after a faulted last case: status %d (7: it ran in the "
+              "parent; 99: wrong rows)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+/* A helper process that a case leaves behind holds copies of the worker's pipes: the next
+ * case's exit() must still be FAULT exit at once (the worker's pid is watched), not a
+ * watchdog timeout. */
+static void test_helper_outlives(kg_registry *reg)
+{
+    kg_run run;
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    co.case_timeout_s = 8;
+    co.filter = "^t/(fork_helper|exit7b|exec_helper|exit7c)$";
+    CHECK(kg_run_begin(&run, "isolation", &co, reg, NULL) == 0);
+    double t0 = t_now();
+    CHECK(kg_run_gate(&run, reg, &test_gate, NULL, false) == 0);
+    double dt = t_now() - t0;
+    check_fault(&run, "t/exit7b", "exit", "exit(7)");
+    check_fault(&run, "t/exit7c", "exit", "exit(7)");
+    CHECK_MSG(dt < 6, "four cases took %.1f s: a death was seen only at the watchdog", dt);
     kg_run_free(&run);
 }
 
@@ -183,6 +267,8 @@ int main(void)
     CHECK(kg_registry_new(&reg) == 0);
     CHECK(kg_registry_add_all(reg, cases, KG_ARRAY_LEN(cases)) == 0);
     test_faults(reg);
+    test_fault_after_fault(reg);
+    test_helper_outlives(reg);
     test_interrupt(reg);
     kg_registry_free(reg);
     printf("test_isolation: %d passed, %d failed\n", kg_t_pass, kg_t_fail);

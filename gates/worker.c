@@ -136,6 +136,9 @@ static bool wk_context_dead(char *name, size_t n)
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess)
         return false;
+    (void)cudaGetLastError(); /* a non-sticky error is returned once; a sticky one stays */
+    if (cudaDeviceSynchronize() == cudaSuccess)
+        return false;
     snprintf(name, n, "%s", cudaGetErrorName(e));
     return true;
 }
@@ -205,8 +208,9 @@ static void wk_run_one(kg_gate_session *s, const wk_run_msg *m, const kg_gate_en
         res.verdict = KG_VERDICT_ERROR;
         snprintf(res.message, sizeof res.message, "%s", kg_error_last());
     }
-    bool dead = res.verdict == KG_VERDICT_ERROR && env->dev &&
-                wk_context_dead(cuda_error, sizeof cuda_error);
+    /* After every case, not only an ERROR: a kernel that faults after the verdict (in
+     * teardown, say) must cost this case its verdict, not the next case its context. */
+    bool dead = env->dev && wk_context_dead(cuda_error, sizeof cuda_error);
     wk_send_row(&res, fig, m->g, dead || rc < 0, dead ? cuda_error : NULL);
     cJSON_Delete(fig);
     if (res.data && m->g->result_free)

@@ -4,6 +4,18 @@
 #include <string.h>
 #include "core/kg_core.h"
 
+/* Case code runs under the phase it is in (a dead worker's fault names it); the gate's own
+ * phase comes back afterwards. */
+typedef struct { char gate[512], id[512], phase[512]; } in_phase;
+
+static void in_phase_enter(in_phase *saved, const char *phase)
+{
+    kg_phase_get(saved->gate, saved->id, saved->phase, sizeof saved->phase);
+    kg_phase_set(NULL, NULL, phase);
+}
+
+static void in_phase_leave(const in_phase *saved) { kg_phase_set(NULL, NULL, saved->phase); }
+
 /* One list of outputs for every gate: a one-output case's fields become outputs[0]. */
 static int in_outputs(kg_case_io *io, const char *id)
 {
@@ -56,8 +68,14 @@ cleanup:
 void kg_instance_close(kg_instance *inst)
 {
     if (inst->set_up && inst->desc->teardown) {
+        in_phase saved;
         (void)cudaStreamSynchronize(inst->stream);
+        in_phase_enter(&saved, "teardown");
         inst->desc->teardown(inst->state);
+        /* A kernel of teardown's that faulted leaves the phase named (the worker then finds
+         * the context dead and reports it). */
+        if (cudaDeviceSynchronize() == cudaSuccess)
+            in_phase_leave(&saved);
     }
     if (inst->stream)
         (void)cudaStreamDestroy(inst->stream);
@@ -104,7 +122,13 @@ cleanup:
 
 int kg_instance_prepare(kg_instance *inst)
 {
-    return inst->desc->prepare ? inst->desc->prepare(inst->state, inst->stream) : 0;
+    in_phase saved;
+    if (!inst->desc->prepare)
+        return 0;
+    in_phase_enter(&saved, "prepare");
+    int rc = inst->desc->prepare(inst->state, inst->stream);
+    in_phase_leave(&saved);
+    return rc;
 }
 
 int kg_instance_run_copy(void **host_out, kg_instance *inst)

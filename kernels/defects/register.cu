@@ -7,6 +7,7 @@ extern "C" int kg_hotpath_defects_register(kg_registry *reg);
 extern "C" int kg_bench_defects_register(kg_registry *reg);
 extern "C" int kg_fault_defects_register(kg_registry *reg);
 extern "C" int kg_counters_defects_register(kg_registry *reg);
+extern "C" int kg_fault_matrix_register(kg_registry *reg);
 
 extern "C" int kg_defect_cases_register(kg_registry *reg)
 {
@@ -21,5 +22,7 @@ extern "C" int kg_defect_cases_register(kg_registry *reg)
         rc = kg_fault_defects_register(reg);
     if (rc == 0)
         rc = kg_counters_defects_register(reg);
+    if (rc == 0)
+        rc = kg_fault_matrix_register(reg); /* KGATE_FAULT_MATRIX=1 only */
     return rc;
 }

@@ -68,7 +68,7 @@ jq -r '[.results[] | select(.case | startswith("defect/faultmx/"))] | group_by(.
     done
 } >"$T/table"
 cat "$T/table"
-[ -n "${KG_MATRIX_OUT:-}" ] && cp "$T/table" "$KG_MATRIX_OUT"
+[ -n "${KG_MATRIX_OUT:-}" ] && cp "$T/table" "$KG_MATRIX_OUT" && cp "$T/rows.tsv" "${KG_MATRIX_OUT%.*}.tsv"
 echo "rows: $(wc -l <"$T/rows.tsv"), faults reported: $(jq '[.results[] | select(.figures.fault != null)] | length' "$T/mx.json")"
 
 # The chains alone: the faulted case is the last (only) case of each gate, so the next gate

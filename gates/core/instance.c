@@ -69,12 +69,12 @@ void kg_instance_close(kg_instance *inst)
 {
     if (inst->set_up && inst->desc->teardown) {
         in_phase saved;
-        (void)cudaStreamSynchronize(inst->stream);
+        cudaError_t before = cudaStreamSynchronize(inst->stream);
         in_phase_enter(&saved, "teardown");
         inst->desc->teardown(inst->state);
-        /* A kernel of teardown's that faulted leaves the phase named (the worker then finds
-         * the context dead and reports it). */
-        if (cudaDeviceSynchronize() == cudaSuccess)
+        /* A kernel of teardown's own that faulted leaves the phase named (the worker then
+         * finds the context dead and reports it); a context already lost keeps its phase. */
+        if (before != cudaSuccess || cudaDeviceSynchronize() == cudaSuccess)
             in_phase_leave(&saved);
     }
     if (inst->stream)

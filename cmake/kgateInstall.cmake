@@ -54,7 +54,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/tests/data/preflight_defects_baseline.json
 # Public headers only: include/kgate/ is the API; gates/*.h and kernels/*.h are internal.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/kgate/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kgate
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # Globbed at install time, so a docs/*.md added later needs no change here.

@@ -282,8 +282,75 @@ static void check_outputs(void)
     CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 0, &tight) == KG_EINVAL);
 }
 
+/* kg_output_make (no compound literal) fills every named field and zeroes the rest: the
+ * case's reference dtype stands until kg_output_ref_dtype sets one. */
+static void check_output_make(void)
+{
+    static const kg_parity_policy loose = KG_PARITY_TOLERANCE_INIT(1e-2, 1e-2, 0.99);
+    float dev_stand_in[4];
+    kg_output o = kg_output_make("rstd", dev_stand_in, 4, KG_DTYPE_BF16, 2, &loose);
+    CHECK(strcmp(o.name, "rstd") == 0 && o.ptr == dev_stand_in && o.count == 4 &&
+          o.dtype == KG_DTYPE_BF16 && o.rows == 2 && o.parity == &loose);
+    CHECK(o.has_ref_dtype == 0 && kg_parity_ref_dtype(&o, KG_DTYPE_F64) == KG_DTYPE_F64);
+    kg_output z = kg_output_make(NULL, NULL, 0, KG_DTYPE_F32, 0, NULL);
+    CHECK(!z.name && !z.ptr && !z.count && !z.rows && !z.parity && !z.has_ref_dtype);
+    o = kg_output_ref_dtype(o, KG_DTYPE_F32); /* F32 is 0: the flag, not the value, says so */
+    CHECK(o.has_ref_dtype && o.ref_dtype == KG_DTYPE_F32 && o.count == 4 &&
+          kg_parity_ref_dtype(&o, KG_DTYPE_F64) == KG_DTYPE_F32);
+}
+
+/* Outputs with references of different dtypes: an f64 CPU reference for one, a bitwise f32
+ * one for another, a bf16 for a third; ref_host holds each in its own dtype, unpadded. */
+static void check_output_ref_dtypes(void)
+{
+    static const kg_parity_policy tight = KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.999999);
+    static const kg_parity_policy bits = KG_PARITY_BITWISE_INIT;
+    float out_f[3] = { 1.0f, -2.0f, 3.5f }, idx_f[2] = { 7.0f, 9.0f };
+    uint16_t bf[2] = { kg_f32_to_bf16(0.25f), kg_f32_to_bf16(-4.0f) };
+    double ref_f64[3] = { 1.0, -2.0, 3.5 };
+    unsigned char host[sizeof out_f + sizeof idx_f + sizeof bf];
+    unsigned char ref[sizeof ref_f64 + sizeof idx_f + sizeof bf];
+    memcpy(host, out_f, sizeof out_f);
+    memcpy(host + sizeof out_f, idx_f, sizeof idx_f);
+    memcpy(host + sizeof out_f + sizeof idx_f, bf, sizeof bf);
+    memcpy(ref, ref_f64, sizeof ref_f64);
+    memcpy(ref + sizeof ref_f64, idx_f, sizeof idx_f);
+    memcpy(ref + sizeof ref_f64 + sizeof idx_f, bf, sizeof bf);
+    kg_output outs[3] = {
+        kg_output_make("out", NULL, 3, KG_DTYPE_F32, 0, NULL),
+        kg_output_ref_dtype(kg_output_make("idx", NULL, 2, KG_DTYPE_F32, 0, &bits),
+                            KG_DTYPE_F32),
+        kg_output_ref_dtype(kg_output_make("h", NULL, 2, KG_DTYPE_BF16, 0, &bits),
+                            KG_DTYPE_BF16),
+    };
+    size_t bytes = 0;
+    CHECK(kg_parity_ref_bytes(&bytes, outs, 3, KG_DTYPE_F64) == 0 && bytes == sizeof ref);
+    kg_parity_outputs r;
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == 0);
+    CHECK_MSG(r.pass && r.out[0].pass && r.out[1].pass && r.out[2].pass,
+              "mixed reference dtypes: %s / %s / %s", r.out[0].reason, r.out[1].reason,
+              r.out[2].reason);
+    /* One bit off in the bf16 output's reference: only that output fails. */
+    ref[sizeof ref - 1] ^= 0x01;
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == 0);
+    CHECK(!r.pass && r.out[0].pass && r.out[1].pass && !r.out[2].pass && r.worst_i == 2);
+    ref[sizeof ref - 1] ^= 0x01;
+    /* Without the flags the same bytes are read as f64 throughout: misread, and bitwise on an
+     * f64 reference of an f32 output is refused. */
+    outs[1].has_ref_dtype = outs[2].has_ref_dtype = 0;
+    CHECK(kg_parity_ref_bytes(&bytes, outs, 3, KG_DTYPE_F64) == 0 &&
+          bytes == 7 * sizeof(double));
+    CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == KG_EINVAL);
+    /* A reference dtype that is not a kg_dtype is an error, named. */
+    outs[1] = kg_output_ref_dtype(outs[1], (kg_dtype)42);
+    CHECK(kg_parity_ref_bytes(&bytes, outs, 3, KG_DTYPE_F64) == KG_EINVAL &&
+          strstr(kg_error_last(), "idx") != NULL);
+}
+
 int main(void)
 {
+    check_output_make();
+    check_output_ref_dtypes();
     check_outputs();
     check_settings();
     check_tags();

@@ -2,7 +2,7 @@
 # CLI contract: usage errors exit 2 with a message naming the flag, nothing half-written;
 # without a GPU a gate says so in one line and exits 3 with a report of SKIPs.
 . "$(dirname "$0")/lib.sh"
-KG=$1
+KG=$1 LR=${2:-}
 check "no command" 2 "usage:" -- "$KG"
 check "unknown command" 2 "unknown command 'bogus'" -- "$KG" bogus
 check "--help" 0 "usage:" -- "$KG" --help
@@ -23,6 +23,43 @@ check "list --tag with --filter" 0 "^1 case" -- "$KG" list --tag compute --filte
 check "list --tag none" 2 "--tag 'nope' matches no case" -- "$KG" list --tag nope
 check "list --json tags" 0 "" -- "$KG" list --tag compute --json "$T/tags.json"
 expect_jq '[.cases[] | .tags == "compute,tensor-core"] | all' "$T/tags.json" "list --json lacks the tags"
+# list's columns: every row's six cells (split on spaces outside quotes) start exactly under
+# their headers, with ids of any length; a text cell with spaces or quotes is one quoted cell.
+list_aligned() { # list_aligned FILE (a `list` output)
+    awk 'function cells(s, st,    i, c, q, prev, n) {
+             n = 0; q = 0; prev = " "
+             for (i = 1; i <= length(s); i++) {
+                 c = substr(s, i, 1)
+                 if (!q && c != " " && prev == " ") st[++n] = i
+                 if (q && c == "\\") { i++; prev = "x"; continue }
+                 if (c == "\"") q = !q
+                 prev = q ? "x" : c
+             }
+             return n
+         }
+         NR == 1 { p[1] = 1; p[2] = index($0, " ref ") + 1; p[3] = index($0, " parity ") + 1
+                   p[4] = index($0, " MB moved ") + 1; p[5] = index($0, " GFLOP ") + 1
+                   p[6] = index($0, " kernels") + 1; next }
+         /^[0-9]+ case\(s\)$/ { next }
+         { n = cells($0, st); ok = n == 6
+           for (k = 1; ok && k <= 6; k++) ok = st[k] == p[k]
+           if (!ok) { print "misaligned (" n " cells): " $0; bad = 1 } }
+         END { exit bad }' "$1"
+}
+check "list (columns)" 0 "" -- "$KG" list
+list_aligned "$T/out" && ok || bad "list: a row's columns do not start under the headers"
+if [ -n "$LR" ]; then
+    check "list long ids" 0 "^4 case" -- "$LR" list
+    list_aligned "$T/out" && ok || bad "list with long ids: columns misaligned"
+    expect_grep '^a_very_long_case_id/[^ ]*/bf16 +"cpu f64 \(first 1024 rows\)" +tolerance ' "$T/out" \
+        "list: the long id's row or its quoted reference kind is wrong"
+    expect_grep '^quoted/f32 +"say \\"hi\\"" +tolerance .* -$' "$T/out" "list: quotes not escaped"
+    expect_grep ' "sgemm<64, 64, 8>",plain_kernel$' "$T/out" "list: a kernel name with spaces not quoted"
+    expect_grep '^unset/f32 +- +tolerance' "$T/out" "list: no ref_kind is not '-'"
+    check "list long ids --json" 0 "" -- "$LR" list --json "$T/lr.json"
+    expect_jq '.cases[1].reference == "cpu f64 (first 1024 rows)" and .cases[0].kernels[0].name == "sgemm<64, 64, 8>"' \
+        "$T/lr.json" "list --json: the reference kind or kernel name was altered"
+fi
 check "parity bad timeout" 2 "--case-timeout: expected seconds" -- "$KG" parity --case-timeout 0
 # run takes every gate's flags (the bench's --budget, --band-floor), checked the same way.
 check "run --budget" 3 "" -- "$KG" run --diagnostic --skip-selftest --budget 0.25 --band-floor 0.01 \

@@ -2,7 +2,8 @@
  * right moments (n = 1e6), converts bf16/f16 correctly, holds no exact zero, and equals the
  * shared element function (kgate/fill_element.h, the device kernel's code). gpu (--gpu, exit 77
  * without a GPU): kg_fill_device equals kg_fill_host bit for bit for every dtype, both
- * distributions, seeds 0, 1 and 2^63 + 5. */
+ * distributions, seeds 0, 1 and 2^63 + 5. Both: a slice (kg_fill_*_at: offset, n) is exactly
+ * that part of the full fill, for every dtype and both distributions. */
 #include <math.h>
 #include <string.h>
 #include "core/kg_core.h"
@@ -94,6 +95,66 @@ static void check_host(void)
     CHECK(kg_fill_host(buf, KG_DTYPE_F32, 1, 1, KG_FILL_NORMAL, 0, 0) == KG_EINVAL);
 }
 
+/* Slices of a fill of N elements that kg_fill_*_at must reproduce: the start, odd offsets and
+ * lengths (not a multiple of any block), one element, and the tail. */
+static const size_t slices[][2] = { { 0, 1000 }, { 1, 999 }, { 4097, 12345 }, { 65535, 1 },
+                                    { N - 777, 777 }, { 123457, 0 } };
+
+static void check_host_slices(void)
+{
+    for (size_t d = 0; d < KG_ARRAY_LEN(dtypes); d++)
+        for (int dist = 0; dist < 2; dist++) {
+            size_t es = kg_dtype_size(dtypes[d]);
+            double a = dist ? 0.25 : -2.0, b = dist ? 3.0 : 2.0;
+            CHECK(kg_fill_host(buf, dtypes[d], N, 11, (kg_fill_dist)dist, a, b) == 0);
+            for (size_t k = 0; k < KG_ARRAY_LEN(slices); k++) {
+                size_t off = slices[k][0], n = slices[k][1];
+                memset(buf2, 0xA5, (n + 1) * es);
+                CHECK(kg_fill_host_at(buf2, dtypes[d], off, n, 11, (kg_fill_dist)dist, a, b) == 0);
+                CHECK_MSG(memcmp((const char *)buf + off * es, buf2, n * es) == 0,
+                          "host slice [%zu, +%zu) of %s dist %d differs from the full fill", off,
+                          n, kg_dtype_name(dtypes[d]), dist);
+                /* Exactly n elements: the one after the slice is untouched. */
+                CHECK_MSG(((const unsigned char *)buf2)[n * es] == 0xA5,
+                          "host slice [%zu, +%zu) of %s wrote past its end", off, n,
+                          kg_dtype_name(dtypes[d]));
+            }
+        }
+    CHECK(kg_fill_host_at(buf, KG_DTYPE_F32, SIZE_MAX, 2, 1, KG_FILL_NORMAL, 0, 1) == KG_EINVAL);
+    CHECK(kg_fill_host_at(buf, KG_DTYPE_F64, 5, 1, 1, KG_FILL_NORMAL, 0, 1) == KG_EINVAL);
+}
+
+/* kg_fill_device_at: into the middle of a device buffer (dev + off) and into a buffer of its
+ * own, both equal to that part of the host's full fill. */
+static void check_device_slices(void *dev)
+{
+    for (size_t d = 0; d < KG_ARRAY_LEN(dtypes); d++)
+        for (int dist = 0; dist < 2; dist++) {
+            size_t es = kg_dtype_size(dtypes[d]);
+            double a = dist ? 0.25 : -2.0, b = dist ? 3.0 : 2.0;
+            CHECK(kg_fill_host(buf, dtypes[d], N, 13, (kg_fill_dist)dist, a, b) == 0);
+            for (size_t k = 0; k < KG_ARRAY_LEN(slices); k++) {
+                size_t off = slices[k][0], n = slices[k][1];
+                CHECK(cudaMemset(dev, 0, N * es) == cudaSuccess);
+                CHECK(kg_fill_device_at((char *)dev + off * es, dtypes[d], off, n, 13,
+                                        (kg_fill_dist)dist, a, b, 0) == 0);
+                CHECK(cudaMemcpy(buf2, (char *)dev + off * es, n * es, cudaMemcpyDeviceToHost) ==
+                      cudaSuccess);
+                CHECK_MSG(memcmp((const char *)buf + off * es, buf2, n * es) == 0,
+                          "device slice [%zu, +%zu) of %s dist %d differs from the host fill",
+                          off, n, kg_dtype_name(dtypes[d]), dist);
+                CHECK(kg_fill_device_at(dev, dtypes[d], off, n, 13, (kg_fill_dist)dist, a, b,
+                                        0) == 0);
+                CHECK(cudaMemcpy(buf2, dev, n * es, cudaMemcpyDeviceToHost) == cudaSuccess);
+                CHECK_MSG(memcmp((const char *)buf + off * es, buf2, n * es) == 0,
+                          "device slice [%zu, +%zu) of %s dist %d at the buffer's start differs",
+                          off, n, kg_dtype_name(dtypes[d]), dist);
+            }
+            printf("  slices %-4s %-7s: %zu slices equal the host's full fill\n",
+                   kg_dtype_name(dtypes[d]), dist ? "normal" : "uniform", KG_ARRAY_LEN(slices));
+        }
+}
+
 static int check_device(void)
 {
     static const uint64_t seeds[] = { 0, 1, (1ULL << 63) + 5 };
@@ -115,6 +176,7 @@ static int check_device(void)
                 CHECK_MSG(memcmp(buf, buf2, bytes) == 0, "device != host: %s dist %d seed %llu",
                           kg_dtype_name(dtypes[d]), dist, (unsigned long long)seeds[s]);
             }
+    check_device_slices(dev);
     cudaFree(dev);
     return kg_test_done("test_fill --gpu");
 }
@@ -124,5 +186,6 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--gpu") == 0)
         return check_device();
     check_host();
+    check_host_slices();
     return kg_test_done("test_fill");
 }

@@ -43,12 +43,12 @@ for d in "$SRC"/docs/*.md; do
 done
 [ -x "$P/$BIN/kgate" ] && [ -x "$P/$BIN/kgate-defects" ] && ok || bad "runners not executable"
 
-# Public headers only: exactly include/kgate/*.h of the source tree, and none of them reaches
-# for an internal header.
-want=$(cd "$SRC/include/kgate" && ls *.h | sort)
+# Public headers only: exactly include/kgate/*.h and *.hpp of the source tree, and none of them
+# reaches for an internal header.
+want=$(cd "$SRC/include/kgate" && ls *.h *.hpp | sort)
 got=$(cd "$P/$INC/kgate" && ls | sort)
 [ "$want" = "$got" ] && ok || bad "installed headers '$got' differ from include/kgate '$want'"
-for h in "$P/$INC"/kgate/*.h; do
+for h in "$P/$INC"/kgate/*.h "$P/$INC"/kgate/*.hpp; do
     if grep -nE '#[[:space:]]*include[[:space:]]*"' "$h" | grep -vE '"kgate/[a-z_]+\.h"'; then
         bad "$(basename "$h") includes a non-public header"
     else ok; fi

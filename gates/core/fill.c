@@ -26,22 +26,30 @@ int kg_fill_check(kg_dtype dtype, size_t n, kg_fill_dist dist, double a, double 
     return 0;
 }
 
-int kg_fill_host(void *dst, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist, double a,
-                 double b)
+int kg_fill_host_at(void *dst, kg_dtype dtype, size_t offset, size_t n, uint64_t seed,
+                    kg_fill_dist dist, double a, double b)
 {
     int rc = kg_fill_check(dtype, n, dist, a, b, false);
     if (rc < 0)
         return rc;
     if (n && !dst)
         return KG_ERR(KG_EINVAL, "kg_fill_host: NULL destination");
+    if (offset > SIZE_MAX - n)
+        return KG_ERR(KG_EINVAL, "kg_fill_host_at: offset %zu + n %zu overflows", offset, n);
     if (kg_dtype_size(dtype) == 4) {
         uint32_t *d = dst;
         for (size_t i = 0; i < n; i++)
-            d[i] = kg_fill_element(seed, i, dtype, (int)dist, a, b);
+            d[i] = kg_fill_element(seed, offset + i, dtype, (int)dist, a, b);
     } else {
         uint16_t *d = dst;
         for (size_t i = 0; i < n; i++)
-            d[i] = (uint16_t)kg_fill_element(seed, i, dtype, (int)dist, a, b);
+            d[i] = (uint16_t)kg_fill_element(seed, offset + i, dtype, (int)dist, a, b);
     }
     return 0;
+}
+
+int kg_fill_host(void *dst, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist, double a,
+                 double b)
+{
+    return kg_fill_host_at(dst, dtype, 0, n, seed, dist, a, b);
 }

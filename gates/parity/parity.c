@@ -100,6 +100,24 @@ int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const
 }
 
 
+kg_dtype kg_parity_ref_dtype(const kg_output *o, kg_dtype case_ref_dtype)
+{
+    return o->has_ref_dtype ? o->ref_dtype : case_ref_dtype;
+}
+
+int kg_parity_ref_bytes(size_t *bytes, const kg_output *outs, int n, kg_dtype ref_dtype)
+{
+    *bytes = 0;
+    for (int i = 0; i < n; i++) {
+        kg_dtype rd = kg_parity_ref_dtype(&outs[i], ref_dtype);
+        if (kg_dtype_size(rd) == 0)
+            return KG_ERR(KG_EINVAL, "parity: output %d (%s): reference dtype %d is not a "
+                          "kg_dtype", i, outs[i].name ? outs[i].name : "?", (int)rd);
+        *bytes += outs[i].count * kg_dtype_size(rd);
+    }
+    return 0;
+}
+
 int kg_parity_compare_outputs(kg_parity_outputs *res, const void *out_host, const void *ref_host,
                               kg_dtype ref_dtype, const kg_output *outs, int n,
                               const kg_parity_policy *policy)
@@ -113,13 +131,14 @@ int kg_parity_compare_outputs(kg_parity_outputs *res, const void *out_host, cons
     res->pass = true;
     for (int i = 0; i < n; i++) {
         const kg_parity_policy *p = outs[i].parity ? outs[i].parity : policy;
+        kg_dtype rd = kg_parity_ref_dtype(&outs[i], ref_dtype);
         KG_TRY(kg_parity_compare(&res->out[i], (const char *)out_host + oo, outs[i].dtype,
-                                 (const char *)ref_host + ro, ref_dtype, outs[i].count, p));
+                                 (const char *)ref_host + ro, rd, outs[i].count, p));
         res->name[i] = outs[i].name;
         res->dtype[i] = outs[i].dtype;
         res->policy[i] = *p;
         oo += outs[i].count * kg_dtype_size(outs[i].dtype);
-        ro += outs[i].count * kg_dtype_size(ref_dtype);
+        ro += outs[i].count * kg_dtype_size(rd);
         /* The first failure stands; among passes, the one closest to its limit by rel_l2. */
         const kg_parity_result *w = &res->out[res->worst_i];
         if (res->pass && (!res->out[i].pass || !(res->out[i].rel_l2 <= w->rel_l2)))

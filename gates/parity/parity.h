@@ -38,9 +38,15 @@ typedef struct {
     bool pass;                /* every output passed */
 } kg_parity_outputs;
 
+/* The reference dtype of output o: its own (has_ref_dtype), else the case's. */
+kg_dtype kg_parity_ref_dtype(const kg_output *o, kg_dtype case_ref_dtype);
+/* *bytes = the size of reference()'s buffer for these outputs; KG_EINVAL for an output whose
+ * reference dtype is not a kg_dtype. */
+int kg_parity_ref_bytes(size_t *bytes, const kg_output *outs, int n, kg_dtype ref_dtype);
 /* Compare n outputs: out_host holds them back to back (outs[i].count elements of
- * outs[i].dtype each), ref_host each one's count elements of ref_dtype back to back (what
- * reference() fills). Output i is judged by *outs[i].parity, else by `policy`. */
+ * outs[i].dtype each), ref_host each one's count elements of its reference dtype
+ * (kg_parity_ref_dtype) back to back (what reference() fills). Output i is judged by
+ * *outs[i].parity, else by `policy`. */
 int kg_parity_compare_outputs(kg_parity_outputs *res, const void *out_host, const void *ref_host,
                               kg_dtype ref_dtype, const kg_output *outs, int n,
                               const kg_parity_policy *policy);

@@ -88,7 +88,7 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     kg_instance inst;
     void *out = NULL, *ref = NULL;
     bool opened = false;
-    size_t n = 0;
+    size_t ref_bytes = 0;
     kg_parity_outputs *pr = calloc(1, sizeof *pr);
     KG_UNUSED(state);
     if (!pr)
@@ -97,9 +97,8 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     opened = true;
     KG_TRY(kg_instance_poison(&inst));
     KG_TRY(kg_instance_run_copy(&out, &inst));
-    for (int i = 0; i < inst.io.n_outputs; i++)
-        n += inst.io.outputs[i].count;
-    ref = malloc(n * kg_dtype_size(d->ref_dtype) + 1);
+    KG_TRY(kg_parity_ref_bytes(&ref_bytes, inst.io.outputs, inst.io.n_outputs, d->ref_dtype));
+    ref = malloc(ref_bytes + 1);
     if (!ref) {
         rc = KG_ERR(KG_ENOMEM, "out of memory for the reference of '%s'", d->id);
         goto cleanup;

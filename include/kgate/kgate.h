@@ -171,6 +171,11 @@ typedef struct {
 } kg_kernel_ref;
 
 #define KG_KERNEL(fn, block, smem) { (const void *)(fn), #fn, (block), (size_t)(smem) }
+/* The same for a kernel whose name has commas (a template of several arguments, which would
+ * split KG_KERNEL's first argument): the kernel comes last, KG_KERNEL_T(256, 0, sgemm<64, 64, 8>).
+ * The name is the text as written; spaces do not matter to the preflight's lookup. */
+#define KG_KERNEL_T(block, smem, ...) \
+    { (const void *)(__VA_ARGS__), #__VA_ARGS__, (block), (size_t)(smem) }
 
 /* Passed to setup(); valid only during that call (copy what you need into your state). */
 typedef struct {
@@ -192,8 +197,38 @@ typedef struct {
     kg_dtype dtype;
     size_t rows;            /* batch invariance rows of this output (0 = n/a) */
     const kg_parity_policy *parity; /* its own policy (static), or NULL: kg_case_desc.parity */
+    /* ---- optional, appended (issue #25); zero keeps the case's reference dtype ---------- */
+    int has_ref_dtype;      /* nonzero: this output's reference is ref_dtype below, not
+                             * kg_case_desc.ref_dtype (KG_DTYPE_F32 is 0, hence the flag) */
+    kg_dtype ref_dtype;     /* read only with has_ref_dtype */
 } kg_output;
 #define KG_MAX_OUTPUTS 8
+
+/* An output without a compound literal (`(kg_output){...}` is not C++): every field not named
+ * is zero, so it keeps the case's reference dtype. parity may be NULL. */
+static inline kg_output kg_output_make(const char *name, void *ptr, size_t count, kg_dtype dtype,
+                                       size_t rows, const kg_parity_policy *parity)
+{
+#ifdef __cplusplus
+    kg_output o = {};
+#else
+    kg_output o = { 0 };
+#endif
+    o.name = name;
+    o.ptr = ptr;
+    o.count = count;
+    o.dtype = dtype;
+    o.rows = rows;
+    o.parity = parity;
+    return o;
+}
+/* `o` with a reference dtype of its own: kg_output_ref_dtype(kg_output_make(...), KG_DTYPE_F32). */
+static inline kg_output kg_output_ref_dtype(kg_output o, kg_dtype ref_dtype)
+{
+    o.has_ref_dtype = 1;
+    o.ref_dtype = ref_dtype;
+    return o;
+}
 
 /* Filled by setup(): the output(s) the gates check. The buffers belong to the case (allocate
  * them in setup, free them in teardown); kgate only reads them, and may overwrite them with a
@@ -206,7 +241,8 @@ typedef struct {
                              * the output is `rows` contiguous rows of out_count / rows elements */
     /* Several outputs (optional): n_outputs in 1..KG_MAX_OUTPUTS, and out/out_count/out_dtype/
      * rows are left 0 (kgate fills them from outputs[0]). reference() then fills ref_host with
-     * every output's count elements of ref_dtype, one output after the other, in this order;
+     * every output's count elements of its reference dtype (its ref_dtype with has_ref_dtype,
+     * else kg_case_desc.ref_dtype), one output after the other, in this order, unpadded;
      * each output is compared under its own policy and reported with its own figures. */
     int n_outputs;
     kg_output outputs[KG_MAX_OUTPUTS];
@@ -236,7 +272,8 @@ typedef struct kg_case_desc {
      * use the `stream` it is given (kgate's; it may differ from call to call). Required. */
     int (*launch)(void *state, cudaStream_t stream);
     /* Expected output into ref_host: a host buffer of io->out_count elements of ref_dtype
-     * (several outputs: each output's count, concatenated in the order of io->outputs),
+     * (several outputs: each output's count of its reference dtype, kg_output.ref_dtype with
+     * has_ref_dtype, concatenated in the order of io->outputs),
      * owned by kgate and valid only during the call. May use the GPU (e.g. cuBLAS) on `stream`
      * but must leave ref_host complete on return, and must not change the inputs. Required. */
     int (*reference)(void *state, cudaStream_t stream, void *ref_host);
@@ -244,7 +281,8 @@ typedef struct kg_case_desc {
     void (*teardown)(void *state);
 
     kg_dtype ref_dtype;       /* dtype of the reference: KG_DTYPE_F64 for CPU float64
-                               * references; equal to the output dtype for KG_PARITY_BITWISE */
+                               * references; equal to the output dtype for KG_PARITY_BITWISE.
+                               * An output may have its own (kg_output.has_ref_dtype) */
     const char *ref_kind;     /* "cpu-f64", "cublas", ... for the report (NULL: "unspecified") */
     kg_parity_policy parity;
 
@@ -405,6 +443,13 @@ int kg_fill_device(void *dev, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_d
 /* The same n values into host memory dst: a reference needs no copy back. */
 int kg_fill_host(void *dst, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist, double a,
                  double b);
+/* A slice of the same fill: elements [offset, offset + n) of the fill of that seed into dst[0..n)
+ * (a reference over part of an input, a buffer filled in pieces). kg_fill_*(..., n, ...) is
+ * kg_fill_*_at(..., 0, n, ...). */
+int kg_fill_host_at(void *dst, kg_dtype dtype, size_t offset, size_t n, uint64_t seed,
+                    kg_fill_dist dist, double a, double b);
+int kg_fill_device_at(void *dev, kg_dtype dtype, size_t offset, size_t n, uint64_t seed,
+                      kg_fill_dist dist, double a, double b, cudaStream_t s);
 
 uint16_t kg_f32_to_bf16(float f);  /* round to nearest even */
 float kg_bf16_to_f32(uint16_t h);

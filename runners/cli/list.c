@@ -95,18 +95,69 @@ cleanup:
     return rc;
 }
 
+/* A text cell as is, or quoted ("cpu f64", with \" and \\) when it is empty or holds a space,
+ * a quote or a backslash, so every row splits into the same columns on whitespace. */
+static const char *list_quote(char *b, size_t n, const char *s)
+{
+    size_t o = 0;
+    if (*s && !strpbrk(s, " \t\n\"\\")) {
+        snprintf(b, n, "%s", s);
+        return b;
+    }
+    b[o++] = '"';
+    for (; *s && o + 3 < n; s++) {
+        if (*s == '"' || *s == '\\')
+            b[o++] = '\\';
+        b[o++] = *s == '\t' || *s == '\n' ? ' ' : *s;
+    }
+    b[o++] = '"';
+    b[o] = '\0';
+    return b;
+}
+
+/* One row's cells but the kernels (the last column, left unpadded). */
+typedef struct {
+    char ref[256], mb[32], gflop[32];
+    const char *id, *parity;
+} list_row;
+
+static void list_row_make(list_row *r, const kg_case_desc *d)
+{
+    r->id = d->id;
+    list_quote(r->ref, sizeof r->ref, d->ref_kind ? d->ref_kind : "-");
+    r->parity = d->parity.kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance";
+    snprintf(r->mb, sizeof r->mb, "%.3f", d->bytes_moved / 1e6);
+    snprintf(r->gflop, sizeof r->gflop, "%.3f", d->flops / 1e9);
+}
+
+static int list_max(int w, const char *s) { return (int)strlen(s) > w ? (int)strlen(s) : w; }
+
+/* Column widths from the data (the longest id, reference, ...), never narrower than the
+ * header, so long ids (a defect's, a sweep's) do not push the row out of line. */
 static void list_print(const kg_registry *reg, const kg_selection *sel)
 {
-    printf("%-46s %-8s %-9s %-12s %-12s %s\n", "case", "ref", "parity", "MB moved", "GFLOP",
-           "kernels");
+    static const char *const head[5] = { "case", "ref", "parity", "MB moved", "GFLOP" };
+    int w[5];
+    list_row r;
+    char kb[512];
+    for (int c = 0; c < 5; c++)
+        w[c] = (int)strlen(head[c]);
+    for (size_t i = 0; i < sel->n; i++) {
+        list_row_make(&r, kg_registry_get(reg, sel->idx[i]));
+        w[0] = list_max(w[0], r.id), w[1] = list_max(w[1], r.ref);
+        w[2] = list_max(w[2], r.parity), w[3] = list_max(w[3], r.mb);
+        w[4] = list_max(w[4], r.gflop);
+    }
+    printf("%-*s %-*s %-*s %-*s %-*s %s\n", w[0], head[0], w[1], head[1], w[2], head[2], w[3],
+           head[3], w[4], head[4], "kernels");
     for (size_t i = 0; i < sel->n; i++) {
         const kg_case_desc *d = kg_registry_get(reg, sel->idx[i]);
-        printf("%-46s %-8s %-9s %-12.3f %-12.3f ", d->id, d->ref_kind ? d->ref_kind : "-",
-               d->parity.kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance",
-               d->bytes_moved / 1e6, d->flops / 1e9);
+        list_row_make(&r, d);
+        printf("%-*s %-*s %-*s %-*s %-*s ", w[0], r.id, w[1], r.ref, w[2], r.parity, w[3], r.mb,
+               w[4], r.gflop);
         for (int k = 0; k < d->n_kernels; k++)
-            printf("%s%s", k ? "," : "", d->kernels[k].name);
-        printf("\n");
+            printf("%s%s", k ? "," : "", list_quote(kb, sizeof kb, d->kernels[k].name));
+        printf("%s\n", d->n_kernels ? "" : "-");
     }
     printf("%zu case(s)\n", sel->n);
 }

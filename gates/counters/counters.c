@@ -390,7 +390,8 @@ static double ct_case_timeout_s(const void *opts)
 
 static const char ct_description[] =
     "Profile one launch() of every selected case with CUPTI's range profiler (one range per\n"
-    "kernel, kernel replay for the passes the metrics need; outside any timed region): DRAM\n"
+    "kernel; kgate replays the passes, each after prepare and an L2 flush that leaves the L2\n"
+    "clean and cold, as ncu --cache-control all; outside any timed region): DRAM\n"
     "bytes, system-memory and L2 traffic, FP instructions by type, tensor-pipe instructions,\n"
     "local-memory (spill) requests, instructions, achieved occupancy, SM and DRAM throughput.\n"
     "\n"
@@ -404,7 +405,12 @@ static const char ct_description[] =
     "none, no tensor-pipe instruction in a case tagged tensor-core, achieved occupancy 5\n"
     "points below the mark, system-memory traffic above 4 MiB (GH100 shows ~0.8 MB per kernel\n"
     "with no host memory; with a mark: + 25% + 1 MiB). Without marks, spills fail only above\n"
-    "10% of bytes_moved (1 MiB at least) and a passing case is PASS (NO_MARK). SKIP\n"
+    "10% of bytes_moved (1 MiB at least) and a passing case is PASS (NO_MARK). DRAM traffic\n"
+    "above the factor of bytes_moved in a case not checked on the DRAM basis (compute-bound,\n"
+    "L2-resident): WARN (EXCESS, with the ratio), FAIL where the case sets bytes_binding.\n"
+    "ERROR (INVALID) when the counts time nothing or cannot be true: no kernel profiled, the\n"
+    "launch enqueued nothing on kgate's stream (stream 0?), no instruction, DRAM bytes over\n"
+    "the duration above the device's peak. SKIP\n"
     "without profiling permission or on an unsupported device. KGATE_COUNTERS_LOG=1 logs\n"
     "every CUPTI call.\n";
 

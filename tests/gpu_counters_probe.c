@@ -84,6 +84,7 @@ static int run(kg_ct_session *s, int l2)
 {
     int rc = 0;
     probe p = { 0 };
+    kg_ct_work w = { .arg = &p };
     kg_ct_counts c;
     double wall = 0;
     cudaStream_t st = NULL;
@@ -99,9 +100,12 @@ static int run(kg_ct_session *s, int l2)
     KG_TRY(launch_copy(&p, st)); /* warm: module loading outside the profile */
     KG_CUDA_CHECK(cudaStreamSynchronize(st));
     printf("\ncopy of N = %zu floats:\n", p.n);
-    KG_TRY(kg_ct_session_profile(s, &c, &wall, launch_copy, &p, st));
+    w.launch = launch_copy;
+    KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));
     show(&c);
-    printf("  profiled in %.3f s (%zu passes)\n", wall, kg_ct_session_passes(s));
+    printf("  profiled in %.3f s (%zu passes, %s replay: L2 flushed before %s)\n", wall,
+           kg_ct_session_passes(s), kg_ct_session_replay(s),
+           strcmp(kg_ct_session_replay(s), "user") == 0 ? "every pass" : "the first pass");
     expect("dram__bytes_read.sum", c.v[KG_CT_DRAM_READ], 4.0 * p.n);
     expect("dram__bytes_write.sum", c.v[KG_CT_DRAM_WRITE], 4.0 * p.n);
     expect("ffma thread inst", c.v[KG_CT_FFMA], 0);
@@ -109,7 +113,8 @@ static int run(kg_ct_session *s, int l2)
           ((kg_ct_decide_opts)KG_CT_DECIDE_OPTS_INIT).sysmem_floor_bytes);
     p.k = 256;
     printf("\nFMA loop: T = %zu threads x K = %d FMAs:\n", p.n, p.k);
-    KG_TRY(kg_ct_session_profile(s, &c, &wall, launch_fma, &p, st));
+    w.launch = launch_fma;
+    KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));
     show(&c);
     printf("  profiled in %.3f s\n", wall);
     expect("ffma thread inst", c.v[KG_CT_FFMA], (double)p.n * p.k);
@@ -122,7 +127,8 @@ static int run(kg_ct_session *s, int l2)
            p.k);
     KG_TRY(launch_wmma(&p, st)); /* warm */
     KG_CUDA_CHECK(cudaStreamSynchronize(st));
-    KG_TRY(kg_ct_session_profile(s, &c, &wall, launch_wmma, &p, st));
+    w.launch = launch_wmma;
+    KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));
     show(&c);
     /* mma.sync m16n8k16 per instruction: a 16x16x16 wmma is 2 of them per warp */
     expect("tensor (hmma) warp inst", c.tensor, 2.0 * p.n * p.k);

@@ -522,4 +522,11 @@
 #define KG_FIG_AB_A_EXE "a_exe"
 #define KG_FIG_AB_B_EXE "b_exe"
 
+/* counters gate, issue #25: counts that time nothing, excess traffic, the replay and flush */
+#define KG_FIG_CT_DRAM_RATIO "dram_ratio"     /* DRAM bytes / bytes_moved (excess check) */
+#define KG_FIG_CT_BYTES_BINDING "bytes_binding" /* the case declares its bytes binding */
+#define KG_FIG_CT_LAUNCH_EMPTY "launch_empty" /* a capture of launch() held no node */
+#define KG_RK_CT_REPLAY "replay"              /* "user" (L2 flushed every pass) | "kernel" */
+#define KG_RK_CT_DRAM_PEAK "dram_peak_bps"    /* DRAM peak from clock x bus width; 0: unknown */
+
 #endif

@@ -22,6 +22,8 @@ typedef struct {
     bool log_owned;
     double w0, profiled_s;
     size_t cases;
+    char excess[1024];           /* the EXCESS / binding-excess cases, for the summary line */
+    size_t n_excess;
 } ct_state;
 
 static double ct_now(void)
@@ -91,6 +93,19 @@ static void ct_print_unavailable(const kg_ct_session *s)
         printf("\n");
 }
 
+/* The DRAM peak (bytes/s) from the memory clock and bus width, 0 when either is unknown:
+ * DRAM bytes over a kernel's duration above it cannot be true. */
+static double ct_dram_peak(int device)
+{
+    int khz = 0, bits = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not reported: the rate check is off, nothing else */
+        return 0;
+    }
+    return khz > 0 && bits > 0 ? 2.0 * khz * 1e3 * (bits / 8.0) : 0; /* double data rate */
+}
+
 static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
 {
     const kg_counters_gate_opts *g = opts;
@@ -107,6 +122,7 @@ static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
     if (g->model_factor > 0)
         st->dopt.model_factor = g->model_factor;
     st->dopt.l2_bytes = env->dev->l2_bytes;
+    st->dopt.dram_peak_bps = ct_dram_peak(env->device);
     if (g->ridge_ai > 0)
         st->dopt.ridge_ai = g->ridge_ai;
     kg_device_class(env->dev, st->cls, sizeof st->cls);
@@ -115,11 +131,14 @@ static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
     ct_open_session(st, env);
     if (st->s && !env->quiet) {
         printf("counters: %s (chip %s), %zu replay passes per kernel, tolerance %.2f%%, work "
-               "model factor %gx, ridge %g FLOP/B, marks %s\n", st->cls,
+               "model factor %gx, ridge %g FLOP/B, marks %s, %s replay (L2 flushed before %s), "
+               "DRAM peak %.0f GB/s\n", st->cls,
                kg_ct_session_chip(st->s), kg_ct_session_passes(st->s),
                100 * st->dopt.tolerance_rel, st->dopt.model_factor,
                st->dopt.ridge_ai > 0 ? st->dopt.ridge_ai : KG_CT_RIDGE_DEFAULT,
-               g->marks_path ? g->marks_path : "(none)");
+               g->marks_path ? g->marks_path : "(none)", kg_ct_session_replay(st->s),
+               strcmp(kg_ct_session_replay(st->s), "user") == 0 ? "every pass" : "the first pass",
+               st->dopt.dram_peak_bps / 1e9);
         ct_print_unavailable(st->s);
     }
     *state = st;
@@ -130,6 +149,13 @@ static int ct_launch(void *arg, cudaStream_t stream)
 {
     kg_instance *inst = arg;
     return inst->desc->launch(inst->state, stream);
+}
+
+static int ct_prepare(void *arg, cudaStream_t stream)
+{
+    kg_instance *inst = arg;
+    (void)stream;
+    return kg_instance_prepare(inst);
 }
 
 static const kg_mark *ct_mark(const ct_state *st, const kg_case_desc *d, const char *metric)
@@ -157,13 +183,27 @@ static void ct_verdict(kg_counters_row *b, kg_case_result *res)
     switch (b->v.decision) {
     case KG_CT_OK: /* fall through */
     case KG_CT_NO_MARK: res->verdict = KG_VERDICT_PASS; break;
-    case KG_CT_NO_DATA: res->verdict = KG_VERDICT_WARN; break;
+    case KG_CT_NO_DATA: /* fall through */
+    case KG_CT_EXCESS: res->verdict = KG_VERDICT_WARN; break;
+    case KG_CT_INVALID: res->verdict = KG_VERDICT_ERROR; break;
     default: res->verdict = KG_VERDICT_FAIL; break;
     }
     snprintf(res->message, sizeof res->message,
              "%s: %s; DRAM %.4g B, %.4g FLOP, %.4g inst, %d kernel(s), %zu passes, %.3f s",
              kg_ct_decision_name(b->v.decision), b->v.why, b->c.dram_bytes, b->c.flops,
              b->c.v[KG_CT_INST], b->c.n_kernels, b->passes, b->wall_s);
+}
+
+/* Remember an excess-traffic row for the summary line at the end of the gate. */
+static void ct_note_excess(ct_state *st, const kg_case_desc *d, const kg_counters_row *b)
+{
+    size_t used = strlen(st->excess);
+    if (!(b->v.dram_ratio > st->dopt.model_factor))
+        return;
+    st->n_excess++;
+    if (used + 80 < sizeof st->excess)
+        snprintf(st->excess + used, sizeof st->excess - used, "%s%s %.2fx%s", used ? ", " : "",
+                 d->id, b->v.dram_ratio, d->bytes_binding ? " (binding: FAIL)" : "");
 }
 
 /* The profiled launch; its CUPTI log goes to KGATE_COUNTERS_LOG, else to a buffer printed to
@@ -175,7 +215,8 @@ static int ct_profile_logged(ct_state *st, kg_counters_row *b, kg_instance *inst
     FILE *mem = st->log ? NULL : open_memstream(&buf, &len);
     if (mem)
         kg_ct_session_set_log(st->s, mem);
-    int rc = kg_ct_session_profile(st->s, &b->c, &b->wall_s, ct_launch, inst, inst->stream);
+    kg_ct_work w = { .launch = ct_launch, .prepare = ct_prepare, .arg = inst };
+    int rc = kg_ct_session_profile(st->s, &b->c, &b->wall_s, &w, inst->stream);
     kg_ct_session_set_log(st->s, st->log);
     if (mem)
         fclose(mem);
@@ -183,6 +224,29 @@ static int ct_profile_logged(ct_state *st, kg_counters_row *b, kg_instance *inst
         fprintf(stderr, "counters: %s: the CUPTI calls of the failed case:\n%s",
                 inst->desc->id, buf);
     free(buf);
+    return rc;
+}
+
+/* Does one launch() enqueue anything on kgate's stream? A stream capture of it (relaxed: a
+ * launch on the legacy stream 0 runs eagerly instead of failing) holds no node when the work
+ * went to stream 0 or another stream. A capture that fails says nothing (false). */
+static int ct_capture_empty(bool *empty, kg_instance *inst)
+{
+    int rc = 0;
+    cudaGraph_t g = NULL;
+    size_t nodes = 0;
+    *empty = false;
+    KG_CUDA_CHECK(cudaStreamBeginCapture(inst->stream, cudaStreamCaptureModeRelaxed));
+    int lrc = inst->desc->launch(inst->state, inst->stream);
+    cudaError_t e = cudaStreamEndCapture(inst->stream, &g);
+    if (lrc == 0 && e == cudaSuccess && g && cudaGraphGetNodes(g, NULL, &nodes) == cudaSuccess)
+        *empty = nodes == 0;
+    (void)cudaGetLastError(); /* a refused capture is no finding; its error must not leak */
+    if (g)
+        KG_CUDA_CHECK(cudaGraphDestroy(g));
+    /* eager work of the launch (stream 0) ends before anything is counted */
+    KG_CUDA_CHECK(cudaDeviceSynchronize());
+cleanup:
     return rc;
 }
 
@@ -196,9 +260,9 @@ static int ct_measure(ct_state *st, kg_counters_row *b, const kg_case_desc *d,
     KG_TRY(kg_instance_prepare(&inst));
     KG_TRY(d->launch(inst.state, inst.stream));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
-    KG_TRY(kg_instance_prepare(&inst));
-    KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
-    KG_TRY(ct_profile_logged(st, b, &inst));
+    KG_CUDA_CHECK(cudaDeviceSynchronize()); /* also what the launch put on other streams */
+    KG_TRY(ct_capture_empty(&b->launch_empty, &inst));
+    KG_TRY(ct_profile_logged(st, b, &inst)); /* prepare + L2 flush before each pass */
 cleanup:
     kg_instance_close(&inst);
     return rc;
@@ -226,6 +290,8 @@ static int ct_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     st->cases++;
     kg_ct_expect e = { .bytes_moved = d->bytes_moved, .flops = d->flops,
                        .uses_tensor_cores = kg_ct_case_uses_tensor(d),
+                       .bytes_binding = d->bytes_binding != 0,
+                       .launch_empty = b->launch_empty,
                        .m_dram = ct_mark(st, d, KG_CT_MARK_DRAM),
                        .m_inst = ct_mark(st, d, KG_CT_MARK_INST),
                        .m_spill = ct_mark(st, d, KG_CT_MARK_SPILL),
@@ -235,6 +301,7 @@ static int ct_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     KG_TRY(kg_ct_decide(&b->v, &b->c, &e, &st->dopt));
     ct_derive(b);
     ct_verdict(b, res);
+    ct_note_excess(st, d, b);
 cleanup:
     if (b)
         res->data = b; /* also after a failure: its figures say how far it got */
@@ -262,6 +329,9 @@ static void ct_record(ct_state *st, const kg_gate_env *env)
                                   nm ? cJSON_CreateString(nm) : cJSON_CreateNull());
         }
     }
+    if (st->s)
+        cJSON_AddStringToObject(o, KG_RK_CT_REPLAY, kg_ct_session_replay(st->s));
+    cJSON_AddNumberToObject(o, KG_RK_CT_DRAM_PEAK, st->dopt.dram_peak_bps);
     cJSON_AddNumberToObject(o, KG_RK_CT_TOLERANCE, st->dopt.tolerance_rel);
     cJSON_AddNumberToObject(o, KG_RK_CT_MODEL_FACTOR, st->dopt.model_factor);
     cJSON_AddStringToObject(o, KG_RK_CT_MARKS, st->g->marks_path ? st->g->marks_path : "(none)");
@@ -280,6 +350,10 @@ static int ct_end(void *state, const kg_gate_env *env, int rc)
         if (!env->quiet && st->s)
             printf("counters: %zu cases profiled in %.1f s (%zu passes each), wall %.1f s\n",
                    st->cases, st->profiled_s, kg_ct_session_passes(st->s), ct_now() - st->w0);
+        if (!env->quiet && st->n_excess)
+            printf("counters: DRAM traffic above %gx the declared bytes_moved in %zu case(s): "
+                   "%s%s\n", st->dopt.model_factor, st->n_excess, st->excess,
+                   strlen(st->excess) + 81 >= sizeof st->excess ? ", ..." : "");
     }
     kg_ct_session_close(st->s);
     if (st->log_owned)
@@ -316,7 +390,8 @@ static double ct_case_timeout_s(const void *opts)
 
 static const char ct_description[] =
     "Profile one launch() of every selected case with CUPTI's range profiler (one range per\n"
-    "kernel, kernel replay for the passes the metrics need; outside any timed region): DRAM\n"
+    "kernel; kgate replays the passes, each after prepare and an L2 flush that leaves the L2\n"
+    "clean and cold, as ncu --cache-control all; outside any timed region): DRAM\n"
     "bytes, system-memory and L2 traffic, FP instructions by type, tensor-pipe instructions,\n"
     "local-memory (spill) requests, instructions, achieved occupancy, SM and DRAM throughput.\n"
     "\n"
@@ -330,7 +405,12 @@ static const char ct_description[] =
     "none, no tensor-pipe instruction in a case tagged tensor-core, achieved occupancy 5\n"
     "points below the mark, system-memory traffic above 4 MiB (GH100 shows ~0.8 MB per kernel\n"
     "with no host memory; with a mark: + 25% + 1 MiB). Without marks, spills fail only above\n"
-    "10% of bytes_moved (1 MiB at least) and a passing case is PASS (NO_MARK). SKIP\n"
+    "10% of bytes_moved (1 MiB at least) and a passing case is PASS (NO_MARK). DRAM traffic\n"
+    "above the factor of bytes_moved in a case not checked on the DRAM basis (compute-bound,\n"
+    "L2-resident): WARN (EXCESS, with the ratio), FAIL where the case sets bytes_binding.\n"
+    "ERROR (INVALID) when the counts time nothing or cannot be true: no kernel profiled, the\n"
+    "launch enqueued nothing on kgate's stream (stream 0?), no instruction, DRAM bytes over\n"
+    "the duration above the device's peak. SKIP\n"
     "without profiling permission or on an unsupported device. KGATE_COUNTERS_LOG=1 logs\n"
     "every CUPTI call.\n";
 

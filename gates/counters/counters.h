@@ -112,6 +112,8 @@ typedef struct {
     double sysmem_floor_bytes; /* system-memory traffic above this "appeared" (GH100 shows
                                 * ~0.8 MB per kernel with no host memory touched) */
     double sysmem_rel, sysmem_abs; /* with a mark: growth beyond mark * (1 + rel) + abs */
+    double dram_peak_bps;      /* the device's DRAM peak, bytes/s (0: unknown, not checked) */
+    double rate_slack;         /* DRAM bytes / duration above peak * this cannot be true */
 } kg_ct_decide_opts;
 #define KG_CT_RIDGE_DEFAULT 10.0
 /* occupancy: one warp of a 64-warp SM is 1.6 points; a lost block of 4+ warps is >= 6 */
@@ -120,12 +122,16 @@ typedef struct {
                                  .min_bytes = 1048576, .min_flops = 1e6, \
                                  .min_tensor_flops = 1e8, .spill_share = 0.1, \
                                  .sysmem_floor_bytes = 4194304, .sysmem_rel = 0.25, \
-                                 .sysmem_abs = 1048576 }
+                                 .sysmem_abs = 1048576, .dram_peak_bps = 0, \
+                                 .rate_slack = 1.15 }
 
 /* What the case declares and what a mark (lookup results, NULL = none) says. */
 typedef struct {
     double bytes_moved, flops;     /* kg_case_desc work model of one launch() */
     bool uses_tensor_cores;        /* KG_CT_TAG_TENSOR in the case's tags */
+    bool bytes_binding;            /* kg_case_desc.bytes_binding: excess DRAM traffic FAILs */
+    bool launch_empty;             /* a stream capture of one launch() on kgate's stream
+                                    * holds no node (false also when the capture failed) */
     const kg_mark *m_dram, *m_inst, *m_spill, *m_occ, *m_tensor, *m_sysmem;
 } kg_ct_expect;
 
@@ -134,7 +140,9 @@ typedef enum {
     KG_CT_REGRESSED,    /* against the marks */
     KG_CT_MODEL_WRONG,  /* declared work model off by more than the factor: FAIL */
     KG_CT_NO_DATA,      /* nothing measured that could decide */
-    KG_CT_NO_MARK       /* the rule passed and the case has no counter mark yet: PASS */
+    KG_CT_NO_MARK,      /* the rule passed and the case has no counter mark yet: PASS */
+    KG_CT_INVALID,      /* the counts time nothing or cannot be true: ERROR, never a PASS */
+    KG_CT_EXCESS        /* DRAM traffic beyond the factor of bytes_moved, not binding: WARN */
 } kg_ct_decision;
 const char *kg_ct_decision_name(kg_ct_decision d);
 
@@ -143,6 +151,8 @@ typedef struct {
     double bytes_ratio;        /* measured / declared (NaN: not checked) */
     double flops_ratio;
     const char *bytes_basis;   /* "dram" | "l2" (streaming, < 2x L2) | NULL (not checked) */
+    double dram_ratio;         /* DRAM bytes / bytes_moved where the excess check ran (every
+                                * case of >= min_bytes not checked on the DRAM basis; NaN) */
     unsigned mark_moves;       /* KG_CT_MV_*: the counter marks this run may set or move */
     char why[640];             /* every finding, "; "-separated */
 } kg_ct_verdict;
@@ -160,6 +170,10 @@ typedef struct {
 #define KG_CT_MV_SYSMEM 0x20u
 
 /* The rule (docs/counters.md, the thresholds are the opts above):
+ *   ERROR     INVALID: the profiled launch ran no kernel, enqueued nothing on kgate's stream
+ *             (e->launch_empty), executed no instruction, or its DRAM bytes over its duration
+ *             exceed the device's peak * rate_slack (or DRAM throughput > 100% of peak): the
+ *             counts time nothing or cannot be true, so nothing else is decided;
  *   FAIL      MODEL_WRONG: bytes_moved (>= min_bytes, declared AI below the ridge) vs DRAM
  *             bytes (bytes_moved >= 2x L2) or L1<->L2 bytes (smaller, AI < 1) off by more than
  *             model_factor either way; flops (declared > 0 and >= min_flops, min_tensor_flops
@@ -169,6 +183,9 @@ typedef struct {
  *             tensor instructions 0 for a case tagged tensor-core (or whose mark had some);
  *             achieved occupancy below the mark by more than occupancy_step; system-memory
  *             bytes above max(sysmem_floor, mark * (1 + sysmem_rel) + sysmem_abs);
+ *             DRAM bytes above model_factor x bytes_moved in a case declaring them binding
+ *             (every bound; not already checked on the DRAM basis);
+ *   WARN      EXCESS: the same excess where bytes_moved is not binding (dram_ratio says it);
  *   NO_MARK   passed, and the case has no counter mark; OK passed against marks.
  * and mark_moves (above). */
 int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *e,
@@ -229,11 +246,29 @@ size_t kg_ct_session_passes(const kg_ct_session *s);
 /* The resolved metric name of figure i (NULL: unavailable on this device). */
 const char *kg_ct_session_metric(const kg_ct_session *s, kg_ct_metric i);
 
-/* Profile what fn enqueues on `stream` (one range per kernel, kernel replay), sum it into c.
- * wall_s: the profiled call's wall time (replays included). */
+/* How the passes are replayed: "user" (kgate runs prepare, the L2 flush and the launch once a
+ * pass: the L2 is clean and cold at the start of every pass, as with `ncu --cache-control
+ * all`) or "kernel" (CUPTI replays each kernel, saving and restoring memory; the L2 is
+ * flushed before the first pass only). User replay is the default; kernel replay when
+ * KGATE_COUNTERS_REPLAY=kernel or when the profiler refuses user replay. */
+const char *kg_ct_session_replay(const kg_ct_session *s);
+
+/* Profile what `launch` enqueues (one range per kernel), sum it into c. `prepare` (NULL:
+ * none) restores in-place inputs before each pass, outside the range. wall_s: the profiled
+ * call's wall time (replays and flushes included). */
 typedef int (*kg_ct_launch_fn)(void *arg, cudaStream_t stream);
-int kg_ct_session_profile(kg_ct_session *s, kg_ct_counts *c, double *wall_s, kg_ct_launch_fn fn,
-                          void *arg, cudaStream_t stream);
+typedef struct {
+    kg_ct_launch_fn launch;
+    kg_ct_launch_fn prepare;
+    void *arg;
+} kg_ct_work;
+int kg_ct_session_profile(kg_ct_session *s, kg_ct_counts *c, double *wall_s, const kg_ct_work *w,
+                          cudaStream_t stream);
+
+/* Evict every line of the L2 through reads of `scratch` (>= 4x the L2, zeroed), so that it
+ * holds no dirty line and none of the case's data; then synchronize the device
+ * (counters_flush.cu says why reads and not writes). */
+int kg_ct_l2_flush(const void *scratch, size_t bytes, unsigned *sink, cudaStream_t stream);
 
 /* ---- the gate --------------------------------------------------------------------------- */
 
@@ -262,6 +297,7 @@ typedef struct {
     double tflops, gbps;       /* achieved, from time_s */
     char device_class[320];
     char bound[16];            /* "memory" | "compute" | "latency" | "" */
+    bool launch_empty;         /* a capture of launch() on kgate's stream held no node */
 } kg_counters_row;
 
 cJSON *kg_counters_figures(const kg_case_desc *d, const kg_case_result *res);

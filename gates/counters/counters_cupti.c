@@ -46,6 +46,10 @@ struct kg_ct_session {
     size_t passes;
     kg_ct_avail avail;
     char *related;                   /* base metrics naming tensor / ops_path / sysmem, '\n' */
+    bool user_replay;                /* kgate replays the passes (flush before each), else CUPTI */
+    void *scratch;                   /* the L2 flush's read buffer (4x L2, zeroed) */
+    size_t scratch_bytes;
+    unsigned *sink;
 };
 
 /* Keep the base names a GPU run must report (which tensor-FLOP and sysmem metrics exist). */
@@ -320,6 +324,30 @@ cleanup:
     return rc;
 }
 
+/* The L2 flush's scratch: 4x the L2 (counters_flush.cu says why), zeroed once. */
+static int ct_scratch(kg_ct_session *s, int device)
+{
+    int rc = 0, l2 = 0;
+    KG_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    s->scratch_bytes = 4 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+    KG_CUDA_CHECK(cudaMalloc(&s->scratch, s->scratch_bytes));
+    KG_CUDA_CHECK(cudaMalloc((void **)&s->sink, sizeof *s->sink));
+    KG_CUDA_CHECK(cudaMemset(s->scratch, 0, s->scratch_bytes));
+    KG_CUDA_CHECK(cudaDeviceSynchronize());
+    const char *r = kg_env("KGATE_COUNTERS_REPLAY");
+    s->user_replay = !(r && strcmp(r, "kernel") == 0);
+    if (s->log)
+        fprintf(s->log, "counters: L2 %d bytes, flush scratch %zu bytes, %s replay\n", l2,
+                s->scratch_bytes, s->user_replay ? "user" : "kernel");
+cleanup:
+    return rc;
+}
+
+const char *kg_ct_session_replay(const kg_ct_session *s)
+{
+    return s && s->user_replay ? "user" : "kernel";
+}
+
 int kg_ct_session_open(kg_ct_session **out, kg_ct_avail *avail, int device, FILE *log)
 {
     int rc = 0;
@@ -336,6 +364,7 @@ int kg_ct_session_open(kg_ct_session **out, kg_ct_avail *avail, int device, FILE
     KG_TRY(ct_host_init(s));
     KG_TRY(ct_enumerate(s));
     KG_TRY(ct_config(s));
+    KG_TRY(ct_scratch(s, device));
     CUpti_RangeProfiler_Enable_Params en = { CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE };
     en.ctx = s->ctx;
     CT_CALL(s, "cuptiRangeProfilerEnable", cuptiRangeProfilerEnable(&en));
@@ -368,6 +397,10 @@ void kg_ct_session_close(kg_ct_session *s)
         if (s->log)
             fprintf(s->log, "counters: cupti cuptiProfilerDeInitialize -> %s\n", ct_rs(r));
     }
+    if (s->scratch)
+        (void)cudaFree(s->scratch); /* closing: a failure here has nothing left to undo */
+    if (s->sink)
+        (void)cudaFree(s->sink);
     free(s->config);
     free(s->avail_img);
     free(s->related);
@@ -416,22 +449,48 @@ static int ct_arm(kg_ct_session *s, uint8_t **img, size_t *size)
     sc.pCounterDataImage = *img;
     sc.counterDataImageSize = *size;
     sc.range = CUPTI_AutoRange;
-    sc.replayMode = CUPTI_KernelReplay;
+    sc.replayMode = s->user_replay ? CUPTI_UserReplay : CUPTI_KernelReplay;
     sc.maxRangesPerPass = CT_MAX_RANGES;
     sc.numNestingLevels = 1;
     sc.minNestingLevel = 1;
     sc.passIndex = 0;
     sc.targetNestingLevel = 1;
+    if (s->user_replay) {
+        /* user replay is what lets kgate flush the L2 before every pass; a profiler that
+         * refuses it still counts through kernel replay (first pass flushed only) */
+        CUptiResult r = cuptiRangeProfilerSetConfig(&sc);
+        if (s->log)
+            fprintf(s->log, "counters: cupti cuptiRangeProfilerSetConfig(user replay) -> %s\n",
+                    ct_rs(r));
+        if (r == CUPTI_SUCCESS)
+            goto cleanup;
+        s->user_replay = false;
+        sc.replayMode = CUPTI_KernelReplay;
+    }
     CT_CALL(s, "cuptiRangeProfilerSetConfig", cuptiRangeProfilerSetConfig(&sc));
 cleanup:
     return rc;
 }
 
-/* Start, the launch, stop; with kernel replay one round submits every pass (logged if not).
- * Passes still missing after CT_MAX_ROUNDS rounds are an error: the decoded counts would be
- * those of the submitted passes only. */
+/* Before a pass: the case's prepare (in-place inputs), then the L2 flush (clean and cold);
+ * with kernel replay CUPTI runs the later passes inside the launch, so only the first. */
+static int ct_before_pass(kg_ct_session *s, const kg_ct_work *w, cudaStream_t stream, int round)
+{
+    int rc = 0;
+    if (!s->user_replay && round > 0)
+        return 0;
+    if (w->prepare)
+        KG_TRY(w->prepare(w->arg, stream));
+    KG_TRY(kg_ct_l2_flush(s->scratch, s->scratch_bytes, s->sink, stream));
+cleanup:
+    return rc;
+}
+
+/* Per pass (user replay; kernel replay submits every pass in one round, logged if not):
+ * prepare + L2 flush, start, the launch, synchronize, stop. Passes still missing after
+ * CT_MAX_ROUNDS rounds are an error: the decoded counts would be those of some passes. */
 #define CT_MAX_ROUNDS 64
-static int ct_collect(kg_ct_session *s, kg_ct_launch_fn fn, void *arg, cudaStream_t stream)
+static int ct_collect(kg_ct_session *s, const kg_ct_work *w, cudaStream_t stream)
 {
     int rc = 0, lrc = 0;
     bool started = false;
@@ -440,12 +499,14 @@ static int ct_collect(kg_ct_session *s, kg_ct_launch_fn fn, void *arg, cudaStrea
             return KG_ERR(KG_ECUPTI, "cuptiRangeProfilerStop: not every replay pass submitted "
                                      "after %d launches (%zu passes configured)",
                           CT_MAX_ROUNDS, s->passes);
+        KG_TRY(ct_before_pass(s, w, stream, round));
         CUpti_RangeProfiler_Start_Params st = { CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
         st.pRangeProfilerObject = s->rp;
         CT_CALL(s, "cuptiRangeProfilerStart", cuptiRangeProfilerStart(&st));
         started = true;
-        lrc = fn(arg, stream);
-        cudaError_t e = cudaStreamSynchronize(stream);
+        lrc = w->launch(w->arg, stream);
+        /* the device, not the stream: whatever the launch put anywhere ends inside the range */
+        cudaError_t e = cudaDeviceSynchronize();
         CUpti_RangeProfiler_Stop_Params sp = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
         sp.pRangeProfilerObject = s->rp;
         started = false;
@@ -457,7 +518,7 @@ static int ct_collect(kg_ct_session *s, kg_ct_launch_fn fn, void *arg, cudaStrea
                           cudaGetErrorString(e));
         if (sp.isAllPassSubmitted)
             break;
-        if (s->log)
+        if (s->log && !s->user_replay)
             fprintf(s->log, "counters: pass %zu submitted, not all: launching again\n",
                     sp.passIndex);
     }
@@ -512,8 +573,8 @@ cleanup:
     return rc;
 }
 
-int kg_ct_session_profile(kg_ct_session *s, kg_ct_counts *c, double *wall_s, kg_ct_launch_fn fn,
-                          void *arg, cudaStream_t stream)
+int kg_ct_session_profile(kg_ct_session *s, kg_ct_counts *c, double *wall_s, const kg_ct_work *w,
+                          cudaStream_t stream)
 {
     int rc = 0;
     uint8_t *img = NULL;
@@ -521,7 +582,7 @@ int kg_ct_session_profile(kg_ct_session *s, kg_ct_counts *c, double *wall_s, kg_
     double t0 = ct_now();
     memset(c, 0, sizeof *c);
     KG_TRY(ct_arm(s, &img, &size));
-    KG_TRY(ct_collect(s, fn, arg, stream));
+    KG_TRY(ct_collect(s, w, stream));
     KG_TRY(ct_evaluate(s, c, img, size));
     kg_ct_derive(c);
     *wall_s = ct_now() - t0;

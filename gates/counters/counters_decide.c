@@ -14,6 +14,8 @@ const char *kg_ct_decision_name(kg_ct_decision d)
     case KG_CT_MODEL_WRONG: return "MODEL_WRONG";
     case KG_CT_NO_DATA: return "NO_DATA";
     case KG_CT_NO_MARK: return "NO_MARK";
+    case KG_CT_INVALID: return "INVALID";
+    case KG_CT_EXCESS: return "EXCESS";
     }
     return "?";
 }
@@ -45,10 +47,22 @@ static void ct_note(kg_ct_verdict *v, const char *fmt, ...)
     va_end(ap);
 }
 
+/* How bad a decision is: a worse finding replaces a milder one (NO_DATA is never set here). */
+static int ct_severity(kg_ct_decision d)
+{
+    switch (d) {
+    case KG_CT_EXCESS: return 1;
+    case KG_CT_REGRESSED: return 2;
+    case KG_CT_MODEL_WRONG: return 3;
+    case KG_CT_INVALID: return 4;
+    default: return 0;
+    }
+}
+
 static void ct_worse(kg_ct_verdict *v, kg_ct_decision d)
 {
-    if (d > v->decision || v->decision == KG_CT_NO_DATA)
-        v->decision = d == KG_CT_NO_DATA ? v->decision : d;
+    if (ct_severity(d) > ct_severity(v->decision))
+        v->decision = d;
 }
 
 /* measured / declared outside [1/f, f]: the declaration is wrong. */
@@ -108,6 +122,27 @@ static void ct_check_bytes(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
     } else {
         ct_note(v, "bytes %.2fx of declared (%s)", v->bytes_ratio, basis);
     }
+}
+
+/* Traffic beyond the declaration, whatever the bound (a naive SGEMM at 4096^3 moved 8597 MB
+ * of DRAM against 268 MB declared): where bytes_moved was not already checked against DRAM
+ * bytes, DRAM above model_factor x bytes_moved is a FAIL when the case declares its bytes
+ * binding, else a WARN with the ratio (tiled GEMMs re-read their inputs: 1.67x at 4096^3). */
+static void ct_check_excess(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_expect *e,
+                            const kg_ct_decide_opts *o)
+{
+    v->dram_ratio = NAN;
+    if (!(e->bytes_moved >= o->min_bytes) || !isfinite(c->dram_bytes) ||
+        (v->bytes_basis && strcmp(v->bytes_basis, "dram") == 0))
+        return;
+    v->dram_ratio = c->dram_bytes / e->bytes_moved;
+    if (!(v->dram_ratio > o->model_factor))
+        return;
+    ct_worse(v, e->bytes_binding ? KG_CT_MODEL_WRONG : KG_CT_EXCESS);
+    ct_note(v, "DRAM bytes %.4g are %.2fx the declared bytes_moved %.4g (allowed %gx)%s",
+            c->dram_bytes, v->dram_ratio, e->bytes_moved, o->model_factor,
+            e->bytes_binding ? ", which the case declares binding"
+                             : ": excess traffic (FAIL where bytes_binding is set)");
 }
 
 static void ct_check_flops(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_expect *e,
@@ -232,9 +267,12 @@ static void ct_check_marks(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
                     o->tolerance_rel);
     ct_check_spill(v, c, e, o);
     bool want_tensor = e->uses_tensor_cores || (e->m_tensor && e->m_tensor->value > 0);
+    if (want_tensor && !isfinite(c->tensor))
+        ct_note(v, "tensor-core use not checked: no hmma/gmma instruction counter here (the "
+                   "generic tensor pipe also counts HFMA2)");
     if (want_tensor && isfinite(c->tensor) && c->tensor == 0) {
         ct_worse(v, KG_CT_REGRESSED);
-        ct_note(v, "no tensor-pipe instructions in a case that %s",
+        ct_note(v, "no tensor-core (hmma/gmma) instruction in a case that %s",
                 e->uses_tensor_cores ? "declares tensor cores" : "used them at its mark");
     }
     double occ = c->v[KG_CT_OCCUPANCY];
@@ -277,18 +315,45 @@ static unsigned ct_mark_moves(const kg_ct_counts *c, const kg_ct_expect *e,
     return mv;
 }
 
+/* Counts that time nothing or cannot be true (true: out is INVALID with the reason). */
+static bool ct_invalid(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_expect *e,
+                       const kg_ct_decide_opts *o)
+{
+    double ns = c->have[KG_CT_DURATION] ? c->v[KG_CT_DURATION] : NAN;
+    double peak = o->dram_peak_bps * o->rate_slack;
+    v->decision = KG_CT_INVALID;
+    if (e->launch_empty) {
+        ct_note(v, "the launch enqueued nothing on kgate's stream (a stream capture of it has "
+                   "no node): is the work on stream 0 or another stream?");
+    } else if (c->n_kernels == 0) {
+        ct_note(v, "the profiled launch ran no kernel: is the work on another stream?");
+    } else if (c->have[KG_CT_INST] && c->v[KG_CT_INST] == 0) {
+        ct_note(v, "the profiled kernels executed no instruction: the range timed nothing");
+    } else if (peak > 0 && ns > 0 && isfinite(c->dram_bytes) &&
+               c->dram_bytes / (ns * 1e-9) > peak) {
+        ct_note(v, "DRAM %.4g B in %.4g ns is %.4g GB/s, over the device's peak %.4g GB/s (x "
+                   "%g): the counts cannot be true", c->dram_bytes, ns,
+                c->dram_bytes / ns, o->dram_peak_bps / 1e9, o->rate_slack);
+    } else if (c->have[KG_CT_DRAM_PCT] && c->v[KG_CT_DRAM_PCT] > 100 * o->rate_slack) {
+        ct_note(v, "DRAM throughput %.1f%% of peak: the counts cannot be true",
+                c->v[KG_CT_DRAM_PCT]);
+    } else {
+        v->decision = KG_CT_OK;
+        return false;
+    }
+    return true;
+}
+
 int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *e,
                  const kg_ct_decide_opts *o)
 {
+    static const kg_ct_counts none = { 0 };
     memset(out, 0, sizeof *out);
-    out->bytes_ratio = out->flops_ratio = NAN;
-    if (!c || c->n_kernels == 0) {
-        out->decision = KG_CT_NO_DATA;
-        snprintf(out->why, sizeof out->why, "no kernel was profiled");
+    out->bytes_ratio = out->flops_ratio = out->dram_ratio = NAN;
+    if (ct_invalid(out, c ? c : &none, e, o))
         return 0;
-    }
-    out->decision = KG_CT_OK;
     ct_check_bytes(out, c, e, o);
+    ct_check_excess(out, c, e, o);
     ct_check_flops(out, c, e, o);
     ct_check_marks(out, c, e, o);
     out->mark_moves = ct_mark_moves(c, e, o, ct_dram_gated(c, e, o));

@@ -30,7 +30,6 @@ cJSON *kg_counters_figures(const kg_case_desc *d, const kg_case_result *res)
 {
     const kg_counters_row *b = res->data;
     cJSON *f;
-    (void)d;
     if (!b || !(f = cJSON_CreateObject()))
         return NULL;
     cJSON_AddStringToObject(f, KG_FIG_CT_DECISION, kg_ct_decision_name(b->v.decision));
@@ -58,6 +57,9 @@ cJSON *kg_counters_figures(const kg_case_desc *d, const kg_case_result *res)
     if (b->v.bytes_basis)
         cJSON_AddStringToObject(f, KG_FIG_CT_BYTES_BASIS, b->v.bytes_basis);
     cf_num(f, KG_FIG_CT_FLOPS_RATIO, b->v.flops_ratio);
+    cf_num(f, KG_FIG_CT_DRAM_RATIO, b->v.dram_ratio);
+    cJSON_AddBoolToObject(f, KG_FIG_CT_BYTES_BINDING, d && d->bytes_binding);
+    cJSON_AddBoolToObject(f, KG_FIG_CT_LAUNCH_EMPTY, b->launch_empty);
     cf_num(f, KG_FIG_CT_TIME, b->time_s);
     cf_num(f, KG_FIG_CT_AI, b->ai);
     cf_num(f, KG_FIG_CT_TFLOPS, b->tflops);
@@ -85,7 +87,19 @@ static void cf_cell(char *buf, size_t n, double v, const char *fmt)
         cf_cell(buf, n, b ? (expr) : NAN, fmt);                                                \
     }
 CF_CELL(cf_dram, b->c.dram_bytes / 1e6, "%.3f")
-CF_CELL(cf_ratio, b->v.bytes_ratio, "%.2f")
+/* the streaming check's ratio, else the excess check's DRAM / declared ("x" marks it) */
+static void cf_ratio(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *res,
+                     size_t l)
+{
+    const kg_counters_row *b = res->data;
+    (void)d, (void)l;
+    if (b && isfinite(b->v.bytes_ratio))
+        snprintf(buf, n, "%.2f", b->v.bytes_ratio);
+    else if (b && isfinite(b->v.dram_ratio))
+        snprintf(buf, n, "%.2fx", b->v.dram_ratio);
+    else
+        snprintf(buf, n, "-");
+}
 CF_CELL(cf_flops, b->c.flops / 1e6, "%.3f")
 CF_CELL(cf_inst, b->c.v[KG_CT_INST] / 1e3, "%.1f")
 CF_CELL(cf_spill, b->c.spill, "%.0f")

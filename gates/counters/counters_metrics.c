@@ -33,10 +33,13 @@ const kg_ct_metric_info kg_ct_metrics[KG_CT_N] = {
     [KG_CT_HMUL] = CT_SUM("hmul", "sm__sass_thread_inst_executed_op_hmul_pred_on.sum", NULL, NULL, 1.0),
     [KG_CT_HFMA] = CT_SUM("hfma", "sm__sass_thread_inst_executed_op_hfma_pred_on.sum", NULL, NULL, 1.0),
     [KG_CT_TENSOR] = CT_SUM("tensor_inst", "sm__inst_executed_pipe_tensor.sum", NULL, NULL, 1.0),
+    /* hmma (mma.sync / wmma) and gmma (wgmma) warp instructions: what "uses tensor cores"
+     * is read from; the smsp__ rollups are the same counts where only they are listed */
     [KG_CT_TENSOR_HMMA] = CT_SUM("tensor_hmma_inst", "sm__inst_executed_pipe_tensor_op_hmma.sum",
-                                 "sm__inst_executed_pipe_tensor_subpipe_hmma.sum", NULL, 1.0),
+                                 "smsp__inst_executed_pipe_tensor_op_hmma.sum",
+                                 "sm__inst_executed_pipe_tensor_subpipe_hmma.sum", 1.0),
     [KG_CT_TENSOR_GMMA] = CT_SUM("tensor_gmma_inst", "sm__inst_executed_pipe_tensor_op_gmma.sum",
-                                 NULL, NULL, 1.0),
+                                 "smsp__inst_executed_pipe_tensor_op_gmma.sum", NULL, 1.0),
     /* tensor FLOPs: the ops-path counters of ncu's tensor roofline (NOTE: reported not to see
      * wgmma on GH100: kg_ct_derive then marks the FLOPs partial) */
     [KG_CT_TOPS_BF16] = CT_SUM("tensor_ops_bf16", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
@@ -128,13 +131,19 @@ static void ct_derive_tensor(kg_ct_counts *c)
     static const kg_ct_metric ops[] = { KG_CT_TOPS_BF16, KG_CT_TOPS_FP16, KG_CT_TOPS_FP16H,
                                         KG_CT_TOPS_TF32, KG_CT_TOPS_FP64 };
     double h = ct_get(c, KG_CT_TENSOR_HMMA), g = ct_get(c, KG_CT_TENSOR_GMMA);
-    /* the generic pipe counter also counts HFMA2 on GH100: only without the hmma counter */
-    c->tensor = isnan(h) ? ct_get(c, KG_CT_TENSOR) : isnan(g) ? h : h + g;
+    /* Tensor-core use is read from the hmma / gmma instruction counters only: on GH100 the
+     * generic pipe counter (sm__inst_executed_pipe_tensor) also counts HFMA2, so a bf16 GEMM
+     * through packed HFMA2 would pass for a tensor-core one (issue #25). Without the hmma
+     * counter the use is unknown (NaN: not checked), never the generic count. */
+    c->tensor = isnan(h) ? NAN : isnan(g) ? h : h + g;
     c->tensor_flops = NAN;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (c->have[ops[i]])
             c->tensor_flops = (isnan(c->tensor_flops) ? 0 : c->tensor_flops) + c->v[ops[i]];
-    if (isfinite(c->tensor) && c->tensor > 0 && !(c->tensor_flops > 0))
+    /* tensor instructions, or without the hmma counter anything on the generic pipe (maybe
+     * tensor work), that no ops-path counter turned into FLOPs: a lower bound */
+    double seen = isfinite(c->tensor) ? c->tensor : ct_get(c, KG_CT_TENSOR);
+    if (seen > 0 && !(c->tensor_flops > 0))
         c->flops_partial = true;
     if (c->tensor_flops > 0)
         c->flops = isfinite(c->flops) ? c->flops + c->tensor_flops : c->tensor_flops;

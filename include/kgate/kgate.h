@@ -341,6 +341,13 @@ typedef struct kg_case_desc {
      * axis values (bytes_moved, flops, parity, tags: pt->values). Return <0 after
      * kg_error_set to refuse the sweep. Optional (NULL: every case keeps the template's). */
     int (*sweep_point)(struct kg_case_desc *desc, const struct kg_sweep_point_s *pt);
+
+    /* ---- counters gate (issue #25) ---- */
+    /* bytes_moved is binding: the kernel is meant to move no more than it declares, whatever
+     * its bound (a tiled GEMM that re-reads its inputs by design leaves it 0). DRAM traffic
+     * beyond the work-model factor (1.5x) of bytes_moved is then a FAIL of the counters gate;
+     * with 0 it is a WARN that says the ratio. */
+    int bytes_binding;
 } kg_case_desc;
 
 /* ---- registry ------------------------------------------------------------------------- */

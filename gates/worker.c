@@ -597,11 +597,17 @@ static cJSON *wk_fault_figures(const struct kg_worker *w, const wk_fault *f, cJS
         snprintf(what, sizeof what, "the run was interrupted by %s", wk_signame(f->sig));
     else
         snprintf(what, sizeof what, "%s (the CUDA context is lost)", f->cuda_error);
-    char prior[1024];
+    char prior[1024], evidence[256];
     snprintf(prior, sizeof prior, "%s", res->message);
-    snprintf(res->message, sizeof res->message, "FAULT %s: %s in %s (%.60s)%s%.700s", f->cls, what,
-             g->name, phase, prior[0] ? ": " : "", prior);
-    res->verdict = KG_VERDICT_ERROR;
+    /* What the gate had already observed (a forbidden call) is the verdict; the fault that
+     * followed is its detail. */
+    bool seen = kg_phase_evidence_get(evidence, sizeof evidence);
+    if (seen)
+        cJSON_AddStringToObject(o, KG_FIG_FAULT_EVIDENCE, evidence);
+    snprintf(res->message, sizeof res->message, "%s%.300s%sFAULT %s: %s in %s (%.60s)%s%.600s",
+             seen ? "observed before the fault: " : "", seen ? evidence : "", seen ? "; then " : "",
+             f->cls, what, g->name, phase, prior[0] ? ": " : "", prior);
+    res->verdict = seen ? KG_VERDICT_FAIL : KG_VERDICT_ERROR;
     return fig;
 }
 

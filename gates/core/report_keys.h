@@ -245,6 +245,8 @@
 #define KG_FIG_FAULT_GATE "gate"
 #define KG_FIG_FAULT_PHASE "phase"            /* setup, launch, reference, capture, timing, ... */
 #define KG_FIG_FAULT_OUTPUT "output_tail"     /* the last lines the worker printed */
+#define KG_FIG_FAULT_EVIDENCE "evidence"      /* what the gate had observed before the fault
+                                                 (a forbidden call): the verdict is FAIL */
 
 /* ---- parity figures ------------------------------------------------------------------------- */
 

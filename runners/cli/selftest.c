@@ -383,12 +383,16 @@ typedef struct {
 
 /* Judge one row: a defect on its expected gate, a clean case on every gate it ran. */
 /* A defect is caught when its gate FAILs it; a planted fault (expect_reason "fault:<class>")
- * when its gate reports it as that fault: ERROR "FAULT <class>", the run going on. */
+ * when its gate reports it as that fault: ERROR "FAULT <class>", the run going on; a case a
+ * gate must refuse to judge (expect_reason "error:<text>", e.g. a hotpath check that compared
+ * only poison) when that gate reports ERROR with <text> in its message. */
 static bool st_caught(const st_row *r, kg_verdict o, const char *seen)
 {
     const char *cls = r->expect_reason && strncmp(r->expect_reason, "fault:", 6) == 0
                           ? r->expect_reason + 6 : NULL;
     char want[64];
+    if (r->expect_reason && strncmp(r->expect_reason, "error:", 6) == 0)
+        return o == KG_VERDICT_ERROR && strstr(seen, r->expect_reason + 6) != NULL;
     if (!cls)
         return o == KG_VERDICT_FAIL;
     snprintf(want, sizeof want, "FAULT %s", cls);

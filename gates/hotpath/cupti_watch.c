@@ -539,6 +539,19 @@ int kg_cw_classify(CUpti_CallbackDomain dom, uint32_t cbid, const void *params, 
     return -1;
 }
 
+/* The observation into the phase page the moment it is made: a launcher that exits or
+ * crashes later in the case (cudaCheck-style exit(1)) takes the watch's records with it, the
+ * page outlives the worker (core/phase.c; the first evidence of a case wins). Stack buffers
+ * and bounded copies only: this runs inside the CUPTI callback. */
+static void record_evidence(const kg_cw_violation *v)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s [%s]%s%s%s%s%s in launch (hot path, observed by CUPTI)",
+             v->api, kg_cw_category_name(v->category), v->via[0] ? " via " : "", v->via,
+             v->detail[0] ? " (" : "", v->detail, v->detail[0] ? ")" : "");
+    kg_phase_evidence_set(text);
+}
+
 static void record(kg_cupti_watch *w, const char *api, const char *via, int cat,
                    const char *detail)
 {
@@ -565,6 +578,7 @@ static void record(kg_cupti_watch *w, const char *api, const char *via, int cat,
     /* Raw frames only: symbolizing allocates, which is done later, outside the callback. */
     v->n_frames = backtrace(v->frames, KG_CW_MAX_FRAMES);
     pthread_mutex_unlock(&w->mu);
+    record_evidence(v);
 }
 
 /* Base name of a call: from the callback data, else from CUPTI's name of the id. */

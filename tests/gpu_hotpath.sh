@@ -34,7 +34,7 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate
                 | ($w | ltrimstr("error:")) as $t
                 | select($r.verdict != $v or ($r.message | contains($t) | not))
                 | "\($r.case): \($r.verdict): \($r.message) (want: \($v) \($t))"' "$T/def.json")
-[ "$ndef" -ge 15 ] || bad "only $ndef hotpath defects ran, want 15"
+[ "$ndef" -ge 17 ] || bad "only $ndef hotpath defects ran, want 17"
 # The host-function defect is on the right stream and capturable: only the host callback fails.
 [ "$(jq -r '.results[] | select(.case|startswith("defect/hotpath/cudaLaunchHostFunc/")) | [.figures.calls.forbidden[].category] | join(",")' "$T/def.json")" = host-callback ] \
     || bad "cudaLaunchHostFunc defect: want exactly one host-callback violation"
@@ -44,6 +44,8 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate
 [ -z "$missed" ] || { bad "defects not caught with their reason:"; echo "$missed"; }
 [ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/inplace_ordered_accumulate/")) | select(.verdict=="PASS" and .figures.determinism.pass and .figures.graph.pass)] | length' "$T/clean.json")" = 1 ] \
     || bad "in-place ordered accumulator (clean twin): want PASS with determinism and graph replay"
+[ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/device_mirror/")) | select(.verdict=="PASS")] | length' "$T/clean.json")" = 1 ] \
+    || bad "device mirror (clean twin of the mapped host mirror): want PASS"
 
 # Sharper checks on what was observed.
 f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|startswith(\$c))) | $2" "$T/def.json"; }
@@ -62,6 +64,13 @@ f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|star
 [ "$(f defect/hotpath/writes_nothing/ '[.figures.determinism.pass, .figures.graph.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,false,true ] \
     || bad "writes-nothing defect: want determinism and graph not passing (vacuous), calls PASS"
 f defect/hotpath/writes_nothing/ '.message' | grep -q 'vacuous graph replay' || bad "writes-nothing: graph replay not reported vacuous"
+# Kernel arguments in host-reachable memory: one host-memory violation naming the kernel.
+for c in mapped_host_mirror managed_host_touched; do
+    [ "$(f defect/hotpath/$c/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory ] \
+        || bad "$c: want exactly one host-memory violation, got $(f defect/hotpath/$c/ '.message')"
+done
+f defect/hotpath/mapped_host_mirror/ '.figures.calls.forbidden[0].detail' | grep -q 'hp_mirror_kernel' \
+    || bad "mapped mirror: the violation does not name hp_mirror_kernel"
 # Dies with exit(1) in the capture after the observed cudaMalloc: the verdict names the call.
 f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"' | grep -q '^FAIL: .*cudaMalloc \[alloc/free\]' \
     || bad "cudaMalloc-then-exit: want FAIL naming cudaMalloc (the worker reads the phase evidence), got: $(f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"')"

@@ -6,7 +6,8 @@
  *                only a count and the first differing byte come back;
  *   calls        two launches observed with the CUPTI callback API (runtime + driver domains):
  *                no allocation/free, sync/poll, host transfer, default-stream work or
- *                stream/event/graph churn (the table in cupti_watch.c);
+ *                stream/event/graph churn (the table in cupti_watch.c), and no kernel argument
+ *                pointing to managed or mapped host memory;
  *   batch        batch_invariant cases: row r of launch_rows(b) equals row r of the full
  *                launch for b = 1..min(16, rows), byte for byte;
  *   graph        capture in cudaStreamCaptureModeGlobal, instantiate, replay twice: each
@@ -581,7 +582,8 @@ static const char hp_description[] =
     "Check each case's hot path (its launch function) for production invariants:\n"
     "  calls        no allocation/free, sync/poll, host transfer, default-stream launch or\n"
     "               stream/event/graph creation, observed with the CUPTI callback API\n"
-    "               (runtime and driver domains; the table is in docs/production-ci.md);\n"
+    "               (runtime and driver domains; the table is in docs/production-ci.md),\n"
+    "               no kernel argument in managed or mapped host memory;\n"
     "  graph        captures on a non-blocking stream (cudaStreamCaptureModeGlobal),\n"
     "               instantiates, and each replay equals the eager output byte for byte;\n"
     "  determinism  --runs eager launches (default 10, at least 10) are byte-identical;\n"

@@ -42,6 +42,10 @@ typedef struct {
     cudaEvent_t ev;        /* event-sync and fork events */
     float *pinned;         /* D2H defect target */
     float *pong;           /* writes-nothing defect: the buffer it writes instead of out */
+    float4 *mirror_host;   /* mapped host mirror (cudaHostAllocMapped) and its device view */
+    float4 *mirror_hdev;
+    float4 *mirror_dev;    /* the clean twin's mirror: device memory */
+    float *x_managed;      /* managed copy of x, rewritten by the host in prepare() */
     void **leaked;         /* malloc defect: every per-launch allocation, freed at teardown */
     size_t n_leaked, cap_leaked;
 } hp_axpy_state;
@@ -61,6 +65,9 @@ static void hp_axpy_teardown(void *state)
         cudaEventDestroy(st->ev);
     cudaFreeHost(st->pinned);
     cudaFree(st->pong);
+    cudaFreeHost(st->mirror_host);
+    cudaFree(st->mirror_dev);
+    cudaFree(st->x_managed);
     for (size_t i = 0; i < st->n_leaked; i++)
         cudaFree(st->leaked[i]);
     free(st->leaked);
@@ -82,6 +89,11 @@ static int hp_axpy_setup(const kg_setup_args *args, void **state, kg_case_io *io
     KG_CUDA_CHECK(cudaEventCreateWithFlags(&st->ev, cudaEventDisableTiming));
     KG_CUDA_CHECK(cudaMallocHost((void **)&st->pinned, sizeof(float)));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->pong, st->ax->n * sizeof(float)));
+    KG_CUDA_CHECK(cudaHostAlloc((void **)&st->mirror_host, sizeof(float4), cudaHostAllocMapped));
+    KG_CUDA_CHECK(cudaHostGetDevicePointer((void **)&st->mirror_hdev, st->mirror_host, 0));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->mirror_dev, sizeof(float4)));
+    KG_CUDA_CHECK(cudaMallocManaged((void **)&st->x_managed, st->ax->n * sizeof(float)));
+    memcpy(st->x_managed, st->ax->x_host, st->ax->n * sizeof(float));
     *state = st;
     st = NULL;
 cleanup:
@@ -157,6 +169,57 @@ static int hp_launch_pong(void *state, cudaStream_t s)
     hp_axpy_state *st = (hp_axpy_state *)state;
     kg_axpy_state *a = AX(st);
     return hp_axpy(a->a, a->x, a->y, st->pong, a->n, s);
+}
+
+/* A "host-visible mirror" of the first four outputs: one 16-byte store by thread 0. */
+__global__ void __launch_bounds__(32)
+hp_mirror_kernel(const float *__restrict__ out, float4 *__restrict__ mirror)
+{
+    if (threadIdx.x == 0)
+        *mirror = make_float4(out[0], out[1], out[2], out[3]);
+}
+
+static int hp_axpy_mirror(hp_axpy_state *st, float4 *mirror, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX(st);
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+    hp_mirror_kernel<<<1, 32, 0, s>>>(a->out, mirror);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* DEFECT: the mirror is mapped host memory (cudaHostAllocMapped + cudaHostGetDevicePointer):
+ * every launch stores over the bus. No API call shows it; the kernel's argument does. */
+static int hp_launch_mapped_mirror(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    return hp_axpy_mirror(st, st->mirror_hdev, s);
+}
+
+/* The clean twin: the same kernels, the mirror in device memory. */
+static int hp_launch_device_mirror(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    return hp_axpy_mirror(st, st->mirror_dev, s);
+}
+
+/* DEFECT: x lives in managed memory and the host rewrites it before every launch (prepare):
+ * each launch then migrates its pages back to the GPU (faults), invisible to the API table. */
+static int hp_launch_managed(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    kg_axpy_state *a = AX(st);
+    return hp_axpy(a->a, st->x_managed, a->y, a->out, a->n, s);
+}
+
+static int hp_managed_prepare(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    (void)s;
+    memcpy(st->x_managed, AX(st)->x_host, AX(st)->n * sizeof(float)); /* the host touch */
+    return 0;
 }
 
 /* DEFECT: stream-ordered temporary (graph-capturable, still an allocation per call). */
@@ -282,6 +345,8 @@ cleanup:
 }
 
 static const kg_kernel_ref hp_axpy_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0) };
+static const kg_kernel_ref hp_mirror_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0),
+                                             KG_KERNEL(hp_mirror_kernel, 32, 0) };
 
 /* ---- atomicAdd reduction (nondeterministic) ---------------------------------------------
  * out[j] = sum of x[i] over i % HP_BINS == j. Each thread sums 16 of its bin's elements and
@@ -690,6 +755,20 @@ static const kg_case_desc hp_cases[] = {
      * until the worker turns the evidence the watch left in the phase page into the FAIL. */
     HP_AXPY_CASE("defect/hotpath/cudaMalloc_then_exit/axpy/n=65536/f32", hp_launch_malloc_exit,
                  "cudaMalloc [alloc/free]"),
+    { "defect/hotpath/mapped_host_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
+      hp_launch_mapped_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2, 0, NULL,
+      "hotpath", "arg 1: mapped host memory" },
+    { "clean/hotpath/device_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
+      hp_launch_device_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2 },
+    /* Managed x, touched by the host in prepare(); its clean twin is clean/hotpath/axpy (the
+     * same kernel on device memory). */
+    { "defect/hotpath/managed_host_touched/axpy/n=65536/f32", "axpy", &hp_axpy_p,
+      hp_axpy_setup, hp_launch_managed, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64,
+      "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1, 0, NULL,
+      "hotpath", "arg 1: managed memory", NULL, NULL, 0.0, 0.0, 0.0, NULL,
+      hp_managed_prepare },
     /* Writes nothing: every check compares poison, so the case must be ERROR, not PASS. */
     HP_AXPY_CASE("defect/hotpath/writes_nothing/axpy/n=65536/f32", hp_launch_pong,
                  "error:vacuous determinism"),

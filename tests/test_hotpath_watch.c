@@ -2,7 +2,8 @@
  * CUPTI callback records (the same structures CUPTI hands the callback on a GPU):
  * host-side and default-stream detection from the real parameter structs, allowed calls
  * staying allowed, one violation per runtime call even with the driver call underneath,
- * direct driver calls (what cuBLAS does) judged on their own, counts and backtraces. */
+ * direct driver calls (what cuBLAS does) judged on their own, counts and backtraces, the
+ * first violation left in the phase page's evidence slot. */
 #include <string.h>
 #include "hotpath/cupti_watch.h"
 #include "core/kg_core.h"
@@ -150,6 +151,9 @@ static void check_feed(void)
     feed(w, RT, malloc_id, CUPTI_API_EXIT, NULL);
     CHECK(kg_cupti_watch_count(w) == 0);
 
+    kg_phase_set("hotpath", "watch/case", "launch under observation (CUPTI)");
+    char ev[256];
+    CHECK(!kg_phase_evidence_get(ev, sizeof ev));
     CHECK(kg_cupti_watch_begin(w) == 0);
     /* cudaMalloc with cuMemAlloc underneath: one violation, the runtime call's. */
     for (int i = 0; i < 2; i++) {
@@ -168,12 +172,18 @@ static void check_feed(void)
         cJSON_Delete(bt);
     }
     CHECK(find(w, "cuMemAlloc") == NULL);
+    /* The first violation is in the phase page the moment it is seen (it outlives a worker
+     * that exits later in the case), with the reason's words the gate's message uses. */
+    CHECK_MSG(kg_phase_evidence_get(ev, sizeof ev) &&
+                  strncmp(ev, "cudaMalloc [alloc/free] in launch", 33) == 0,
+              "evidence after the first cudaMalloc: '%s'", ev);
 
     /* A library calling the driver directly (cuBLAS): judged on its own. */
     feed(w, DRV, memalloc_id, CUPTI_API_ENTER, NULL);
     feed(w, DRV, memalloc_id, CUPTI_API_EXIT, NULL);
     v = find(w, "cuMemAlloc");
     CHECK(v && v->count == 1 && v->category == KG_CW_ALLOC);
+    CHECK(kg_phase_evidence_get(ev, sizeof ev) && strncmp(ev, "cudaMalloc ", 11) == 0);
 
     /* An allowed runtime launch whose driver launch goes to a default stream: charged to the
      * runtime call, naming the driver call (the fallback when runtime params are unknown). */

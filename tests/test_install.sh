@@ -153,7 +153,8 @@ elif [ "$rc" -eq 0 ]; then
     jq -e '[.results[] | select(.gate == "parity" and (.case | startswith("momentum/")))
             | .figures.outputs | map(.name) == ["p", "m"] and all(.[]; .pass)] | length == 1 and all' \
         "$T/r.json" >/dev/null && ok || bad "momentum: parity figures lack the outputs p and m"
-    # In place, restored by prepare(): deterministic and graph-replay equal.
+    # In place, restored by prepare() after the poison: deterministic and graph-replay equal,
+    # and not vacuous (a PASS: a check that compared only poison is an ERROR).
     jq -e '[.results[] | select(.gate == "hotpath" and (.case | startswith("momentum/")))
             | .verdict == "PASS"] | length == 1 and all' "$T/r.json" >/dev/null && ok \
         || bad "momentum: hotpath did not pass (prepare not applied?)"

@@ -236,7 +236,9 @@ static int row_sum_reference(void *state, cudaStream_t stream, void *ref_host)
  *   m = beta * m + g;  p = p - lr * m        (fp32, in place: p and m are inputs and outputs)
  * Two outputs (io->outputs: p and m, each with its own policy) and a prepare() hook that
  * restores the pristine p and m before every launch kgate checks or times, so the step stays
- * repeatable without a restore copy inside launch(). The kernel sits in an anonymous
+ * repeatable without a restore copy inside launch(). kgate poisons the outputs first and calls
+ * prepare() after, so the step runs on p0/m0, never on the poison (a hotpath check that
+ * compared only poison would be ERROR). The kernel sits in an anonymous
  * namespace, as in many codebases (KG_KERNEL(momentum_kernel) still finds it). */
 namespace {
 __global__ void __launch_bounds__(SCALE_BLOCK)

@@ -252,6 +252,14 @@ int kg_phase_share(void);
 void kg_phase_get(char *gate, char *case_id, char *phase, size_t n);
 /* The recorded case is `case_id`. */
 bool kg_phase_is_case(const char *case_id);
+/* Evidence of the current case, for a parent whose worker died: worker side, set what a gate
+ * observed the moment it is observed (e.g. "cudaMalloc [alloc/free] in launch under
+ * observation (CUPTI)"); the first text per case wins; kg_phase_set with a gate or a case (the
+ * start of a case, session.c) clears it, a phase alone keeps it. A bounded copy, no
+ * allocation (callable from a CUPTI callback). */
+void kg_phase_evidence_set(const char *text);
+/* Parent side: the evidence into buf (n bytes, "" when none); true when there is some. */
+bool kg_phase_evidence_get(char *buf, size_t n);
 
 /* ---- exit codes (only the command line and the driver turn errors into them) ------------ */
 

@@ -1,12 +1,15 @@
-/* Where this process is: gate, case, phase. The isolation worker writes it into a page it
- * shares with its parent (MAP_SHARED before fork), so a worker killed by a signal, an exit()
- * or the watchdog still tells the parent what it was doing. */
+/* Where this process is: gate, case, phase, and the first evidence a gate observed in that
+ * case. The isolation worker writes it into a page it shares with its parent (MAP_SHARED
+ * before fork), so a worker killed by a signal, an exit() or the watchdog still tells the
+ * parent what it was doing and what it had already seen (e.g. a forbidden call the hotpath's
+ * CUPTI watch recorded before the launcher exited). */
 #include <string.h>
 #include <sys/mman.h>
 #include "core/kg_core.h"
 
 typedef struct {
     char gate[64], case_id[512], phase[64];
+    char evidence[256];   /* "" = none; first one wins, cleared when a case starts */
 } kg_phase_page;
 
 static kg_phase_page ph_local;
@@ -34,6 +37,8 @@ static void ph_copy(char *dst, size_t n, const char *src)
 
 void kg_phase_set(const char *gate, const char *case_id, const char *phase)
 {
+    if (gate || case_id) /* a case starts (session.c): its evidence starts empty */
+        ph->evidence[0] = '\0';
     if (gate)
         ph_copy(ph->gate, sizeof ph->gate, gate);
     if (case_id)
@@ -49,3 +54,17 @@ void kg_phase_get(char *gate, char *case_id, char *phase, size_t n)
 }
 
 bool kg_phase_is_case(const char *case_id) { return strcmp(ph->case_id, case_id) == 0; }
+
+void kg_phase_evidence_set(const char *text)
+{
+    if (!text || !text[0] || ph->evidence[0])
+        return;
+    ph_copy(ph->evidence, sizeof ph->evidence, text);
+}
+
+bool kg_phase_evidence_get(char *buf, size_t n)
+{
+    if (n)
+        ph_copy(buf, n, ph->evidence);
+    return ph->evidence[0] != '\0';
+}

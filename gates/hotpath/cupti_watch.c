@@ -200,6 +200,7 @@ const char *kg_cw_category_name(kg_cw_category c)
     case KG_CW_DEFAULT_STREAM: return "default-stream";
     case KG_CW_OBJECTS: return "object-churn";
     case KG_CW_HOST_FUNC: return "host-callback";
+    case KG_CW_HOST_MEMORY: return "host-memory";
     default: return NULL;
     }
 }
@@ -280,11 +281,22 @@ static _Thread_local int tl_depth;
 static _Thread_local uint32_t tl_rt_cbid[MAX_NEST];
 static _Thread_local bool tl_flagged[MAX_NEST];
 static _Thread_local int tl_guard;
+static _Thread_local bool tl_args[MAX_NEST]; /* this runtime launch's arguments were checked */
 
 /* cuPointerGetAttribute through the runtime's driver entry point (resolved once, outside
  * callbacks): linking libcuda directly would make every kgate binary need a driver. */
 typedef CUresult (*ptr_attr_fn)(void *, CUpointer_attribute, CUdeviceptr);
 static ptr_attr_fn g_ptr_attr;
+/* Kernel parameter layout and names (CUDA 12.4 / 12.3 drivers), same route; NULL: the
+ * argument check is skipped (an older driver). */
+typedef CUresult (*func_pinfo_fn)(CUfunction, size_t, size_t *, size_t *);
+typedef CUresult (*kernel_pinfo_fn)(CUkernel, size_t, size_t *, size_t *);
+typedef CUresult (*func_name_fn)(const char **, CUfunction);
+typedef CUresult (*kernel_name_fn)(const char **, CUkernel);
+static func_pinfo_fn g_func_pinfo;
+static kernel_pinfo_fn g_kernel_pinfo;
+static func_name_fn g_func_name;
+static kernel_name_fn g_kernel_name;
 
 /* Host memory per the driver: pinned/registered host, or not known to CUDA (pageable). */
 static bool ptr_is_host(const void *p, bool *unknown)
@@ -539,6 +551,19 @@ int kg_cw_classify(CUpti_CallbackDomain dom, uint32_t cbid, const void *params, 
     return -1;
 }
 
+/* The observation into the phase page the moment it is made: a launcher that exits or
+ * crashes later in the case (cudaCheck-style exit(1)) takes the watch's records with it, the
+ * page outlives the worker (core/phase.c; the first evidence of a case wins). Stack buffers
+ * and bounded copies only: this runs inside the CUPTI callback. */
+static void record_evidence(const kg_cw_violation *v)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s [%s]%s%s%s%s%s in launch (hot path, observed by CUPTI)",
+             v->api, kg_cw_category_name(v->category), v->via[0] ? " via " : "", v->via,
+             v->detail[0] ? " (" : "", v->detail, v->detail[0] ? ")" : "");
+    kg_phase_evidence_set(text);
+}
+
 static void record(kg_cupti_watch *w, const char *api, const char *via, int cat,
                    const char *detail)
 {
@@ -565,6 +590,7 @@ static void record(kg_cupti_watch *w, const char *api, const char *via, int cat,
     /* Raw frames only: symbolizing allocates, which is done later, outside the callback. */
     v->n_frames = backtrace(v->frames, KG_CW_MAX_FRAMES);
     pthread_mutex_unlock(&w->mu);
+    record_evidence(v);
 }
 
 /* Base name of a call: from the callback data, else from CUPTI's name of the id. */
@@ -574,6 +600,119 @@ static void call_name(CUpti_CallbackDomain dom, uint32_t cbid, const char *fname
     if (!fname && cuptiGetCallbackName(dom, cbid, &fname) != CUPTI_SUCCESS)
         fname = NULL;
     kg_cw_base_name(fname ? fname : "unknown", buf, n);
+}
+
+/* ---- kernel arguments in managed or mapped host memory ------------------------------------ */
+
+/* A launched kernel: a CUfunction or (CUDA 13's __cudaLaunchKernel, cudaKernel_t is a
+ * CUkernel) a CUkernel. */
+typedef struct {
+    void *h;
+    bool is_kernel;
+} cw_fn;
+
+static bool fn_param(const cw_fn *f, size_t i, size_t *size)
+{
+    size_t off;
+    if (f->is_kernel)
+        return g_kernel_pinfo && g_kernel_pinfo((CUkernel)f->h, i, &off, size) == CUDA_SUCCESS;
+    return g_func_pinfo && g_func_pinfo((CUfunction)f->h, i, &off, size) == CUDA_SUCCESS;
+}
+
+static const char *fn_name(const cw_fn *f)
+{
+    const char *n = NULL;
+    CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+    if (f->is_kernel && g_kernel_name)
+        r = g_kernel_name(&n, (CUkernel)f->h);
+    else if (!f->is_kernel && g_func_name)
+        r = g_func_name(&n, (CUfunction)f->h);
+    return r == CUDA_SUCCESS && n ? n : "?";
+}
+
+/* "managed", "mapped host" or NULL (device memory, or not a pointer: a scalar's bits are
+ * unknown to the driver) for a candidate pointer value. */
+static const char *arg_memory(uint64_t v)
+{
+    unsigned managed = 0;
+    CUmemorytype t = (CUmemorytype)0;
+    if (!v || !g_ptr_attr)
+        return NULL;
+    CUresult rm = g_ptr_attr(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)v);
+    CUresult rt = g_ptr_attr(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)v);
+    if (rm == CUDA_SUCCESS && managed)
+        return "managed";
+    return rt == CUDA_SUCCESS && t == CU_MEMORYTYPE_HOST ? "mapped host" : NULL;
+}
+
+/* Every 8-byte aligned slot of every parameter (a pointer, or one inside a struct passed by
+ * value) queried as a pointer; a managed or host one is a violation naming the kernel and the
+ * argument index. Muted (tl_guard) while it queries. */
+static void check_args(kg_cupti_watch *w, const char *api, const cw_fn *f, void **args)
+{
+    char detail[96];
+    size_t size;
+    if (!args || !f->h)
+        return;
+    tl_guard++;
+    for (size_t i = 0; i < 1024 && fn_param(f, i, &size); i++)
+        for (size_t o = 0; args[i] && o + 8 <= size; o += 8) {
+            uint64_t v;
+            memcpy(&v, (const char *)args[i] + o, sizeof v);
+            const char *mem = arg_memory(v);
+            if (!mem)
+                continue;
+            snprintf(detail, sizeof detail, "kernel %.48s arg %zu: %s memory", fn_name(f), i,
+                     mem);
+            record(w, api, NULL, KG_CW_HOST_MEMORY, detail);
+            break;
+        }
+    tl_guard--;
+}
+
+typedef cudaError_t (*func_by_symbol_fn)(CUfunction *, const void *);
+
+/* The runtime launches whose kernel and arguments the watch knows; true when checked. */
+static bool check_runtime_launch(kg_cupti_watch *w, uint32_t cbid, const void *p,
+                                 const char *api)
+{
+    cw_fn f = { NULL, false };
+    void **args = NULL;
+    switch (cbid) {
+    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000):
+        f = (cw_fn){ P(kg_cudaLaunchKernel_v13000_params)->kernel, true };
+        args = P(kg_cudaLaunchKernel_v13000_params)->args;
+        break;
+    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000): {
+        CUfunction cf = NULL;
+        tl_guard++;
+        cudaError_t e = cudaGetFuncBySymbol(&cf, P(cudaLaunchKernel_v7000_params)->func);
+        tl_guard--;
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError(); /* never leave the query's error to the launcher */
+            return false;
+        }
+        f = (cw_fn){ cf, false };
+        args = P(cudaLaunchKernel_v7000_params)->args;
+        break;
+    }
+    default: return false;
+    }
+    check_args(w, api, &f, args);
+    return true;
+}
+
+static bool check_driver_launch(kg_cupti_watch *w, uint32_t cbid, const void *p,
+                                const char *api)
+{
+    switch (cbid) {
+    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
+        cw_fn f = { P(cuLaunchKernel_params)->f, false };
+        check_args(w, api, &f, P(cuLaunchKernel_params)->kernelParams);
+        return true;
+    }
+    default: return false;
+    }
 }
 
 static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
@@ -595,6 +734,7 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
         if (lvl < MAX_NEST) {
             tl_rt_cbid[lvl] = cbid;
             tl_flagged[lvl] = false;
+            tl_args[lvl] = false;
         }
         int cat = kg_cw_classify(dom, cbid, cd->functionParams, detail, sizeof detail);
         if (cat >= 0) {
@@ -603,12 +743,27 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
             if (lvl < MAX_NEST)
                 tl_flagged[lvl] = true;
         }
+        if (lvl < MAX_NEST && cd->functionParams) {
+            call_name(dom, cbid, cd->functionName, base, sizeof base);
+            tl_args[lvl] = check_runtime_launch(w, cbid, cd->functionParams, base);
+        }
         return;
     }
     if (dom != CUPTI_CB_DOMAIN_DRIVER_API || cd->callbackSite != CUPTI_API_ENTER)
         return;
     if (tl_depth == 0)
         __atomic_add_fetch(&w->calls, 1, __ATOMIC_RELAXED);
+    /* A driver launch's arguments, unless its runtime launch already had them checked; under
+     * a runtime call it is charged to that call, as every other violation. */
+    int alvl = tl_depth - 1 < MAX_NEST ? tl_depth - 1 : MAX_NEST - 1;
+    if (cd->functionParams && (tl_depth == 0 || !tl_args[alvl])) {
+        if (tl_depth > 0)
+            call_name(CUPTI_CB_DOMAIN_RUNTIME_API, tl_rt_cbid[alvl], NULL, rbase, sizeof rbase);
+        else
+            call_name(dom, cbid, cd->functionName, rbase, sizeof rbase);
+        if (check_driver_launch(w, cbid, cd->functionParams, rbase) && tl_depth > 0)
+            tl_args[alvl] = true;
+    }
     int cat = kg_cw_classify(dom, cbid, cd->functionParams, detail, sizeof detail);
     if (cat < 0)
         return;
@@ -670,6 +825,19 @@ int kg_cw_rule_cbid_count(size_t i, int *count)
     return 0;
 }
 
+/* A driver entry point, or NULL when this driver lacks it (the check that needs it is off). */
+static void *cw_entry(const char *name, int version)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion(name, &fn, (unsigned)version, cudaEnableDefault, &q) !=
+            cudaSuccess || q != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return fn;
+}
+
 static int watch_new(kg_cupti_watch **out, bool subscribe)
 {
     int rc = 0;
@@ -694,6 +862,10 @@ static int watch_new(kg_cupti_watch **out, bool subscribe)
             goto cleanup;
         }
         g_ptr_attr = (ptr_attr_fn)fn;
+        g_func_pinfo = (func_pinfo_fn)cw_entry("cuFuncGetParamInfo", 12040);
+        g_kernel_pinfo = (kernel_pinfo_fn)cw_entry("cuKernelGetParamInfo", 12040);
+        g_func_name = (func_name_fn)cw_entry("cuFuncGetName", 12030);
+        g_kernel_name = (kernel_name_fn)cw_entry("cuKernelGetName", 12030);
     }
     char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
     CUpti_SubscriberParams sp;

@@ -1,6 +1,7 @@
 /* CUPTI callback watch: observe the CUDA runtime and driver API calls a hot path makes and
  * record the forbidden ones (allocation, synchronization, host transfers, default-stream
- * launches, stream/event/graph object churn).
+ * launches, stream/event/graph object churn), and the pointer arguments of every kernel
+ * launch that point to managed or (mapped) host memory.
  *
  * CUPTI allows one callback subscriber per process: kg_cupti_watch_new subscribes once,
  * kg_cupti_watch_begin/end enable the runtime and driver domains around the observed calls
@@ -27,6 +28,8 @@ typedef enum {
     KG_CW_DEFAULT_STREAM,  /* "default-stream": work on stream 0 / legacy / per-thread stream */
     KG_CW_OBJECTS,         /* "object-churn": stream/event/graph creation and destruction */
     KG_CW_HOST_FUNC,       /* "host-callback": host functions enqueued on a stream */
+    KG_CW_HOST_MEMORY,     /* "host-memory": a kernel argument pointing to managed or mapped
+                            * host memory (every launch then reaches over the bus) */
     KG_CW_N_CATEGORIES
 } kg_cw_category;
 

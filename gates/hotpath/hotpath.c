@@ -1,15 +1,21 @@
 /* Hot-path invariant gate. Per case, on the instance's non-blocking stream:
- *   determinism  N >= 10 eager launches (output poisoned before each) are byte-identical; run 1
+ *   determinism  N >= 10 eager launches (before each: outputs poisoned, then prepare(), so an
+ *                in-place output starts from its pristine value) are byte-identical; run 1
  *                is the eager output the other checks compare with (and the warm-up), kept in
  *                a device buffer: every comparison below runs on the GPU (hotpath_diff.cu) and
  *                only a count and the first differing byte come back;
  *   calls        two launches observed with the CUPTI callback API (runtime + driver domains):
  *                no allocation/free, sync/poll, host transfer, default-stream work or
- *                stream/event/graph churn (the table in cupti_watch.c);
+ *                stream/event/graph churn (the table in cupti_watch.c), and no kernel argument
+ *                pointing to managed or mapped host memory;
  *   batch        batch_invariant cases: row r of launch_rows(b) equals row r of the full
  *                launch for b = 1..min(16, rows), byte for byte;
  *   graph        capture in cudaStreamCaptureModeGlobal, instantiate, replay twice: each
  *                replay (poisoned first) equals the eager output byte for byte.
+ * A comparison that came out equal while every compared element was still poison (0xFF, or
+ * NaN) could not have failed: that check is vacuous, and the case ERROR unless another check
+ * FAILed ("a check that cannot fail is a defect of the gate"); the poison elements are counted
+ * on the GPU in the same pass as the comparison.
  * One typed kg_hotpath_result per case (hotpath.h); the message names every failed check.
  * Callbacks are enabled only around the observed launches. */
 #include <stdarg.h>
@@ -28,33 +34,65 @@
 #define HP_REPLAYS 2
 
 typedef struct {
-    char msg[1024];   /* failures, "; "-separated */
-    bool failed;
+    char msg[1024];   /* failures and vacuous checks, "; "-separated */
+    bool failed;      /* a check FAILed */
+    bool vacuous;     /* a check could not fail (hp_vacuous): ERROR unless one FAILed */
 } hp_msg;
 
-static void hp_fail(hp_msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void hp_fail(hp_msg *m, const char *fmt, ...)
+static void hp_vappend(hp_msg *m, const char *fmt, va_list ap)
 {
     size_t len = strlen(m->msg);
     if (len && len + 2 < sizeof m->msg) {
         memcpy(m->msg + len, "; ", 3);
         len += 2;
     }
-    va_list ap;
-    va_start(ap, fmt);
     if (len < sizeof m->msg)
         vsnprintf(m->msg + len, sizeof m->msg - len, fmt, ap);
+}
+
+static void hp_fail(hp_msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void hp_fail(hp_msg *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hp_vappend(m, fmt, ap);
     va_end(ap);
     m->failed = true;
 }
 
-/* Restore in-place inputs (prepare), poison the outputs and wait, so no launch can race the
- * poison (a defect on another stream). Never under observation or inside a capture. */
+static void hp_append(hp_msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void hp_append(hp_msg *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hp_vappend(m, fmt, ap);
+    va_end(ap);
+}
+
+static const char hp_vacuous_why[] =
+    "every compared element is still poison (0xFF or NaN) after the launch: the launch wrote "
+    "nothing, or ran on its own poisoned output (an in-place case without prepare)";
+
+/* A check that could not fail (hp_vacuous): never a PASS; the case is ERROR unless another
+ * check FAILed (hp_run_case). The reason's words are the catalogue's expect_reason. */
+static void hp_vacuous_note(hp_msg *m, const char *check)
+{
+    if (m->vacuous)
+        hp_append(m, "vacuous %s (as well)", check);
+    else
+        hp_append(m, "vacuous %s: %s", check, hp_vacuous_why);
+    m->vacuous = true;
+}
+
+/* Poison the outputs, then restore in-place inputs (prepare: an output that is also an input,
+ * an accumulator or C of C = beta*C + A*B, gets its pristine value back over the poison, as in
+ * parity), and wait, so no launch can race either (a defect on another stream). Never under
+ * observation or inside a capture. */
 static int hp_poison(kg_instance *inst)
 {
     int rc = 0;
-    KG_TRY(kg_instance_prepare(inst));
     KG_TRY(kg_instance_poison(inst));
+    KG_TRY(kg_instance_prepare(inst));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
 cleanup:
     return rc;
@@ -67,7 +105,7 @@ cleanup:
  * first index come back. */
 typedef struct {
     unsigned char *ref;            /* device: run 1's outputs */
-    unsigned long long *scratch;   /* device: 2 words for kg_hp_device_diff */
+    unsigned long long *scratch;   /* device: 3 words for kg_hp_device_compare */
     size_t off[KG_MAX_OUTPUTS];
 } hp_devref;
 
@@ -86,7 +124,7 @@ static int hp_devref_open(hp_devref *d, const kg_instance *inst)
         d->off[i] = total;
         total += hp_align(hp_output_bytes(inst, i));
     }
-    KG_CUDA_CHECK(cudaMalloc((void **)&d->ref, total + 2 * sizeof(unsigned long long)));
+    KG_CUDA_CHECK(cudaMalloc((void **)&d->ref, total + 3 * sizeof(unsigned long long)));
     d->scratch = (unsigned long long *)(d->ref + total);
 cleanup:
     return rc;
@@ -105,24 +143,36 @@ cleanup:
     return rc;
 }
 
+/* True when every compared element was poison (kg_hp_elem_poison: still 0xFF, or NaN): the
+ * comparison could not have failed, so the check proved nothing (an in-place kernel run on
+ * its own poison, a launch that wrote nothing). */
+static bool hp_vacuous(size_t poison, size_t elems) { return elems > 0 && poison == elems; }
+
 /* The first byte where the outputs differ from run 1's, in the back-to-back layout of
  * kg_instance_copy_out (as a host comparison of the copies gives it), or SIZE_MAX; count (may
- * be NULL: then it stops at the first output that differs) the differing bytes of them all. */
-static int hp_devref_diff(hp_devref *d, kg_instance *inst, size_t *first, size_t *count)
+ * be NULL: then it stops at the first output that differs) the differing bytes of them all;
+ * *vacuous (see hp_vacuous) over every output compared. */
+static int hp_devref_diff(hp_devref *d, kg_instance *inst, size_t *first, size_t *count,
+                          bool *vacuous)
 {
     int rc = 0;
-    size_t f, c;
+    size_t poison = 0, elems = 0;
+    kg_hp_diff o;
     *first = SIZE_MAX;
     if (count)
         *count = 0;
     for (int i = 0; i < inst->io.n_outputs && (count || *first == SIZE_MAX); i++) {
-        KG_TRY(kg_hp_device_diff(inst->io.outputs[i].ptr, d->ref + d->off[i],
-                                 hp_output_bytes(inst, i), d->scratch, inst->stream, &f, &c));
-        if (f != SIZE_MAX && *first == SIZE_MAX)
-            *first = kg_instance_out_offset(inst, i) + f;
+        KG_TRY(kg_hp_device_compare(inst->io.outputs[i].ptr, d->ref + d->off[i],
+                                    hp_output_bytes(inst, i), inst->io.outputs[i].dtype,
+                                    d->scratch, inst->stream, &o));
+        if (o.first != SIZE_MAX && *first == SIZE_MAX)
+            *first = kg_instance_out_offset(inst, i) + o.first;
         if (count)
-            *count += c;
+            *count += o.count;
+        poison += o.poison;
+        elems += o.elems;
     }
+    *vacuous = hp_vacuous(poison, elems);
 cleanup:
     return rc;
 }
@@ -143,7 +193,10 @@ static int hp_determinism(kg_instance *inst, int runs, hp_devref *dr, kg_hp_dete
             continue;
         }
         size_t d;
-        KG_TRY(hp_devref_diff(dr, inst, &d, NULL));
+        bool vac;
+        KG_TRY(hp_devref_diff(dr, inst, &d, NULL, &vac));
+        if (d == SIZE_MAX && vac)
+            o->vacuous = true;
         if (d != SIZE_MAX) {
             o->mismatched++;
             if (o->first_run == 0) {
@@ -155,7 +208,9 @@ static int hp_determinism(kg_instance *inst, int runs, hp_devref *dr, kg_hp_dete
     if (o->first_run > 0)
         hp_fail(m, "nondeterministic: %d of %d runs differ from run 1 (first: run %d, byte %zu)",
                 o->mismatched, runs - 1, o->first_run, o->first_byte);
-    o->pass = o->first_run == 0;
+    else if (o->vacuous)
+        hp_vacuous_note(m, "determinism");
+    o->pass = o->first_run == 0 && !o->vacuous;
     o->done = true;
 cleanup:
     return rc;
@@ -219,23 +274,30 @@ cleanup:
 /* ---- batch invariance ----------------------------------------------------------------- */
 
 /* The first differing row of the first b rows of every output with rows (the outputs vs the
- * eager ones kept on the device); false when they agree. */
-static int hp_batch_diff(hp_devref *dr, kg_instance *inst, int b, size_t *row, bool *differ)
+ * eager ones kept on the device); false when they agree; *vacuous (hp_vacuous) over the rows
+ * compared. */
+static int hp_batch_diff(hp_devref *dr, kg_instance *inst, int b, size_t *row, bool *differ,
+                         bool *vacuous)
 {
     int rc = 0;
+    size_t poison = 0, elems = 0;
+    kg_hp_diff o;
     *differ = false;
     for (int i = 0; i < inst->io.n_outputs && !*differ; i++) {
         const kg_output *out = &inst->io.outputs[i];
-        size_t rb = out->rows ? hp_output_bytes(inst, i) / out->rows : 0, d, c;
+        size_t rb = out->rows ? hp_output_bytes(inst, i) / out->rows : 0;
         if (!rb)
             continue;
-        KG_TRY(kg_hp_device_diff(out->ptr, dr->ref + dr->off[i], (size_t)b * rb, dr->scratch,
-                                 inst->stream, &d, &c));
-        if (d != SIZE_MAX) {
-            *row = d / rb;
+        KG_TRY(kg_hp_device_compare(out->ptr, dr->ref + dr->off[i], (size_t)b * rb, out->dtype,
+                                    dr->scratch, inst->stream, &o));
+        poison += o.poison;
+        elems += o.elems;
+        if (o.first != SIZE_MAX) {
+            *row = o.first / rb;
             *differ = true;
         }
     }
+    *vacuous = hp_vacuous(poison, elems);
 cleanup:
     return rc;
 }
@@ -263,15 +325,19 @@ static int hp_batch(kg_instance *inst, hp_devref *dr, kg_hp_batch *o, hp_msg *m)
     for (int b = 1; b <= o->max_batch && !o->failed_batch; b++) {
         KG_TRY(hp_poison(inst));
         KG_TRY(inst->desc->launch_rows(inst->state, b, inst->stream));
-        bool differ;
-        KG_TRY(hp_batch_diff(dr, inst, b, &o->failed_row, &differ));
+        bool differ, vac;
+        KG_TRY(hp_batch_diff(dr, inst, b, &o->failed_row, &differ, &vac));
         if (differ)
             o->failed_batch = b;
+        else if (vac)
+            o->vacuous = true;
     }
     if (o->failed_batch)
         hp_fail(m, "batch-variant: row %zu computed in a batch of %d differs from the full "
                    "batch of %zu", o->failed_row, o->failed_batch, rows);
-    o->pass = o->failed_batch == 0;
+    else if (o->vacuous)
+        hp_vacuous_note(m, "batch invariance");
+    o->pass = o->failed_batch == 0 && !o->vacuous;
 cleanup:
     return rc;
 }
@@ -326,7 +392,10 @@ static int hp_replays(kg_instance *inst, cudaGraphExec_t exec, hp_devref *dr, kg
             return 0;
         }
         size_t d, count;
-        KG_TRY(hp_devref_diff(dr, inst, &d, &count));
+        bool vac;
+        KG_TRY(hp_devref_diff(dr, inst, &d, &count, &vac));
+        if (d == SIZE_MAX && vac)
+            o->vacuous = true;
         if (d != SIZE_MAX) {
             o->stage = "compare";
             snprintf(o->detail, sizeof o->detail, "replay %d differs from the eager output (%zu "
@@ -376,7 +445,9 @@ static int hp_graph(kg_instance *inst, hp_devref *dr, kg_hp_graph *o, hp_msg *m)
     hp_capture_reset(inst);
     if (o->detail[0])
         hp_fail(m, "graph: %s", o->detail);
-    o->pass = o->detail[0] == '\0';
+    else if (o->vacuous)
+        hp_vacuous_note(m, "graph replay");
+    o->pass = o->detail[0] == '\0' && !o->vacuous;
 cleanup:
     if (exec)
         (void)cudaGraphExecDestroy(exec);
@@ -441,8 +512,9 @@ static int hp_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     KG_TRY(kg_instance_open(&inst, d, env->seed, env->device));
     opened = true;
     KG_TRY(hp_checks(st, &inst, r, &m));
-    res->verdict = m.failed ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
-    if (m.failed)
+    /* A FAIL is certain; a vacuous check alone decided nothing: ERROR, never PASS. */
+    res->verdict = m.failed ? KG_VERDICT_FAIL : m.vacuous ? KG_VERDICT_ERROR : KG_VERDICT_PASS;
+    if (m.failed || m.vacuous)
         snprintf(res->message, sizeof res->message, "%s", m.msg);
     else
         snprintf(res->message, sizeof res->message, "no forbidden calls, graph replay "
@@ -510,12 +582,15 @@ static const char hp_description[] =
     "Check each case's hot path (its launch function) for production invariants:\n"
     "  calls        no allocation/free, sync/poll, host transfer, default-stream launch or\n"
     "               stream/event/graph creation, observed with the CUPTI callback API\n"
-    "               (runtime and driver domains; the table is in docs/production-ci.md);\n"
+    "               (runtime and driver domains; the table is in docs/production-ci.md),\n"
+    "               no kernel argument in managed or mapped host memory;\n"
     "  graph        captures on a non-blocking stream (cudaStreamCaptureModeGlobal),\n"
     "               instantiates, and each replay equals the eager output byte for byte;\n"
     "  determinism  --runs eager launches (default 10, at least 10) are byte-identical;\n"
     "  batch        batch_invariant cases: rows of batches 1..16 equal the full batch.\n"
-    "The output is poisoned (0xFF) before every launch. Instrumentation is enabled only\n"
+    "The outputs are poisoned (0xFF) before every launch, then prepare() restores in-place\n"
+    "inputs; a check whose compared outputs are all still poison (0xFF or NaN) could not\n"
+    "fail: the case is ERROR (vacuous). Instrumentation is enabled only\n"
     "around the observed launches; it cannot run under another CUPTI tool (Nsight,\n"
     "compute-sanitizer).\n";
 

@@ -21,6 +21,7 @@ typedef struct {
     bool done;
     int runs, mismatched, first_run; /* first_run: 1-based, 0 = none differed */
     size_t first_byte;
+    bool vacuous;           /* equal runs, but every compared element still poison */
     bool pass;
 } kg_hp_determinism;
 
@@ -37,6 +38,7 @@ typedef struct {
     bool done, checked;
     int max_batch, failed_batch;     /* failed_batch 0 = none */
     size_t row_bytes, failed_row;
+    bool vacuous;           /* a batch equal to the full one, but all poison */
     bool pass;
 } kg_hp_batch;
 
@@ -46,6 +48,7 @@ typedef struct {
     char cuda_error[64];
     char detail[512];
     int replays;
+    bool vacuous;           /* a replay equal to the eager output, but all poison */
     bool pass;
 } kg_hp_graph;
 

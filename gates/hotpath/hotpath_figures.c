@@ -105,9 +105,10 @@ void kg_hotpath_detail(FILE *out, const kg_case_desc *d, const kg_case_result *r
     cJSON_Delete(bt);
 }
 
-static const char *hpf_word(bool done, bool checked, bool pass)
+/* "VOID": the check compared only poison (could not fail), see hotpath.c hp_vacuous. */
+static const char *hpf_word(bool done, bool checked, bool pass, bool vacuous)
 {
-    return !done ? "-" : !checked ? "n/a" : pass ? "ok" : "FAIL";
+    return !done ? "-" : !checked ? "n/a" : pass ? "ok" : vacuous ? "VOID" : "FAIL";
 }
 
 static void hpf_cell_calls(char *b, size_t n, const kg_case_desc *d, const kg_case_result *res,
@@ -115,7 +116,7 @@ static void hpf_cell_calls(char *b, size_t n, const kg_case_desc *d, const kg_ca
 {
     const kg_hotpath_result *r = res->data;
     KG_UNUSED(d), KG_UNUSED(l);
-    snprintf(b, n, "%s", hpf_word(r->calls.done, true, r->calls.pass));
+    snprintf(b, n, "%s", hpf_word(r->calls.done, true, r->calls.pass, false));
 }
 
 static void hpf_cell_graph(char *b, size_t n, const kg_case_desc *d, const kg_case_result *res,
@@ -123,7 +124,7 @@ static void hpf_cell_graph(char *b, size_t n, const kg_case_desc *d, const kg_ca
 {
     const kg_hotpath_result *r = res->data;
     KG_UNUSED(d), KG_UNUSED(l);
-    snprintf(b, n, "%s", hpf_word(r->graph.done, true, r->graph.pass));
+    snprintf(b, n, "%s", hpf_word(r->graph.done, true, r->graph.pass, r->graph.vacuous));
 }
 
 static void hpf_cell_determ(char *b, size_t n, const kg_case_desc *d, const kg_case_result *res,
@@ -131,7 +132,7 @@ static void hpf_cell_determ(char *b, size_t n, const kg_case_desc *d, const kg_c
 {
     const kg_hotpath_result *r = res->data;
     KG_UNUSED(d), KG_UNUSED(l);
-    snprintf(b, n, "%s", hpf_word(r->det.done, true, r->det.pass));
+    snprintf(b, n, "%s", hpf_word(r->det.done, true, r->det.pass, r->det.vacuous));
 }
 
 static void hpf_cell_batch(char *b, size_t n, const kg_case_desc *d, const kg_case_result *res,
@@ -139,7 +140,8 @@ static void hpf_cell_batch(char *b, size_t n, const kg_case_desc *d, const kg_ca
 {
     const kg_hotpath_result *r = res->data;
     KG_UNUSED(d), KG_UNUSED(l);
-    snprintf(b, n, "%s", hpf_word(r->batch.done, r->batch.checked, r->batch.pass));
+    snprintf(b, n, "%s", hpf_word(r->batch.done, r->batch.checked, r->batch.pass,
+                               r->batch.vacuous));
 }
 
 const kg_gate_column kg_hotpath_columns[KG_HOTPATH_N_COLUMNS] = {

@@ -331,7 +331,11 @@ typedef struct kg_case_desc {
      * pristine inputs on `stream` (e.g. cudaMemcpyAsync device-to-device from a copy setup
      * kept). kgate calls it before every launch whose output it checks or times: before the
      * parity launch, each determinism run, each graph replay, each bench sample; never under
-     * CUPTI observation, never inside a capture, outside the timed events. A timed sample of
+     * CUPTI observation, never inside a capture, outside the timed events. Where kgate poisons
+     * the outputs (parity, determinism, graph replay, batch invariance) it poisons FIRST and
+     * calls prepare AFTER, so an output that is also an input starts from its restored value;
+     * an output prepare leaves poisoned must be written by launch (a hot-path check whose
+     * compared outputs are all still poison, 0xFF or NaN, is an ERROR). A timed sample of
      * k launches sees the state evolve between its k launches (the time of such kernels does
      * not depend on the values). Optional (NULL: launch() is idempotent by itself). */
     int (*prepare)(void *state, cudaStream_t stream);

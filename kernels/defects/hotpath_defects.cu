@@ -8,6 +8,7 @@
  * does there (allocations, syncs, or nothing).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../cases.h"
@@ -40,6 +41,11 @@ typedef struct {
     cudaStream_t s2;       /* unjoined-stream defect */
     cudaEvent_t ev;        /* event-sync and fork events */
     float *pinned;         /* D2H defect target */
+    float *pong;           /* writes-nothing defect: the buffer it writes instead of out */
+    float4 *mirror_host;   /* mapped host mirror (cudaHostAllocMapped) and its device view */
+    float4 *mirror_hdev;
+    float4 *mirror_dev;    /* the clean twin's mirror: device memory */
+    float *x_managed;      /* managed copy of x, rewritten by the host in prepare() */
     void **leaked;         /* malloc defect: every per-launch allocation, freed at teardown */
     size_t n_leaked, cap_leaked;
 } hp_axpy_state;
@@ -58,6 +64,10 @@ static void hp_axpy_teardown(void *state)
     if (st->ev)
         cudaEventDestroy(st->ev);
     cudaFreeHost(st->pinned);
+    cudaFree(st->pong);
+    cudaFreeHost(st->mirror_host);
+    cudaFree(st->mirror_dev);
+    cudaFree(st->x_managed);
     for (size_t i = 0; i < st->n_leaked; i++)
         cudaFree(st->leaked[i]);
     free(st->leaked);
@@ -78,6 +88,12 @@ static int hp_axpy_setup(const kg_setup_args *args, void **state, kg_case_io *io
     KG_CUDA_CHECK(cudaStreamCreateWithFlags(&st->s2, cudaStreamNonBlocking));
     KG_CUDA_CHECK(cudaEventCreateWithFlags(&st->ev, cudaEventDisableTiming));
     KG_CUDA_CHECK(cudaMallocHost((void **)&st->pinned, sizeof(float)));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->pong, st->ax->n * sizeof(float)));
+    KG_CUDA_CHECK(cudaHostAlloc((void **)&st->mirror_host, sizeof(float4), cudaHostAllocMapped));
+    KG_CUDA_CHECK(cudaHostGetDevicePointer((void **)&st->mirror_hdev, st->mirror_host, 0));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->mirror_dev, sizeof(float4)));
+    KG_CUDA_CHECK(cudaMallocManaged((void **)&st->x_managed, st->ax->n * sizeof(float)));
+    memcpy(st->x_managed, st->ax->x_host, st->ax->n * sizeof(float));
     *state = st;
     st = NULL;
 cleanup:
@@ -114,6 +130,96 @@ static int hp_launch_malloc(void *state, cudaStream_t s)
     KG_CUDA_CHECK(cudaMemcpyAsync(a->out, tmp, a->n * sizeof(float), cudaMemcpyDeviceToDevice, s));
 cleanup:
     return rc;
+}
+
+/* DEFECT: `cudaCheck`-style error handling: a fresh device scratch per call (an allocation in
+ * the hot path) and exit(1) when a call fails, as much third-party code does. Eagerly every
+ * call succeeds (the hotpath observes the cudaMalloc); inside the graph capture (global mode)
+ * cudaMalloc is refused and the process exits: the observation must outlive the worker
+ * (the evidence slot of core/phase.c, set by the CUPTI watch). */
+#define HP_CUDA_OR_EXIT(expr)                                                               \
+    do {                                                                                    \
+        cudaError_t e_ = (expr);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,                   \
+                    cudaGetErrorString(e_));                                                \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+static int hp_launch_malloc_exit(void *state, cudaStream_t s)
+{
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    float *tmp = NULL;
+    HP_CUDA_OR_EXIT(cudaMalloc((void **)&tmp, a->n * sizeof(float)));
+    axpy_launch_with(hp_axpy_kernel, a->a, a->x, a->y, tmp, a->n, s);
+    HP_CUDA_OR_EXIT(cudaGetLastError());
+    HP_CUDA_OR_EXIT(cudaMemcpyAsync(a->out, tmp, a->n * sizeof(float), cudaMemcpyDeviceToDevice,
+                                    s));
+    HP_CUDA_OR_EXIT(cudaFree(tmp)); /* implicitly waits for the copy */
+    return 0;
+}
+
+/* DEFECT: the result goes to the ping-pong buffer and the swap was forgotten: the launch never
+ * writes the output, which stays poisoned. Every comparison then compares poison with poison
+ * and cannot fail: the hotpath must refuse to pass it (ERROR, vacuous), not call it
+ * deterministic. */
+static int hp_launch_pong(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    kg_axpy_state *a = AX(st);
+    return hp_axpy(a->a, a->x, a->y, st->pong, a->n, s);
+}
+
+/* A "host-visible mirror" of the first four outputs: one 16-byte store by thread 0. */
+__global__ void __launch_bounds__(32)
+hp_mirror_kernel(const float *__restrict__ out, float4 *__restrict__ mirror)
+{
+    if (threadIdx.x == 0)
+        *mirror = make_float4(out[0], out[1], out[2], out[3]);
+}
+
+static int hp_axpy_mirror(hp_axpy_state *st, float4 *mirror, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX(st);
+    KG_TRY(hp_axpy(a->a, a->x, a->y, a->out, a->n, s));
+    hp_mirror_kernel<<<1, 32, 0, s>>>(a->out, mirror);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* DEFECT: the mirror is mapped host memory (cudaHostAllocMapped + cudaHostGetDevicePointer):
+ * every launch stores over the bus. No API call shows it; the kernel's argument does. */
+static int hp_launch_mapped_mirror(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    return hp_axpy_mirror(st, st->mirror_hdev, s);
+}
+
+/* The clean twin: the same kernels, the mirror in device memory. */
+static int hp_launch_device_mirror(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    return hp_axpy_mirror(st, st->mirror_dev, s);
+}
+
+/* DEFECT: x lives in managed memory and the host rewrites it before every launch (prepare):
+ * each launch then migrates its pages back to the GPU (faults), invisible to the API table. */
+static int hp_launch_managed(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    kg_axpy_state *a = AX(st);
+    return hp_axpy(a->a, st->x_managed, a->y, a->out, a->n, s);
+}
+
+static int hp_managed_prepare(void *state, cudaStream_t s)
+{
+    hp_axpy_state *st = (hp_axpy_state *)state;
+    (void)s;
+    memcpy(st->x_managed, AX(st)->x_host, AX(st)->n * sizeof(float)); /* the host touch */
+    return 0;
 }
 
 /* DEFECT: stream-ordered temporary (graph-capturable, still an allocation per call). */
@@ -239,6 +345,8 @@ cleanup:
 }
 
 static const kg_kernel_ref hp_axpy_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0) };
+static const kg_kernel_ref hp_mirror_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0),
+                                             KG_KERNEL(hp_mirror_kernel, 32, 0) };
 
 /* ---- atomicAdd reduction (nondeterministic) ---------------------------------------------
  * out[j] = sum of x[i] over i % HP_BINS == j. Each thread sums 16 of its bin's elements and
@@ -262,10 +370,59 @@ hp_atomic_sum_kernel(const float *__restrict__ x, float *__restrict__ out, size_
     atomicAdd(&out[threadIdx.x % HP_BINS], s); /* DEFECT */
 }
 
+/* ---- in-place accumulation: out[j] += sum of x[i] over i % HP_BINS == j -----------------
+ * An accumulator: out is an input too, restored by prepare() from the pristine out0 before
+ * every checked launch (poison first, then prepare: the kernel must start from out0, not from
+ * NaN). The same per-thread partials as hp_atomic_sum_kernel; the policy parameter is how they
+ * reach out: kOrdered = false, float atomics in arrival order (DEFECT: the accumulated value
+ * depends on that order, so runs differ); kOrdered = true, the clean twin: each block reduces
+ * its partials per bin in a fixed order into partials[block][bin], and one thread per bin adds
+ * the blocks' partials in block order (hp_inplace_finish_kernel). Under the old order
+ * (prepare, then poison) the defect ran on NaN and determinism compared NaN with NaN. */
+template <bool kOrdered>
+__global__ void __launch_bounds__(HP_BLOCK)
+hp_inplace_sum_kernel(const float *__restrict__ x, float *__restrict__ out,
+                      float *__restrict__ partials, size_t n)
+{
+    __shared__ float sm[HP_BLOCK];
+    const size_t base = (size_t)blockIdx.x * HP_BLOCK * HP_ATOMIC_PER_THREAD + threadIdx.x;
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < HP_ATOMIC_PER_THREAD; k++) {
+        const size_t i = base + (size_t)k * HP_BLOCK;
+        if (i < n)
+            s += x[i];
+    }
+    if (!kOrdered) {
+        atomicAdd(&out[threadIdx.x % HP_BINS], s); /* DEFECT */
+        return;
+    }
+    sm[threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.x < HP_BINS) {
+        float b = 0.0f;
+        for (int t = threadIdx.x; t < HP_BLOCK; t += HP_BINS)
+            b += sm[t];
+        partials[(size_t)blockIdx.x * HP_BINS + threadIdx.x] = b;
+    }
+}
+
+__global__ void __launch_bounds__(HP_BINS)
+hp_inplace_finish_kernel(const float *__restrict__ partials, float *__restrict__ out,
+                         unsigned blocks)
+{
+    float s = 0.0f;
+    for (unsigned b = 0; b < blocks; b++)
+        s += partials[(size_t)b * HP_BINS + threadIdx.x];
+    out[threadIdx.x] += s;
+}
+
 typedef struct {
     size_t n;
     float *x, *out;
     float *x_host;
+    float *out0, *partials;   /* in-place cases: pristine out (prepare), the ordered partials */
+    float *out0_host;
 } hp_atomic_state;
 
 static const kg_axpy_params hp_atomic_p = { (size_t)1 << 22 };
@@ -277,8 +434,16 @@ static void hp_atomic_teardown(void *state)
         return;
     cudaFree(st->x);
     cudaFree(st->out);
+    cudaFree(st->out0);
+    cudaFree(st->partials);
     free(st->x_host);
+    free(st->out0_host);
     free(st);
+}
+
+static unsigned hp_atomic_grid(size_t n)
+{
+    return (unsigned)kg_ceil_div(n, (size_t)HP_BLOCK * HP_ATOMIC_PER_THREAD);
 }
 
 static int hp_atomic_setup(const kg_setup_args *args, void **state, kg_case_io *io)
@@ -316,7 +481,7 @@ static int hp_atomic_launch(void *state, cudaStream_t s)
 {
     int rc = 0;
     hp_atomic_state *st = (hp_atomic_state *)state;
-    unsigned grid = (unsigned)kg_ceil_div(st->n, (size_t)HP_BLOCK * HP_ATOMIC_PER_THREAD);
+    unsigned grid = hp_atomic_grid(st->n);
     KG_CUDA_CHECK(cudaMemsetAsync(st->out, 0, HP_BINS * sizeof(float), s));
     hp_atomic_sum_kernel<<<grid, HP_BLOCK, 0, s>>>(st->x, st->out, st->n);
     KG_LAUNCH_CHECK();
@@ -337,6 +502,90 @@ static int hp_atomic_reference(void *state, cudaStream_t stream, void *ref_host)
 }
 
 static const kg_kernel_ref hp_atomic_k[] = { KG_KERNEL(hp_atomic_sum_kernel, HP_BLOCK, 0) };
+
+/* The atomic case's inputs, plus the pristine accumulator out0 (from [-1, 1)) and the ordered
+ * partials; out itself is left for prepare() to fill. */
+static int hp_inplace_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    int rc = 0;
+    kg_rng rng;
+    hp_atomic_state *st = NULL;
+    KG_TRY(hp_atomic_setup(args, (void **)&st, io));
+    if (!(st->out0_host = (float *)malloc(HP_BINS * sizeof(float)))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath in-place: out of memory");
+        goto cleanup;
+    }
+    kg_rng_seed(&rng, args->seed, 2);
+    kg_rng_fill_f32(&rng, st->out0_host, HP_BINS, -1.0f, 1.0f);
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->out0, HP_BINS * sizeof(float)));
+    KG_CUDA_CHECK(cudaMalloc((void **)&st->partials,
+                             (size_t)hp_atomic_grid(st->n) * HP_BINS * sizeof(float)));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->out0, st->out0_host, HP_BINS * sizeof(float),
+                                  cudaMemcpyHostToDevice, args->stream));
+    *state = st;
+    st = NULL;
+cleanup:
+    hp_atomic_teardown(st);
+    return rc;
+}
+
+/* Restore the accumulator: a stream-ordered device copy, outside the hot path. */
+static int hp_inplace_prepare(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_atomic_state *st = (hp_atomic_state *)state;
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->out, st->out0, HP_BINS * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, s));
+cleanup:
+    return rc;
+}
+
+static int hp_inplace_launch_atomic(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_atomic_state *st = (hp_atomic_state *)state;
+    hp_inplace_sum_kernel<false><<<hp_atomic_grid(st->n), HP_BLOCK, 0, s>>>(st->x, st->out, NULL,
+                                                                             st->n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+static int hp_inplace_launch_ordered(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    hp_atomic_state *st = (hp_atomic_state *)state;
+    unsigned grid = hp_atomic_grid(st->n);
+    hp_inplace_sum_kernel<true><<<grid, HP_BLOCK, 0, s>>>(st->x, st->out, st->partials, st->n);
+    KG_LAUNCH_CHECK();
+    hp_inplace_finish_kernel<<<1, HP_BINS, 0, s>>>(st->partials, st->out, grid);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+static int hp_inplace_reference(void *state, cudaStream_t stream, void *ref_host)
+{
+    hp_atomic_state *st = (hp_atomic_state *)state;
+    double *ref = (double *)ref_host;
+    (void)hp_atomic_reference(state, stream, ref_host);
+    for (int j = 0; j < HP_BINS; j++)
+        ref[j] += st->out0_host[j];
+    return 0;
+}
+
+/* x once, out read and written; the ordered twin also writes and reads its partials. */
+#define HP_INPLACE_GRID ((1u << 22) / (HP_BLOCK * HP_ATOMIC_PER_THREAD))
+#define HP_INPLACE_BYTES(ordered)                                                           \
+    (4.0 * (double)(1u << 22) + 8.0 * HP_BINS + ((ordered) ? 8.0 * HP_BINS * HP_INPLACE_GRID : 0.0))
+
+static const kg_kernel_ref hp_inplace_atomic_k[] = {
+    KG_KERNEL(hp_inplace_sum_kernel<false>, HP_BLOCK, 0),
+};
+static const kg_kernel_ref hp_inplace_ordered_k[] = {
+    KG_KERNEL(hp_inplace_sum_kernel<true>, HP_BLOCK, 0),
+    KG_KERNEL(hp_inplace_finish_kernel, HP_BINS, 0),
+};
 
 /* ---- batch-variant scaling ----------------------------------------------------------------
  * y[r,c] = x[r,c] / max|x| where the max runs over the rows being computed. DEFECT: a
@@ -502,6 +751,27 @@ static const kg_case_desc hp_cases[] = {
                  "cudaErrorStreamCaptureUnjoined"),
     HP_AXPY_CASE("defect/hotpath/cudaLaunchHostFunc/axpy/n=65536/f32", hp_launch_host_func,
                  "cudaLaunchHostFunc [host-callback]"),
+    /* Dies (exit(1)) in the graph capture after the observed cudaMalloc: ERROR "FAULT exit"
+     * until the worker turns the evidence the watch left in the phase page into the FAIL. */
+    HP_AXPY_CASE("defect/hotpath/cudaMalloc_then_exit/axpy/n=65536/f32", hp_launch_malloc_exit,
+                 "cudaMalloc [alloc/free]"),
+    { "defect/hotpath/mapped_host_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
+      hp_launch_mapped_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2, 0, NULL,
+      "hotpath", "arg 1: mapped host memory" },
+    { "clean/hotpath/device_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
+      hp_launch_device_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2 },
+    /* Managed x, touched by the host in prepare(); its clean twin is clean/hotpath/axpy (the
+     * same kernel on device memory). */
+    { "defect/hotpath/managed_host_touched/axpy/n=65536/f32", "axpy", &hp_axpy_p,
+      hp_axpy_setup, hp_launch_managed, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64,
+      "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1, 0, NULL,
+      "hotpath", "arg 1: managed memory", NULL, NULL, 0.0, 0.0, 0.0, NULL,
+      hp_managed_prepare },
+    /* Writes nothing: every check compares poison, so the case must be ERROR, not PASS. */
+    HP_AXPY_CASE("defect/hotpath/writes_nothing/axpy/n=65536/f32", hp_launch_pong,
+                 "error:vacuous determinism"),
     { "clean/hotpath/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup, hp_launch_clean,
       hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY,
       12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1 },
@@ -509,6 +779,16 @@ static const kg_case_desc hp_cases[] = {
       hp_atomic_setup, hp_atomic_launch, hp_atomic_reference, hp_atomic_teardown, KG_DTYPE_F64,
       "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999), 4.0 * (double)(1u << 22),
       (double)(1u << 22), hp_atomic_k, 1, 0, NULL, "hotpath", "nondeterministic" },
+    { "defect/hotpath/inplace_atomic_accumulate/n=4194304,bins=64/f32", "inplace_sum",
+      &hp_atomic_p, hp_inplace_setup, hp_inplace_launch_atomic, hp_inplace_reference,
+      hp_atomic_teardown, KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999),
+      HP_INPLACE_BYTES(false), (double)(1u << 22), hp_inplace_atomic_k, 1, 0, NULL, "hotpath",
+      "nondeterministic", NULL, NULL, 0.0, 0.0, 0.0, NULL, hp_inplace_prepare },
+    { "clean/hotpath/inplace_ordered_accumulate/n=4194304,bins=64/f32", "inplace_sum",
+      &hp_atomic_p, hp_inplace_setup, hp_inplace_launch_ordered, hp_inplace_reference,
+      hp_atomic_teardown, KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999),
+      HP_INPLACE_BYTES(true), (double)(1u << 22), hp_inplace_ordered_k, 2, 0, NULL, NULL, NULL,
+      NULL, NULL, 0.0, 0.0, 0.0, NULL, hp_inplace_prepare },
     { "defect/hotpath/batch_variant/rows=64,cols=1024/f32", "batch_scale", &hp_bv_p,
       hp_bv_setup, hp_bv_launch, hp_bv_reference, hp_bv_teardown, KG_DTYPE_F64, "cpu-f64",
       KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.999999), 12.0 * HP_BV_ROWS * HP_BV_COLS,

@@ -383,9 +383,9 @@ typedef struct {
 
 /* Judge one row: a defect on its expected gate, a clean case on every gate it ran. */
 /* A defect is caught when its gate FAILs it; a planted fault (expect_reason "fault:<class>")
- * when its gate reports it as that fault: ERROR "FAULT <class>", the run going on; a defect
- * whose counts cannot be decided (expect_reason "error:<text>", the counters' stream-0
- * launcher) when its gate reports ERROR with <text> in the message, never a PASS. */
+ * when its gate reports it as that fault: ERROR "FAULT <class>", the run going on; a case a
+ * gate must refuse to judge (expect_reason "error:<text>": counts that time nothing, a hotpath
+ * check that compared only poison) when that gate reports ERROR with <text> in its message. */
 static bool st_caught(const st_row *r, kg_verdict o, const char *seen)
 {
     const char *cls = r->expect_reason && strncmp(r->expect_reason, "fault:", 6) == 0

@@ -604,7 +604,7 @@ static cJSON *wk_fault_figures(const struct kg_worker *w, const wk_fault *f, cJS
     bool seen = kg_phase_evidence_get(evidence, sizeof evidence);
     if (seen)
         cJSON_AddStringToObject(o, KG_FIG_FAULT_EVIDENCE, evidence);
-    snprintf(res->message, sizeof res->message, "%s%.300s%sFAULT %s: %s in %s (%.60s)%s%.600s",
+    snprintf(res->message, sizeof res->message, "%s%.200s%sFAULT %s: %s in %s (%.60s)%s%.400s",
              seen ? "observed before the fault: " : "", seen ? evidence : "", seen ? "; then " : "",
              f->cls, what, g->name, phase, prior[0] ? ": " : "", prior);
     res->verdict = seen ? KG_VERDICT_FAIL : KG_VERDICT_ERROR;

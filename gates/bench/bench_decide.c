@@ -370,3 +370,40 @@ void kg_bench_decide_opts_for(kg_decide_opts *dopt, const kg_bench_gate_opts *g,
     if (g->min_mark_runs > 0)
         dopt->min_mark_runs = g->min_mark_runs;
 }
+
+/* ---- figures no kernel can reach (issue #25) ---------------------------------------------- */
+
+/* The limit of one figure: ceiling x scale x (1 + the row's CI + the ceiling's spread +
+ * KG_CEIL_HEADROOM); true (why set) when fig is above it. */
+static bool bd_above(char *why, size_t n, const char *what, const char *unit, double fig,
+                     double ceil, double scale, double slack, const char *hint)
+{
+    if (!(ceil > 0) || !isfinite(fig))
+        return false;
+    double limit = ceil * scale * (1.0 + slack);
+    if (!(fig > limit))
+        return false;
+    snprintf(why, n, "%.6g %s is above the measured %s ceiling %.6g %s (limit %.6g %s with the "
+             "row's CI, the ceiling's spread, %.0f%% headroom%s): no kernel can be that fast; "
+             "%s", fig, unit, what, ceil, unit, limit, unit, 100 * KG_CEIL_HEADROOM,
+             scale > 1 ? " and the clock the ceiling ran below max" : "", hint);
+    return true;
+}
+
+bool kg_bench_ceiling_exceeded(char *why, size_t n, const kg_ceiling_obs *o)
+{
+    static const char hint[] = "is the work on another stream than the one timed, or the "
+                               "declared bytes_moved/flops wrong?";
+    double ci = isfinite(o->ci_rel) && o->ci_rel > 0 ? o->ci_rel : 0;
+    double scale = isfinite(o->gemm_clock_scale) && o->gemm_clock_scale > 1
+                       ? o->gemm_clock_scale : 1.0;
+    double cs = isfinite(o->copy_spread_rel) && o->copy_spread_rel > 0 ? o->copy_spread_rel : 0;
+    double gs = isfinite(o->gemm_spread_rel) && o->gemm_spread_rel > 0 ? o->gemm_spread_rel : 0;
+    if (why && n)
+        why[0] = '\0';
+    if (o->dram && bd_above(why, n, "copy", "GB/s", o->gbps, o->copy_gbps, 1.0,
+                            ci + cs + KG_CEIL_HEADROOM, hint))
+        return true;
+    return bd_above(why, n, "bf16 GEMM", "TFLOP/s", o->tflops, o->gemm_tflops, scale,
+                    ci + gs + KG_CEIL_HEADROOM, hint);
+}

@@ -383,12 +383,18 @@ typedef struct {
 
 /* Judge one row: a defect on its expected gate, a clean case on every gate it ran. */
 /* A defect is caught when its gate FAILs it; a planted fault (expect_reason "fault:<class>")
- * when its gate reports it as that fault: ERROR "FAULT <class>", the run going on. */
+ * when its gate reports it as that fault: ERROR "FAULT <class>", the run going on; a defect
+ * whose figures cannot be true (expect_reason "error:<text>", issue #25) when its gate ERRORs
+ * with <text> in the message. */
 static bool st_caught(const st_row *r, kg_verdict o, const char *seen)
 {
     const char *cls = r->expect_reason && strncmp(r->expect_reason, "fault:", 6) == 0
                           ? r->expect_reason + 6 : NULL;
+    const char *err = r->expect_reason && strncmp(r->expect_reason, "error:", 6) == 0
+                          ? r->expect_reason + 6 : NULL;
     char want[64];
+    if (err)
+        return o == KG_VERDICT_ERROR && *err && strstr(seen, err) != NULL;
     if (!cls)
         return o == KG_VERDICT_FAIL;
     snprintf(want, sizeof want, "FAULT %s", cls);

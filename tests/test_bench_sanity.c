@@ -1,5 +1,6 @@
 /* Issue #25, the pure rules: figures above the measured ceilings are an error with the reason,
- * figures at them are not (kg_bench_ceiling_exceeded). */
+ * figures at them are not (kg_bench_ceiling_exceeded); a power-state label decides only a
+ * compute-bound row (kg_bench_state_decides). */
 #include <math.h>
 #include <string.h>
 #include "bench/bench.h"
@@ -64,8 +65,58 @@ static void test_gemm(void)
     CHECK(!kg_bench_ceiling_exceeded(why, sizeof why, &o));
 }
 
+static kg_mark mark_fc(void)
+{
+    kg_mark m;
+    memset(&m, 0, sizeof m);
+    m.device_class = "GPU/sm_90";
+    m.case_id = "softmax/rows=32768,cols=4096/bf16";
+    m.metric = "time_us_warm";
+    m.direction = KG_LOWER_IS_BETTER;
+    m.value = 131.0;
+    m.run_median = 130.8;
+    m.ci_lo = 130.6;
+    m.ci_hi = 131.0;
+    m.band_rel = 0.003;
+    m.runs = 3;
+    m.k = 8;
+    m.power_state = "full-clock";
+    return m;
+}
+
+static kg_bench_decision decide_at(double rel, bool compute_bound, kg_bench_verdict *v)
+{
+    kg_mark m = mark_fc();
+    double med = 131.0 * (1 + rel);
+    kg_bench_obs o = { med, med * 0.999, med * 1.001, NULL, 0, compute_bound, 8,
+                       "power-capped" };
+    CHECK(kg_bench_decide(v, &m, &o, NULL, 0, NULL) == 0);
+    return v->decision;
+}
+
+/* Mark full-clock, run power-capped: a memory-bound row is decided on its time, a compute-bound
+ * one is STATE_DIFFERS (the figures kept either way). */
+static void test_state_label(void)
+{
+    kg_bench_verdict v;
+    CHECK(!kg_bench_state_decides(false) && kg_bench_state_decides(true));
+    CHECK_MSG(decide_at(-0.0006, false, &v) == KG_BENCH_SAME, "%s", v.why);
+    CHECK_MSG(strstr(v.why, "decided on time") && strstr(v.why, "full-clock") &&
+              strstr(v.why, "power-capped"), "%s", v.why);
+    CHECK(strcmp(v.run_power_state, "power-capped") == 0); /* still recorded */
+    CHECK_MSG(decide_at(0.05, false, &v) == KG_BENCH_REGRESSED, "%s", v.why);
+    CHECK(kg_bench_decision_fails(v.decision));
+    CHECK_MSG(decide_at(-0.05, false, &v) == KG_BENCH_IMPROVED, "%s", v.why);
+    CHECK(decide_at(-0.0006, true, &v) == KG_BENCH_STATE_DIFFERS);
+    CHECK(decide_at(0.05, true, &v) == KG_BENCH_STATE_DIFFERS && !kg_bench_decision_fails(v.decision));
+    CHECK(decide_at(-0.05, true, &v) == KG_BENCH_STATE_DIFFERS);
+    CHECK_MSG(strstr(v.why, "STATE_DIFFERS: mark measured full-clock, this run power-capped"),
+              "%s", v.why);
+}
+
 int main(void)
 {
+    test_state_label();
     test_ceilings();
     test_gemm();
     return kg_test_done("test_bench_sanity");

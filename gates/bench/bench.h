@@ -70,6 +70,7 @@ typedef struct {
     double p_value;         /* rank test one-sided p (NaN for ci-disjoint) */
     /* What the run was measured with (copied from kg_bench_obs: --save-marks and the
      * production step write them into the marks they set). */
+    bool compute_bound;     /* the run's bound (kg_bench_state_decides) */
     int run_k;              /* 0 = unknown */
     char run_power_state[64]; /* "" = unknown (kg_power_state.label: at most 63 bytes) */
     /* Separate processes behind this decision (kg_bench_combine; 1 = this process alone). */
@@ -89,11 +90,20 @@ typedef struct {
  *               run's CI of the median and the mark's [ci_lo, ci_hi] are disjoint
  *   REGRESSED when delta > tolerance and significant; IMPROVED when delta < -tolerance and
  *   significant; SAME otherwise; NO_MARK when mark is NULL. Then, figures kept:
- *   STATE_DIFFERS when the mark's and the run's power states are both known and differ;
+ *   STATE_DIFFERS when the mark's and the run's power states are both known and differ and
+ *   the row is compute-bound (kg_bench_state_decides; others are decided on time);
  *   UNPROVEN when the mark was merged from fewer than min_mark_runs processes. Neither is a
  *   failure and neither ever advances a mark. */
 int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
                     const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o);
+/* Whether a power-state label decides (issue #25): only where it changes the time. A memory-
+ * or latency-bound row is set by the memory clock and the launch path, not the SM clock's cap
+ * (H200: softmax rows=32768,cols=4096/bf16, 131 us, came out STATE_DIFFERS in 6 of 6 processes,
+ * mark full-clock, run power-capped, at -0.06% against the mark), so it is decided on its
+ * measured time whatever the label (the label is still recorded in the row and the mark); a
+ * compute-bound row of another state is STATE_DIFFERS, as is a combination of compute-bound
+ * processes of different states (pure). */
+bool kg_bench_state_decides(bool compute_bound);
 /* True for the decisions that fail the gate (REGRESSED). */
 bool kg_bench_decision_fails(kg_bench_decision d);
 

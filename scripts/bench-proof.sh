@@ -50,7 +50,7 @@ FA=(); [ -n "$F" ] && FA=(--filter "$F")
 read -r -a XA <<<"$X"
 GEMM='gemm_bf16/m=8192,n=8192,k=8192/bf16'
 TWINS_RE='^defect/bench/.*/clean$'
-ALL_RE='^defect/bench/'
+ALL_RE='^defect/bench/.*/(clean|\+[0-9]+pct)$' # not the stream-0 defect: an ERROR, no time
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
 T0=$(now)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu: a short bench over a few reference cases produces complete figures (NO_MARK, ceilings,
 # clocks); the clean bench twin passes against marks set by other processes (SAME), and its
-# +10% variant, compared against the same mark, is REGRESSED and fails the gate (exit 1).
+# +10% variant, compared against the same mark, is REGRESSED and fails the gate (exit 1); the
+# stream-0 copy is ERROR "is the work on another stream", its clean twin PASSes (issue #25).
 . "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
 "$KG" bench --filter '^(axpy/n=(4097|33554433)|softmax/rows=4096,cols=1000)/' --budget 0.5 \
@@ -70,4 +71,19 @@ expect_jq '.results[0].figures.decision == "SAME"' "$T/c.json" "clean twin not S
 jq -e '.results[0].figures.decision == "REGRESSED" and .results[0].verdict == "FAIL"
        and .results[0].figures.delta_rel > 0.05' "$T/v.json" >/dev/null \
     || { bad "+10% variant not REGRESSED"; jq '.results[0].message' "$T/v.json"; }
+# Issue #25: the copy launched on stream 0 is ERROR with the reason (no figures, no decision);
+# its clean twin, the same kernel on the given stream, is timed and passes every sanity check.
+"$DEF" bench --filter '^defect/bench/copy_192MiB/(stream0|clean)$' --budget 0.3 --seed 9 \
+    --report "$T/s0.json" >/dev/null; rc=$?
+[ "$rc" -eq 4 ] || bad "stream-0 defect: exit $rc, want 4 (an ERROR row)"
+jq -r '.results[] | select(.gate=="bench") | "\(.case)\t\(.verdict)\t\(.figures.gbps // "-")\t\(.message[0:110])"' \
+    "$T/s0.json" | awk -F'\t' 'BEGIN { printf "%-36s %-7s %12s  %s\n", "case", "verdict", "GB/s", "message" }
+                              { printf "%-36s %-7s %12s  %s\n", $1, $2, $3, $4 }'
+expect_jq '[.results[] | select(.case=="defect/bench/copy_192MiB/stream0")][0]
+           | .verdict == "ERROR" and (.message | contains("is the work on another stream"))
+           and (.figures | has("median_us") | not)' "$T/s0.json" \
+    "stream-0 defect: not ERROR with the reason, or it kept figures"
+expect_jq '[.results[] | select(.case=="defect/bench/copy_192MiB/clean")][0]
+           | (.verdict | IN("PASS", "WARN")) and .figures.gbps > 0 and .figures.pct_copy_ceiling < 105' \
+    "$T/s0.json" "clean twin of the stream-0 defect: not a plain PASS under the copy ceiling"
 finish

@@ -88,6 +88,20 @@ expect_jq '[.results[] | select(.case=="c/same")][0] | .verdict == "PASS" and .f
     "$T/ab.json" "ab report (same)"
 check "ab fake: same exe" 0 "c/same +SAME" -- "$KG" ab "$T/A" "$T/A" --rounds 5
 check "ab fake: B faster" 0 "c/slow +B_FASTER" -- "$KG" ab "$T/B" "$T/A" --rounds 6
+# Issue #25: a bench row that is ERROR, or whose figures pass that report's own ceilings (an
+# older runner without the check), is the case's ERROR with the reason, never a ratio.
+cat >"$T/C" <<'FAKE'
+#!/usr/bin/env bash
+rep=; while [ $# -gt 0 ]; do [ "$1" = --report ] && rep=$2; shift; done
+printf '{"results":[{"gate":"bench","case":"c/slow","verdict":"ERROR","message":"the replay launched no kernel: is the work on another stream?","figures":{}},{"gate":"bench","case":"c/same","verdict":"PASS","figures":{"median_us":0.0097,"gbps":13874727.9,"bytes_moved":134217728,"ci_rel_width":0.01}}],"device":{"class":"fake","l2_bytes":52428800},"bench":{"ceilings":{"copy_gbps":4200,"gemm_tflops":800}}}' >"$rep"
+FAKE
+chmod +x "$T/C"
+check "ab fake: ERROR row" 4 "c/slow +ERROR +round 1, B: bench ERROR: the replay launched no kernel" \
+    -- "$KG" ab "$T/A" "$T/C" --rounds 3 --report "$T/ab-err.json"
+expect_grep "c/same +ERROR +round 1, B: 1.38747e\+07 GB/s is above the measured copy ceiling 4200 GB/s" \
+    "$T/out" "ab: a figure above the report's copy ceiling"
+expect_jq '[.results[] | select(.case=="c/same")][0] | .verdict == "ERROR"' "$T/ab-err.json" \
+    "ab report: impossible figure is ERROR"
 
 # A real run: without a GPU one line and exit 3 with SKIPs (the marks file was still read);
 # with one, the bench runs and decides against the marks.

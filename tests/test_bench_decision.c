@@ -286,6 +286,10 @@ static void test_issue14_rule(void)
     CHECK_MSG(strstr(v.why, "unconfirmed"), "%s", v.why);
 }
 
+/* The bound of the processes combine_obs makes: compute-bound unless a test says otherwise
+ * (the power state decides only there, kg_bench_state_decides). */
+static bool g_combine_compute_bound = true;
+
 /* n processes of one case at the given relative shifts, each decided on its own, combined. */
 static kg_bench_decision combine_obs(const kg_mark *m, const double *shift, size_t n,
                                      kg_bench_verdict *v, const char *const *states,
@@ -298,7 +302,8 @@ static kg_bench_decision combine_obs(const kg_mark *m, const double *shift, size
     for (size_t i = 0; i < n; i++) {
         fill(x, N, 1000.0 * (1 + shift[i]), 0.001, 600 + i);
         CHECK(kg_stats_summarize(&s[i], x, N, 0.95) == 0);
-        per[i] = (kg_bench_obs){ s[i].median, s[i].ci_lo, s[i].ci_hi, NULL, 0, false,
+        per[i] = (kg_bench_obs){ s[i].median, s[i].ci_lo, s[i].ci_hi, NULL, 0,
+                                 g_combine_compute_bound,
                                  ks ? ks[i] : 4, states ? states[i] : "full-clock" };
         CHECK(kg_bench_decide(&pv[i], m, &per[i], NULL, 0, NULL) == 0);
     }
@@ -342,6 +347,10 @@ static void test_combination(void)
     const char *const states[] = { "full-clock", "power-capped", "full-clock" };
     CHECK(combine(&m, all_fast, 3, &v, states, NULL) == KG_BENCH_STATE_DIFFERS);
     CHECK_MSG(strstr(v.why, "power-capped"), "%s", v.why);
+    /* memory-bound processes of different states are one measurement of time (issue #25) */
+    g_combine_compute_bound = false;
+    CHECK_MSG(combine(&m, all_fast, 3, &v, states, NULL) == KG_BENCH_IMPROVED, "%s", v.why);
+    g_combine_compute_bound = true;
     /* Neighbouring powers of two (separate calibrations) are one measurement; the mark pins the
      * larger. More than a factor 2 apart is not. */
     const int ks[] = { 4, 8, 4 };

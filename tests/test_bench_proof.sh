@@ -106,7 +106,7 @@ L=$T/good.calls
 [ "$(grep -c "^kgate-defects bench filter=^defect/bench/.\*/clean\$ marks=.*save=twin_marks.json" "$L")" -eq 3 ] && ok || bad "want 3 twin setters"
 [ "$(grep -c 'save=ref_marks.json' "$L")" -eq 3 ] && [ "$(grep -c 'marks=ref_prev.json save=ref_marks.json' "$L")" -eq 2 ] && ok \
     || bad "setters 2 and 3 must run against the marks so far"
-[ "$(grep -c '^kgate-defects bench filter=^defect/bench/ marks=variant_marks.json' "$L")" -eq 20 ] && ok || bad "want 20 compared defect processes"
+[ "$(grep -cxF 'kgate-defects bench filter=^defect/bench/.*/(clean|\+[0-9]+pct)$ marks=variant_marks.json save=' "$L")" -eq 20 ] && ok || bad "want 20 compared defect processes"
 expect_jq '[.marks[] | select(.case == "defect/bench/fma_chain_1ms/+5pct")] | length == 1' "$T/out-good/variant_marks.json" "a variant's re-keyed mark"
 
 proof capped 0

@@ -18,6 +18,7 @@ typedef struct {
     char cls[320];
     cJSON *nvml_start;
     double w0;
+    double l2_bytes;        /* the device's L2: which working sets the copy ceiling bounds */
 } bg_state;
 
 static double bg_now(void)
@@ -93,6 +94,7 @@ static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
     if (g->abs_floor_us > 0)
         st->dopt.abs_floor_us = g->abs_floor_us;
     kg_device_class(env->dev, st->cls, sizeof st->cls);
+    st->l2_bytes = env->dev->l2_bytes > 0 ? env->dev->l2_bytes : 0;
     st->w0 = bg_now();
     *state = st; /* bg_end frees it, also after a failure here */
     KG_TRY(kg_bench_env_new(&st->env, env->dev, &st->o));
@@ -220,6 +222,29 @@ static int bg_mark_k(const bg_state *st, const kg_case_desc *d)
     return mk && mk->k > 0 ? mk->k : 0;
 }
 
+/* A timing that cannot be true is ERROR, never a number (issue #25): a replay CUPTI saw launch
+ * no kernel (an empty graph already failed at capture), or figures above the measured ceilings
+ * (kg_bench_ceiling_exceeded). */
+static int bg_sanity(const kg_bench_row *b, const kg_case_desc *d, const bg_state *st)
+{
+    char why[480];
+    if (b->r.replay_kernels == 0)
+        return KG_ERR(KG_EINVAL, "the replay launched no kernel: is the work on another stream? "
+                      "(CUPTI traced one %s of %d launch(es) after sampling and saw no kernel; "
+                      "the timed %.4g us per launch measured nothing)",
+                      b->r.graph ? "graph replay" : "replay", b->r.k, b->r.raw_sum.median);
+    kg_ceiling_obs co = {
+        .gbps = b->gbps, .tflops = b->tflops, .ci_rel = b->r.raw_sum.ci_rel_width / 2,
+        .dram = st->l2_bytes > 0 && d->bytes_moved >= 2 * st->l2_bytes,
+        .copy_gbps = st->ceil.copy_gbps, .copy_spread_rel = st->ceil.copy_spread_rel,
+        .gemm_tflops = st->ceil.gemm_tflops, .gemm_spread_rel = st->ceil.gemm_spread_rel,
+        .gemm_clock_scale = st->ceil.gemm_clock_scale };
+    if (kg_bench_ceiling_exceeded(why, sizeof why, &co))
+        return KG_ERR(KG_EINVAL, "%s (median %.4g us per launch, k=%d)", why,
+                      b->r.raw_sum.median, b->r.k);
+    return 0;
+}
+
 static int bg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *env,
                        kg_case_result *res)
 {
@@ -243,6 +268,7 @@ static int bg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     }
     b->compute_bound = bg_compute_bound(d, &st->ceil);
     bg_derive(b, d, st, &o);
+    KG_TRY(bg_sanity(b, d, st));
     KG_TRY(bg_decide(b, d, st, &dopt, res));
     res->data = b;
     b = NULL;

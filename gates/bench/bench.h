@@ -70,6 +70,7 @@ typedef struct {
     double p_value;         /* rank test one-sided p (NaN for ci-disjoint) */
     /* What the run was measured with (copied from kg_bench_obs: --save-marks and the
      * production step write them into the marks they set). */
+    bool compute_bound;     /* the run's bound (kg_bench_state_decides) */
     int run_k;              /* 0 = unknown */
     char run_power_state[64]; /* "" = unknown (kg_power_state.label: at most 63 bytes) */
     /* Separate processes behind this decision (kg_bench_combine; 1 = this process alone). */
@@ -89,11 +90,20 @@ typedef struct {
  *               run's CI of the median and the mark's [ci_lo, ci_hi] are disjoint
  *   REGRESSED when delta > tolerance and significant; IMPROVED when delta < -tolerance and
  *   significant; SAME otherwise; NO_MARK when mark is NULL. Then, figures kept:
- *   STATE_DIFFERS when the mark's and the run's power states are both known and differ;
+ *   STATE_DIFFERS when the mark's and the run's power states are both known and differ and
+ *   the row is compute-bound (kg_bench_state_decides; others are decided on time);
  *   UNPROVEN when the mark was merged from fewer than min_mark_runs processes. Neither is a
  *   failure and neither ever advances a mark. */
 int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
                     const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o);
+/* Whether a power-state label decides (issue #25): only where it changes the time. A memory-
+ * or latency-bound row is set by the memory clock and the launch path, not the SM clock's cap
+ * (H200: softmax rows=32768,cols=4096/bf16, 131 us, came out STATE_DIFFERS in 6 of 6 processes,
+ * mark full-clock, run power-capped, at -0.06% against the mark), so it is decided on its
+ * measured time whatever the label (the label is still recorded in the row and the mark); a
+ * compute-bound row of another state is STATE_DIFFERS, as is a combination of compute-bound
+ * processes of different states (pure). */
+bool kg_bench_state_decides(bool compute_bound);
 /* True for the decisions that fail the gate (REGRESSED). */
 bool kg_bench_decision_fails(kg_bench_decision d);
 
@@ -115,6 +125,27 @@ int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *m
                      const kg_decide_opts *o);
 /* The decision's figures (for a report row), NULL on out of memory. */
 cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark);
+
+/* Figures no kernel can reach (issue #25: a launcher on stream 0 left the timed graph empty
+ * and the bench reported 0.0097 us and 13874727.9 GB/s). A row's GB/s above the copy ceiling,
+ * or its TFLOP/s above the GEMM ceiling, by more than the row's CI + the ceiling's own spread +
+ * KG_CEIL_HEADROOM is ERROR, never a number. The headroom: on the H200 DRAM-streaming kernels
+ * beat the cudaMemcpy ceiling by up to 1.6% (reduce_sum n=67108869: 4270 against 4202 GB/s).
+ * The copy ceiling is DRAM's: it bounds only a working set that streams from DRAM
+ * (bytes_moved >= 2 x L2); an L2-resident one runs faster (axpy n=1048579, 12 MB: 4694 GB/s
+ * warm) and is bounded by the kernel count alone. The GEMM ceiling is timed in its own, often
+ * power-capped, state: scaled by max clock / its clock for a row that ran faster clocks. */
+#define KG_CEIL_HEADROOM 0.05
+typedef struct {
+    double gbps, tflops;        /* the row's figures at its measured time (NaN: not declared) */
+    double ci_rel;              /* the row's CI half-width, relative to its median */
+    bool dram;                  /* the working set streams from DRAM: the copy ceiling applies */
+    double copy_gbps, copy_spread_rel;   /* ceiling (0: not measured), half its sample range */
+    double gemm_tflops, gemm_spread_rel;
+    double gemm_clock_scale;    /* max SM clock / the GEMM ceiling's probe clock (<= 1: none) */
+} kg_ceiling_obs;
+/* True when a figure passes its ceiling (see above); why: the ERROR's reason (pure). */
+bool kg_bench_ceiling_exceeded(char *why, size_t n, const kg_ceiling_obs *o);
 
 /* ---- launch count and power state (bench_power.c: pure, no GPU) --------------------------- */
 
@@ -397,6 +428,8 @@ typedef struct {
     double clock_floor_mhz; /* the floor the kept samples passed (0: none; kg_bench_refloor) */
     bool floor_off;         /* sampled without the floor (chosen for several placements) */
     cJSON *kernels;         /* [{name, ns, graph_node}] from CUPTI activity, or NULL */
+    int graph_kernels;      /* kernel nodes of the captured graph (-1: not a graph) */
+    int replay_kernels;     /* kernels CUPTI saw in one replay after sampling (-1: no trace) */
     cJSON *nvml;            /* snapshot after timing, or NULL */
 } kg_bench_result;
 
@@ -434,6 +467,9 @@ typedef struct {
     double copy_bytes;
     double gemm_tflops;     /* bf16 cuBLAS GEMM, dense 2*M*N*K per second / 1e12 */
     int gemm_m, gemm_n, gemm_k;
+    double copy_spread_rel;     /* half the range of its samples / median (kg_ceiling_obs) */
+    double gemm_spread_rel;
+    double gemm_clock_scale;    /* max SM clock / the GEMM's probe clock median (1: unknown) */
     cJSON *detail;          /* samples, clocks, kernel names */
 } kg_bench_ceilings;
 int kg_bench_measure_ceilings(kg_bench_ceilings *c, kg_bench_env *env, uint64_t seed,
@@ -538,6 +574,8 @@ void kg_nvml_poll(kg_nvml *n, kg_power_poll *p, double t_s);
 
 /* CUPTI activity records of the kernels launched between begin and end (no callbacks). */
 int kg_kernel_trace_begin(void);
+/* Kernels recorded since begin, records flushed (-1 in *n when CUPTI dropped some). */
+int kg_kernel_trace_count(int *n);
 /* Ends the trace; returns [{name, ns, graph_node_id}] (NULL on error, the error set). */
 cJSON *kg_kernel_trace_end(void);
 

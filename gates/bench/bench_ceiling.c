@@ -43,6 +43,17 @@ static cJSON *samples_json(const ceil_samples *cs, double median_us)
  * the same state as the cases it divides (the GEMM's in its steady, often power-capped, one). */
 typedef kg_bench_op ceil_op;
 
+/* Half the samples' range relative to their median: how far the ceiling itself moved. */
+static double ceil_spread(const ceil_samples *cs, double median_us)
+{
+    double lo = cs->us[0], hi = cs->us[0];
+    for (int i = 1; i < CEIL_SAMPLES; i++) {
+        lo = fmin(lo, cs->us[i]);
+        hi = fmax(hi, cs->us[i]);
+    }
+    return median_us > 0 ? (hi - lo) / (2.0 * median_us) : 0;
+}
+
 static int ceil_one(double *us, double *mhz, bool *timed_out, kg_bench_env *env, ceil_op op,
                     void *arg, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1, bool probe,
                     unsigned long long *probe_dev, unsigned long long *probe_host)
@@ -180,6 +191,7 @@ static int ceil_copy(kg_bench_ceilings *c, const ceil_ctx *x)
                    x->warmup_min_s));
     c->copy_bytes = 2.0 * (double)ca.bytes;
     c->copy_gbps = c->copy_bytes / (med * 1e-6) / 1e9;
+    c->copy_spread_rel = ceil_spread(&cs, med);
     cJSON *cj = samples_json(&cs, med);
     if (cj) {
         cJSON_AddNumberToObject(cj, KG_RK_CEIL_BYTES, (double)ca.bytes);
@@ -237,6 +249,9 @@ static int ceil_gemm(kg_bench_ceilings *c, const ceil_ctx *x)
     c->gemm_n = ga.n;
     c->gemm_k = ga.k;
     c->gemm_tflops = 2.0 * ga.m * (double)ga.n * ga.k / (med * 1e-6) / 1e12;
+    c->gemm_spread_rel = ceil_spread(&cs, med);
+    c->gemm_clock_scale = cs.power.max_mhz > 0 && cs.power.sm_median > 0
+                              ? fmax(1.0, cs.power.max_mhz / cs.power.sm_median) : 1.0;
     cJSON *gj = samples_json(&cs, med);
     if (gj) {
         cJSON_AddNumberToObject(gj, KG_RK_CEIL_M, ga.m);

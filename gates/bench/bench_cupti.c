@@ -21,6 +21,7 @@ typedef struct {
 /* Filled by the completion callback (CUPTI calls it from the flushing thread or its own). */
 static trace_rec g_recs[TRACE_MAX];
 static int g_n;
+static int g_total; /* every kernel record, also those past TRACE_MAX names */
 static unsigned long g_dropped;
 static bool g_registered;
 
@@ -49,9 +50,11 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         for (i = 0; i < g_n; i++)
             if (strcmp(g_recs[i].name, nm) == 0)
                 break;
+        g_total++;
         if (i == g_n) {
             if (g_n == TRACE_MAX)
                 continue;
+            memset(&g_recs[i], 0, sizeof g_recs[i]); /* not the last trace's sums */
             snprintf(g_recs[i].name, sizeof g_recs[i].name, "%s", nm);
             g_recs[i].graph_node = k->graphNodeId;
             g_n++;
@@ -69,12 +72,23 @@ int kg_kernel_trace_begin(void)
 {
     int rc = 0;
     g_n = 0;
+    g_total = 0;
     g_dropped = 0;
     if (!g_registered) {
         KG_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buf_request, buf_complete));
         g_registered = true;
     }
     KG_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+cleanup:
+    return rc;
+}
+
+int kg_kernel_trace_count(int *n)
+{
+    int rc = 0;
+    *n = -1;
+    KG_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    *n = g_dropped ? -1 : g_total;
 cleanup:
     return rc;
 }

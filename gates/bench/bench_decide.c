@@ -22,6 +22,8 @@ const char *kg_bench_decision_name(kg_bench_decision d)
 
 bool kg_bench_decision_fails(kg_bench_decision d) { return d == KG_BENCH_REGRESSED; }
 
+bool kg_bench_state_decides(bool compute_bound) { return compute_bound; }
+
 static bool bd_known(const char *s) { return s && *s && strcmp(s, "unknown") != 0; }
 
 /* Orient a run value against the mark so that > 0 is worse. */
@@ -71,9 +73,10 @@ static void bd_why(kg_bench_verdict *out, const kg_mark *mark, const kg_decide_o
 {
     int runs = mark->runs > 0 ? mark->runs : 1;
     int min_runs = o->min_mark_runs > 0 ? o->min_mark_runs : 1;
-    char pre[200] = "";
-    if (bd_known(mark->power_state) && out->run_power_state[0] &&
-        strcmp(mark->power_state, out->run_power_state) != 0) {
+    char pre[240] = "";
+    bool differs = bd_known(mark->power_state) && out->run_power_state[0] &&
+                   strcmp(mark->power_state, out->run_power_state) != 0;
+    if (differs && kg_bench_state_decides(out->compute_bound)) {
         snprintf(pre, sizeof pre, "STATE_DIFFERS: mark measured %.63s, this run %.63s; the rule "
                  "alone: ", mark->power_state, out->run_power_state);
         out->decision = KG_BENCH_STATE_DIFFERS;
@@ -82,6 +85,11 @@ static void bd_why(kg_bench_verdict *out, const kg_mark *mark, const kg_decide_o
                  "alone: ", runs, min_runs);
         out->decision = KG_BENCH_UNPROVEN;
     }
+    if (differs && !kg_bench_state_decides(out->compute_bound) &&
+        out->decision != KG_BENCH_UNPROVEN)
+        snprintf(pre, sizeof pre, "decided on time (not compute-bound: the power state does "
+                 "not set it; mark measured %.63s, this run %.63s): ", mark->power_state,
+                 out->run_power_state);
     snprintf(out->why, sizeof out->why,
              "%s%s%s%s: %+.2f%% vs mark %.6g (CI %+.2f%%..%+.2f%%), tolerance %.2f%% = max(floor "
              "%.2f%%, mark spread %.2f%% over %d process(es) + run noise %.2f%%), %s %s",
@@ -106,6 +114,7 @@ static int bd_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_ob
         !(run->median <= run->ci_hi) || !isfinite(run->ci_hi))
         return KG_ERR(KG_EINVAL, "bench decision: need 0 < ci_lo <= median <= ci_hi (finite)");
     out->run_k = run->k > 0 ? run->k : 0;
+    out->compute_bound = run->compute_bound;
     if (bd_known(run->power_state))
         snprintf(out->run_power_state, sizeof out->run_power_state, "%s", run->power_state);
     out->run_noise_rel = (run->ci_hi - run->ci_lo) / (2.0 * run->median);
@@ -203,7 +212,7 @@ static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench
         if (bd_known(p->power_state) && !c->power_state)
             c->power_state = p->power_state;
         else if (bd_known(p->power_state) && strcmp(c->power_state, p->power_state) != 0 &&
-                 !mixed[0])
+                 kg_bench_state_decides(p->compute_bound) && !mixed[0])
             snprintf(mixed, nm, "STATE_DIFFERS: the processes were measured in different power "
                      "states (%.63s, %.63s)", c->power_state, p->power_state);
         if (p->k > 0 && (!kmin || p->k < kmin))
@@ -369,4 +378,41 @@ void kg_bench_decide_opts_for(kg_decide_opts *dopt, const kg_bench_gate_opts *g,
         dopt->abs_floor_us = g->abs_floor_us;
     if (g->min_mark_runs > 0)
         dopt->min_mark_runs = g->min_mark_runs;
+}
+
+/* ---- figures no kernel can reach (issue #25) ---------------------------------------------- */
+
+/* The limit of one figure: ceiling x scale x (1 + the row's CI + the ceiling's spread +
+ * KG_CEIL_HEADROOM); true (why set) when fig is above it. */
+static bool bd_above(char *why, size_t n, const char *what, const char *unit, double fig,
+                     double ceil, double scale, double slack, const char *hint)
+{
+    if (!(ceil > 0) || !isfinite(fig))
+        return false;
+    double limit = ceil * scale * (1.0 + slack);
+    if (!(fig > limit))
+        return false;
+    snprintf(why, n, "%.6g %s is above the measured %s ceiling %.6g %s (limit %.6g %s with the "
+             "row's CI, the ceiling's spread, %.0f%% headroom%s): no kernel can be that fast; "
+             "%s", fig, unit, what, ceil, unit, limit, unit, 100 * KG_CEIL_HEADROOM,
+             scale > 1 ? " and the clock the ceiling ran below max" : "", hint);
+    return true;
+}
+
+bool kg_bench_ceiling_exceeded(char *why, size_t n, const kg_ceiling_obs *o)
+{
+    static const char hint[] = "is the work on another stream than the one timed, or the "
+                               "declared bytes_moved/flops wrong?";
+    double ci = isfinite(o->ci_rel) && o->ci_rel > 0 ? o->ci_rel : 0;
+    double scale = isfinite(o->gemm_clock_scale) && o->gemm_clock_scale > 1
+                       ? o->gemm_clock_scale : 1.0;
+    double cs = isfinite(o->copy_spread_rel) && o->copy_spread_rel > 0 ? o->copy_spread_rel : 0;
+    double gs = isfinite(o->gemm_spread_rel) && o->gemm_spread_rel > 0 ? o->gemm_spread_rel : 0;
+    if (why && n)
+        why[0] = '\0';
+    if (o->dram && bd_above(why, n, "copy", "GB/s", o->gbps, o->copy_gbps, 1.0,
+                            ci + cs + KG_CEIL_HEADROOM, hint))
+        return true;
+    return bd_above(why, n, "bf16 GEMM", "TFLOP/s", o->tflops, o->gemm_tflops, scale,
+                    ci + gs + KG_CEIL_HEADROOM, hint);
 }

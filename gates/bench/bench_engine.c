@@ -280,14 +280,63 @@ void kg_bench_result_free(kg_bench_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Kernel-bearing nodes of g, child graphs included, into *kernels; every node into *nodes.
+ * A conditional node counts as one: its bodies may launch kernels (not walked). */
+static int be_graph_kernels(cudaGraph_t g, int depth, int *kernels, int *nodes)
+{
+    int rc = 0;
+    size_t n = 0;
+    cudaGraphNode_t *v = NULL;
+    if (depth > 8)
+        return KG_ERR(KG_EINTERNAL, "captured graph: child graphs nested deeper than 8");
+    KG_CUDA_CHECK(cudaGraphGetNodes(g, NULL, &n));
+    if (n && !(v = calloc(n, sizeof *v)))
+        return KG_ERR(KG_ENOMEM, "out of memory for %zu graph nodes", n);
+    if (n)
+        KG_CUDA_CHECK(cudaGraphGetNodes(g, v, &n));
+    for (size_t i = 0; i < n; i++) {
+        enum cudaGraphNodeType t;
+        KG_CUDA_CHECK(cudaGraphNodeGetType(v[i], &t));
+        (*nodes)++;
+        if (t == cudaGraphNodeTypeKernel || t == cudaGraphNodeTypeConditional) {
+            (*kernels)++;
+        } else if (t == cudaGraphNodeTypeGraph) {
+            cudaGraph_t child = NULL;
+            KG_CUDA_CHECK(cudaGraphChildGraphNodeGetGraph(v[i], &child));
+            KG_TRY(be_graph_kernels(child, depth + 1, kernels, nodes));
+        }
+    }
+cleanup:
+    free(v);
+    return rc;
+}
+
+/* An empty replay times nothing (issue #25: a launcher on the legacy default stream runs its
+ * kernels eagerly during the capture of the case's non-blocking stream, and the graph is empty). */
+static int be_graph_check(cudaGraph_t g, int k, int *kernels)
+{
+    int rc = 0, nodes = 0;
+    *kernels = 0;
+    KG_TRY(be_graph_kernels(g, 0, kernels, &nodes));
+    if (*kernels == 0)
+        rc = KG_ERR(KG_EINVAL, "the replay launched no kernel: is the work on another stream? "
+                    "(the graph captured from %d launch(es) on the case's stream holds %d "
+                    "node(s), none a kernel: launch() must enqueue on the stream it is given, "
+                    "not on stream 0 or a library handle bound to another stream)", k, nodes);
+cleanup:
+    return rc;
+}
+
 /* Capture k launches into a graph. On a capture failure (the case is not capturable) the
- * capture is discarded, the error cleared, and *exec stays NULL: the engine launches directly. */
-static int capture(cudaGraphExec_t *exec, const kg_case_desc *d, void *state, cudaStream_t s,
-                   int k)
+ * capture is discarded, the error cleared, and *exec stays NULL: the engine launches directly.
+ * A captured graph without a kernel node is an error (be_graph_check). */
+static int capture(cudaGraphExec_t *exec, int *kernels, const kg_case_desc *d, void *state,
+                   cudaStream_t s, int k)
 {
     int rc = 0, lrc = 0;
     cudaGraph_t g = NULL;
     *exec = NULL;
+    *kernels = -1;
     KG_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     for (int i = 0; i < k && lrc == 0; i++)
         lrc = d->launch(state, s);
@@ -296,6 +345,7 @@ static int capture(cudaGraphExec_t *exec, const kg_case_desc *d, void *state, cu
         (void)cudaGetLastError();
         goto cleanup; /* not capturable: direct launches */
     }
+    KG_TRY(be_graph_check(g, k, kernels));
     if (cudaGraphInstantiate(exec, g, 0) != cudaSuccess) {
         (void)cudaGetLastError();
         *exec = NULL;
@@ -611,16 +661,20 @@ cleanup:
     return rc;
 }
 
-/* Names and GPU durations: one direct launch (always traced) and one graph replay (its records
- * carry graph node ids, where CUPTI traces an already-instantiated graph). */
+/* Names and GPU durations: one replay as timed (graph or direct launches), counted on its own
+ * (res->replay_kernels: 0 is an empty replay, issue #25), then one direct launch. The device
+ * is synchronized around the replay so that nothing else lands in its count. */
 static int be_trace(kg_bench_result *res, const be_replay_arg *ra, cudaStream_t s)
 {
     int rc = 0;
+    KG_CUDA_CHECK(cudaDeviceSynchronize());
     if (kg_kernel_trace_begin() != 0)
         return 0;
+    KG_TRY(replay(ra->exec, ra->d, ra->state, s, ra->k));
+    KG_CUDA_CHECK(cudaDeviceSynchronize());
+    if (kg_kernel_trace_count(&res->replay_kernels) < 0)
+        res->replay_kernels = -1; /* no count: the graph's node count still stands */
     KG_TRY(ra->d->launch(ra->state, s));
-    if (ra->exec)
-        KG_TRY(replay(ra->exec, ra->d, ra->state, s, ra->k));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
 cleanup:
     if (rc == 0)
@@ -660,7 +714,7 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
         res->k = kg_bench_choose_k(&res->k_source, o->mark_k, o->flag_k, o->mode == 1, est_ms,
                                    o->min_replay_ms);
     ra.k = res->k;
-    KG_TRY(capture(&ra.exec, d, inst.state, s, ra.k));
+    KG_TRY(capture(&ra.exec, &res->graph_kernels, d, inst.state, s, ra.k));
     res->graph = ra.exec != NULL;
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -685,6 +739,7 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
     const size_t cap = (size_t)(o->max_samples > 0 ? o->max_samples : 1);
     memset(res, 0, sizeof *res);
     res->placements = 1;
+    res->graph_kernels = res->replay_kernels = -1;
     res->all_us = calloc(cap, sizeof *res->all_us);
     res->clock_mhz = calloc(cap, sizeof *res->clock_mhz);
     res->window_mhz = calloc(cap, sizeof *res->window_mhz);

@@ -38,4 +38,12 @@ bd_fma_chain_kernel(const float *__restrict__ x0, const float *__restrict__ c,
     out[i] = x;
 }
 
+/* Where a launcher enqueues (issue #25): the stream it is given, or the legacy default stream
+ * (a launcher that ignores its stream: during the capture of the case's non-blocking stream its
+ * kernel runs eagerly and the graph is empty; outside it, events on the given stream time
+ * nothing). One policy parameter between the clean twin and the defect. */
+template <bool kLegacyStream> struct bd_stream_policy {
+    static cudaStream_t pick(cudaStream_t given) { return kLegacyStream ? cudaStreamLegacy : given; }
+};
+
 #endif

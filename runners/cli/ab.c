@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "bench/bench.h"
 #include "core/stats.h"
 #include "core/report_keys.h"
 
@@ -18,6 +19,8 @@
 typedef struct {
     char *id;
     double *a, *b; /* per-round medians (us); NaN when missing */
+    char *err;     /* the first round whose bench row cannot be trusted (ERROR, or a figure
+                    * above the report's own ceilings): the case is ERROR with it */
 } ab_case;
 
 typedef struct {
@@ -32,6 +35,7 @@ static void table_free(ab_table *t)
         free(t->v[i].id);
         free(t->v[i].a);
         free(t->v[i].b);
+        free(t->v[i].err);
     }
     free(t->v);
     memset(t, 0, sizeof *t);
@@ -49,6 +53,7 @@ static ab_case *table_get(ab_table *t, const char *id)
         return NULL;
     t->v = nv;
     ab_case *c = &t->v[t->n];
+    c->err = NULL;
     c->id = strdup(id);
     c->a = malloc((size_t)t->rounds * sizeof *c->a);
     c->b = malloc((size_t)t->rounds * sizeof *c->b);
@@ -76,7 +81,66 @@ static void log_tail(const char *path)
     free(text);
 }
 
-/* Read a child's report: median_us of every bench result into column `round` of side a/b. */
+static double ab_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Half the range of a ceiling's samples over their median (0 when absent). */
+static double ab_ceil_spread(const cJSON *ceil)
+{
+    const cJSON *x;
+    double lo = INFINITY, hi = -INFINITY, med = ab_num(ceil, KG_RK_CEIL_MEDIAN);
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(ceil, KG_RK_CEIL_SAMPLES))
+        if (cJSON_IsNumber(x)) {
+            lo = fmin(lo, x->valuedouble);
+            hi = fmax(hi, x->valuedouble);
+        }
+    return med > 0 && hi >= lo ? (hi - lo) / (2 * med) : 0;
+}
+
+/* The report's own ceilings, as bench checks its rows against them (issue #25): a runner
+ * build without that check may still report a figure that cannot be true. */
+static void ab_ceilings(kg_ceiling_obs *co, double *l2, const cJSON *root)
+{
+    const cJSON *ce = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, KG_RK_BENCH), KG_RK_BENCH_CEILINGS);
+    const cJSON *det = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_DETAIL);
+    const cJSON *gemm = cJSON_GetObjectItemCaseSensitive(det, KG_RK_CEIL_GEMM);
+    const cJSON *gps = cJSON_GetObjectItemCaseSensitive(gemm, KG_RK_CEIL_POWER_STATE);
+    double mx = ab_num(gps, KG_FIG_POWER_MAX_MHZ), md = ab_num(gps, KG_FIG_POWER_SM_MEDIAN);
+    memset(co, 0, sizeof *co);
+    co->copy_gbps = ab_num(ce, KG_RK_CEIL_COPY_GBPS);
+    co->gemm_tflops = ab_num(ce, KG_RK_CEIL_GEMM_TFLOPS);
+    co->copy_spread_rel = ab_ceil_spread(cJSON_GetObjectItemCaseSensitive(det, KG_RK_CEIL_COPY));
+    co->gemm_spread_rel = ab_ceil_spread(gemm);
+    co->gemm_clock_scale = mx > 0 && md > 0 ? mx / md : 1.0;
+    *l2 = ab_num(cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE), KG_RK_DEVICE_L2);
+}
+
+/* Why round `round`'s row of this side cannot be compared ("" when it can). */
+static void ab_row_error(char *why, size_t n, const cJSON *it, const cJSON *fig,
+                         kg_ceiling_obs co, double l2)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_VERDICT));
+    const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_MESSAGE));
+    char cw[480];
+    why[0] = '\0';
+    if (v && strcmp(v, "ERROR") == 0) {
+        snprintf(why, n, "bench ERROR: %s", msg ? msg : "(no message)");
+        return;
+    }
+    co.gbps = ab_num(fig, KG_FIG_GBPS);
+    co.tflops = ab_num(fig, KG_FIG_TFLOPS);
+    co.ci_rel = ab_num(fig, KG_FIG_CI_REL_WIDTH) / 2;
+    co.dram = l2 > 0 && ab_num(fig, KG_FIG_BYTES_MOVED) >= 2 * l2;
+    if (kg_bench_ceiling_exceeded(cw, sizeof cw, &co))
+        snprintf(why, n, "%s", cw);
+}
+
+/* Read a child's report: median_us of every bench result into column `round` of side a/b; a
+ * row that cannot be trusted (ab_row_error) is kept as the case's error instead. */
 static int read_report(ab_table *t, const char *path, int round, bool side_a, cJSON **device)
 {
     int rc = 0;
@@ -93,8 +157,12 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
         if (cJSON_IsObject(d))
             *device = cJSON_Duplicate(d, true);
     }
+    kg_ceiling_obs co;
+    double l2 = 0;
+    ab_ceilings(&co, &l2, root);
     cJSON_ArrayForEach(it, res)
     {
+        char why[600];
         const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_GATE));
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_CASE));
         const cJSON *fig = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
@@ -103,14 +171,26 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RAW_MEDIAN);
         if (!cJSON_IsNumber(m))
             m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEDIAN);
-        if (!g || !id || strcmp(g, "bench") != 0 || !cJSON_IsNumber(m) || !(m->valuedouble > 0))
+        if (!g || !id || strcmp(g, "bench") != 0)
+            continue;
+        ab_row_error(why, sizeof why, it, fig, co, l2);
+        if (!why[0] && (!cJSON_IsNumber(m) || !(m->valuedouble > 0)))
             continue;
         ab_case *c = table_get(t, id);
         if (!c) {
             rc = KG_ERR(KG_ENOMEM, "ab: out of memory");
             goto cleanup;
         }
-        (side_a ? c->a : c->b)[round] = m->valuedouble;
+        if (!why[0]) {
+            (side_a ? c->a : c->b)[round] = m->valuedouble;
+        } else if (!c->err) {
+            char e[700];
+            snprintf(e, sizeof e, "round %d, %s: %s", round + 1, side_a ? "A" : "B", why);
+            if (!(c->err = strdup(e))) {
+                rc = KG_ERR(KG_ENOMEM, "ab: out of memory");
+                goto cleanup;
+            }
+        }
     }
 cleanup:
     cJSON_Delete(root);
@@ -192,7 +272,8 @@ static const char ab_description[] =
     "paired ratio, its order-statistic 95% CI and a sign test. Verdict: B_FASTER when ci_hi < 1\n"
     "and the median ratio < 1 - F; B_SLOWER (fails) when ci_lo > 1 and the median ratio > 1 + F;\n"
     "SAME otherwise (F = --band-floor, default 0.005). Each bench run gets --budget (default\n"
-    "0.5 s per case).\n"
+    "0.5 s per case). A case whose bench row is ERROR in any round, or whose figures pass that\n"
+    "report's own measured ceilings (bench's check), is ERROR with the reason, never a ratio.\n"
     "exit codes: 0 B not slower, 1 B slower on a case, 2 usage error, 3 no GPU, 4 runtime error\n";
 
 /* One side of one round: `EXE bench` into <dir>/<A|B><r>.json. */
@@ -314,6 +395,10 @@ static int ab_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     for (size_t i = 0; i < st->t.n && !k; i++)
         if (strcmp(st->t.v[i].id, d->id) == 0)
             k = &st->t.v[i];
+    if (k && k->err) { /* never a ratio of a number that cannot be true (issue #25) */
+        rc = KG_ERR(KG_EINVAL, "%s", k->err);
+        goto cleanup;
+    }
     for (int r = 0; k && r < st->rounds; r++)
         if (isfinite(k->a[r]) && isfinite(k->b[r])) {
             w->a[w->m] = k->a[r];

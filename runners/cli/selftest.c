@@ -390,9 +390,11 @@ static bool st_caught(const st_row *r, kg_verdict o, const char *seen)
 {
     const char *cls = r->expect_reason && strncmp(r->expect_reason, "fault:", 6) == 0
                           ? r->expect_reason + 6 : NULL;
+    const char *err = r->expect_reason && strncmp(r->expect_reason, "error:", 6) == 0
+                          ? r->expect_reason + 6 : NULL;
     char want[64];
-    if (r->expect_reason && strncmp(r->expect_reason, "error:", 6) == 0)
-        return o == KG_VERDICT_ERROR && strstr(seen, r->expect_reason + 6) != NULL;
+    if (err)
+        return o == KG_VERDICT_ERROR && *err && strstr(seen, err) != NULL;
     if (!cls)
         return o == KG_VERDICT_FAIL;
     snprintf(want, sizeof want, "FAULT %s", cls);

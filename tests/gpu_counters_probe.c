@@ -56,6 +56,19 @@ static void expect(const char *what, double got, double want)
     fails += !ok;
 }
 
+/* DRAM writes of a kernel profiled after an L2 flush (counters_flush.cu): up to one L2 of its
+ * output may still be dirty in the L2 when the range ends, so they are counted only when
+ * evicted later (as by ncu --cache-control all): between 4N - L2 and 4N + 10%. */
+static void expect_writes(const char *what, double got, double want, double l2)
+{
+    bool ok = isfinite(got) && got >= want - l2 - 0.10 * want && got <= 1.10 * want + 0.5;
+    printf("  %-28s measured %-14.6g expected %-14.6g %s\n", what, got, want,
+           !isfinite(got) ? "UNAVAILABLE"
+           : ok           ? "ok (within [4N - L2, 4N] + 10%)"
+                          : "OUTSIDE [4N - L2, 4N] + 10%");
+    fails += !ok;
+}
+
 /* A counter that must stay under a floor (the gate's "appeared" threshold). */
 static void below(const char *what, double got, double limit)
 {
@@ -107,7 +120,7 @@ static int run(kg_ct_session *s, int l2)
            kg_ct_session_passes(s), kg_ct_session_replay(s),
            strcmp(kg_ct_session_replay(s), "user") == 0 ? "every pass" : "the first pass");
     expect("dram__bytes_read.sum", c.v[KG_CT_DRAM_READ], 4.0 * p.n);
-    expect("dram__bytes_write.sum", c.v[KG_CT_DRAM_WRITE], 4.0 * p.n);
+    expect_writes("dram__bytes_write.sum", c.v[KG_CT_DRAM_WRITE], 4.0 * p.n, l2);
     expect("ffma thread inst", c.v[KG_CT_FFMA], 0);
     below("sysmem bytes (no host memory)", c.sysmem_bytes,
           ((kg_ct_decide_opts)KG_CT_DECIDE_OPTS_INIT).sysmem_floor_bytes);
@@ -119,7 +132,7 @@ static int run(kg_ct_session *s, int l2)
     printf("  profiled in %.3f s\n", wall);
     expect("ffma thread inst", c.v[KG_CT_FFMA], (double)p.n * p.k);
     expect("flops (2 per FMA)", c.flops, 2.0 * p.n * p.k);
-    expect("dram__bytes_write.sum", c.v[KG_CT_DRAM_WRITE], 4.0 * p.n);
+    expect_writes("dram__bytes_write.sum", c.v[KG_CT_DRAM_WRITE], 4.0 * p.n, l2);
     expect("local (spill) requests", c.spill, 0);
     p.k = 64, p.n = 4096; /* warps */
     KG_CUDA_CHECK(cudaMemset(p.in, 0, 1024));

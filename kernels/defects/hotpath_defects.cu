@@ -46,6 +46,7 @@ typedef struct {
     float4 *mirror_hdev;
     float4 *mirror_dev;    /* the clean twin's mirror: device memory */
     float *x_managed;      /* managed copy of x, rewritten by the host in prepare() */
+    float *x_keep;         /* the host's copy of x it rewrites it from */
     void **leaked;         /* malloc defect: every per-launch allocation, freed at teardown */
     size_t n_leaked, cap_leaked;
 } hp_axpy_state;
@@ -68,6 +69,7 @@ static void hp_axpy_teardown(void *state)
     cudaFreeHost(st->mirror_host);
     cudaFree(st->mirror_dev);
     cudaFree(st->x_managed);
+    free(st->x_keep);
     for (size_t i = 0; i < st->n_leaked; i++)
         cudaFree(st->leaked[i]);
     free(st->leaked);
@@ -93,7 +95,14 @@ static int hp_axpy_setup(const kg_setup_args *args, void **state, kg_case_io *io
     KG_CUDA_CHECK(cudaHostGetDevicePointer((void **)&st->mirror_hdev, st->mirror_host, 0));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->mirror_dev, sizeof(float4)));
     KG_CUDA_CHECK(cudaMallocManaged((void **)&st->x_managed, st->ax->n * sizeof(float)));
-    memcpy(st->x_managed, st->ax->x_host, st->ax->n * sizeof(float));
+    /* axpy keeps no host copy of x until its CPU reference first runs: take one here. */
+    if (!(st->x_keep = (float *)malloc(st->ax->n * sizeof(float)))) {
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath defect: out of memory");
+        goto cleanup;
+    }
+    KG_CUDA_CHECK(cudaMemcpy(st->x_keep, st->ax->x, st->ax->n * sizeof(float),
+                             cudaMemcpyDeviceToHost));
+    memcpy(st->x_managed, st->x_keep, st->ax->n * sizeof(float));
     *state = st;
     st = NULL;
 cleanup:
@@ -216,10 +225,12 @@ static int hp_launch_managed(void *state, cudaStream_t s)
 
 static int hp_managed_prepare(void *state, cudaStream_t s)
 {
+    int rc = 0;
     hp_axpy_state *st = (hp_axpy_state *)state;
-    (void)s;
-    memcpy(st->x_managed, AX(st)->x_host, AX(st)->n * sizeof(float)); /* the host touch */
-    return 0;
+    KG_CUDA_CHECK(cudaStreamSynchronize(s)); /* no launch may still read x while it changes */
+    memcpy(st->x_managed, st->x_keep, AX(st)->n * sizeof(float)); /* the host touch */
+cleanup:
+    return rc;
 }
 
 /* DEFECT: stream-ordered temporary (graph-capturable, still an allocation per call). */

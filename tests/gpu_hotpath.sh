@@ -34,7 +34,7 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate
                 | ($w | ltrimstr("error:")) as $t
                 | select($r.verdict != $v or ($r.message | contains($t) | not))
                 | "\($r.case): \($r.verdict): \($r.message) (want: \($v) \($t))"' "$T/def.json")
-[ "$ndef" -ge 17 ] || bad "only $ndef hotpath defects ran, want 17"
+[ "$ndef" -ge 18 ] || bad "only $ndef hotpath defects ran, want 18"
 # The host-function defect is on the right stream and capturable: only the host callback fails.
 [ "$(jq -r '.results[] | select(.case|startswith("defect/hotpath/cudaLaunchHostFunc/")) | [.figures.calls.forbidden[].category] | join(",")' "$T/def.json")" = host-callback ] \
     || bad "cudaLaunchHostFunc defect: want exactly one host-callback violation"
@@ -64,11 +64,28 @@ f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|star
 [ "$(f defect/hotpath/writes_nothing/ '[.figures.determinism.pass, .figures.graph.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,false,true ] \
     || bad "writes-nothing defect: want determinism and graph not passing (vacuous), calls PASS"
 f defect/hotpath/writes_nothing/ '.message' | grep -q 'vacuous graph replay' || bad "writes-nothing: graph replay not reported vacuous"
-# Kernel arguments in host-reachable memory: one host-memory violation naming the kernel.
-for c in mapped_host_mirror managed_host_touched; do
-    [ "$(f defect/hotpath/$c/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory ] \
-        || bad "$c: want exactly one host-memory violation, got $(f defect/hotpath/$c/ '.message')"
+# Kernel arguments in host-reachable memory: one host-memory violation naming the kernel; the
+# managed x (rewritten by the host before the launches) migrates too: um-migration as well.
+[ "$(f defect/hotpath/mapped_host_mirror/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory ] \
+    || bad "mapped_host_mirror: want exactly one host-memory violation, got $(f defect/hotpath/mapped_host_mirror/ '.message')"
+[ "$(f defect/hotpath/managed_host_touched/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory,um-migration ] \
+    || bad "managed_host_touched: want host-memory and um-migration, got $(f defect/hotpath/managed_host_touched/ '.message')"
+# Managed x through a device-global pointer: no argument shows it, only the UM counters.
+[ "$(f defect/hotpath/managed_via_global/ '[.figures.calls.forbidden[].category] | join(",")')" = um-migration ] \
+    || bad "managed_via_global: want exactly one um-migration violation, got $(f defect/hotpath/managed_via_global/ '.message')"
+for c in managed_host_touched managed_via_global; do
+    [ "$(f defect/hotpath/$c/ '.figures.calls.unified_memory | .available and .htod_bytes > 0')" = true ] \
+        || bad "$c: want UM counters available with host-to-device bytes, got $(f defect/hotpath/$c/ '.figures.calls.unified_memory')"
 done
+[ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/device_via_global/")) | select(.verdict=="PASS" and .figures.calls.unified_memory.available and .figures.calls.unified_memory.htod_bytes == 0)] | length' "$T/clean.json")" = 1 ] \
+    || bad "device x through a device-global pointer (clean twin): want PASS with UM counters available and 0 bytes"
+echo "unified memory over the observed launches (CUPTI UM counters):"
+printf '  %-52s %-7s %-9s %10s %10s %7s  %s\n' case verdict available htod_B dtoh_B gpu_flt categories
+jq -r '.results[] | select(.gate=="hotpath" and (.case|test("managed_host_touched|managed_via_global|device_via_global|mapped_host_mirror|clean/hotpath/axpy/")))
+       | [.case, .verdict, (.figures.calls.unified_memory.available|tostring), (.figures.calls.unified_memory.htod_bytes // "-"),
+          (.figures.calls.unified_memory.dtoh_bytes // "-"), (.figures.calls.unified_memory.gpu_page_fault_groups // "-"),
+          ([.figures.calls.forbidden[].category] | join(",") | if . == "" then "-" else . end)] | @tsv' "$T/def.json" "$T/clean.json" |
+    while IFS=$'\t' read -r c v a h d g k; do printf '  %-52s %-7s %-9s %10s %10s %7s  %s\n' "$c" "$v" "$a" "$h" "$d" "$g" "$k"; done
 f defect/hotpath/mapped_host_mirror/ '.figures.calls.forbidden[0].detail' | grep -q 'hp_mirror_kernel' \
     || bad "mapped mirror: the violation does not name hp_mirror_kernel"
 # Dies with exit(1) in the capture after the observed cudaMalloc: the verdict names the call.

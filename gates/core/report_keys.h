@@ -322,6 +322,13 @@
 #define KG_FIG_HP_DETAIL "detail"                     /* also graph.detail */
 #define KG_FIG_HP_COUNT "count"
 #define KG_FIG_HP_BACKTRACE "backtrace"
+#define KG_FIG_HP_UM "unified_memory"                /* calls.unified_memory: CUPTI UM counters */
+#define KG_FIG_HP_UM_AVAILABLE "available"
+#define KG_FIG_HP_NOTE "note"                         /* why not available; launch-config notes */
+#define KG_FIG_HP_UM_HTOD "htod_bytes"
+#define KG_FIG_HP_UM_DTOH "dtoh_bytes"
+#define KG_FIG_HP_UM_GPU_FAULTS "gpu_page_fault_groups"
+#define KG_FIG_HP_UM_CPU_FAULTS "cpu_page_faults"     /* only where the platform counts them */
 #define KG_FIG_HP_BATCH "batch_invariance"
 #define KG_FIG_HP_CHECKED "checked"
 #define KG_FIG_HP_MAX_BATCH "max_batch"

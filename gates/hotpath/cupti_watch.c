@@ -201,6 +201,7 @@ const char *kg_cw_category_name(kg_cw_category c)
     case KG_CW_OBJECTS: return "object-churn";
     case KG_CW_HOST_FUNC: return "host-callback";
     case KG_CW_HOST_MEMORY: return "host-memory";
+    case KG_CW_UM_MIGRATION: return "um-migration";
     default: return NULL;
     }
 }

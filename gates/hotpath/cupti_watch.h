@@ -30,6 +30,9 @@ typedef enum {
     KG_CW_HOST_FUNC,       /* "host-callback": host functions enqueued on a stream */
     KG_CW_HOST_MEMORY,     /* "host-memory": a kernel argument pointing to managed or mapped
                             * host memory (every launch then reaches over the bus) */
+    KG_CW_UM_MIGRATION,    /* "um-migration": unified-memory bytes migrated or pages faulted
+                            * during the observed launches (CUPTI's UM counters, um_counters.h;
+                            * recorded by the gate, not by the callback) */
     KG_CW_N_CATEGORIES
 } kg_cw_category;
 

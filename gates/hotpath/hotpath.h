@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include "gate.h"
 #include "hotpath/cupti_watch.h"
+#include "hotpath/um_counters.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,8 +30,10 @@ typedef struct {
     bool done;
     int observed_launches;
     unsigned long api_calls;
-    kg_cw_violation *v;     /* copies of the watch's records (owned) */
+    kg_cw_violation *v;     /* copies of the watch's records (owned), then the um-migration
+                             * row when the UM counters saw any */
     size_t n;
+    kg_um_counts um;        /* unified-memory counters over the observed launches */
     bool pass;
 } kg_hp_calls;
 

@@ -17,6 +17,21 @@ static void hpf_determinism(cJSON *fig, const kg_hp_determinism *d)
     cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, d->pass);
 }
 
+static void hpf_um(cJSON *calls, const kg_um_counts *u)
+{
+    cJSON *o = cJSON_AddObjectToObject(calls, KG_FIG_HP_UM);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_UM_AVAILABLE, u->available);
+    if (u->why[0])
+        cJSON_AddStringToObject(o, KG_FIG_HP_NOTE, u->why);
+    if (!u->available && !u->records)
+        return;
+    cJSON_AddNumberToObject(o, KG_FIG_HP_UM_HTOD, (double)u->htod_bytes);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_UM_DTOH, (double)u->dtoh_bytes);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_UM_GPU_FAULTS, (double)u->gpu_faults);
+    if (u->cpu_faults_counted)
+        cJSON_AddNumberToObject(o, KG_FIG_HP_UM_CPU_FAULTS, (double)u->cpu_faults);
+}
+
 static void hpf_calls(cJSON *fig, const kg_hp_calls *c)
 {
     cJSON *o = cJSON_AddObjectToObject(fig, KG_FIG_HP_CALLS);
@@ -36,6 +51,7 @@ static void hpf_calls(cJSON *fig, const kg_hp_calls *c)
         cJSON_AddItemToObject(e, KG_FIG_HP_BACKTRACE, kg_cw_backtrace_json(v));
         cJSON_AddItemToArray(arr, e);
     }
+    hpf_um(o, &c->um);
     cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, c->pass);
 }
 

@@ -34,7 +34,7 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate
                 | ($w | ltrimstr("error:")) as $t
                 | select($r.verdict != $v or ($r.message | contains($t) | not))
                 | "\($r.case): \($r.verdict): \($r.message) (want: \($v) \($t))"' "$T/def.json")
-[ "$ndef" -ge 18 ] || bad "only $ndef hotpath defects ran, want 18"
+[ "$ndef" -ge 20 ] || bad "only $ndef hotpath defects ran, want 20"
 # The host-function defect is on the right stream and capturable: only the host callback fails.
 [ "$(jq -r '.results[] | select(.case|startswith("defect/hotpath/cudaLaunchHostFunc/")) | [.figures.calls.forbidden[].category] | join(",")' "$T/def.json")" = host-callback ] \
     || bad "cudaLaunchHostFunc defect: want exactly one host-callback violation"
@@ -93,6 +93,23 @@ f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"' | grep -q '^
     || bad "cudaMalloc-then-exit: want FAIL naming cudaMalloc (the worker reads the phase evidence), got: $(f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"')"
 [ "$(f defect/hotpath/batch_variant/ '[.figures.batch_invariance.pass, .figures.determinism.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,true,true ] \
     || bad "batch-variant defect: want batch FAIL, determinism and calls PASS"
+
+# Launch configurations: every reference case launches what its kernels[] declares (no
+# mismatched row); the planted ones FAIL [launch-config] with only that check failing.
+nlc=$(jq '[.results[] | select(.gate=="hotpath" and .figures.launch_configs.pass == true)] | length' "$T/ref.json")
+[ "$nlc" = "$nref" ] || bad "reference cases with launch_configs not passing: $(jq -r '.results[] | select(.gate=="hotpath" and .figures.launch_configs.pass != true) | "\(.case): \(.message)"' "$T/ref.json")"
+for c in launch_config_half_block launch_config_undeclared_smem; do
+    [ "$(f defect/hotpath/$c/ '[.figures.launch_configs.pass, .figures.calls.pass, .figures.determinism.pass, .figures.graph.pass] | map(tostring) | join(",")')" = false,true,true,true ] \
+        || bad "$c: want only launch_configs failing, got $(f defect/hotpath/$c/ '.message')"
+done
+echo "launch configurations, declared vs observed (threads/block, dynamic smem B):"
+printf '  %-58s %-24s %9s %9s %9s %9s %5s\n' case kernel decl_thr decl_smem obs_thr obs_smem match
+jq -r '.results[] | select(.gate=="hotpath" and (.case|test("launch_config|clean/hotpath/axpy/|device_mirror|inplace_ordered")))
+       | .case as $c | .figures.launch_configs.observed[]
+       | [$c, .kernel, .declared_block_threads, .declared_dynamic_smem, .block_threads, .dynamic_smem, .match] | @tsv' "$T/def.json" "$T/clean.json" |
+    while IFS=$'\t' read -r c k dt ds ot os m; do printf '  %-58s %-24s %9s %9s %9s %9s %5s\n' "$c" "$k" "$dt" "$ds" "$ot" "$os" "$m"; done
+echo "reference cases: $(jq '[.results[] | select(.gate=="hotpath") | .figures.launch_configs.observed | length] | add' "$T/ref.json") observed configurations, $(jq '[.results[] | select(.gate=="hotpath") | .figures.launch_configs.undeclared_launches] | add' "$T/ref.json") launches of undeclared kernels; notes:"
+jq -r '.results[] | select(.gate=="hotpath" and .figures.launch_configs.note) | "  \(.case): \(.figures.launch_configs.note)"' "$T/ref.json"
 
 # Informational: cuBLAS without a preset workspace. Report what was observed; never ERROR.
 obs=$(f defect/hotpath/cublas_no_workspace/ '"\(.verdict): \(.message)"')

@@ -6,8 +6,10 @@
  *                only a count and the first differing byte come back;
  *   calls        two launches observed with the CUPTI callback API (runtime + driver domains):
  *                no allocation/free, sync/poll, host transfer, default-stream work or
- *                stream/event/graph churn (the table in cupti_watch.c), and no kernel argument
- *                pointing to managed or mapped host memory;
+ *                stream/event/graph churn (the table in cupti_watch.c), no kernel argument
+ *                pointing to managed or mapped host memory, no unified-memory migration (CUPTI
+ *                UM counters), and every declared kernel launched with a block size and dynamic
+ *                shared memory its kernels[] declaration states (launch_config.c);
  *   batch        batch_invariant cases: row r of launch_rows(b) equals row r of the full
  *                launch for b = 1..min(16, rows), byte for byte;
  *   graph        capture in cudaStreamCaptureModeGlobal, instantiate, replay twice: each
@@ -311,6 +313,35 @@ cleanup:
     return rc;
 }
 
+/* ---- launch configurations ------------------------------------------------------------- */
+
+/* The case's declared kernels resolved to the handles a launch carries: before the observed
+ * launches (the lookups are runtime calls). */
+static int hp_lc_open(kg_hp_lc_decl **out, const kg_case_desc *d)
+{
+    *out = NULL;
+    if (d->n_kernels <= 0 || !d->kernels)
+        return 0;
+    if (!(*out = calloc((size_t)d->n_kernels, sizeof **out)))
+        return KG_ERR(KG_ENOMEM, "out of memory for the kernels of '%s'", d->id);
+    for (int i = 0; i < d->n_kernels; i++)
+        kg_hp_lc_resolve(&(*out)[i], &d->kernels[i]);
+    return 0;
+}
+
+/* What the watch saw in the observed launches against kernels[]. */
+static void hp_launch_config(const kg_instance *inst, const kg_cupti_watch *w,
+                             const kg_hp_lc_decl *decls, kg_hp_launch_config *o, hp_msg *m)
+{
+    size_t n;
+    unsigned long dropped;
+    const kg_cw_launch *l = kg_cupti_watch_launches(w, &n, &dropped);
+    kg_hp_launch_config_decide(decls, decls ? (size_t)inst->desc->n_kernels : 0, l, n, o);
+    o->dropped = dropped;
+    if (!o->pass)
+        hp_fail(m, "[launch-config] %s", o->fail);
+}
+
 /* ---- batch invariance ----------------------------------------------------------------- */
 
 /* The first differing row of the first b rows of every output with rows (the outputs vs the
@@ -526,12 +557,16 @@ static int hp_checks(hp_state *st, kg_instance *inst, kg_hotpath_result *r, hp_m
 {
     int rc = 0;
     hp_devref dr = { 0 };
+    kg_hp_lc_decl *decls = NULL;
     KG_TRY(hp_devref_open(&dr, inst));
     KG_TRY(hp_determinism(inst, st->runs, &dr, &r->det, m));
+    KG_TRY(hp_lc_open(&decls, inst->desc));
     KG_TRY(hp_calls(inst, st->w, &r->calls, m));
+    hp_launch_config(inst, st->w, decls, &r->lc, m);
     KG_TRY(hp_batch(inst, &dr, &r->batch, m));
     KG_TRY(hp_graph(inst, &dr, &r->graph, m));
 cleanup:
+    free(decls);
     if (dr.ref)
         (void)cudaFree(dr.ref);
     return rc;
@@ -557,8 +592,8 @@ static int hp_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     if (m.failed || m.vacuous)
         snprintf(res->message, sizeof res->message, "%s", m.msg);
     else
-        snprintf(res->message, sizeof res->message, "no forbidden calls, %s%s%s, graph "
-                 "replay byte-equal, %d runs identical%s", r->calls.um.available ?
+        snprintf(res->message, sizeof res->message, "no forbidden calls, %s%s%s, launch "
+                 "configurations as declared, graph replay byte-equal, %d runs identical%s", r->calls.um.available ?
                  "no unified-memory migration" : "unified-memory counters NOT available (",
                  r->calls.um.available ? "" : r->calls.um.why,
                  r->calls.um.available ? "" : ")", st->runs,

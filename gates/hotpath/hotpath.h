@@ -8,6 +8,7 @@
 #include "gate.h"
 #include "hotpath/cupti_watch.h"
 #include "hotpath/um_counters.h"
+#include "hotpath/launch_config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +61,7 @@ typedef struct {
     kg_hp_calls calls;
     kg_hp_batch batch;
     kg_hp_graph graph;
+    kg_hp_launch_config lc; /* the observed launches' configurations vs kernels[] */
 } kg_hotpath_result;
 
 void kg_hotpath_result_free(void *r);

@@ -270,6 +270,32 @@ static int hp_global_device_setup(const kg_setup_args *args, void **state, kg_ca
     return hp_global_setup(args, state, io, false);
 }
 
+/* The reference axpy kernel at a launch configuration of the launcher's choosing: the two
+ * launch-config defects declare KG_AXPY_BLOCK threads and no dynamic smem (hp_axpy_k) and
+ * launch something else; the grid-stride loop computes the same output either way, so only the
+ * declaration is wrong (the preflight's occupancy and the roofline were computed from it). */
+static int hp_axpy_at(void *state, unsigned threads, size_t smem, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    hp_axpy_kernel<<<kg_axpy_grid(a->n), threads, smem, s>>>(a->a, a->x, a->y, a->out, a->n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* DEFECT: half the declared block (a tuning change that never reached kernels[]). */
+static int hp_launch_half_block(void *state, cudaStream_t s)
+{
+    return hp_axpy_at(state, KG_AXPY_BLOCK / 2, 0, s);
+}
+
+/* DEFECT: 1 KiB of dynamic shared memory per block, declared 0. */
+static int hp_launch_undeclared_smem(void *state, cudaStream_t s)
+{
+    return hp_axpy_at(state, KG_AXPY_BLOCK, 1024, s);
+}
+
 /* DEFECT: stream-ordered temporary (graph-capturable, still an allocation per call). */
 static int hp_launch_malloc_async(void *state, cudaStream_t s)
 {
@@ -831,6 +857,12 @@ static const kg_case_desc hp_cases[] = {
       hp_global_device_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
       KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
       hp_global_k, 1 },
+    /* Launched otherwise than declared (hp_axpy_k: KG_AXPY_BLOCK, 0); clean twin:
+     * clean/hotpath/axpy (the reference launch, as declared). */
+    HP_AXPY_CASE("defect/hotpath/launch_config_half_block/axpy/n=65536/f32",
+                 hp_launch_half_block, "launch-config"),
+    HP_AXPY_CASE("defect/hotpath/launch_config_undeclared_smem/axpy/n=65536/f32",
+                 hp_launch_undeclared_smem, "launch-config"),
     /* Writes nothing: every check compares poison, so the case must be ERROR, not PASS. */
     HP_AXPY_CASE("defect/hotpath/writes_nothing/axpy/n=65536/f32", hp_launch_pong,
                  "error:vacuous determinism"),

@@ -34,7 +34,7 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate
                 | ($w | ltrimstr("error:")) as $t
                 | select($r.verdict != $v or ($r.message | contains($t) | not))
                 | "\($r.case): \($r.verdict): \($r.message) (want: \($v) \($t))"' "$T/def.json")
-[ "$ndef" -ge 17 ] || bad "only $ndef hotpath defects ran, want 17"
+[ "$ndef" -ge 20 ] || bad "only $ndef hotpath defects ran, want 20"
 # The host-function defect is on the right stream and capturable: only the host callback fails.
 [ "$(jq -r '.results[] | select(.case|startswith("defect/hotpath/cudaLaunchHostFunc/")) | [.figures.calls.forbidden[].category] | join(",")' "$T/def.json")" = host-callback ] \
     || bad "cudaLaunchHostFunc defect: want exactly one host-callback violation"
@@ -64,11 +64,28 @@ f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|star
 [ "$(f defect/hotpath/writes_nothing/ '[.figures.determinism.pass, .figures.graph.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,false,true ] \
     || bad "writes-nothing defect: want determinism and graph not passing (vacuous), calls PASS"
 f defect/hotpath/writes_nothing/ '.message' | grep -q 'vacuous graph replay' || bad "writes-nothing: graph replay not reported vacuous"
-# Kernel arguments in host-reachable memory: one host-memory violation naming the kernel.
-for c in mapped_host_mirror managed_host_touched; do
-    [ "$(f defect/hotpath/$c/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory ] \
-        || bad "$c: want exactly one host-memory violation, got $(f defect/hotpath/$c/ '.message')"
+# Kernel arguments in host-reachable memory: one host-memory violation naming the kernel; the
+# managed x (rewritten by the host before the launches) migrates too: um-migration as well.
+[ "$(f defect/hotpath/mapped_host_mirror/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory ] \
+    || bad "mapped_host_mirror: want exactly one host-memory violation, got $(f defect/hotpath/mapped_host_mirror/ '.message')"
+[ "$(f defect/hotpath/managed_host_touched/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory,um-migration ] \
+    || bad "managed_host_touched: want host-memory and um-migration, got $(f defect/hotpath/managed_host_touched/ '.message')"
+# Managed x through a device-global pointer: no argument shows it, only the UM counters.
+[ "$(f defect/hotpath/managed_via_global/ '[.figures.calls.forbidden[].category] | join(",")')" = um-migration ] \
+    || bad "managed_via_global: want exactly one um-migration violation, got $(f defect/hotpath/managed_via_global/ '.message')"
+for c in managed_host_touched managed_via_global; do
+    [ "$(f defect/hotpath/$c/ '.figures.calls.unified_memory | .available and .htod_bytes > 0')" = true ] \
+        || bad "$c: want UM counters available with host-to-device bytes, got $(f defect/hotpath/$c/ '.figures.calls.unified_memory')"
 done
+[ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/device_via_global/")) | select(.verdict=="PASS" and .figures.calls.unified_memory.available and .figures.calls.unified_memory.htod_bytes == 0)] | length' "$T/clean.json")" = 1 ] \
+    || bad "device x through a device-global pointer (clean twin): want PASS with UM counters available and 0 bytes"
+echo "unified memory over the observed launches (CUPTI UM counters):"
+printf '  %-52s %-7s %-9s %10s %10s %7s  %s\n' case verdict available htod_B dtoh_B gpu_flt categories
+jq -r '.results[] | select(.gate=="hotpath" and (.case|test("managed_host_touched|managed_via_global|device_via_global|mapped_host_mirror|clean/hotpath/axpy/")))
+       | [.case, .verdict, (.figures.calls.unified_memory.available|tostring), (.figures.calls.unified_memory.htod_bytes // "-"),
+          (.figures.calls.unified_memory.dtoh_bytes // "-"), (.figures.calls.unified_memory.gpu_page_fault_groups // "-"),
+          ([.figures.calls.forbidden[].category] | join(",") | if . == "" then "-" else . end)] | @tsv' "$T/def.json" "$T/clean.json" |
+    while IFS=$'\t' read -r c v a h d g k; do printf '  %-52s %-7s %-9s %10s %10s %7s  %s\n' "$c" "$v" "$a" "$h" "$d" "$g" "$k"; done
 f defect/hotpath/mapped_host_mirror/ '.figures.calls.forbidden[0].detail' | grep -q 'hp_mirror_kernel' \
     || bad "mapped mirror: the violation does not name hp_mirror_kernel"
 # Dies with exit(1) in the capture after the observed cudaMalloc: the verdict names the call.
@@ -76,6 +93,23 @@ f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"' | grep -q '^
     || bad "cudaMalloc-then-exit: want FAIL naming cudaMalloc (the worker reads the phase evidence), got: $(f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"')"
 [ "$(f defect/hotpath/batch_variant/ '[.figures.batch_invariance.pass, .figures.determinism.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,true,true ] \
     || bad "batch-variant defect: want batch FAIL, determinism and calls PASS"
+
+# Launch configurations: every reference case launches what its kernels[] declares (no
+# mismatched row); the planted ones FAIL [launch-config] with only that check failing.
+nlc=$(jq '[.results[] | select(.gate=="hotpath" and .figures.launch_configs.pass == true)] | length' "$T/ref.json")
+[ "$nlc" = "$nref" ] || bad "reference cases with launch_configs not passing: $(jq -r '.results[] | select(.gate=="hotpath" and .figures.launch_configs.pass != true) | "\(.case): \(.message)"' "$T/ref.json")"
+for c in launch_config_half_block launch_config_undeclared_smem; do
+    [ "$(f defect/hotpath/$c/ '[.figures.launch_configs.pass, .figures.calls.pass, .figures.determinism.pass, .figures.graph.pass] | map(tostring) | join(",")')" = false,true,true,true ] \
+        || bad "$c: want only launch_configs failing, got $(f defect/hotpath/$c/ '.message')"
+done
+echo "launch configurations, declared vs observed (threads/block, dynamic smem B):"
+printf '  %-58s %-24s %9s %9s %9s %9s %5s\n' case kernel decl_thr decl_smem obs_thr obs_smem match
+jq -r '.results[] | select(.gate=="hotpath" and (.case|test("launch_config|clean/hotpath/axpy/|device_mirror|inplace_ordered")))
+       | .case as $c | .figures.launch_configs.observed[]
+       | [$c, .kernel, .declared_block_threads, .declared_dynamic_smem, .block_threads, .dynamic_smem, .match] | @tsv' "$T/def.json" "$T/clean.json" |
+    while IFS=$'\t' read -r c k dt ds ot os m; do printf '  %-58s %-24s %9s %9s %9s %9s %5s\n' "$c" "$k" "$dt" "$ds" "$ot" "$os" "$m"; done
+echo "reference cases: $(jq '[.results[] | select(.gate=="hotpath") | .figures.launch_configs.observed | length] | add' "$T/ref.json") observed configurations, $(jq '[.results[] | select(.gate=="hotpath") | .figures.launch_configs.undeclared_launches] | add' "$T/ref.json") launches of undeclared kernels; notes:"
+jq -r '.results[] | select(.gate=="hotpath" and .figures.launch_configs.note) | "  \(.case): \(.figures.launch_configs.note)"' "$T/ref.json"
 
 # Informational: cuBLAS without a preset workspace. Report what was observed; never ERROR.
 obs=$(f defect/hotpath/cublas_no_workspace/ '"\(.verdict): \(.message)"')

@@ -322,6 +322,24 @@
 #define KG_FIG_HP_DETAIL "detail"                     /* also graph.detail */
 #define KG_FIG_HP_COUNT "count"
 #define KG_FIG_HP_BACKTRACE "backtrace"
+#define KG_FIG_HP_UM "unified_memory"                /* calls.unified_memory: CUPTI UM counters */
+#define KG_FIG_HP_UM_AVAILABLE "available"
+#define KG_FIG_HP_NOTE "note"                         /* why not available; launch-config notes */
+#define KG_FIG_HP_UM_HTOD "htod_bytes"
+#define KG_FIG_HP_UM_DTOH "dtoh_bytes"
+#define KG_FIG_HP_UM_GPU_FAULTS "gpu_page_fault_groups"
+#define KG_FIG_HP_UM_CPU_FAULTS "cpu_page_faults"     /* only where the platform counts them */
+#define KG_FIG_HP_LAUNCH_CONFIGS "launch_configs"     /* observed launches vs kernels[] */
+#define KG_FIG_HP_LC_OBSERVED "observed"              /* [{kernel, block_threads, ...}] */
+#define KG_FIG_HP_LC_KERNEL "kernel"
+#define KG_FIG_HP_LC_THREADS "block_threads"
+#define KG_FIG_HP_LC_SMEM "dynamic_smem"
+#define KG_FIG_HP_LC_LAUNCHES "launches"
+#define KG_FIG_HP_LC_DECL_THREADS "declared_block_threads" /* its first declaration */
+#define KG_FIG_HP_LC_DECL_SMEM "declared_dynamic_smem"
+#define KG_FIG_HP_LC_MATCH "match"                    /* some declaration states it */
+#define KG_FIG_HP_LC_UNDECLARED "undeclared_launches" /* kernels not in kernels[] (cuBLAS) */
+#define KG_FIG_HP_LC_DROPPED "dropped_launches"       /* past the watch's table, not judged */
 #define KG_FIG_HP_BATCH "batch_invariance"
 #define KG_FIG_HP_CHECKED "checked"
 #define KG_FIG_HP_MAX_BATCH "max_batch"

@@ -201,6 +201,7 @@ const char *kg_cw_category_name(kg_cw_category c)
     case KG_CW_OBJECTS: return "object-churn";
     case KG_CW_HOST_FUNC: return "host-callback";
     case KG_CW_HOST_MEMORY: return "host-memory";
+    case KG_CW_UM_MIGRATION: return "um-migration";
     default: return NULL;
     }
 }
@@ -262,6 +263,9 @@ struct kg_cupti_watch {
     kg_cw_violation v[MAX_VIOLATIONS];
     size_t n;
     unsigned long dropped, calls, seq;
+    kg_cw_launch lc[KG_CW_MAX_LAUNCHES];
+    size_t n_lc;
+    unsigned long lc_dropped;
 };
 
 /* Callback id -> rule index (-1 = not in the table) and per-thread-stream flag, built once
@@ -282,6 +286,7 @@ static _Thread_local uint32_t tl_rt_cbid[MAX_NEST];
 static _Thread_local bool tl_flagged[MAX_NEST];
 static _Thread_local int tl_guard;
 static _Thread_local bool tl_args[MAX_NEST]; /* this runtime launch's arguments were checked */
+static _Thread_local bool tl_lc[MAX_NEST];   /* this runtime launch's configuration recorded */
 
 /* cuPointerGetAttribute through the runtime's driver entry point (resolved once, outside
  * callbacks): linking libcuda directly would make every kgate binary need a driver. */
@@ -715,6 +720,93 @@ static bool check_driver_launch(kg_cupti_watch *w, uint32_t cbid, const void *p,
     }
 }
 
+/* ---- launch configurations ------------------------------------------------------------- */
+
+/* Into the fixed table: no allocation, no CUDA call (this runs inside the callback). */
+static void lc_record(kg_cupti_watch *w, const void *h, unsigned threads, size_t smem)
+{
+    pthread_mutex_lock(&w->mu);
+    size_t i;
+    for (i = 0; i < w->n_lc; i++)
+        if (w->lc[i].handle == h && w->lc[i].threads == threads && w->lc[i].smem == smem)
+            break;
+    if (i < w->n_lc)
+        w->lc[i].count++;
+    else if (w->n_lc < KG_CW_MAX_LAUNCHES)
+        w->lc[w->n_lc++] = (kg_cw_launch){ h, threads, smem, 1 };
+    else
+        w->lc_dropped++;
+    pthread_mutex_unlock(&w->mu);
+}
+
+static unsigned dim_threads(dim3 b) { return b.x * b.y * b.z; }
+
+/* The runtime launches' kernel handle, block and dynamic shared memory; true when recorded. */
+static bool lc_runtime(kg_cupti_watch *w, uint32_t cbid, const void *p)
+{
+    switch (cbid) {
+    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000): {
+        const kg_cudaLaunchKernel_v13000_params *q = P(kg_cudaLaunchKernel_v13000_params);
+        lc_record(w, q->kernel, dim_threads(q->blockDim), q->sharedMem);
+        return true;
+    }
+    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000): {
+        const cudaLaunchKernel_v7000_params *q = P(cudaLaunchKernel_v7000_params);
+        lc_record(w, q->func, dim_threads(q->blockDim), q->sharedMem);
+        return true;
+    }
+    case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060): {
+        const cudaLaunchKernelExC_v11060_params *q = P(cudaLaunchKernelExC_v11060_params);
+        if (!q->config)
+            return false;
+        lc_record(w, q->func, dim_threads(q->config->blockDim), q->config->dynamicSmemBytes);
+        return true;
+    }
+    case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000): {
+        const cudaLaunchCooperativeKernel_v9000_params *q =
+            P(cudaLaunchCooperativeKernel_v9000_params);
+        lc_record(w, q->func, dim_threads(q->blockDim), q->sharedMem);
+        return true;
+    }
+    default: return false;
+    }
+}
+
+static bool lc_driver(kg_cupti_watch *w, uint32_t cbid, const void *p)
+{
+    switch (cbid) {
+    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
+        const cuLaunchKernel_params *q = P(cuLaunchKernel_params);
+        lc_record(w, q->f, q->blockDimX * q->blockDimY * q->blockDimZ, q->sharedMemBytes);
+        return true;
+    }
+    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz): {
+        const cuLaunchCooperativeKernel_params *q = P(cuLaunchCooperativeKernel_params);
+        lc_record(w, q->f, q->blockDimX * q->blockDimY * q->blockDimZ, q->sharedMemBytes);
+        return true;
+    }
+    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz): {
+        const cuLaunchKernelEx_params *q = P(cuLaunchKernelEx_params);
+        if (!q->config)
+            return false;
+        lc_record(w, q->f, q->config->blockDimX * q->config->blockDimY * q->config->blockDimZ,
+                  q->config->sharedMemBytes);
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* A launch inside a launch already recorded (the driver's under the runtime's, a runtime
+ * entry point calling another) is the same launch. */
+static bool lc_outer_recorded(int lvl)
+{
+    for (int i = 0; i < lvl && i < MAX_NEST; i++)
+        if (tl_lc[i])
+            return true;
+    return false;
+}
+
 static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
                             const void *cbdata)
 {
@@ -735,6 +827,7 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
             tl_rt_cbid[lvl] = cbid;
             tl_flagged[lvl] = false;
             tl_args[lvl] = false;
+            tl_lc[lvl] = false;
         }
         int cat = kg_cw_classify(dom, cbid, cd->functionParams, detail, sizeof detail);
         if (cat >= 0) {
@@ -746,6 +839,8 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
         if (lvl < MAX_NEST && cd->functionParams) {
             call_name(dom, cbid, cd->functionName, base, sizeof base);
             tl_args[lvl] = check_runtime_launch(w, cbid, cd->functionParams, base);
+            if (!lc_outer_recorded(lvl))
+                tl_lc[lvl] = lc_runtime(w, cbid, cd->functionParams);
         }
         return;
     }
@@ -764,6 +859,8 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
         if (check_driver_launch(w, cbid, cd->functionParams, rbase) && tl_depth > 0)
             tl_args[alvl] = true;
     }
+    if (cd->functionParams && !lc_outer_recorded(tl_depth))
+        (void)lc_driver(w, cbid, cd->functionParams);
     int cat = kg_cw_classify(dom, cbid, cd->functionParams, detail, sizeof detail);
     if (cat < 0)
         return;
@@ -923,6 +1020,8 @@ int kg_cupti_watch_begin(kg_cupti_watch *w)
     w->dropped = 0;
     w->calls = 0;
     w->seq = 0;
+    w->n_lc = 0;
+    w->lc_dropped = 0;
     pthread_mutex_unlock(&w->mu);
     tl_depth = 0;
     tl_guard = 0;
@@ -951,6 +1050,14 @@ cleanup:
 }
 
 size_t kg_cupti_watch_count(const kg_cupti_watch *w) { return w->n; }
+
+const kg_cw_launch *kg_cupti_watch_launches(const kg_cupti_watch *w, size_t *n,
+                                            unsigned long *dropped)
+{
+    *n = w->n_lc;
+    *dropped = w->lc_dropped;
+    return w->lc;
+}
 unsigned long kg_cupti_watch_calls(const kg_cupti_watch *w) { return w->calls; }
 
 const kg_cw_violation *kg_cupti_watch_get(const kg_cupti_watch *w, size_t i)

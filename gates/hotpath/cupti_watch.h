@@ -30,6 +30,9 @@ typedef enum {
     KG_CW_HOST_FUNC,       /* "host-callback": host functions enqueued on a stream */
     KG_CW_HOST_MEMORY,     /* "host-memory": a kernel argument pointing to managed or mapped
                             * host memory (every launch then reaches over the bus) */
+    KG_CW_UM_MIGRATION,    /* "um-migration": unified-memory bytes migrated or pages faulted
+                            * during the observed launches (CUPTI's UM counters, um_counters.h;
+                            * recorded by the gate, not by the callback) */
     KG_CW_N_CATEGORIES
 } kg_cw_category;
 
@@ -98,6 +101,21 @@ size_t kg_cupti_watch_count(const kg_cupti_watch *w);
 const kg_cw_violation *kg_cupti_watch_get(const kg_cupti_watch *w, size_t i);
 /* Total API calls observed (all, allowed or not) since begin. */
 unsigned long kg_cupti_watch_calls(const kg_cupti_watch *w);
+/* One launch configuration seen while enabled: the handle the launch carried (a host stub for
+ * cudaLaunchKernel, a cudaKernel_t for CUDA 13's <<<>>>, a CUfunction or CUkernel for the
+ * driver's launches), threads per block (x*y*z) and dynamic shared memory, and how many
+ * launches had it. A driver launch under a runtime launch is that launch, not another. */
+typedef struct {
+    const void *handle;
+    unsigned threads;
+    size_t smem;
+    unsigned long count;
+} kg_cw_launch;
+#define KG_CW_MAX_LAUNCHES 32
+/* The distinct launch configurations since begin (in first-seen order); *dropped: launches
+ * past the table's KG_CW_MAX_LAUNCHES distinct entries. */
+const kg_cw_launch *kg_cupti_watch_launches(const kg_cupti_watch *w, size_t *n,
+                                            unsigned long *dropped);
 /* Symbolized host backtrace of violation v (frames inside CUPTI/CUDA libraries dropped),
  * as a JSON array of strings. */
 cJSON *kg_cw_backtrace_json(const kg_cw_violation *v);

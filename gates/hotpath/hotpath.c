@@ -6,8 +6,10 @@
  *                only a count and the first differing byte come back;
  *   calls        two launches observed with the CUPTI callback API (runtime + driver domains):
  *                no allocation/free, sync/poll, host transfer, default-stream work or
- *                stream/event/graph churn (the table in cupti_watch.c), and no kernel argument
- *                pointing to managed or mapped host memory;
+ *                stream/event/graph churn (the table in cupti_watch.c), no kernel argument
+ *                pointing to managed or mapped host memory, no unified-memory migration (CUPTI
+ *                UM counters), and every declared kernel launched with a block size and dynamic
+ *                shared memory its kernels[] declaration states (launch_config.c);
  *   batch        batch_invariant cases: row r of launch_rows(b) equals row r of the full
  *                launch for b = 1..min(16, rows), byte for byte;
  *   graph        capture in cudaStreamCaptureModeGlobal, instantiate, replay twice: each
@@ -226,11 +228,12 @@ static void hp_first_frame(const kg_cw_violation *v, char *buf, size_t n)
     cJSON_Delete(bt);
 }
 
-static void hp_calls_message(const kg_hp_calls *o, hp_msg *m)
+/* The API violations (the first n records) in one message, with the first one's caller. */
+static void hp_calls_message(const kg_hp_calls *o, size_t n, hp_msg *m)
 {
     char list[512] = "", frame[256];
     size_t len = 0;
-    for (size_t i = 0; i < o->n && len < sizeof list; i++) {
+    for (size_t i = 0; i < n && len < sizeof list; i++) {
         const kg_cw_violation *v = &o->v[i];
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s [%s] x%lu%s%s%s%s%s",
                                 i ? ", " : "", v->api, kg_cw_category_name(v->category),
@@ -242,33 +245,101 @@ static void hp_calls_message(const kg_hp_calls *o, hp_msg *m)
             frame);
 }
 
+/* The observed launches under the CUPTI watch and the unified-memory counters; both are
+ * turned off however a launch ended, the callbacks first; the stream is synchronized before
+ * the counters are flushed, so every migration of the launches is in them. */
+static int hp_observe(kg_instance *inst, kg_cupti_watch *w, kg_um_counts *um)
+{
+    int rc = 0, lrc = 0, erc, urc;
+    KG_TRY(kg_um_begin(um));
+    erc = kg_cupti_watch_begin(w); /* ends itself when it fails */
+    for (int i = 0; i < HP_OBSERVED_LAUNCHES && lrc == 0 && erc == 0; i++)
+        lrc = inst->desc->launch(inst->state, inst->stream);
+    if (erc == 0)
+        erc = kg_cupti_watch_end(w);
+    cudaError_t se = cudaStreamSynchronize(inst->stream);
+    urc = kg_um_end(um);
+    KG_TRY(lrc);
+    KG_TRY(erc);
+    KG_CUDA_CHECK(se);
+    KG_TRY(urc);
+cleanup:
+    return rc;
+}
+
+/* The um-migration row: no API call made it, so no backtrace; written to the phase page too
+ * (a launcher that dies later leaves it to the parent). */
+static void hp_um_row(kg_cw_violation *v, const kg_um_counts *um, const char *detail)
+{
+    char text[256];
+    memset(v, 0, sizeof *v);
+    snprintf(v->api, sizeof v->api, "unified memory");
+    snprintf(v->detail, sizeof v->detail, "%s", detail);
+    v->category = KG_CW_UM_MIGRATION;
+    v->count = um->records ? um->records : 1;
+    snprintf(text, sizeof text, "unified memory [um-migration] in launch (%s; CUPTI UM counters)",
+             detail);
+    kg_phase_evidence_set(text);
+}
+
 static int hp_calls(kg_instance *inst, kg_cupti_watch *w, kg_hp_calls *o, hp_msg *m)
 {
     kg_phase_set(NULL, NULL, "launch under observation (CUPTI)");
-    int rc = 0, lrc = 0, erc;
+    int rc = 0;
+    char um[96];
     KG_TRY(hp_poison(inst));
-    KG_TRY(kg_cupti_watch_begin(w));
-    for (int i = 0; i < HP_OBSERVED_LAUNCHES && lrc == 0; i++)
-        lrc = inst->desc->launch(inst->state, inst->stream);
-    erc = kg_cupti_watch_end(w); /* before anything else: never leave callbacks on */
-    KG_TRY(lrc);
-    KG_TRY(erc);
-    KG_CUDA_CHECK(cudaStreamSynchronize(inst->stream));
+    KG_TRY(hp_observe(inst, w, &o->um));
     o->observed_launches = HP_OBSERVED_LAUNCHES;
     o->api_calls = kg_cupti_watch_calls(w);
-    o->n = kg_cupti_watch_count(w);
+    size_t n_api = kg_cupti_watch_count(w);
+    bool migrated = kg_um_migrated(&o->um, um, sizeof um);
+    o->n = n_api + (migrated ? 1 : 0);
     if (o->n && !(o->v = calloc(o->n, sizeof *o->v))) {
         rc = KG_ERR(KG_ENOMEM, "out of memory for the forbidden calls of '%s'", inst->desc->id);
         goto cleanup;
     }
-    for (size_t i = 0; i < o->n; i++)
+    for (size_t i = 0; i < n_api; i++)
         o->v[i] = *kg_cupti_watch_get(w, i);
-    if (o->n)
-        hp_calls_message(o, m);
+    if (n_api)
+        hp_calls_message(o, n_api, m);
+    if (migrated) {
+        hp_um_row(&o->v[n_api], &o->um, um);
+        hp_fail(m, "unified memory migrated in %d launches: %s [um-migration]",
+                o->observed_launches, um);
+    }
     o->pass = o->n == 0;
     o->done = true;
 cleanup:
     return rc;
+}
+
+/* ---- launch configurations ------------------------------------------------------------- */
+
+/* The case's declared kernels resolved to the handles a launch carries: before the observed
+ * launches (the lookups are runtime calls). */
+static int hp_lc_open(kg_hp_lc_decl **out, const kg_case_desc *d)
+{
+    *out = NULL;
+    if (d->n_kernels <= 0 || !d->kernels)
+        return 0;
+    if (!(*out = calloc((size_t)d->n_kernels, sizeof **out)))
+        return KG_ERR(KG_ENOMEM, "out of memory for the kernels of '%s'", d->id);
+    for (int i = 0; i < d->n_kernels; i++)
+        kg_hp_lc_resolve(&(*out)[i], &d->kernels[i]);
+    return 0;
+}
+
+/* What the watch saw in the observed launches against kernels[]. */
+static void hp_launch_config(const kg_instance *inst, const kg_cupti_watch *w,
+                             const kg_hp_lc_decl *decls, kg_hp_launch_config *o, hp_msg *m)
+{
+    size_t n;
+    unsigned long dropped;
+    const kg_cw_launch *l = kg_cupti_watch_launches(w, &n, &dropped);
+    kg_hp_launch_config_decide(decls, decls ? (size_t)inst->desc->n_kernels : 0, l, n, o);
+    o->dropped = dropped;
+    if (!o->pass)
+        hp_fail(m, "[launch-config] %s", o->fail);
 }
 
 /* ---- batch invariance ----------------------------------------------------------------- */
@@ -486,12 +557,16 @@ static int hp_checks(hp_state *st, kg_instance *inst, kg_hotpath_result *r, hp_m
 {
     int rc = 0;
     hp_devref dr = { 0 };
+    kg_hp_lc_decl *decls = NULL;
     KG_TRY(hp_devref_open(&dr, inst));
     KG_TRY(hp_determinism(inst, st->runs, &dr, &r->det, m));
+    KG_TRY(hp_lc_open(&decls, inst->desc));
     KG_TRY(hp_calls(inst, st->w, &r->calls, m));
+    hp_launch_config(inst, st->w, decls, &r->lc, m);
     KG_TRY(hp_batch(inst, &dr, &r->batch, m));
     KG_TRY(hp_graph(inst, &dr, &r->graph, m));
 cleanup:
+    free(decls);
     if (dr.ref)
         (void)cudaFree(dr.ref);
     return rc;
@@ -517,8 +592,11 @@ static int hp_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     if (m.failed || m.vacuous)
         snprintf(res->message, sizeof res->message, "%s", m.msg);
     else
-        snprintf(res->message, sizeof res->message, "no forbidden calls, graph replay "
-                 "byte-equal, %d runs identical%s", st->runs,
+        snprintf(res->message, sizeof res->message, "no forbidden calls, %s%s%s, launch "
+                 "configurations as declared, graph replay byte-equal, %d runs identical%s", r->calls.um.available ?
+                 "no unified-memory migration" : "unified-memory counters NOT available (",
+                 r->calls.um.available ? "" : r->calls.um.why,
+                 r->calls.um.available ? "" : ")", st->runs,
                  r->batch.checked && r->batch.pass ? ", batch invariant" : "");
 cleanup:
     if (opened)

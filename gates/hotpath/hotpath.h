@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include "gate.h"
 #include "hotpath/cupti_watch.h"
+#include "hotpath/um_counters.h"
+#include "hotpath/launch_config.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,8 +31,10 @@ typedef struct {
     bool done;
     int observed_launches;
     unsigned long api_calls;
-    kg_cw_violation *v;     /* copies of the watch's records (owned) */
+    kg_cw_violation *v;     /* copies of the watch's records (owned), then the um-migration
+                             * row when the UM counters saw any */
     size_t n;
+    kg_um_counts um;        /* unified-memory counters over the observed launches */
     bool pass;
 } kg_hp_calls;
 
@@ -57,6 +61,7 @@ typedef struct {
     kg_hp_calls calls;
     kg_hp_batch batch;
     kg_hp_graph graph;
+    kg_hp_launch_config lc; /* the observed launches' configurations vs kernels[] */
 } kg_hotpath_result;
 
 void kg_hotpath_result_free(void *r);

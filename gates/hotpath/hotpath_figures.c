@@ -17,6 +17,21 @@ static void hpf_determinism(cJSON *fig, const kg_hp_determinism *d)
     cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, d->pass);
 }
 
+static void hpf_um(cJSON *calls, const kg_um_counts *u)
+{
+    cJSON *o = cJSON_AddObjectToObject(calls, KG_FIG_HP_UM);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_UM_AVAILABLE, u->available);
+    if (u->why[0])
+        cJSON_AddStringToObject(o, KG_FIG_HP_NOTE, u->why);
+    if (!u->available && !u->records)
+        return;
+    cJSON_AddNumberToObject(o, KG_FIG_HP_UM_HTOD, (double)u->htod_bytes);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_UM_DTOH, (double)u->dtoh_bytes);
+    cJSON_AddNumberToObject(o, KG_FIG_HP_UM_GPU_FAULTS, (double)u->gpu_faults);
+    if (u->cpu_faults_counted)
+        cJSON_AddNumberToObject(o, KG_FIG_HP_UM_CPU_FAULTS, (double)u->cpu_faults);
+}
+
 static void hpf_calls(cJSON *fig, const kg_hp_calls *c)
 {
     cJSON *o = cJSON_AddObjectToObject(fig, KG_FIG_HP_CALLS);
@@ -36,7 +51,33 @@ static void hpf_calls(cJSON *fig, const kg_hp_calls *c)
         cJSON_AddItemToObject(e, KG_FIG_HP_BACKTRACE, kg_cw_backtrace_json(v));
         cJSON_AddItemToArray(arr, e);
     }
+    hpf_um(o, &c->um);
     cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, c->pass);
+}
+
+static void hpf_launch_configs(cJSON *fig, const kg_case_desc *d, const kg_hp_launch_config *l)
+{
+    cJSON *o = cJSON_AddObjectToObject(fig, KG_FIG_HP_LAUNCH_CONFIGS);
+    cJSON *arr = cJSON_AddArrayToObject(o, KG_FIG_HP_LC_OBSERVED);
+    for (size_t i = 0; arr && i < l->n_rows; i++) {
+        const kg_hp_lc_row *r = &l->rows[i];
+        const kg_kernel_ref *k = &d->kernels[r->decl];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, KG_FIG_HP_LC_KERNEL, k->name ? k->name : "?");
+        cJSON_AddNumberToObject(e, KG_FIG_HP_LC_THREADS, r->threads);
+        cJSON_AddNumberToObject(e, KG_FIG_HP_LC_SMEM, (double)r->smem);
+        cJSON_AddNumberToObject(e, KG_FIG_HP_LC_LAUNCHES, (double)r->count);
+        cJSON_AddNumberToObject(e, KG_FIG_HP_LC_DECL_THREADS, k->block_threads);
+        cJSON_AddNumberToObject(e, KG_FIG_HP_LC_DECL_SMEM, (double)k->dynamic_smem);
+        cJSON_AddBoolToObject(e, KG_FIG_HP_LC_MATCH, r->match);
+        cJSON_AddItemToArray(arr, e);
+    }
+    cJSON_AddNumberToObject(o, KG_FIG_HP_LC_UNDECLARED, (double)l->undeclared);
+    if (l->dropped)
+        cJSON_AddNumberToObject(o, KG_FIG_HP_LC_DROPPED, (double)l->dropped);
+    if (l->note[0])
+        cJSON_AddStringToObject(o, KG_FIG_HP_NOTE, l->note);
+    cJSON_AddBoolToObject(o, KG_FIG_HP_PASS, l->pass);
 }
 
 static void hpf_batch(cJSON *fig, const kg_hp_batch *b)
@@ -71,13 +112,14 @@ cJSON *kg_hotpath_figures(const kg_case_desc *d, const kg_case_result *res)
 {
     const kg_hotpath_result *r = res->data;
     cJSON *fig = cJSON_CreateObject();
-    KG_UNUSED(d);
     if (!fig)
         return NULL;
     if (r->det.done)
         hpf_determinism(fig, &r->det);
     if (r->calls.done)
         hpf_calls(fig, &r->calls);
+    if (r->lc.done && d)
+        hpf_launch_configs(fig, d, &r->lc);
     if (r->batch.done)
         hpf_batch(fig, &r->batch);
     if (r->graph.done)

@@ -233,6 +233,80 @@ cleanup:
     return rc;
 }
 
+/* x through a device-global pointer (cudaMemcpyToSymbol in setup), not a kernel argument: the
+ * argument check cannot see where it points, only CUPTI's unified-memory counters can. The
+ * same kernel for the defect (managed x, rewritten by the host in prepare: every launch
+ * migrates it back) and its clean twin (the device x). */
+__device__ const float *hp_global_x;
+
+__global__ void __launch_bounds__(KG_AXPY_BLOCK)
+hp_axpy_global_x_kernel(float a, const float *__restrict__ y, float *__restrict__ out, size_t n)
+{
+    axpy_body<axpy_ref_policy>(a, hp_global_x, y, out, n);
+}
+
+static int hp_launch_global_x(void *state, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    hp_axpy_global_x_kernel<<<kg_axpy_grid(a->n), KG_AXPY_BLOCK, 0, s>>>(a->a, a->y, a->out,
+                                                                         a->n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+static int hp_global_setup(const kg_setup_args *args, void **state, kg_case_io *io, bool managed)
+{
+    int rc = 0;
+    hp_axpy_state *st = NULL;
+    const float *x = NULL;
+    KG_TRY(hp_axpy_setup(args, (void **)&st, io));
+    x = managed ? st->x_managed : st->ax->x;
+    KG_CUDA_CHECK(cudaMemcpyToSymbol(hp_global_x, &x, sizeof x));
+    *state = st;
+    st = NULL;
+cleanup:
+    hp_axpy_teardown(st);
+    return rc;
+}
+
+static int hp_global_managed_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    return hp_global_setup(args, state, io, true);
+}
+
+static int hp_global_device_setup(const kg_setup_args *args, void **state, kg_case_io *io)
+{
+    return hp_global_setup(args, state, io, false);
+}
+
+/* The reference axpy kernel at a launch configuration of the launcher's choosing: the two
+ * launch-config defects declare KG_AXPY_BLOCK threads and no dynamic smem (hp_axpy_k) and
+ * launch something else; the grid-stride loop computes the same output either way, so only the
+ * declaration is wrong (the preflight's occupancy and the roofline were computed from it). */
+static int hp_axpy_at(void *state, unsigned threads, size_t smem, cudaStream_t s)
+{
+    int rc = 0;
+    kg_axpy_state *a = AX((hp_axpy_state *)state);
+    hp_axpy_kernel<<<kg_axpy_grid(a->n), threads, smem, s>>>(a->a, a->x, a->y, a->out, a->n);
+    KG_LAUNCH_CHECK();
+cleanup:
+    return rc;
+}
+
+/* DEFECT: half the declared block (a tuning change that never reached kernels[]). */
+static int hp_launch_half_block(void *state, cudaStream_t s)
+{
+    return hp_axpy_at(state, KG_AXPY_BLOCK / 2, 0, s);
+}
+
+/* DEFECT: 1 KiB of dynamic shared memory per block, declared 0. */
+static int hp_launch_undeclared_smem(void *state, cudaStream_t s)
+{
+    return hp_axpy_at(state, KG_AXPY_BLOCK, 1024, s);
+}
+
 /* DEFECT: stream-ordered temporary (graph-capturable, still an allocation per call). */
 static int hp_launch_malloc_async(void *state, cudaStream_t s)
 {
@@ -356,6 +430,9 @@ cleanup:
 }
 
 static const kg_kernel_ref hp_axpy_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0) };
+static const kg_kernel_ref hp_global_k[] = {
+    KG_KERNEL(hp_axpy_global_x_kernel, KG_AXPY_BLOCK, 0),
+};
 static const kg_kernel_ref hp_mirror_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_BLOCK, 0),
                                              KG_KERNEL(hp_mirror_kernel, 32, 0) };
 
@@ -780,6 +857,23 @@ static const kg_case_desc hp_cases[] = {
       "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1, 0, NULL,
       "hotpath", "arg 1: managed memory", NULL, NULL, 0.0, 0.0, 0.0, NULL,
       hp_managed_prepare },
+    /* Managed x reached through a device-global pointer (no argument shows it): only the
+     * unified-memory counters see the migration; the clean twin reads device x that way. */
+    { "defect/hotpath/managed_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
+      hp_global_managed_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
+      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
+      hp_global_k, 1, 0, NULL, "hotpath", "[um-migration]", NULL, NULL, 0.0, 0.0, 0.0, NULL,
+      hp_managed_prepare },
+    { "clean/hotpath/device_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
+      hp_global_device_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
+      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
+      hp_global_k, 1 },
+    /* Launched otherwise than declared (hp_axpy_k: KG_AXPY_BLOCK, 0); clean twin:
+     * clean/hotpath/axpy (the reference launch, as declared). */
+    HP_AXPY_CASE("defect/hotpath/launch_config_half_block/axpy/n=65536/f32",
+                 hp_launch_half_block, "launch-config"),
+    HP_AXPY_CASE("defect/hotpath/launch_config_undeclared_smem/axpy/n=65536/f32",
+                 hp_launch_undeclared_smem, "launch-config"),
     /* Writes nothing: every check compares poison, so the case must be ERROR, not PASS. */
     HP_AXPY_CASE("defect/hotpath/writes_nothing/axpy/n=65536/f32", hp_launch_pong,
                  "error:vacuous determinism"),

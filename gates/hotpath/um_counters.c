@@ -1,0 +1,171 @@
+/* CUPTI unified-memory counters around the observed launches (see um_counters.h). The
+ * activity API needs no callback subscriber (the watch holds that slot); its buffer callbacks
+ * are process-wide, so they are registered at every begin: the bench's kernel trace registers
+ * its own at its first trace, after this gate in the gate order. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cupti.h>
+#include "hotpath/um_counters.h"
+#include "core/cupti_check.h"
+#include "core/kg_core.h"
+
+#define UM_BUF_BYTES (256u << 10)
+
+void kg_um_add(kg_um_counts *c, int kind, uint64_t value)
+{
+    c->records++;
+    switch (kind) {
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+        c->htod_bytes += value; break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+        c->dtoh_bytes += value; break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+        c->gpu_faults += value ? value : 1; break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT:
+        c->cpu_faults++; break; /* the value is the faulting PC, not a count */
+    default: break;
+    }
+}
+
+bool kg_um_migrated(const kg_um_counts *c, char *detail, size_t n)
+{
+    bool m = c->htod_bytes || c->dtoh_bytes || c->gpu_faults || c->cpu_faults;
+    if (!m) {
+        if (n)
+            detail[0] = '\0';
+        return false;
+    }
+    int k = snprintf(detail, n, "%llu B HtoD, %llu B DtoH, %llu GPU page fault groups", c->htod_bytes, c->dtoh_bytes, c->gpu_faults);
+    if (c->cpu_faults_counted && k >= 0 && (size_t)k < n)
+        snprintf(detail + k, n - (size_t)k, ", %llu CPU page faults", c->cpu_faults);
+    return true;
+}
+
+/* ---- the activity buffers ------------------------------------------------------------------ */
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static kg_um_counts g_sum;       /* filled by the completion callback (any thread) */
+static unsigned long g_dropped;
+static bool g_enabled;
+static int g_cfg;                /* 0 not tried, 1 with CPU faults, 2 without, -1 unavailable */
+static char g_cfg_why[160];
+
+static void CUPTIAPI um_buf_request(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(8, UM_BUF_BYTES); /* CUPTI wants 8-byte alignment */
+    *size = *buffer ? UM_BUF_BYTES : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI um_buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+                                     size_t size, size_t valid)
+{
+    CUpti_Activity *rec = NULL;
+    size_t dropped = 0;
+    KG_UNUSED(size);
+    pthread_mutex_lock(&g_mu);
+    while (valid && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+        if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+            continue;
+        const CUpti_ActivityUnifiedMemoryCounter3 *u =
+            (const CUpti_ActivityUnifiedMemoryCounter3 *)rec;
+        kg_um_add(&g_sum, (int)u->counterKind, u->value);
+    }
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+        g_dropped += dropped;
+    pthread_mutex_unlock(&g_mu);
+    free(buffer);
+}
+
+static const char *um_result_name(CUptiResult r)
+{
+    const char *s = NULL;
+    return cuptiGetResultString(r, &s) == CUPTI_SUCCESS && s ? s : "unknown CUPTI error";
+}
+
+/* Once per process, after the driver is initialised (the gate's context exists). CPU page
+ * faults are not counted on every platform: without them when the full set is refused. */
+static void um_configure(void)
+{
+    static const CUpti_ActivityUnifiedMemoryCounterKind kinds[] = {
+        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+    };
+    CUpti_ActivityUnifiedMemoryCounterConfig cfg[KG_ARRAY_LEN(kinds)];
+    memset(cfg, 0, sizeof cfg);
+    for (size_t i = 0; i < KG_ARRAY_LEN(kinds); i++) {
+        cfg[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+        cfg[i].kind = kinds[i];
+        cfg[i].enable = 1;
+    }
+    CUptiResult r = cuptiActivityConfigureUnifiedMemoryCounter(cfg, KG_ARRAY_LEN(kinds));
+    if (r == CUPTI_SUCCESS) {
+        g_cfg = 1;
+        return;
+    }
+    r = cuptiActivityConfigureUnifiedMemoryCounter(cfg, KG_ARRAY_LEN(kinds) - 1);
+    if (r == CUPTI_SUCCESS) {
+        g_cfg = 2;
+        return;
+    }
+    g_cfg = -1;
+    snprintf(g_cfg_why, sizeof g_cfg_why, "cuptiActivityConfigureUnifiedMemoryCounter: %s (%d)",
+             um_result_name(r), (int)r);
+}
+
+int kg_um_begin(kg_um_counts *c)
+{
+    int rc = 0;
+    memset(c, 0, sizeof *c);
+    if (g_cfg == 0)
+        um_configure();
+    if (g_cfg < 0) {
+        snprintf(c->why, sizeof c->why, "%s", g_cfg_why);
+        return 0;
+    }
+    pthread_mutex_lock(&g_mu);
+    memset(&g_sum, 0, sizeof g_sum);
+    g_dropped = 0;
+    pthread_mutex_unlock(&g_mu);
+    KG_CUPTI_CHECK(cuptiActivityRegisterCallbacks(um_buf_request, um_buf_complete));
+    CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(c->why, sizeof c->why, "cuptiActivityEnable(UNIFIED_MEMORY_COUNTER): %s (%d)",
+                 um_result_name(r), (int)r);
+        return 0;
+    }
+    g_enabled = true;
+    c->available = true;
+    c->cpu_faults_counted = g_cfg == 1;
+cleanup:
+    return rc;
+}
+
+int kg_um_end(kg_um_counts *c)
+{
+    int rc = 0;
+    if (!g_enabled)
+        return 0;
+    g_enabled = false;
+    /* Disable, then flush every buffer (the launches' stream was synchronized first), so the
+     * sums below hold every record of the observed launches. */
+    KG_CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
+    KG_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    pthread_mutex_lock(&g_mu);
+    bool cpu = c->cpu_faults_counted;
+    *c = g_sum;
+    c->cpu_faults_counted = cpu;
+    c->available = g_dropped == 0;
+    if (g_dropped)
+        snprintf(c->why, sizeof c->why, "%lu unified-memory records dropped by CUPTI",
+                 g_dropped);
+    pthread_mutex_unlock(&g_mu);
+cleanup:
+    if (rc < 0)
+        c->available = false;
+    return rc;
+}

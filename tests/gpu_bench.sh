@@ -2,7 +2,8 @@
 # gpu: a short bench over a few reference cases produces complete figures (NO_MARK, ceilings,
 # clocks); the clean bench twin passes against marks set by other processes (SAME), and its
 # +10% variant, compared against the same mark, is REGRESSED and fails the gate (exit 1); the
-# stream-0 copy is ERROR "is the work on another stream", its clean twin PASSes (issue #25).
+# stream-0 copy is ERROR "is the work on another stream", its clean twin PASSes (issue #25); the
+# capped GEMM has an energy per launch and a measured spread, and its mark carries both (#25.8).
 . "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
 "$KG" bench --filter '^(axpy/n=(4097|33554433)|softmax/rows=4096,cols=1000)/' --budget 0.5 \
@@ -29,7 +30,7 @@ expect_jq '.device.sm_clock_max_mhz as $mx | [.results[] | select(.gate=="bench"
 # median is that of the kept samples so scaled (recomputed here from per_sample); a row that did
 # not cap is decided on measured time. The capped row keeps every sample (no clock floor).
 "$KG" bench --filter '^gemm_bf16/m=8192,n=8192,k=8192/bf16$' --budget 0.1 --seed 8 \
-    --report "$T/g.json" >/dev/null || bad "gemm bench"
+    --report "$T/g.json" --save-marks "$T/gm.json" >/dev/null || bad "gemm bench"
 expect_jq '.device.sm_clock_max_mhz as $mx | .results[0].figures as $f | $f.per_sample as $p
     | def kept_median: [range(0; $p.time_us | length)
           | select(. as $i | $p.dropped_index | index([$i]) == null)
@@ -45,6 +46,29 @@ expect_jq '.device.sm_clock_max_mhz as $mx | .results[0].figures as $f | $f.per_
 jq -r '.results[0].figures | "gemm 8192: \(.power_state.label), \(.time_basis), median \(.median_us),"
        + " raw \(.raw_median_us // .median_us), replay clock \(.replay_sm_clock_median_mhz) MHz,"
        + " probe \(.sm_clock_median_mhz) MHz"' "$T/g.json"
+# Issue #25 item 8: what users pay beside the decided basis. The GEMM row has an energy per
+# launch from NVML's total-energy counter (every sample's delta recorded), a spread, a mean power
+# (energy per launch / measured time) a board can draw, and the measured times' spread; the mark
+# it sets carries both. Printed as a table.
+jq -r '.results[0].figures | ["case", "basis", "energy_mJ", "spread%", "units", "power_W",
+        "measured_us", "meas_spread%", "note"],
+       [.metric, (.energy_basis // "-"), (.energy_per_launch_mj // "-"),
+        ((.energy_spread_rel // null) | if . == null then "-" else (. * 100 * 1000 | round / 1000) end),
+        (.energy_units // "-"),
+        (if .energy_per_launch_mj then (.energy_per_launch_mj / .raw_median_us * 1000 | round) else "-" end),
+        .raw_median_us, (.measured_spread_rel * 100 * 1000 | round / 1000), (.energy_note // "")]
+       | @tsv' "$T/g.json" | column -t -s $'\t'
+jq -r '.results[0].figures.per_sample.energy_mj | "per-sample energy_mj (first 8): \(.[0:8])"' "$T/g.json"
+expect_jq '.results[0].figures as $f | $f.energy_source == "nvml-total-energy"
+    and $f.energy_per_launch_mj > 0 and $f.energy_spread_rel >= 0 and $f.energy_units >= 1
+    and ($f.energy_basis | IN("per-sample", "per-placement"))
+    and ($f.energy_per_launch_mj / $f.raw_median_us * 1000) as $w | $w > 30 and $w < 1500
+    and $f.measured_spread_rel >= 0
+    and ($f.per_sample.energy_mj | length) == ($f.per_sample.time_us | length)' "$T/g.json" \
+    "the GEMM row lacks a positive energy per launch a board can draw (or its spreads)"
+expect_jq '.marks[0] | .measured_median_us > 0 and .measured_spread_rel >= 0
+    and .energy_per_launch_mj > 0 and .energy_spread_rel >= 0' "$T/gm.json" \
+    "the GEMM mark lacks the measured time or the energy per launch"
 jq -e '.bench.ceilings.copy_gbps > 100 and .bench.ceilings.gemm_tflops > 10 and .bench.wall_s > 0
        and (.bench.ceilings.detail.gemm.kernels | length) >= 1 and .device.uuid != null' \
     "$T/r.json" >/dev/null || bad "report lacks ceilings, GEMM kernel, wall time or device"

@@ -410,6 +410,79 @@ static void test_files(void)
     rmdir(dir);
 }
 
+/* issue #25: the optional measured time and energy per launch. A mark without them (before)
+ * loads and saves without them; with them they round-trip; bad values are refused naming the
+ * field; a merge takes the union of the intervals, and a side without them the other's. */
+static void test_pay_fields(void)
+{
+    cJSON *r = valid_root();
+    char *t, *out = NULL;
+    kg_marks *m = NULL;
+    const kg_mark *k;
+    cJSON_AddNumberToObject(entry(r, 0), "measured_median_us", 1300.0);
+    cJSON_AddNumberToObject(entry(r, 0), "measured_spread_rel", 0.01);
+    cJSON_AddNumberToObject(entry(r, 0), "energy_per_launch_mj", 700.0);
+    cJSON_AddNumberToObject(entry(r, 0), "energy_spread_rel", 0.02);
+    t = cJSON_Print(r);
+    CHECK(kg_marks_parse(&m, t, "marks.json") == 0 && m);
+    k = m ? kg_marks_find(m, "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32", "time_us_warm")
+          : NULL;
+    CHECK(k && k->measured_median_us == 1300.0 && k->measured_spread_rel == 0.01 &&
+          k->energy_per_launch_mj == 700.0 && k->energy_spread_rel == 0.02);
+    k = m ? kg_marks_find(m, "NVIDIA H200/sm_90", "axpy/n=33554433/f32", "time_us_warm") : NULL;
+    CHECK(k && k->measured_median_us == 0 && k->energy_per_launch_mj == 0); /* an old mark */
+    CHECK(m && kg_marks_serialize(&out, m) == 0 && out);
+    CHECK(out && strstr(out, "\"measured_median_us\":\t1300") &&
+          strstr(out, "\"energy_spread_rel\":\t0.02"));
+    /* the old mark stays without them: exactly one of each */
+    int seen = 0;
+    for (const char *q = out; q && (q = strstr(q, "measured_median_us")); q++)
+        seen++;
+    CHECK_MSG(seen == 1, "measured_median_us written %d times", seen);
+    /* merge: union of [1300 x (1 -+ 0.01)] and [1400 x (1 -+ 0.01)] = [1287, 1414] */
+    kg_mark run = { "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32", "time_us_warm",
+                    KG_LOWER_IS_BETTER, 3.25, 0.001, 3.25, 3.24, 3.26, 30, "abc",
+                    "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 1, 0, 0, NULL, 0,
+                    NULL, 1400.0, 0.01, 0, 0 };
+    CHECK(m && kg_marks_merge(m, &run) == 0);
+    k = m ? kg_marks_find(m, run.device_class, run.case_id, run.metric) : NULL;
+    CHECK_MSG(k && fabs(k->measured_median_us - 1350.5) < 1e-9 &&
+                  fabs(k->measured_spread_rel - 63.5 / 1350.5) < 1e-12,
+              "merged measured %g spread %g", k ? k->measured_median_us : -1,
+              k ? k->measured_spread_rel : -1);
+    CHECK(k && k->energy_per_launch_mj == 700.0 && k->energy_spread_rel == 0.02); /* kept */
+    /* an old mark merged with a run that has them: the run's */
+    run.case_id = "axpy/n=33554433/f32";
+    run.value = run.run_median = 545.0;
+    run.ci_lo = 544.0;
+    run.ci_hi = 546.0;
+    run.energy_per_launch_mj = 50.0;
+    run.energy_spread_rel = 0.03;
+    CHECK(m && kg_marks_merge(m, &run) == 0);
+    k = m ? kg_marks_find(m, run.device_class, run.case_id, run.metric) : NULL;
+    CHECK(k && k->measured_median_us == 1400.0 && k->energy_per_launch_mj == 50.0 &&
+          k->energy_spread_rel == 0.03);
+    free(out);
+    cJSON_free(t);
+    cJSON_Delete(r);
+    kg_marks_free(m);
+    /* bad values: named */
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "measured_median_us", -1);
+    expect_error("measured negative", r, "'measured_median_us'", NULL);
+    r = valid_root();
+    cJSON_AddNumberToObject(entry(r, 0), "energy_spread_rel", 1.5);
+    expect_error("energy spread > 0.999", r, "'energy_spread_rel'", NULL);
+    r = valid_root();
+    cJSON_AddStringToObject(entry(r, 0), "energy_per_launch_mj", "700");
+    expect_error("energy string", r, "'energy_per_launch_mj'", "number");
+    kg_mark bad = { "GPU/sm_90", "c", "time_us_warm", KG_LOWER_IS_BETTER, 1.0, 0.001, 1.0, 0.9,
+                    1.1, 30, "abc", "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 0, 0,
+                    0, NULL, 0, NULL, 0, 0.01, 0, 0 };
+    CHECK(kg_mark_validate(&bad, "put") == KG_EPARSE &&
+          strstr(kg_error_last(), "'measured_spread_rel' needs 'measured_median_us'"));
+}
+
 int main(void)
 {
     test_valid_roundtrip();
@@ -420,5 +493,6 @@ int main(void)
     test_schema_fields();
     test_schema_values();
     test_files();
+    test_pay_fields();
     return kg_test_done("test_marks");
 }

@@ -156,7 +156,11 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
                                       : NULL;
     kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
                          b->r.kept, b->compute_bound, b->r.k,
-                         b->r.power.probe ? b->r.decided_state : NULL };
+                         b->r.power.probe ? b->r.decided_state : NULL,
+                         .measured_median = b->r.raw_sum.median,
+                         .measured_spread_rel = b->r.measured_spread_rel,
+                         .energy_mj = b->r.energy.per_launch_mj,
+                         .energy_spread_rel = b->r.energy.spread_rel };
     KG_TRY(kg_bench_decide(&b->v, mk, &obs, NULL, 0, dopt));
     if (mk) {
         b->have_mark = true;
@@ -200,7 +204,7 @@ cleanup:
 static void bg_row_flatten(void *copy)
 {
     kg_bench_result *r = &((kg_bench_row *)copy)->r;
-    r->all_us = r->clock_mhz = r->window_mhz = r->kept_us = NULL;
+    r->all_us = r->clock_mhz = r->window_mhz = r->kept_us = r->energy_mj = NULL;
     r->drop = NULL;
     r->kernels = r->nvml = NULL;
 }

@@ -55,7 +55,32 @@ typedef struct {
     bool compute_bound;              /* work model above the measured ridge point */
     int k;                           /* launches per timed replay (0 = unknown) */
     const char *power_state;         /* the state the samples were taken in (NULL = unknown) */
+    /* issue #25, what users pay (0 = unknown: not gated on it): the measured (not normalised)
+     * median and its relative half-width; the energy per launch (mJ) and its half-width */
+    double measured_median, measured_spread_rel;
+    double energy_mj, energy_spread_rel;
 } kg_bench_obs;
+
+/* The gate on what users pay (issue #25): a power-capped compute-bound row is decided on its
+ * replay-clock-normalised time (the cycles), which does not see a change that only draws more
+ * power: cuBLAS 8192^3 bf16 on all-zero inputs ran 0.858x the wall time of random inputs on
+ * the H200 (1600 against 1375 MHz under the cap), its decided time 1.003x. So such a row is
+ * also gated on its measured time and its energy per launch against the mark's:
+ *   REGRESSED when measured > mark.measured_median_us x (1 + max(floor, mark.measured_spread_rel
+ *             + run measured spread)) and the two intervals are disjoint (significant), or
+ *             energy > mark.energy_per_launch_mj x (1 + max(band floor, mark.energy_spread_rel +
+ *             run energy spread));
+ * the why names which. Not gated (said in the why): another basis, a decision that is no
+ * decision (STATE_DIFFERS, UNPROVEN, NO_MARK), a mark without the figures (before issue #25). */
+typedef enum {
+    KG_PAY_NOT_GATED = 0,   /* not a normalised row, no decision, or the mark lacks the figures */
+    KG_PAY_WITHIN,          /* gated: within the bands */
+    KG_PAY_REGRESSED        /* gated: measured time or energy per launch regressed */
+} kg_bench_pay_gate;
+/* "not-gated" | "within" | "regressed" */
+const char *kg_bench_pay_gate_name(kg_bench_pay_gate g);
+/* True for a decided state on the replay-clock-normalised basis (KG_STATE_NORMALISED_SUFFIX). */
+bool kg_bench_state_normalised(const char *state);
 
 typedef struct {
     kg_bench_decision decision;
@@ -78,7 +103,14 @@ typedef struct {
     double env_lo, env_hi;  /* lowest / highest per-process median (processes >= 2) */
     double proc_median[KG_BENCH_MAX_PROCESSES];
     kg_bench_decision proc_decision[KG_BENCH_MAX_PROCESSES];
-    char why[480];          /* one line: the figures that produced the decision */
+    /* issue #25: what users pay, beside the decided basis (kg_bench_obs's; combined over the
+     * processes by kg_bench_combine). 0 = unknown. */
+    double run_measured, run_measured_spread, run_energy, run_energy_spread;
+    double measured_change_rel, energy_change_rel; /* vs the mark's, > 0 worse (NaN: none) */
+    double measured_tol_rel, energy_tol_rel;       /* the bands they had to clear (NaN: none) */
+    bool measured_significant;
+    kg_bench_pay_gate pay_gate;
+    char why[768];          /* one line: the figures that produced the decision */
 } kg_bench_verdict;
 
 /* The rule (docs/production-ci.md, "Bench decision"):
@@ -383,6 +415,31 @@ size_t kg_bench_clock_normalise(double *normalised, const double *us, const doub
  * were kept (pure). */
 size_t kg_bench_refloor(double *kept, unsigned char *drop, const double *us, const double *mhz,
                         size_t n, double floor_mhz);
+/* Energy per launch (issue #25) from NVML's total-energy counter (mJ, resolution 1 mJ), read
+ * before and after each sample's timed replay: mj[i] the delta of sample i (NaN: not read).
+ * Per sample (every kept sample's delta >= KG_ENERGY_MIN_MJ): each sample's mj / k; the median,
+ * and a spread of max(the CI half-width of the median, the placement-level half-width), as the
+ * time's. Else per placement: each placement's kept deltas summed / (kept x k), placements
+ * below KG_ENERGY_MIN_MJ in all left out; the median, and a spread of max(the placement-level
+ * half-width, KG_ENERGY_TICK_Z / sqrt(ticks)), ticks = total / the largest single delta (a
+ * coarse counter steps in whole ticks, a window of random phase catches a binomial count of
+ * them). NONE when no kept sample was read or nothing reached KG_ENERGY_MIN_MJ (pure). */
+#define KG_ENERGY_MIN_MJ 100.0
+#define KG_ENERGY_TICK_Z 2.0
+typedef enum { KG_ENERGY_NONE = 0, KG_ENERGY_PER_SAMPLE, KG_ENERGY_PER_PLACEMENT } kg_energy_basis;
+/* "none" | "per-sample" | "per-placement" */
+const char *kg_energy_basis_name(kg_energy_basis b);
+typedef struct {
+    kg_energy_basis basis;
+    double per_launch_mj;       /* median (0: none) */
+    double spread_rel;          /* relative half-width */
+    size_t units;               /* samples or placements it is the median of */
+    double total_mj;            /* the kept samples' deltas summed */
+} kg_energy_summary;
+int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const unsigned char *drop,
+                              size_t taken, const size_t *starts, size_t np, int k,
+                              double ci_level);
+
 /* The SM clock (MHz) over a sample from the window stamps taken before and after it: slot j =
  * {clock64, globaltimer ns} of SM j (zero where no stamp block ran); each SM stamped at both
  * ends gives its cycles over its ns, and the highest is the clock (all SMs share one clock; an
@@ -409,6 +466,12 @@ typedef struct {
     double *all_us;         /* every sample taken (per launch) */
     double *clock_mhz;      /* SM clock measured right after each sample (NaN unknown) */
     double *window_mhz;     /* SM clock during each sample's replay (kg_clock_window_mhz) */
+    double *energy_mj;      /* NVML total energy over each sample's replay (NaN: not read) */
+    int energy_rc;          /* the first NVML energy read that failed: its code (0: none;
+                             * KG_NVML_NO_LIBRARY: no NVML) */
+    kg_energy_summary energy; /* of the kept samples (kg_bench_energy_summarize) */
+    double measured_spread_rel; /* of raw_sum: max(its CI half-width, the placement-level
+                                 * half-width of the measured times) (issue #25) */
     unsigned char *drop;    /* 1 = dropped (clock too low) */
     double *kept_us;        /* the samples the statistics use (clock-normalised when so) */
     kg_summary sum;         /* of kept_us: what is decided */
@@ -561,6 +624,15 @@ typedef struct kg_nvml kg_nvml;
 /* NULL (and no error) when libnvidia-ml.so.1 is absent. */
 kg_nvml *kg_nvml_open(const char *uuid);
 void kg_nvml_close(kg_nvml *n);
+/* NVML's total energy since the driver loaded (mJ): nvmlDeviceGetTotalEnergyConsumption's
+ * return code (0 success, 3 NVML_ERROR_NOT_SUPPORTED, ...), KG_NVML_NO_LIBRARY without NVML or
+ * the symbol. */
+#define KG_NVML_NO_LIBRARY (-1)
+#define KG_NVML_NOT_SUPPORTED 3
+#define KG_NVML_COUNTER_BACK (-2) /* the counter read lower after a replay than before it */
+int kg_nvml_energy_mj(kg_nvml *n, unsigned long long *mj);
+/* Why a row has no energy figure, from its energy_rc and summary ("" when it has one). */
+void kg_bench_energy_note(char *buf, size_t n, int energy_rc, const kg_energy_summary *e);
 /* Current / maximum SM clock in MHz, or NaN. */
 double kg_nvml_sm_clock(kg_nvml *n);
 double kg_nvml_sm_max_clock(kg_nvml *n);

@@ -26,6 +26,20 @@ bool kg_bench_state_decides(bool compute_bound) { return compute_bound; }
 
 static bool bd_known(const char *s) { return s && *s && strcmp(s, "unknown") != 0; }
 
+const char *kg_bench_pay_gate_name(kg_bench_pay_gate g)
+{
+    return g == KG_PAY_REGRESSED ? "regressed" : g == KG_PAY_WITHIN ? "within" : "not-gated";
+}
+
+bool kg_bench_state_normalised(const char *state)
+{
+    size_t n = state ? strlen(state) : 0, m = strlen(KG_STATE_NORMALISED_SUFFIX);
+    return n > m && strcmp(state + n - m, KG_STATE_NORMALISED_SUFFIX) == 0;
+}
+
+/* A figure of what users pay, > 0 and finite, else 0 (unknown). */
+static double bd_pay(double v) { return isfinite(v) && v > 0 ? v : 0; }
+
 /* Orient a run value against the mark so that > 0 is worse. */
 static double worse_rel(kg_direction dir, double run, double mark)
 {
@@ -118,6 +132,12 @@ static int bd_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_ob
     if (bd_known(run->power_state))
         snprintf(out->run_power_state, sizeof out->run_power_state, "%s", run->power_state);
     out->run_noise_rel = (run->ci_hi - run->ci_lo) / (2.0 * run->median);
+    out->run_measured = bd_pay(run->measured_median);
+    out->run_measured_spread = out->run_measured ? fmax(0, run->measured_spread_rel) : 0;
+    out->run_energy = bd_pay(run->energy_mj);
+    out->run_energy_spread = out->run_energy ? fmax(0, run->energy_spread_rel) : 0;
+    out->measured_change_rel = out->energy_change_rel = NAN;
+    out->measured_tol_rel = out->energy_tol_rel = NAN;
     if (!mark) {
         out->decision = KG_BENCH_NO_MARK;
         snprintf(out->why, sizeof out->why, "no mark for this device class, case and metric");
@@ -144,6 +164,96 @@ cleanup:
     return rc;
 }
 
+/* Measured time and energy per launch against the mark's (bench.h, kg_bench_pay_gate): the
+ * changes always when both sides have them; the bands, and REGRESSED, only on a normalised
+ * compute-bound row the rule decided. *text: what the why says of it. */
+static void bd_pay_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_decide_opts *o,
+                        char *text, size_t n)
+{
+    double mm = bd_pay(mark->measured_median_us), me = bd_pay(mark->energy_per_launch_mj);
+    text[0] = '\0';
+    if (out->run_measured && mm)
+        out->measured_change_rel = out->run_measured / mm - 1;
+    if (out->run_energy && me)
+        out->energy_change_rel = out->run_energy / me - 1;
+    if (!out->compute_bound || !kg_bench_state_normalised(out->run_power_state))
+        return;
+    if (out->decision == KG_BENCH_STATE_DIFFERS || out->decision == KG_BENCH_UNPROVEN) {
+        snprintf(text, n, "what users pay: not gated (no decision)");
+        return;
+    }
+    if (!mm && !me) {
+        snprintf(text, n, "what users pay: not gated (the mark has no measured time or energy "
+                 "per launch: set before they were recorded)");
+        return;
+    }
+    out->pay_gate = KG_PAY_WITHIN;
+    bool slow = false, hungry = false;
+    int u = 0;
+    if (out->run_measured && mm) {
+        double floor = fmax(o->band_floor, o->abs_floor_us > 0 ? o->abs_floor_us / mm : 0);
+        out->measured_tol_rel = fmax(floor, fmax(0, mark->measured_spread_rel) +
+                                                out->run_measured_spread);
+        /* significant: the run's measured interval lies above the mark's */
+        out->measured_significant = out->run_measured * (1 - out->run_measured_spread) >
+                                    mm * (1 + fmax(0, mark->measured_spread_rel));
+        slow = out->measured_change_rel > out->measured_tol_rel && out->measured_significant;
+    }
+    if (out->run_energy && me) {
+        out->energy_tol_rel = fmax(o->band_floor, fmax(0, mark->energy_spread_rel) +
+                                                      out->run_energy_spread);
+        hungry = out->energy_change_rel > out->energy_tol_rel;
+    }
+    u = snprintf(text, n, "what users pay:");
+    if (isfinite(out->measured_tol_rel))
+        u += snprintf(text + u, n - (size_t)u, " measured time %+.2f%% vs mark %.6g us "
+                      "(tolerance %.2f%%, %s)%s", 100 * out->measured_change_rel, mm,
+                      100 * out->measured_tol_rel,
+                      out->measured_significant ? "significant" : "not significant",
+                      slow ? " REGRESSED" : "");
+    else
+        u += snprintf(text + u, n - (size_t)u, " measured time not gated (%s)",
+                      mm ? "this run has none" : "the mark has none");
+    if (u > 0 && (size_t)u < n && isfinite(out->energy_tol_rel))
+        snprintf(text + u, n - (size_t)u, "; energy per launch %+.2f%% vs mark %.4g mJ "
+                 "(tolerance %.2f%%)%s", 100 * out->energy_change_rel, me,
+                 100 * out->energy_tol_rel, hungry ? " REGRESSED" : "");
+    else if (u > 0 && (size_t)u < n)
+        snprintf(text + u, n - (size_t)u, "; energy per launch not gated (%s)",
+                 me ? "this run has none" : "the mark has none");
+    if (slow || hungry) {
+        out->pay_gate = KG_PAY_REGRESSED;
+        out->decision = KG_BENCH_REGRESSED;
+    }
+}
+
+/* The pay rule after the decision's line: a REGRESSED of its own leads the line, its figures
+ * follow the rule's. */
+static void bd_pay_why(kg_bench_verdict *out, const kg_mark *mark, const kg_decide_opts *o)
+{
+    char text[320], line[sizeof out->why + sizeof text + 160];
+    bd_pay_rule(out, mark, o, text, sizeof text);
+    if (!text[0])
+        return;
+    const char *which = isfinite(out->measured_change_rel) &&
+                                out->measured_change_rel > out->measured_tol_rel &&
+                                out->measured_significant
+                            ? (isfinite(out->energy_change_rel) &&
+                                       out->energy_change_rel > out->energy_tol_rel
+                                   ? "measured time and energy per launch" : "measured time")
+                            : "energy per launch";
+    if (out->pay_gate == KG_PAY_REGRESSED)
+        snprintf(line, sizeof line, "REGRESSED on what users pay (%s), whatever the "
+                 "replay-clock-normalised basis says: %s; %s", which, out->why, text);
+    else
+        snprintf(line, sizeof line, "%s; %s", out->why, text);
+    size_t l = strlen(line); /* the why's size at most: the end says the least */
+    if (l >= sizeof out->why)
+        l = sizeof out->why - 1;
+    memcpy(out->why, line, l);
+    out->why[l] = '\0';
+}
+
 int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
                     const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o)
 {
@@ -152,8 +262,10 @@ int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_o
     if (!o)
         o = &d0;
     KG_TRY(bd_rule(out, mark, run, mark_samples, n_mark_samples, o));
-    if (mark)
+    if (mark) {
         bd_why(out, mark, o, out->decision, "");
+        bd_pay_why(out, mark, o);
+    }
 cleanup:
     return rc;
 }
@@ -235,6 +347,41 @@ static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench
     return 0;
 }
 
+/* One pay figure of the combination (issue #25): the median of the processes' figures and a
+ * spread of max(their median spread, half the range of the figures); 0 unless every process
+ * has it. v[i], sp[i]: the processes' figures and spreads (sorted here). */
+static void bd_comb_pay1(double *med, double *spread, double *v, double *sp, size_t n)
+{
+    double lo = INFINITY, hi = 0;
+    *med = *spread = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(v[i] > 0) || !isfinite(v[i]))
+            return;
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+    }
+    *med = bd_median(v, n);
+    *spread = fmin(0.999, fmax(bd_median(sp, n), (hi - lo) / (2.0 * *med)));
+}
+
+/* The combined obs's measured time and energy per launch from the processes' verdicts (what
+ * each process's own decision read from its obs: the production step builds the obs of the
+ * processes from their decided figures alone). */
+static void bd_comb_pay(kg_bench_obs *c, const kg_bench_verdict *pv, size_t n)
+{
+    double v[KG_BENCH_MAX_PROCESSES], sp[KG_BENCH_MAX_PROCESSES];
+    for (size_t i = 0; i < n; i++) {
+        v[i] = pv[i].run_measured;
+        sp[i] = pv[i].run_measured_spread;
+    }
+    bd_comb_pay1(&c->measured_median, &c->measured_spread_rel, v, sp, n);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = pv[i].run_energy;
+        sp[i] = pv[i].run_energy_spread;
+    }
+    bd_comb_pay1(&c->energy_mj, &c->energy_spread_rel, v, sp, n);
+}
+
 /* Confirmation: the combination's lead text and decision from the rule's decision on the
  * combined obs and every process's own. */
 static void bd_confirm(kg_bench_verdict *out, const kg_bench_verdict *pv, size_t n, char *lead,
@@ -275,9 +422,12 @@ int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *m
                       KG_BENCH_MAX_PROCESSES);
     if (n == 1) { /* one process: its own verdict ("unconfirmed" when IMPROVED) */
         *comb = per[0];
-        return kg_bench_decide(out, mark, &per[0], NULL, 0, o);
+        if (!(comb->measured_median > 0) && !(comb->energy_mj > 0))
+            bd_comb_pay(comb, pv, 1);
+        return kg_bench_decide(out, mark, comb, NULL, 0, o);
     }
     KG_TRY(bd_comb_obs(comb, &elo, &ehi, per, n, mixed, sizeof mixed));
+    bd_comb_pay(comb, pv, n);
     KG_TRY(bd_rule(out, mark, comb, NULL, 0, o));
     out->processes = (int)n;
     out->env_lo = elo;
@@ -294,6 +444,7 @@ int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *m
     } else if (mark) {
         bd_confirm(out, pv, n, lead, sizeof lead);
         bd_why(out, mark, o, rule, lead);
+        bd_pay_why(out, mark, o);
     } else {
         snprintf(out->why, sizeof out->why, "no mark for this device class, case and metric; "
                  "%zu processes, medians %.6g..%.6g", n, elo, ehi);
@@ -324,6 +475,44 @@ static void bd_processes_json(cJSON *o, const kg_bench_verdict *v)
     }
 }
 
+/* What users pay (issue #25): the run's measured spread and energy per launch; with a mark,
+ * the changes against its figures, the bands in force and whether they gated the row. */
+static void bd_pay_json(cJSON *o, const kg_bench_verdict *v, const kg_mark *mark)
+{
+    if (v->run_measured > 0)
+        cJSON_AddNumberToObject(o, KG_FIG_MEASURED_SPREAD, v->run_measured_spread);
+    if (v->run_energy > 0) {
+        cJSON_AddNumberToObject(o, KG_FIG_ENERGY_PER_LAUNCH, v->run_energy);
+        cJSON_AddNumberToObject(o, KG_FIG_ENERGY_SPREAD, v->run_energy_spread);
+    }
+    if (!mark)
+        return;
+    if (isfinite(v->measured_change_rel))
+        cJSON_AddNumberToObject(o, KG_FIG_MEASURED_CHANGE, v->measured_change_rel);
+    if (isfinite(v->energy_change_rel))
+        cJSON_AddNumberToObject(o, KG_FIG_ENERGY_CHANGE, v->energy_change_rel);
+    if (isfinite(v->measured_tol_rel)) {
+        cJSON_AddNumberToObject(o, KG_FIG_MEASURED_TOL, v->measured_tol_rel);
+        cJSON_AddBoolToObject(o, KG_FIG_MEASURED_SIGNIFICANT, v->measured_significant);
+    }
+    if (isfinite(v->energy_tol_rel))
+        cJSON_AddNumberToObject(o, KG_FIG_ENERGY_TOL, v->energy_tol_rel);
+    cJSON_AddStringToObject(o, KG_FIG_PAY_GATE, kg_bench_pay_gate_name(v->pay_gate));
+}
+
+/* The mark's own figures of what users pay (absent in a mark from before issue #25). */
+static void bd_mark_pay_json(cJSON *m, const kg_mark *mark)
+{
+    if (mark->measured_median_us > 0) {
+        cJSON_AddNumberToObject(m, KG_FIG_MEASURED_MEDIAN, mark->measured_median_us);
+        cJSON_AddNumberToObject(m, KG_FIG_MEASURED_SPREAD, mark->measured_spread_rel);
+    }
+    if (mark->energy_per_launch_mj > 0) {
+        cJSON_AddNumberToObject(m, KG_FIG_ENERGY_PER_LAUNCH, mark->energy_per_launch_mj);
+        cJSON_AddNumberToObject(m, KG_FIG_ENERGY_SPREAD, mark->energy_spread_rel);
+    }
+}
+
 cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark)
 {
     cJSON *o = cJSON_CreateObject();
@@ -332,6 +521,7 @@ cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark)
     cJSON_AddStringToObject(o, KG_FIG_DECISION, kg_bench_decision_name(v->decision));
     cJSON_AddNumberToObject(o, KG_FIG_RUN_NOISE, v->run_noise_rel);
     bd_processes_json(o, v);
+    bd_pay_json(o, v, mark);
     if (!mark)
         return o;
     cJSON_AddNumberToObject(o, KG_FIG_DELTA, v->delta_rel);
@@ -361,6 +551,7 @@ cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark)
             cJSON_AddNumberToObject(m, KG_FIG_MARK_K, mark->k);
         if (bd_known(mark->power_state))
             cJSON_AddStringToObject(m, KG_FIG_MARK_POWER_STATE, mark->power_state);
+        bd_mark_pay_json(m, mark);
     }
     cJSON_AddStringToObject(o, KG_FIG_WHY, v->why);
     return o;

@@ -273,6 +273,7 @@ void kg_bench_result_free(kg_bench_result *r)
     free(r->all_us);
     free(r->clock_mhz);
     free(r->window_mhz);
+    free(r->energy_mj);
     free(r->drop);
     free(r->kept_us);
     cJSON_Delete(r->kernels);
@@ -372,24 +373,58 @@ cleanup:
     return rc;
 }
 
+/* What one sample measured. */
+typedef struct {
+    double us, mhz, window;  /* per launch; the probe's clock after; the clock during */
+    double mj;               /* NVML total energy over the replay (NaN: not read) */
+    int energy_rc;           /* 0, or why mj is NaN (kg_nvml_energy_mj's code) */
+    bool timed_out;          /* the blocking start timed out */
+} be_sample_out;
+
+/* The energy counter before the replay (issue #25): with the blocking start, just before the
+ * release (everything is enqueued, nothing of the replay ran); without it, before enqueueing. */
+static void be_energy_begin(kg_bench_env *e, be_sample_out *o, unsigned long long *e0)
+{
+    o->energy_rc = kg_nvml_energy_mj(e->nvml, e0);
+}
+
+/* ... and after the stream synchronized: the delta covers the replay and the stamps and probe
+ * around it (microseconds against a replay of >= min_replay_ms when warm). */
+static void be_energy_end(kg_bench_env *e, be_sample_out *o, unsigned long long e0)
+{
+    unsigned long long e1 = 0;
+    o->mj = NAN;
+    if (o->energy_rc != 0)
+        return;
+    o->energy_rc = kg_nvml_energy_mj(e->nvml, &e1);
+    if (o->energy_rc == 0 && e1 < e0)
+        o->energy_rc = KG_NVML_COUNTER_BACK;
+    if (o->energy_rc == 0)
+        o->mj = (double)(e1 - e0);
+}
+
 /* One sample: [prepare] [flush] zero-stamps block stamp ev0 replay ev1 stamp (release) probe,
  * then wait. prepare (an in-place case restoring its inputs) is outside the events, before the
  * flush so cold stays cold; the flush and prepare run before the block, so only the replay is
- * behind it. The stamps bracket the events, outside them: *window is the mean clock over the
- * replay (kg_clock_window_mhz), *mhz the probe's after it. */
+ * behind it. The stamps bracket the events, outside them: o->window is the mean clock over the
+ * replay (kg_clock_window_mhz), o->mhz the probe's after it; o->mj the energy counter's delta
+ * over it. */
 static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, void *state,
-                  cudaStream_t s, int k, bool cold, double *us, double *mhz, double *window,
-                  bool *timed_out)
+                  cudaStream_t s, int k, bool cold, be_sample_out *o)
 {
     int rc = 0;
     float ms = 0;
-    unsigned long long *after = e->stamp_dev + 2 * e->n_slots;
+    unsigned long long *after = e->stamp_dev + 2 * e->n_slots, e0 = 0;
+    const bool blocking = kg_bench_block_available(e);
+    o->mhz = o->window = o->mj = NAN;
     if (d->prepare)
         KG_TRY(d->prepare(state, s));
     if (cold)
         KG_CUDA_CHECK(cudaMemsetAsync(e->flush, (int)(++e->gen & 0xff), e->flush_bytes, s));
     if (e->probe_ok)
         KG_CUDA_CHECK(cudaMemsetAsync(e->stamp_dev, 0, be_stamp_bytes(e), s));
+    if (!blocking)
+        be_energy_begin(e, o, &e0);
     KG_TRY(kg_bench_block(e, s));
     if (e->probe_ok)
         KG_TRY(kg_clock_stamp_launch(e->stamp_dev, e->n_slots, e->stamp_blocks, s));
@@ -401,17 +436,20 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
         KG_CUDA_CHECK(cudaMemcpyAsync(e->stamp_host, e->stamp_dev, be_stamp_bytes(e),
                                       cudaMemcpyDeviceToHost, s));
     }
+    if (blocking)
+        be_energy_begin(e, o, &e0);
     kg_bench_block_release(e);
     if (e->probe_ok)
         KG_TRY(be_probe_enqueue(e, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
+    be_energy_end(e, o, e0);
     KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e->ev0, e->ev1));
-    *us = (double)ms * 1000.0 / k;
-    *mhz = be_probe_mhz(e);
-    *window = e->probe_ok ? kg_clock_window_mhz(e->stamp_host, e->stamp_host + 2 * e->n_slots,
-                                                e->n_slots)
-                          : NAN;
-    *timed_out = kg_bench_block_timed_out(e);
+    o->us = (double)ms * 1000.0 / k;
+    o->mhz = be_probe_mhz(e);
+    o->window = e->probe_ok ? kg_clock_window_mhz(e->stamp_host, e->stamp_host + 2 * e->n_slots,
+                                                  e->n_slots)
+                            : NAN;
+    o->timed_out = kg_bench_block_timed_out(e);
 cleanup:
     kg_bench_block_release(e); /* after an error too: never leave the kernel to time out */
     return rc;
@@ -479,16 +517,18 @@ static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg 
                    cudaStream_t s, const kg_bench_opts *o, double t0, size_t base, bool *stop)
 {
     int rc = 0;
-    double us = 0, mhz = NAN, window = NAN;
-    bool timed_out = false;
+    be_sample_out so = { 0 };
     const double clock_floor = o->min_clock_frac * env->max_mhz;
-    KG_TRY(sample(env, ra->exec, ra->d, ra->state, s, ra->k, o->mode == 1, &us, &mhz, &window,
-                  &timed_out));
+    KG_TRY(sample(env, ra->exec, ra->d, ra->state, s, ra->k, o->mode == 1, &so));
     size_t i = res->taken++;
+    double us = so.us, mhz = so.mhz;
     res->all_us[i] = us;
     res->clock_mhz[i] = mhz;
-    res->window_mhz[i] = window;
-    res->block_timeouts += timed_out;
+    res->window_mhz[i] = so.window;
+    res->energy_mj[i] = so.mj;
+    if (so.energy_rc != 0 && res->energy_rc == 0)
+        res->energy_rc = so.energy_rc;
+    res->block_timeouts += so.timed_out;
     /* Throttled (far below the max clock): dropped, and counted in the report. */
     res->drop[i] = isfinite(mhz) && clock_floor > 0 && mhz < clock_floor;
     if (res->drop[i])
@@ -629,6 +669,34 @@ static int be_placement_interval(kg_bench_result *res)
     return 0;
 }
 
+/* The measured times' spread (issue #25): their CI half-width, at least the placement-level one
+ * of their own placement medians (a capped row's clock, and with it its measured time, moves
+ * with the placement more than its normalised time). */
+static int be_measured_spread(kg_bench_result *res)
+{
+    double pm[KG_BENCH_MAX_PLACEMENTS], got[KG_BENCH_MAX_PLACEMENTS];
+    double *raw = malloc((res->taken ? res->taken : 1) * sizeof *raw);
+    size_t m = 0, j = 0;
+    if (!raw)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    for (size_t i = 0; i < res->taken; i++)
+        if (!res->drop[i])
+            raw[m++] = res->all_us[i];
+    size_t np = kg_bench_placement_medians(pm, raw, res->drop, res->taken, res->place_start,
+                                           (size_t)res->placements);
+    free(raw);
+    if (np == (size_t)-1)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    for (int p = 0; p < res->placements; p++)
+        if (isfinite(pm[p]))
+            got[j++] = pm[p];
+    double med = res->raw_sum.median;
+    res->measured_spread_rel = fmin(0.999, fmax((res->raw_sum.ci_hi - res->raw_sum.ci_lo) /
+                                                    (2 * med),
+                                                kg_bench_placement_half(got, j, med)));
+    return 0;
+}
+
 /* After every placement: the state's label from the kept samples' clocks, the raw summary,
  * and, for a power-capped compute-bound row whose every kept sample has a probe clock, the
  * clock-normalised samples and summary that are decided (bench.h, "Clock normalisation"); the
@@ -653,6 +721,10 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
     if (res->kept == 0)
         return 0;
     KG_TRY(be_placement_interval(res));
+    KG_TRY(be_measured_spread(res));
+    KG_TRY(kg_bench_energy_summarize(&res->energy, res->energy_mj, res->drop, res->taken,
+                                     res->place_start, (size_t)res->placements, res->k,
+                                     o->ci_level));
     /* what the decision compares with the mark's: the basis is part of the state, so a
      * normalised run never meets a measured mark (or process) of the same label */
     snprintf(res->decided_state, sizeof res->decided_state, "%.39s%s", res->power.label,
@@ -743,9 +815,11 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
     res->all_us = calloc(cap, sizeof *res->all_us);
     res->clock_mhz = calloc(cap, sizeof *res->clock_mhz);
     res->window_mhz = calloc(cap, sizeof *res->window_mhz);
+    res->energy_mj = calloc(cap, sizeof *res->energy_mj);
     res->drop = calloc(cap, 1);
     res->kept_us = calloc(cap, sizeof *res->kept_us);
-    if (!res->all_us || !res->clock_mhz || !res->window_mhz || !res->drop || !res->kept_us) {
+    if (!res->all_us || !res->clock_mhz || !res->window_mhz || !res->energy_mj || !res->drop ||
+        !res->kept_us) {
         rc = KG_ERR(KG_ENOMEM, "out of memory for %zu samples", cap);
         goto cleanup;
     }

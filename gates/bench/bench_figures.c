@@ -11,6 +11,7 @@ static cJSON *bf_per_sample(const kg_bench_result *r)
     cJSON *o = cJSON_CreateObject();
     cJSON *us = cJSON_AddArrayToObject(o, KG_FIG_PS_TIME), *mhz = cJSON_AddArrayToObject(o, KG_FIG_PS_SM_CLOCK);
     cJSON *win = cJSON_AddArrayToObject(o, KG_FIG_PS_WINDOW_CLOCK);
+    cJSON *en = r->energy_mj ? cJSON_AddArrayToObject(o, KG_FIG_PS_ENERGY) : NULL;
     cJSON *dr = cJSON_AddArrayToObject(o, KG_FIG_PS_DROPPED);
     cJSON *ps = cJSON_AddArrayToObject(o, KG_FIG_PS_PLACEMENT_STARTS);
     for (int p = 0; ps && r->taken > 0 && p < r->placements; p++)
@@ -21,6 +22,9 @@ static cJSON *bf_per_sample(const kg_bench_result *r)
                                                             : cJSON_CreateNull());
         cJSON_AddItemToArray(win, isfinite(r->window_mhz[i])
                                       ? cJSON_CreateNumber(r->window_mhz[i]) : cJSON_CreateNull());
+        if (en)
+            cJSON_AddItemToArray(en, isfinite(r->energy_mj[i])
+                                         ? cJSON_CreateNumber(r->energy_mj[i]) : cJSON_CreateNull());
         if (r->drop[i])
             cJSON_AddItemToArray(dr, cJSON_CreateNumber((double)i));
     }
@@ -85,6 +89,21 @@ static void bf_basis(cJSON *f, const kg_bench_result *r)
     }
 }
 
+/* Where the energy per launch came from, or why there is none (issue #25); the figure and its
+ * spread are the verdict's (kg_bench_verdict_json: combined over processes in production). */
+static void bf_energy(cJSON *f, const kg_bench_result *r)
+{
+    char note[200];
+    if (r->energy.basis != KG_ENERGY_NONE) {
+        cJSON_AddStringToObject(f, KG_FIG_ENERGY_SOURCE, KG_RV_ENERGY_NVML);
+        cJSON_AddStringToObject(f, KG_FIG_ENERGY_BASIS, kg_energy_basis_name(r->energy.basis));
+        cJSON_AddNumberToObject(f, KG_FIG_ENERGY_UNITS, (double)r->energy.units);
+        return;
+    }
+    kg_bench_energy_note(note, sizeof note, r->energy_rc, &r->energy);
+    cJSON_AddStringToObject(f, KG_FIG_ENERGY_NOTE, note);
+}
+
 cJSON *kg_power_state_json(const kg_power_state *ps)
 {
     cJSON *o = cJSON_CreateObject();
@@ -135,6 +154,7 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     bf_num(f, KG_FIG_BAND, s->median > 0 ? (s->ci_hi - s->ci_lo) / (2 * s->median) : NAN);
     cJSON_AddNumberToObject(f, KG_FIG_SAMPLES, (double)r->kept);
     bf_basis(f, r);
+    bf_energy(f, r);
     cJSON_AddStringToObject(f, KG_FIG_OP, d->op);
     cJSON_AddStringToObject(f, KG_FIG_MODE, b->mode == 1 ? "cold" : "warm");
     cJSON_AddNumberToObject(f, KG_FIG_LAUNCHES_PER_SAMPLE, r->k);

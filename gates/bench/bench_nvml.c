@@ -23,6 +23,7 @@ struct kg_nvml {
     nvml_ret (*power)(nvml_device, unsigned *);
     nvml_ret (*power_limit)(nvml_device, unsigned *);
     nvml_ret (*reasons)(nvml_device, unsigned long long *);
+    nvml_ret (*energy)(nvml_device, unsigned long long *); /* mJ since the driver loaded */
 };
 
 kg_nvml *kg_nvml_open(const char *uuid)
@@ -44,6 +45,7 @@ kg_nvml *kg_nvml_open(const char *uuid)
     *(void **)&n->power = dlsym(n->lib, "nvmlDeviceGetPowerUsage");
     *(void **)&n->power_limit = dlsym(n->lib, "nvmlDeviceGetEnforcedPowerLimit");
     *(void **)&n->reasons = dlsym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons");
+    *(void **)&n->energy = dlsym(n->lib, "nvmlDeviceGetTotalEnergyConsumption");
     if (!n->reasons) /* the name before NVML 12.2 */
         *(void **)&n->reasons = dlsym(n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
     if (!init || !by_uuid || !n->shutdown || init() != 0)
@@ -83,6 +85,14 @@ double kg_nvml_sm_max_clock(kg_nvml *n)
     if (n && n->max_clock && n->max_clock(n->dev, NVML_CLOCK_SM, &v) == 0 && v > 0)
         return v;
     return NAN;
+}
+
+int kg_nvml_energy_mj(kg_nvml *n, unsigned long long *mj)
+{
+    *mj = 0;
+    if (!n || !n->energy)
+        return KG_NVML_NO_LIBRARY;
+    return n->energy(n->dev, mj);
 }
 
 static void add_reasons(cJSON *o, unsigned long long r)

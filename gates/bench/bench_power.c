@@ -428,3 +428,128 @@ double kg_clock_window_mhz(const unsigned long long *before, const unsigned long
     }
     return best;
 }
+
+/* ---- energy per launch (issue #25; bench.h, kg_bench_energy_summarize) --------------------- */
+
+const char *kg_energy_basis_name(kg_energy_basis b)
+{
+    return b == KG_ENERGY_PER_SAMPLE ? "per-sample"
+           : b == KG_ENERGY_PER_PLACEMENT ? "per-placement" : "none";
+}
+
+/* Per sample: each kept sample's mj / k (vals), the median and max(CI half, placement half). */
+static int pw_energy_samples(kg_energy_summary *out, double *vals, size_t m,
+                             const unsigned char *drop, size_t taken, const size_t *starts,
+                             size_t np, double ci_level)
+{
+    int rc = 0;
+    kg_summary s;
+    double pm[KG_BENCH_MAX_PLACEMENTS], got[KG_BENCH_MAX_PLACEMENTS];
+    KG_TRY(kg_stats_summarize(&s, vals, m, ci_level));
+    size_t found = kg_bench_placement_medians(pm, vals, drop, taken, starts, np);
+    if (found == (size_t)-1)
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    size_t j = 0;
+    for (size_t p = 0; p < np; p++)
+        if (isfinite(pm[p]))
+            got[j++] = pm[p];
+    out->basis = KG_ENERGY_PER_SAMPLE;
+    out->per_launch_mj = s.median;
+    out->spread_rel = fmax((s.ci_hi - s.ci_lo) / (2 * s.median),
+                           kg_bench_placement_half(got, j, s.median));
+    out->units = m;
+cleanup:
+    return rc;
+}
+
+/* Per placement: each placement's kept deltas summed over its launches, those of at least
+ * KG_ENERGY_MIN_MJ; the median and max(placement half, the counter's tick bound). */
+static void pw_energy_placements(kg_energy_summary *out, const double *mj,
+                                 const unsigned char *drop, size_t taken, const size_t *starts,
+                                 size_t np, int k)
+{
+    double v[KG_BENCH_MAX_PLACEMENTS], tick = 0, total = 0;
+    size_t j = 0;
+    for (size_t p = 0; p < np; p++) {
+        size_t end = p + 1 < np ? starts[p + 1] : taken, m = 0;
+        double sum = 0;
+        for (size_t i = starts[p]; i < end && i < taken; i++)
+            if (!drop[i]) {
+                sum += mj[i];
+                tick = fmax(tick, mj[i]);
+                m++;
+            }
+        if (m && sum >= KG_ENERGY_MIN_MJ) {
+            v[j++] = sum / ((double)m * k);
+            total += sum;
+        }
+    }
+    if (!j || !(tick > 0))
+        return;
+    double med = kg_stats_median(v, j);
+    out->basis = KG_ENERGY_PER_PLACEMENT;
+    out->per_launch_mj = med;
+    out->spread_rel = fmin(0.999, fmax(kg_bench_placement_half(v, j, med),
+                                       KG_ENERGY_TICK_Z / sqrt(total / tick)));
+    out->units = j;
+}
+
+int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const unsigned char *drop,
+                              size_t taken, const size_t *starts, size_t np, int k,
+                              double ci_level)
+{
+    int rc = 0;
+    size_t m = 0;
+    bool per_sample = true;
+    double *vals = NULL;
+    memset(out, 0, sizeof *out);
+    if (!mj || !taken || k < 1 || np < 1 || np > KG_BENCH_MAX_PLACEMENTS)
+        return 0;
+    for (size_t i = 0; i < taken; i++) {
+        if (drop[i])
+            continue;
+        if (!isfinite(mj[i]) || mj[i] < 0)
+            return 0; /* a kept sample not read: no figure rather than a partial one */
+        per_sample &= mj[i] >= KG_ENERGY_MIN_MJ;
+        out->total_mj += mj[i];
+        m++;
+    }
+    if (!m)
+        return 0;
+    if (!per_sample) {
+        double total = out->total_mj;
+        pw_energy_placements(out, mj, drop, taken, starts, np, k);
+        out->total_mj = total;
+        return 0;
+    }
+    if (!(vals = malloc(m * sizeof *vals)))
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    for (size_t i = 0, j = 0; i < taken; i++)
+        if (!drop[i])
+            vals[j++] = mj[i] / k;
+    KG_TRY(pw_energy_samples(out, vals, m, drop, taken, starts, np, ci_level));
+cleanup:
+    free(vals);
+    return rc;
+}
+
+void kg_bench_energy_note(char *buf, size_t n, int energy_rc, const kg_energy_summary *e)
+{
+    if (e->basis != KG_ENERGY_NONE)
+        snprintf(buf, n, "%s", "");
+    else if (energy_rc == KG_NVML_NO_LIBRARY)
+        snprintf(buf, n, "no NVML energy counter (libnvidia-ml.so.1 or "
+                 "nvmlDeviceGetTotalEnergyConsumption absent): no energy per launch");
+    else if (energy_rc == KG_NVML_NOT_SUPPORTED)
+        snprintf(buf, n, "NVML: the total-energy counter is not supported on this device "
+                 "(NVML_ERROR_NOT_SUPPORTED): no energy per launch");
+    else if (energy_rc == KG_NVML_COUNTER_BACK)
+        snprintf(buf, n, "NVML: the total-energy counter read lower after a replay than before "
+                 "it: no energy per launch");
+    else if (energy_rc != 0)
+        snprintf(buf, n, "NVML: reading the total-energy counter failed (nvmlReturn_t %d): no "
+                 "energy per launch", energy_rc);
+    else
+        snprintf(buf, n, "the timed replays drew less than %.0f mJ per placement (the counter's "
+                 "resolution is 1 mJ): no energy per launch", KG_ENERGY_MIN_MJ);
+}

@@ -38,6 +38,12 @@ typedef struct {
     char *power_state;    /* the power state the mark was measured in ("full-clock",
                            * "power-capped", ...; NULL = unknown): runs compare only against a
                            * mark of their own state */
+    /* issue #25 (the decided basis hides power): what users pay, beside a replay-clock-
+     * normalised value. 0 = absent (marks written before): not gated on them. */
+    double measured_median_us;  /* the measured (not normalised) time per launch */
+    double measured_spread_rel; /* its relative half-width across the processes that set it */
+    double energy_per_launch_mj;/* NVML total-energy delta over the timed replays / launches */
+    double energy_spread_rel;   /* its relative half-width across those processes */
 } kg_mark;
 
 /* How the bench gate finds the mark of a case: the command layer loads the marks file and

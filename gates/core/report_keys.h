@@ -399,6 +399,23 @@
 #define KG_FIG_PLACEMENT_MEDIANS "placement_medians_us" /* placements >= 2: each one's median */
 #define KG_FIG_PLACEMENT_HALF "placement_half_rel" /* the placement-level half-width */
 #define KG_FIG_PS_PLACEMENT_STARTS "placement_starts" /* per_sample: each placement's first index */
+/* issue #25: what users pay, beside the decided (replay-clock-normalised) basis */
+#define KG_FIG_MEASURED_MEDIAN "measured_median_us" /* mark.measured_median_us */
+#define KG_FIG_MEASURED_SPREAD "measured_spread_rel" /* the run's (also the mark's) measured spread */
+#define KG_FIG_MEASURED_CHANGE "measured_time_change_rel" /* vs mark.measured_median_us, > 0 slower */
+#define KG_FIG_MEASURED_TOL "measured_tolerance_rel"
+#define KG_FIG_MEASURED_SIGNIFICANT "measured_significant"
+#define KG_FIG_ENERGY_PER_LAUNCH "energy_per_launch_mj" /* the run's (also the mark's) median */
+#define KG_FIG_ENERGY_SPREAD "energy_spread_rel"
+#define KG_FIG_ENERGY_CHANGE "energy_change_rel"   /* vs mark.energy_per_launch_mj, > 0 worse */
+#define KG_FIG_ENERGY_TOL "energy_tolerance_rel"
+#define KG_FIG_ENERGY_SOURCE "energy_source"       /* "nvml-total-energy"; absent: none */
+#define KG_RV_ENERGY_NVML "nvml-total-energy"
+#define KG_FIG_ENERGY_BASIS "energy_basis"         /* "per-sample" | "per-placement" */
+#define KG_FIG_ENERGY_UNITS "energy_units"         /* samples or placements of the median */
+#define KG_FIG_ENERGY_NOTE "energy_note"           /* why there is no energy figure */
+#define KG_FIG_PAY_GATE "pay_gate"                 /* "regressed" | "within" | "not-gated" */
+#define KG_FIG_PS_ENERGY "energy_mj"               /* per_sample: the counter's delta; null: not read */
 #define KG_FIG_CI_LO "ci_lo_us"
 #define KG_FIG_CI_HI "ci_hi_us"
 #define KG_FIG_BAND "band_rel"            /* the run's noise band; also mark.band_rel */

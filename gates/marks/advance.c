@@ -222,6 +222,11 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     m->driver = xstrdup(o->driver ? o->driver : "unknown");
     m->cuda = xstrdup(o->cuda ? o->cuda : "unknown");
     m->set_by = xstrdup(o->set_by);
+    /* what users pay (issue #25): the figures as measured, the spreads of the processes */
+    m->measured_median_us = o->measured_median > 0 ? o->measured_median : 0;
+    m->measured_spread_rel = m->measured_median_us > 0 ? fmin(0.999, o->measured_spread) : 0;
+    m->energy_per_launch_mj = o->energy_mj > 0 ? o->energy_mj : 0;
+    m->energy_spread_rel = m->energy_per_launch_mj > 0 ? fmin(0.999, o->energy_spread) : 0;
     m->power_state = o->power_state && *o->power_state && strcmp(o->power_state, "unknown") != 0
                          ? xstrdup(o->power_state) : NULL;
     if ((o->power_state && *o->power_state && strcmp(o->power_state, "unknown") != 0 &&
@@ -239,6 +244,35 @@ void kg_advance_now(char *buf, size_t n)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* An optional figure of what users pay (issue #25): absent or null is 0; else a finite number
+ * >= 0. */
+static int adv_opt_num(double *out, const cJSON *fig, const char *key, const char *name,
+                       const char *cs)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(fig, key);
+    *out = 0;
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be a finite number "
+                                 ">= 0", name, cs, key);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int adv_pay(kg_advance_obs *o, const cJSON *fig, const char *name, const char *cs)
+{
+    int rc = 0;
+    KG_TRY(adv_opt_num(&o->measured_median, fig, KG_FIG_RAW_MEDIAN, name, cs));
+    KG_TRY(adv_opt_num(&o->measured_spread, fig, KG_FIG_MEASURED_SPREAD, name, cs));
+    KG_TRY(adv_opt_num(&o->energy_mj, fig, KG_FIG_ENERGY_PER_LAUNCH, name, cs));
+    KG_TRY(adv_opt_num(&o->energy_spread, fig, KG_FIG_ENERGY_SPREAD, name, cs));
+    if (!cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEASURED_SPREAD))
+        o->measured_median = 0; /* a report from before issue #25: no spread, no figure */
+cleanup:
+    return rc;
 }
 
 /* The JSON path: a recorded report's bench result into a kg_advance_obs. */
@@ -267,6 +301,7 @@ static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, c
         KG_TRY(num_field(&o.ci_hi, fig, KG_FIG_CI_HI, name, cs));
         KG_TRY(num_field(&o.band, fig, KG_FIG_BAND, name, cs));
         KG_TRY(num_field(&o.samples, fig, KG_FIG_SAMPLES, name, cs));
+        KG_TRY(adv_pay(&o, fig, name, cs));
     }
     if (kg_ct_mark_index(o.metric) >= 0) /* the counters gate's to move */
         return KG_ERR(KG_EPARSE, "%s: bench result for '%.200s': figures.%s '%s' is a counter "

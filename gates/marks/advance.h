@@ -19,7 +19,8 @@ extern "C" {
  * pipeline reads"): KG_RK_MODE, KG_RK_CERTIFYING, KG_RK_RUN_ID, KG_RK_DEVICE(_CLASS),
  * KG_RK_DRIVER, KG_RK_RUNTIME, KG_RK_PROVENANCE, KG_RK_GATES, KG_RK_RESULTS and, for
  * KG_BENCH_GATE results, KG_FIG_DECISION, _METRIC, _MEDIAN, _CI_LO, _CI_HI, _BAND, _SAMPLES,
- * _DIRECTION, _PROCESSES, _ENV_LO, _ENV_HI, _RUN_K, _RUN_POWER_STATE; defined with every other
+ * _DIRECTION, _PROCESSES, _ENV_LO, _ENV_HI, _RUN_K, _RUN_POWER_STATE, and when present
+ * _RAW_MEDIAN, _MEASURED_SPREAD, _ENERGY_PER_LAUNCH, _ENERGY_SPREAD; defined with every other
  * report key in core/report_keys.h. */
 
 /* The most separate processes one bench result may combine (KG_BENCH_MAX_PROCESSES). */
@@ -67,6 +68,9 @@ typedef struct {
     const char *power_state; /* NULL = unknown */
     bool exact;             /* a hardware count (counters gate), not a timing: near-deterministic,
                              * so one process is enough (runs 1, no envelope, band as given) */
+    /* issue #25: what users pay (0 = absent): figures.raw_median_us and measured_spread_rel,
+     * energy_per_launch_mj and energy_spread_rel, the mark's measured_* and energy_* */
+    double measured_median, measured_spread, energy_mj, energy_spread;
 } kg_advance_obs;
 
 /* Count a SAME, or turn an IMPROVED / NO_MARK result into a candidate mark (validated: the

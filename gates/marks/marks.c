@@ -240,6 +240,32 @@ static int mk_merge_check(const kg_mark *cur, const kg_mark *run)
     return 0;
 }
 
+/* One figure and its spread merged: the union of the intervals [v(1-s), v(1+s)] of the mark
+ * and the run (a spread never narrows); the value its centre. One side without it (a mark
+ * from before issue #25, a run without NVML energy): the other side's. */
+static void mk_merge_interval(double *v, double *s, double cv, double cs, double rv, double rs)
+{
+    if (!(cv > 0) || !(rv > 0)) {
+        *v = cv > 0 ? cv : rv > 0 ? rv : 0;
+        *s = cv > 0 ? cs : rv > 0 ? rs : 0;
+        return;
+    }
+    double lo = fmin(cv * (1 - cs), rv * (1 - rs)), hi = fmax(cv * (1 + cs), rv * (1 + rs));
+    *v = (lo + hi) / 2;
+    *s = fmin((hi - lo) / (hi + lo), 0.999);
+}
+
+/* The measured time and the energy per launch (issue #25) of a merge. */
+static void mk_merge_power(kg_mark *mk, const kg_mark *cur, const kg_mark *run)
+{
+    mk_merge_interval(&mk->measured_median_us, &mk->measured_spread_rel, cur->measured_median_us,
+                      cur->measured_spread_rel, run->measured_median_us,
+                      run->measured_spread_rel);
+    mk_merge_interval(&mk->energy_per_launch_mj, &mk->energy_spread_rel,
+                      cur->energy_per_launch_mj, cur->energy_spread_rel,
+                      run->energy_per_launch_mj, run->energy_spread_rel);
+}
+
 int kg_marks_merge(kg_marks *m, const kg_mark *run)
 {
     int rc = 0;
@@ -270,6 +296,7 @@ int kg_marks_merge(kg_marks *m, const kg_mark *run)
         mk.ci_lo = fmin(cur->ci_lo, run->ci_lo);
         mk.ci_hi = fmax(cur->ci_hi, run->ci_hi);
         half = fmax(half, chalf);
+        mk_merge_power(&mk, cur, run);
     }
     mk.value = (mk.env_lo + mk.env_hi) / 2.0;
     if (mk.ci_lo > mk.value)
@@ -432,6 +459,25 @@ cleanup:
     return rc;
 }
 
+/* The measured time and energy per launch with their spreads (issue #25), optional: a value
+ * finite and > 0 with a spread in [0, 0.999], or both absent (0). */
+static int mk_power_figures(const pctx *pc, const kg_mark *t)
+{
+    const double v[] = { t->measured_median_us, t->energy_per_launch_mj };
+    const double s[] = { t->measured_spread_rel, t->energy_spread_rel };
+    const char *vn[] = { "measured_median_us", "energy_per_launch_mj" };
+    const char *sn[] = { "measured_spread_rel", "energy_spread_rel" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(v); i++) {
+        if (!isfinite(v[i]) || v[i] < 0)
+            return PERR(pc, "field '%s' must be a finite number > 0, got %.17g", vn[i], v[i]);
+        if (!isfinite(s[i]) || s[i] < 0 || s[i] > 0.999)
+            return PERR(pc, "field '%s' must be in [0, 0.999], got %.17g", sn[i], s[i]);
+        if (v[i] == 0 && s[i] > 0)
+            return PERR(pc, "field '%s' needs '%s'", sn[i], vn[i]);
+    }
+    return 0;
+}
+
 static int mk_validate(const pctx *pc, const kg_mark *t)
 {
     int rc = 0;
@@ -462,6 +508,7 @@ static int mk_validate(const pctx *pc, const kg_mark *t)
         return PERR(pc, "fields 'env_lo' <= 'env_hi' must both be > 0 or both absent");
     KG_TRY(mk_str(pc, "kernels", t->kernels, false));
     KG_TRY(mk_k_state(pc, t));
+    KG_TRY(mk_power_figures(pc, t));
     pctx pp = *pc;
     snprintf(pp.where, sizeof pp.where, "%.560s provenance", pc->where);
     KG_TRY(mk_str(&pp, "commit", t->commit, true));
@@ -513,6 +560,11 @@ static int parse_mark_figures(const pctx *pc, const cJSON *e, kg_mark *t)
         return PERR(pc, "fields 'env_lo' and 'env_hi' come together");
     if (t->env_lo > t->env_hi)
         return PERR(pc, "field 'env_lo' (%g) exceeds 'env_hi' (%g)", t->env_lo, t->env_hi);
+    KG_TRY(get_num(pc, e, "measured_median_us", false, 0, true, INFINITY, &t->measured_median_us));
+    KG_TRY(get_num(pc, e, "measured_spread_rel", false, 0, false, 0.999, &t->measured_spread_rel));
+    KG_TRY(get_num(pc, e, "energy_per_launch_mj", false, 0, true, INFINITY,
+                   &t->energy_per_launch_mj));
+    KG_TRY(get_num(pc, e, "energy_spread_rel", false, 0, false, 0.999, &t->energy_spread_rel));
 cleanup:
     return rc;
 }
@@ -555,7 +607,9 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
     static const char *const keys[] = { "device_class", "case", "metric", "direction", "value",
                                         "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
                                         "runs", "env_lo", "env_hi", "kernels", "k",
-                                        "power_state", "provenance" };
+                                        "power_state", "measured_median_us",
+                                        "measured_spread_rel", "energy_per_launch_mj",
+                                        "energy_spread_rel", "provenance" };
     int rc = 0;
     const char *dc, *id, *metric, *dir, *kernels, *power_state;
     kg_mark t;
@@ -746,6 +800,14 @@ int kg_marks_serialize(char **out, const kg_marks *m)
             cJSON_AddNumberToObject(o, "k", k->k);
         if (k->power_state && *k->power_state)
             cJSON_AddStringToObject(o, "power_state", k->power_state);
+        if (k->measured_median_us > 0) {
+            cJSON_AddNumberToObject(o, "measured_median_us", k->measured_median_us);
+            cJSON_AddNumberToObject(o, "measured_spread_rel", k->measured_spread_rel);
+        }
+        if (k->energy_per_launch_mj > 0) {
+            cJSON_AddNumberToObject(o, "energy_per_launch_mj", k->energy_per_launch_mj);
+            cJSON_AddNumberToObject(o, "energy_spread_rel", k->energy_spread_rel);
+        }
         if (!(p = cJSON_AddObjectToObject(o, "provenance")))
             goto oom;
         cJSON_AddStringToObject(p, "commit", or_unknown(k->commit));

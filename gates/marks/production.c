@@ -55,7 +55,10 @@ static int pr_bench(kg_advance_input *in, const kg_run *run, const kg_run_row *r
                          .date = kg_report_started_at(run->rep), .driver = drv, .cuda = rt,
                          .set_by = set_by, .processes = b->v.processes > 0 ? b->v.processes : 1,
                          .env_lo = b->v.env_lo, .env_hi = b->v.env_hi, .k = b->v.run_k,
-                         .power_state = b->v.run_power_state[0] ? b->v.run_power_state : NULL };
+                         .power_state = b->v.run_power_state[0] ? b->v.run_power_state : NULL,
+                         .measured_median = b->v.run_measured,
+                         .measured_spread = b->v.run_measured_spread,
+                         .energy_mj = b->v.run_energy, .energy_spread = b->v.run_energy_spread };
     return kg_advance_add(in, &o, "this run");
 }
 

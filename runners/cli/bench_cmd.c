@@ -98,6 +98,11 @@ static void bc_row_mark(kg_mark *mk, const kg_bench_row *b, const kg_case_desc *
      * only within its power state. */
     mk->k = b->v.run_k;
     mk->power_state = b->v.run_power_state[0] ? (char *)b->v.run_power_state : NULL;
+    /* What users pay (issue #25): gated beside a replay-clock-normalised value. */
+    mk->measured_median_us = b->v.run_measured;
+    mk->measured_spread_rel = b->v.run_measured ? b->v.run_measured_spread : 0;
+    mk->energy_per_launch_mj = b->v.run_energy;
+    mk->energy_spread_rel = b->v.run_energy ? b->v.run_energy_spread : 0;
     if (b->v.processes >= 2) {
         mk->runs = b->v.processes;
         mk->env_lo = b->v.env_lo;

@@ -435,6 +435,7 @@ typedef struct {
     double spread_rel;          /* relative half-width */
     size_t units;               /* samples or placements it is the median of */
     double total_mj;            /* the kept samples' deltas summed */
+    double implied_w;           /* per_launch_mj over the measured time (a refused figure's) */
 } kg_energy_summary;
 int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const unsigned char *drop,
                               size_t taken, const size_t *starts, size_t np, int k,
@@ -630,6 +631,13 @@ void kg_nvml_close(kg_nvml *n);
 #define KG_NVML_NO_LIBRARY (-1)
 #define KG_NVML_NOT_SUPPORTED 3
 #define KG_NVML_COUNTER_BACK (-2) /* the counter read lower after a replay than before it */
+#define KG_NVML_IMPLAUSIBLE (-3)  /* the deltas imply more power than the board can draw */
+/* Energy per launch over measured time per launch is a power: one above the board's enforced
+ * limit (+10%; 1500 W when unknown) cannot be true. On the H200 the counter's deltas over
+ * short samples implied 3-25 kW (its update period is longer than a sample): such a figure is
+ * dropped, never decided on (pure). */
+bool kg_bench_energy_plausible(double per_launch_mj, double measured_us, double power_limit_w,
+                               double *implied_w);
 int kg_nvml_energy_mj(kg_nvml *n, unsigned long long *mj);
 /* Why a row has no energy figure, from its energy_rc and summary ("" when it has one). */
 void kg_bench_energy_note(char *buf, size_t n, int energy_rc, const kg_energy_summary *e);

@@ -226,10 +226,12 @@ static void bd_pay_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_dec
     else if (u > 0 && (size_t)u < n)
         snprintf(text + u, n - (size_t)u, "; energy per launch not gated (%s)",
                  me ? "this run has none" : "the mark has none");
-    if (slow || hungry) {
+    /* Reported, not failed: on the H200 marks set on a cold GPU met 10 processes on a warm one
+     * (after 45 s of GEMM load) at +14.7..+18.0% measured time, every one beyond this band,
+     * while the normalised basis held within its own (docs/production-ci.md). Until the band
+     * covers the thermal state, a failing verdict here would be a false alarm. */
+    if (slow || hungry)
         out->pay_gate = KG_PAY_REGRESSED;
-        out->decision = KG_BENCH_REGRESSED;
-    }
 }
 
 /* The pay rule after the decision's line: a REGRESSED of its own leads the line, its figures
@@ -248,8 +250,9 @@ static void bd_pay_why(kg_bench_verdict *out, const kg_mark *mark, const kg_deci
                                    ? "measured time and energy per launch" : "measured time")
                             : "energy per launch";
     if (out->pay_gate == KG_PAY_REGRESSED)
-        snprintf(line, sizeof line, "REGRESSED on what users pay (%s), whatever the "
-                 "replay-clock-normalised basis says: %s; %s", which, out->why, text);
+        snprintf(line, sizeof line, "%s; WARNING what users pay regressed (%s; reported, not "
+                 "gating: it moves with the GPU's thermal state beyond the marks' spread): %s",
+                 out->why, which, text);
     else
         snprintf(line, sizeof line, "%s; %s", out->why, text);
     size_t l = strlen(line); /* the why's size at most: the end says the least */

@@ -725,6 +725,14 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
     KG_TRY(kg_bench_energy_summarize(&res->energy, res->energy_mj, res->drop, res->taken,
                                      res->place_start, (size_t)res->placements, res->k,
                                      o->ci_level));
+    if (res->energy.basis != KG_ENERGY_NONE &&
+        !kg_bench_energy_plausible(res->energy.per_launch_mj, res->raw_sum.median,
+                                   res->power.power_limit_w, &res->energy.implied_w)) {
+        double w = res->energy.implied_w;
+        memset(&res->energy, 0, sizeof res->energy);
+        res->energy.implied_w = w;
+        res->energy_rc = KG_NVML_IMPLAUSIBLE;
+    }
     /* what the decision compares with the mark's: the basis is part of the state, so a
      * normalised run never meets a measured mark (or process) of the same label */
     snprintf(res->decided_state, sizeof res->decided_state, "%.39s%s", res->power.label,

@@ -533,6 +533,15 @@ cleanup:
     return rc;
 }
 
+bool kg_bench_energy_plausible(double per_launch_mj, double measured_us, double power_limit_w,
+                               double *implied_w)
+{
+    double w = measured_us > 0 ? per_launch_mj / measured_us * 1e3 : NAN; /* mJ/us = kW */
+    double cap = isfinite(power_limit_w) && power_limit_w > 0 ? 1.10 * power_limit_w : 1500.0;
+    *implied_w = w;
+    return isfinite(w) && w > 0 && w <= cap;
+}
+
 void kg_bench_energy_note(char *buf, size_t n, int energy_rc, const kg_energy_summary *e)
 {
     if (e->basis != KG_ENERGY_NONE)
@@ -543,6 +552,10 @@ void kg_bench_energy_note(char *buf, size_t n, int energy_rc, const kg_energy_su
     else if (energy_rc == KG_NVML_NOT_SUPPORTED)
         snprintf(buf, n, "NVML: the total-energy counter is not supported on this device "
                  "(NVML_ERROR_NOT_SUPPORTED): no energy per launch");
+    else if (energy_rc == KG_NVML_IMPLAUSIBLE)
+        snprintf(buf, n, "NVML: the total-energy counter's deltas imply %.0f W over the timed "
+                 "replays, more than the board can draw (its update period is longer than the "
+                 "samples): no energy per launch", e->implied_w);
     else if (energy_rc == KG_NVML_COUNTER_BACK)
         snprintf(buf, n, "NVML: the total-energy counter read lower after a replay than before "
                  "it: no energy per launch");

@@ -44,9 +44,6 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate
 [ -z "$missed" ] || { bad "defects not caught with their reason:"; echo "$missed"; }
 [ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/inplace_ordered_accumulate/")) | select(.verdict=="PASS" and .figures.determinism.pass and .figures.graph.pass)] | length' "$T/clean.json")" = 1 ] \
     || bad "in-place ordered accumulator (clean twin): want PASS with determinism and graph replay"
-[ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/device_mirror/")) | select(.verdict=="PASS")] | length' "$T/clean.json")" = 1 ] \
-    || bad "device mirror (clean twin of the mapped host mirror): want PASS"
-
 # Sharper checks on what was observed.
 f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|startswith(\$c))) | $2" "$T/def.json"; }
 [ "$(f defect/hotpath/cudaMalloc/ '[.figures.calls.forbidden[].api] | join(",")')" = cudaMalloc ] \
@@ -64,6 +61,12 @@ f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|star
 [ "$(f defect/hotpath/writes_nothing/ '[.figures.determinism.pass, .figures.graph.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,false,true ] \
     || bad "writes-nothing defect: want determinism and graph not passing (vacuous), calls PASS"
 f defect/hotpath/writes_nothing/ '.message' | grep -q 'vacuous graph replay' || bad "writes-nothing: graph replay not reported vacuous"
+# The experimental host-memory checks (off by default: on the H200 they saw none of their
+# planted cases; hotpath/um_counters.h) and their cases, with KGATE_HOTPATH_HOST_MEMORY=1 only.
+if [ "${KGATE_HOTPATH_HOST_MEMORY:-}" = 1 ]; then
+[ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/device_mirror/")) | select(.verdict=="PASS")] | length' "$T/clean.json")" = 1 ] \
+    || bad "device mirror (clean twin of the mapped host mirror): want PASS"
+
 # Kernel arguments in host-reachable memory: one host-memory violation naming the kernel; the
 # managed x (rewritten by the host before the launches) migrates too: um-migration as well.
 [ "$(f defect/hotpath/mapped_host_mirror/ '[.figures.calls.forbidden[].category] | join(",")')" = host-memory ] \
@@ -88,6 +91,7 @@ jq -r '.results[] | select(.gate=="hotpath" and (.case|test("managed_host_touche
     while IFS=$'\t' read -r c v a h d g k; do printf '  %-52s %-7s %-9s %10s %10s %7s  %s\n' "$c" "$v" "$a" "$h" "$d" "$g" "$k"; done
 f defect/hotpath/mapped_host_mirror/ '.figures.calls.forbidden[0].detail' | grep -q 'hp_mirror_kernel' \
     || bad "mapped mirror: the violation does not name hp_mirror_kernel"
+fi
 # Dies with exit(1) in the capture after the observed cudaMalloc: the verdict names the call.
 f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"' | grep -q '^FAIL: .*cudaMalloc \[alloc/free\]' \
     || bad "cudaMalloc-then-exit: want FAIL naming cudaMalloc (the worker reads the phase evidence), got: $(f defect/hotpath/cudaMalloc_then_exit/ '"\(.verdict): \(.message)"')"

@@ -3,6 +3,7 @@
  * whose value is a PC), when the observed launches count as migrated, the detail's text (it
  * fits a violation's detail), and without a driver the counters are "not available" with a
  * reason, never available (so no row can claim "no migration"). */
+#include <stdlib.h>
 #include <string.h>
 #include <cupti.h>
 #include "hotpath/um_counters.h"
@@ -66,6 +67,11 @@ static void check_detail_fits(void)
 static void check_unavailable(void)
 {
     kg_um_counts c;
+    unsetenv("KGATE_HOTPATH_HOST_MEMORY"); /* off by default: says so */
+    CHECK(kg_um_begin(&c) == 0);
+    CHECK_MSG(!c.available && strstr(c.why, "KGATE_HOTPATH_HOST_MEMORY=1"), "off: '%s'", c.why);
+    CHECK(kg_um_end(&c) == 0);
+    setenv("KGATE_HOTPATH_HOST_MEMORY", "1", 1);
     CHECK(kg_um_begin(&c) == 0);
     if (c.available) { /* a machine with a driver: end it and say nothing about the rest */
         CHECK(kg_um_end(&c) == 0);

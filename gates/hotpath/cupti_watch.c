@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cuda.h>
 #include "hotpath/cupti_watch.h"
+#include "hotpath/um_counters.h"
 #include "core/kg_core.h"
 
 /* THE forbidden-API table (docs/production-ci.md shows it; test_hotpath_table keeps the two
@@ -259,6 +260,7 @@ enum { CB_PTSZ = 1 };
 struct kg_cupti_watch {
     CUpti_SubscriberHandle sub;
     bool subscribed, enabled;
+    bool host_memory;            /* the experimental argument check (kg_hp_host_memory_checks) */
     pthread_mutex_t mu;
     kg_cw_violation v[MAX_VIOLATIONS];
     size_t n;
@@ -838,7 +840,8 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
         }
         if (lvl < MAX_NEST && cd->functionParams) {
             call_name(dom, cbid, cd->functionName, base, sizeof base);
-            tl_args[lvl] = check_runtime_launch(w, cbid, cd->functionParams, base);
+            tl_args[lvl] = w->host_memory && check_runtime_launch(w, cbid, cd->functionParams,
+                                                                  base);
             if (!lc_outer_recorded(lvl))
                 tl_lc[lvl] = lc_runtime(w, cbid, cd->functionParams);
         }
@@ -856,7 +859,8 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
             call_name(CUPTI_CB_DOMAIN_RUNTIME_API, tl_rt_cbid[alvl], NULL, rbase, sizeof rbase);
         else
             call_name(dom, cbid, cd->functionName, rbase, sizeof rbase);
-        if (check_driver_launch(w, cbid, cd->functionParams, rbase) && tl_depth > 0)
+        if (w->host_memory && check_driver_launch(w, cbid, cd->functionParams, rbase) &&
+            tl_depth > 0)
             tl_args[alvl] = true;
     }
     if (cd->functionParams && !lc_outer_recorded(tl_depth))
@@ -1021,6 +1025,7 @@ int kg_cupti_watch_begin(kg_cupti_watch *w)
     w->calls = 0;
     w->seq = 0;
     w->n_lc = 0;
+    w->host_memory = kg_hp_host_memory_checks();
     w->lc_dropped = 0;
     pthread_mutex_unlock(&w->mu);
     tl_depth = 0;

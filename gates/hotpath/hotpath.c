@@ -592,11 +592,13 @@ static int hp_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     if (m.failed || m.vacuous)
         snprintf(res->message, sizeof res->message, "%s", m.msg);
     else
-        snprintf(res->message, sizeof res->message, "no forbidden calls, %s%s%s, launch "
-                 "configurations as declared, graph replay byte-equal, %d runs identical%s", r->calls.um.available ?
-                 "no unified-memory migration" : "unified-memory counters NOT available (",
-                 r->calls.um.available ? "" : r->calls.um.why,
-                 r->calls.um.available ? "" : ")", st->runs,
+        snprintf(res->message, sizeof res->message, "no forbidden calls, %s%s%slaunch "
+                 "configurations as declared, graph replay byte-equal, %d runs identical%s",
+                 !kg_hp_host_memory_checks() ? ""
+                 : r->calls.um.available     ? "no unified-memory migration, "
+                                             : "unified-memory counters NOT available (",
+                 r->calls.um.available || !kg_hp_host_memory_checks() ? "" : r->calls.um.why,
+                 r->calls.um.available || !kg_hp_host_memory_checks() ? "" : "), ", st->runs,
                  r->batch.checked && r->batch.pass ? ", batch invariant" : "");
 cleanup:
     if (opened)

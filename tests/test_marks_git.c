@@ -95,6 +95,17 @@ int main(void)
     CHECK(chdir(dir) == 0);
 
     CHECK(kg_marks_target_open(&t, &o) == 0 && t && t->is_head);
+    /* issue #28: a failed libgit2 call is named, never the variable holding its code. */
+    {
+        git_oid x;
+        bool ex;
+        CHECK(kg_git_tip(t->git, "refs/heads/a..b", &x, &ex) < 0);
+        const char *em = kg_error_last();
+        CHECK_MSG(strstr(em, "libgit2: git_reference_name_to_id failed") && !strstr(em, ": e failed"),
+                  "message: %s", em);
+        kg_git_identity bad_id = { "R\xC3\x28sum\xE9", "x@e" };
+        CHECK(kg_git_identity_check(&bad_id) == KG_EINVAL && strstr(kg_error_last(), "UTF-8"));
+    }
     /* CAS: a stale expected tip is KG_ECONFLICT and leaves the ref alone. */
     git_oid stale, tip, out;
     bool exists;

@@ -75,7 +75,8 @@ echo "kills: $KILLS runs, $killed killed by SIGKILL before exiting, $finished in
 report "$T/h.json" "$C0" "by-hand" "k:1"
 "$KG" marks advance --from-report "$T/h.json" >/dev/null 2>&1 || bad "by hand: advance"
 git show HEAD~1:$M >"$M"; git add "$M"   # as a kill right after the ref moved leaves it
-check "an interrupted update is finished" 0 "finished an interrupted update" -- "$KG" marks advance --from-report "$T/h.json"
+report "$T/h2.json" "$C0" "by-hand-2" "k:0.9" # h.json again is a replay (issue #28)
+check "an interrupted update is finished" 0 "finished an interrupted update" -- "$KG" marks advance --from-report "$T/h2.json"
 [ -z "$(git status --porcelain)" ] && ok || bad "not finished: $(git status --porcelain)"
 # A real edit of the marks file is still refused.
 echo " " >>"$M"

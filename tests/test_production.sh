@@ -26,7 +26,7 @@ report() {
     [ "$dev" != null ] && dj="{\"class\":\"$dev\",\"driver_cuda_version\":\"13.0\",\"runtime_version\":\"13.0\"}"
     {
         printf '{"schema":"kgate-report/1","command":"run","mode":"%s","certifying":%s,' "$mode" "$cert"
-        printf '"run_id":"%s","started_at":"2026-12-01T00:00:00Z","seed":7,"device":%s,' "$rid" "$dj"
+        printf '"run_id":"%s","started_at":"%s","seed":7,"device":%s,' "$rid" "${STARTED:-2026-12-01T00:00:00Z}" "$dj"
         printf '"provenance":{"commit":"%s"},"gates":["parity","preflight","hotpath","bench","counters"],"results":[' "$commit"
         printf '{"gate":"selftest","case":"defect/parity/x","verdict":"PASS","message":"","figures":{}}'
         for b in "$@"; do
@@ -37,7 +37,7 @@ report() {
             printf '{"gate":"counters","case":"%s","verdict":"PASS","message":"","figures":{"decision":"OK","why":"","device_class":"x","kernels":1,"passes":1,"metrics":{}}},' "$c"
             printf '{"gate":"bench","case":"%s","verdict":"PASS","message":"","figures":{"decision":"%s","metric":"time_us_warm","median_us":%s,"ci_lo_us":%s,"ci_hi_us":%s,"band_rel":%s,"samples":200,"processes":3,"env_lo_us":%s,"env_hi_us":%s}}' "$c" "$d" "$med" "$lo" "$hi" "$band" "$med" "$med"
         done
-        printf ']}\n'
+        printf ']%s}\n' "${MU:+,\"marks_update\":$MU}"
     } >"$f"
     [ -n "${UNSIGNED:-}" ] || [ "$mode" != production ] || "$SIGN" "$f" || bad "signing $f"
 }
@@ -64,8 +64,8 @@ done
 cmp -s "$M" <(git show HEAD:$M) && ok || bad "work tree marks file differs from HEAD"
 git fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad "git fsck"; cat "$T/fsck"; }
 
-# 2. The same run again: nothing better, nothing committed.
-check "identical rerun" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/r1.json"
+# 2. The same run again: already applied, it moves nothing (issue #28), nothing committed.
+check "identical rerun" 0 "run run-1: it was already applied by the marks commit .*; it moves nothing now" -- "$KG" marks advance --from-report "$T/r1.json"
 [ "$(ncommits .)" -eq 2 ] && ok || bad "identical rerun committed"
 report "$T/same.json" production true run-same "$DEV" PASS "a/n=1:SAME:10.1:10:10.3:0.01"
 check "SAME run" 0 "no mark moved" -- "$KG" marks advance --from-report "$T/same.json"
@@ -131,7 +131,8 @@ check "marks-ref" 0 "refs/heads/perf-marks" -- "$KG" marks advance --from-report
 [ "$(git log -1 --format='%an <%ae>' perf-marks)" = "Rel Mgr <rm@example.com>" ] && ok || bad "--author/--email"
 [ -z "$(git status --porcelain)" ] && ok || bad "marks-ref touched the work tree"
 git checkout -q --detach HEAD
-check "detached with --marks-ref" 0 "committed" -- "$KG" marks advance --from-report "$T/r2.json" --marks-ref main --marks "$R/$M"
+report "$T/r2b.json" production true run-2b "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1:0.01" "b/n=2:SAME:20:19.9:20.1:0.02"
+check "detached with --marks-ref" 0 "committed" -- "$KG" marks advance --from-report "$T/r2b.json" --marks-ref main --marks "$R/$M"
 git checkout -q main
 
 # 9. Release-manager commands.
@@ -154,6 +155,40 @@ check "history html" 0 "" -- "$KG" marks history --case a/n=1 --out "$T/h.html"
 grep -q "<svg" "$T/h.html" && grep -q "driver 580" "$T/h.html" && ok || bad "history html"
 check "history bad ext" 2 "svg or .html" -- "$KG" marks history --case a/n=1 --out "$T/h.png"
 git fsck --strict --no-progress >"$T/fsck" 2>&1 && ok || { bad "git fsck"; cat "$T/fsck"; }
+
+# 9b. Replay, freshness, ancestry (issue #28): an old signed report never undoes a lowering.
+Q=$T/replay; scratch_repo "$Q"; cd "$Q"
+report "$T/o1.json" production true run-o1 "$DEV" PASS "a/n=1:NO_MARK:10:9.9:10.2:0.01"
+check "replay: first advance" 0 "committed" -- "$KG" marks advance --from-report "$T/o1.json"
+report "$T/o2.json" production true run-o2 "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1:0.01" # never applied
+check "replay: lower" 0 "lowered from 10.2 to 12" -- "$KG" marks lower --case a/n=1 --device "$DEV" --to 12 --reason "driver 590 is slower"
+git log -1 --format=%B | grep -q '^Kgate-Lowered: {"device_class":"NVIDIA H200/sm_90","case":"a/n=1","metric":"time_us_warm","at":"' && ok || bad "the lowering has no Kgate-Lowered trailer"
+git commit -q --allow-empty -m "code 1"; git commit -q --allow-empty -m "code 2"
+check "replay: the same old report again" 2 "refused by the replay rule: run run-o1: it was already applied by the marks commit .*, and it would move a/n=1" -- "$KG" marks advance --from-report "$T/o1.json"
+check "replay: an old report never applied" 2 "refused by the freshness rule: the run started at 2026-12-01T00:00:00Z, not after the last lowering of a/n=1" -- "$KG" marks advance --from-report "$T/o2.json"
+[ "$(markval . HEAD a/n=1)" = "12" ] && ok || bad "the lowering was undone: mark a is $(markval . HEAD a/n=1), want 12"
+STARTED=2099-01-01T00:00:00Z report "$T/o3.json" production true run-o3 "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1:0.01"
+check "replay: a report from the future" 2 "refused by the freshness rule: started_at '2099-01-01T00:00:00Z'" -- "$KG" marks advance --from-report "$T/o3.json"
+report "$T/o4.json" production true 'run o4 Run-Id: x' "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1:0.01"
+check "replay: a run id outside the charset" 2 "refused by the replay rule: run_id" -- "$KG" marks advance --from-report "$T/o4.json"
+sleep 1
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+STARTED=$now report "$T/o5.json" production true run-o5 "$DEV" PASS "a/n=1:IMPROVED:9:8.9:9.1:0.01"
+check "replay: a run started after the lowering" 0 "a/n=1 .*12 -> 9.1" -- "$KG" marks advance --from-report "$T/o5.json"
+STARTED=$now RCOMMIT=$(git rev-parse HEAD~2) report "$T/o6.json" production true run-o6 "$DEV" PASS "a/n=1:IMPROVED:8:7.9:8.1:0.01"
+check "replay: older code than the mark's" 2 "refused by the ancestry rule: the report's commit .* does not descend from" -- "$KG" marks advance --from-report "$T/o6.json"
+mc=$(git rev-parse HEAD)
+STARTED=$now MU="{\"committed\":true,\"commit\":\"$mc\"}" report "$T/o7.json" production true run-o7 "$DEV" PASS "a/n=1:IMPROVED:8:7.9:8.1:0.01"
+check "replay: a report whose marks_update names a marks commit already held" 2 "refused by the replay rule: run run-o7: the report's own marks_update names the marks commit" -- "$KG" marks advance --from-report "$T/o7.json"
+[ "$(markval . HEAD a/n=1)" = "9.1" ] && [ "$(git rev-parse HEAD)" = "$mc" ] && ok || bad "a refused report moved a mark"
+check "replay: remove" 0 "removed" -- "$KG" marks lower --case a/n=1 --device "$DEV" --reason "kernel rewritten"
+STARTED=$now report "$T/o8.json" production true run-o8 "$DEV" PASS "a/n=1:NO_MARK:9:8.9:9.1:0.01"
+check "replay: a report started before a removal" 2 "refused by the freshness rule" -- "$KG" marks advance --from-report "$T/o8.json"
+check "lower: --reason of invalid UTF-8" 2 "--reason: not valid UTF-8 at byte 3" -- "$KG" marks lower --case a/n=1 --device "$DEV" --to 50 --reason $'caf\xe9 driver'
+check "lower: --author of invalid UTF-8" 2 "--author: not valid UTF-8 at byte 1" -- "$KG" marks lower --case a/n=1 --device "$DEV" --to 50 --reason x --author $'R\xc3\x28sum'
+printf '\xef\xbb\xbf' | cat - "$M" >"$T/bom.json"
+check "a marks file with a BOM" 2 "bom.json: starts with a UTF-8 byte-order mark" -- "$KG" marks show --marks "$T/bom.json"
+cd "$R"
 
 # 10. Concurrency: 6 runners finish at once, improving different and overlapping marks.
 C=$T/conc; scratch_repo "$C"; cd "$C"

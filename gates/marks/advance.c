@@ -32,6 +32,9 @@ void kg_advance_input_free(kg_advance_input *in)
     free(in->cands);
     free(in->run_id);
     free(in->device_class);
+    free(in->started_at);
+    free(in->commit);
+    free(in->applied_commit);
     free(in);
 }
 
@@ -392,6 +395,21 @@ cleanup:
     return rc;
 }
 
+/* What the replay guard compares (kg_advance_guard): started_at, the commit under test, and
+ * the marks commit of the report's own marks_update when that says it committed. */
+static int adv_replay_fields(kg_advance_input *in, const cJSON *root)
+{
+    const char *st = jstr(root, KG_RK_STARTED_AT);
+    const char *c = jstr(cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE), KG_RK_PROV_COMMIT);
+    const cJSON *mu = cJSON_GetObjectItemCaseSensitive(root, KG_RK_MARKS_UPDATE);
+    const char *ac = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mu, KG_RK_MU_COMMITTED))
+                         ? jstr(mu, KG_RK_MU_COMMIT) : NULL;
+    if ((st && !(in->started_at = strdup(st))) || (c && !(in->commit = strdup(c))) ||
+        (ac && !(in->applied_commit = strdup(ac))))
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    return 0;
+}
+
 int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name,
                      const char *set_by)
 {
@@ -423,6 +441,7 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
         rc = KG_ERR(KG_ENOMEM, "out of memory");
         goto cleanup;
     }
+    KG_TRY(adv_replay_fields(in, root));
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
     const char *cls = jstr(dev, KG_RK_DEVICE_CLASS);
     if (cls && *cls) {

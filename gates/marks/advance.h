@@ -44,6 +44,12 @@ typedef struct {
     int n_single;          /* IMPROVED / NO_MARK results of one process: never candidates */
     kg_advance_cand *cands;
     size_t n_cands;
+    /* issue #28, what the replay guard (kg_advance_guard) compares: the run's started_at and
+     * commit under test (NULL when absent), and the marks commit its own marks_update names
+     * (a report of a run that already committed its advance; NULL otherwise). */
+    char *started_at;
+    char *commit;
+    char *applied_commit;
 } kg_advance_input;
 
 /* Parse a report (as written by gates/report.c). Malformed structure, bench or counters figures
@@ -93,6 +99,29 @@ int kg_advance_check_production(const cJSON *root, const char *name);
 /* provenance.commit is a full commit id the repository of `g` holds, in the history of
  * `refname` or HEAD. KG_EREFUSED otherwise. */
 int kg_advance_check_commit(const cJSON *root, kg_git *g, const char *refname, const char *name);
+
+/* The replay guard (issue #28, advance_guard.c): a signature binds a report's content, not its
+ * freshness, so before the ratchet runs on the marks `m` of the commit `base` (NULL: a branch
+ * not created yet) a report is refused (KG_EREFUSED naming the rule) when
+ *   replay:    its run id is already applied on `base` (a `Run-Id:` trailer of a kgate commit
+ *              in base's history), or the marks commit its marks_update names is in it, and
+ *              it would move a mark (a repeat that moves nothing passes: a rerun after a
+ *              failed push finishes; a line says it was applied);
+ *   freshness: it started before the last `marks lower` of a mark it would move (the
+ *              `Kgate-Lowered:` trailers of base's history, and a mark's own date when its
+ *              set_by is a lowering), or more than KG_ADVANCE_FUTURE_S in the future;
+ *   ancestry:  a mark it would move was set from a commit that is not the report's commit
+ *              under test nor one of its ancestors (older or side-branch code), or from one
+ *              this repository lacks (a shallow clone: fetch the history).
+ * The run id must be [A-Za-z0-9._:+-]{1,128} (it goes into a commit message). */
+#define KG_ADVANCE_FUTURE_S 600
+#define KG_ADVANCE_LOWERED_TRAILER "Kgate-Lowered: "
+int kg_advance_guard(kg_git *g, const git_oid *base, const kg_marks *m,
+                     const kg_advance_input *in, const char *name);
+/* The `Kgate-Lowered:` trailer line (no newline) of a lowering or removal of the mark
+ * (device_class, case_id, metric) at `at` ("YYYY-MM-DDTHH:MM:SSZ"). Caller frees. */
+int kg_advance_lowered_trailer(char **out, const char *device_class, const char *case_id,
+                               const char *metric, const char *at);
 
 /* One mark that moved. */
 typedef struct {

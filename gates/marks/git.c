@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "marks/git.h"
+#include "marks/marks.h"
 
 static int git_inited;
 
@@ -55,8 +56,10 @@ int kg_git_error(int git_rc, const char *expr, const char *file, int line)
                                     "is stale; clear it with `rm -f '%.*s.lock'`)",
                  (int)(lk - q0), q0);
     }
-    return kg_error_set(code, file, line, "libgit2: %s failed (%d): %s%s", expr, git_rc, msg,
-                        hint);
+    /* The call's name, not its arguments: "git_reference_create(&ref, ...)" -> the name. */
+    int nlen = (int)strcspn(expr, "( ");
+    return kg_error_set(code, file, line, "libgit2: %.*s failed (%d): %s%s", nlen, expr, git_rc,
+                        msg, hint);
 }
 
 static char *dup_slash(const char *s)
@@ -89,7 +92,7 @@ int kg_git_open(kg_git **out, const char *path)
                                  "run from a clone or pass --marks FILE inside one)", path);
         goto cleanup;
     }
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_repository_open_ext", e);
     const char *wd = git_repository_workdir(g->repo);
     if (wd && !(g->workdir = dup_slash(wd))) {
         rc = KG_ERR(KG_ENOMEM, "out of memory opening a repository");
@@ -164,7 +167,7 @@ int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is
     if (e == 0 && git_reference_type(head) == GIT_REFERENCE_SYMBOLIC)
         head_target = git_reference_symbolic_target(head);
     else if (e != 0 && e != GIT_ENOTFOUND)
-        KG_GIT_CHECK(e);
+        KG_GIT_CHECK_AS("git_reference_lookup", e);
     if (marks_ref) {
         size_t n = strlen(marks_ref) + 16;
         if (!(name = malloc(n))) {
@@ -175,6 +178,13 @@ int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is
                  marks_ref);
         if (!git_reference_is_valid_name(name)) {
             rc = KG_ERR(KG_EINVAL, "--marks-branch '%s': not a valid reference name", marks_ref);
+            goto cleanup;
+        }
+        /* issue #28: never a tag or remote-tracking ref, whoever calls (marks_ref.c checks
+         * the command lines before any work) */
+        if (strncmp(name, "refs/heads/", 11) != 0) {
+            rc = KG_ERR(KG_EINVAL, "--marks-branch '%s': marks are committed only on a branch "
+                                   "(refs/heads/NAME)", marks_ref);
             goto cleanup;
         }
     } else {
@@ -208,7 +218,7 @@ int kg_git_tip(kg_git *g, const char *refname, git_oid *tip, bool *exists)
         git_error_clear();
         return 0;
     }
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_reference_name_to_id", e);
 cleanup:
     return rc;
 }
@@ -223,7 +233,7 @@ int kg_git_head_commit(kg_git *g, git_oid *out, bool *exists)
         git_error_clear();
         return 0;
     }
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_reference_name_to_id", e);
 cleanup:
     return rc;
 }
@@ -237,7 +247,7 @@ int kg_git_rev_commit(kg_git *g, const char *rev, git_oid *out)
         rc = KG_ERR(KG_ENOTFOUND, "revision '%s': not found in the repository", rev);
         goto cleanup;
     }
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_revparse_single", e);
     if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
         rc = KG_ERR(KG_EINVAL, "revision '%s' does not name a commit", rev);
         goto cleanup;
@@ -264,7 +274,7 @@ int kg_git_file_blob_id(kg_git *g, const git_oid *commit, const char *relpath, g
         git_error_clear();
         goto cleanup;
     }
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_tree_entry_bypath", e);
     if (git_tree_entry_type(ent) != GIT_OBJECT_BLOB) {
         rc = KG_ERR(KG_EPARSE, "%s: not a file in commit %.12s", relpath, git_oid_tostr_s(commit));
         goto cleanup;
@@ -317,7 +327,7 @@ int kg_git_check_clean(kg_git *g, const char *relpath)
         git_error_clear();
         return 0;
     }
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_status_file", e);
     flags &= ~(unsigned)GIT_STATUS_IGNORED;
     if (flags != GIT_STATUS_CURRENT)
         rc = KG_ERR(KG_EREFUSED,
@@ -351,6 +361,10 @@ static int id_field(const char *v, const char *flag, const char *env)
             return KG_ERR(KG_EINVAL, "%s (or %s): contains a control character or an angle "
                                      "bracket at byte %zu: refused (it would corrupt the commit)",
                           flag, env, (size_t)(p - (const unsigned char *)v));
+    size_t bad = kg_marks_utf8_bad(v, n);
+    if (bad != (size_t)-1)
+        return KG_ERR(KG_EINVAL, "%s (or %s): not valid UTF-8 at byte %zu: refused (git would "
+                                 "record bytes no tool can show)", flag, env, bad);
     return 0;
 }
 
@@ -671,7 +685,7 @@ static int open_remote(git_remote **r, kg_git *g, const char *remote)
         /* Not a configured remote: a URL or a path (libgit2's local transport). */
         KG_GIT_CHECK(git_remote_create_anonymous(r, g->repo, remote));
     } else {
-        KG_GIT_CHECK(e);
+        KG_GIT_CHECK_AS("git_remote_lookup", e);
     }
     KG_TRY(use_token_url(*r));
 cleanup:
@@ -723,7 +737,7 @@ int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *ti
     git_strarray sa = { specs, 1 };
     fo.callbacks.credentials = cred_cb;
     fo.callbacks.payload = &st;
-    KG_GIT_CHECK(gt_fetch_retry(r, &sa, &fo));
+    KG_GIT_CHECK_AS("git_remote_fetch", gt_fetch_retry(r, &sa, &fo));
     /* The advertised refs stay readable after the fetch disconnects. */
     KG_GIT_CHECK(git_remote_ls(&heads, &nh, r));
     for (size_t i = 0; i < nh; i++)
@@ -784,7 +798,7 @@ static int push_spec(git_remote *r, const char *src, const char *dst, remote_sta
     while (e != GIT_ENONFASTFORWARD && gt_ref_race(e, attempt++));
     if (e == GIT_ENONFASTFORWARD) /* libgit2 checks against the advertised tip first */
         return KG_ECONFLICT;
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_remote_push", e);
 cleanup:
     return rc;
 }
@@ -806,13 +820,13 @@ static int push_local_cas(git_remote *r, git_repository *rr, kg_git *g, const ch
     e = git_reference_name_to_id(&theirs, rr, refname);
     if (e == 0 && !git_oid_equal(&theirs, &ours)) {
         int d = git_graph_descendant_of(rr, &ours, &theirs);
-        KG_GIT_CHECK(d);
+        KG_GIT_CHECK_AS("git_graph_descendant_of", d);
         if (d == 0) {
             rc = KG_ECONFLICT; /* not a fast forward any more: the remote moved */
             goto cleanup;
         }
     } else if (e != 0 && e != GIT_ENOTFOUND) {
-        KG_GIT_CHECK(e);
+        KG_GIT_CHECK_AS("git_reference_name_to_id", e);
     }
     git_error_clear();
     e = e == 0 ? git_reference_create_matching(&ref, rr, refname, &ours, 1, &theirs,
@@ -823,7 +837,7 @@ static int push_local_cas(git_remote *r, git_repository *rr, kg_git *g, const ch
         rc = KG_ECONFLICT;
         goto cleanup;
     }
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_reference_create", e);
 cleanup:
     if (git_reference_lookup(&tref, rr, tmp) == 0)
         git_reference_delete(tref);
@@ -887,7 +901,7 @@ int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *an
     if (git_oid_equal(descendant, ancestor))
         return 1;
     int e = git_graph_descendant_of(g->repo, descendant, ancestor);
-    KG_GIT_CHECK(e);
+    KG_GIT_CHECK_AS("git_graph_descendant_of", e);
     return e;
 cleanup:
     return rc;
@@ -910,7 +924,7 @@ int kg_git_ahead(kg_git *g, const git_oid *tip, const git_oid *base, const char 
         int e = git_revwalk_next(&id, w);
         if (e == GIT_ITEROVER)
             break;
-        KG_GIT_CHECK(e);
+        KG_GIT_CHECK_AS("git_revwalk_next", e);
         KG_GIT_CHECK(git_commit_lookup(&c, g->repo, &id));
         if (strncmp(git_commit_message(c), prefix, strlen(prefix)) != 0)
             *all_prefixed = false;
@@ -941,7 +955,7 @@ int kg_git_file_history(kg_git *g, const git_oid *start, const char *relpath,
         int e = git_revwalk_next(&id, w);
         if (e == GIT_ITEROVER)
             break;
-        KG_GIT_CHECK(e);
+        KG_GIT_CHECK_AS("git_revwalk_next", e);
         git_oid blob;
         bool exists;
         KG_TRY(kg_git_file_blob_id(g, &id, relpath, &blob, &exists));

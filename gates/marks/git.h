@@ -27,11 +27,14 @@ extern "C" {
 /* Record the failed libgit2 call with git_error_last(), file and line; rc = KG_EGIT (or
  * KG_ECONFLICT for a lost compare-and-swap); goto cleanup. Needs `int rc` and `cleanup:`. */
 int kg_git_error(int git_rc, const char *expr, const char *file, int line);
-#define KG_GIT_CHECK(expr)                                                   \
+#define KG_GIT_CHECK(expr) KG_GIT_CHECK_AS(#expr, expr)
+/* A return code kept in a variable (to test for GIT_ENOTFOUND first): `call` names the
+ * libgit2 call that returned it, so the message never reads "libgit2: e failed". */
+#define KG_GIT_CHECK_AS(call, v)                                             \
     do {                                                                     \
-        int kg_g_ = (expr);                                                  \
+        int kg_g_ = (v);                                                     \
         if (kg_g_ < 0) {                                                     \
-            rc = kg_git_error(kg_g_, #expr, __FILE__, __LINE__);             \
+            rc = kg_git_error(kg_g_, call, __FILE__, __LINE__);              \
             goto cleanup;                                                    \
         }                                                                    \
     } while (0)

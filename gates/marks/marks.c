@@ -412,6 +412,29 @@ static int get_int(const pctx *pc, const cJSON *obj, const char *key, bool requi
     return 0;
 }
 
+size_t kg_marks_utf8_bad(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (len == 0 || i + len > n)
+            return i;
+        unsigned cp = len == 1 ? c : c & (0xff >> (len + 1));
+        for (size_t k = 1; k < len; k++) {
+            if ((u[i + k] & 0xC0) != 0x80)
+                return i;
+            cp = (cp << 6) | (u[i + k] & 0x3F);
+        }
+        static const unsigned min_cp[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+        if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += len;
+    }
+    return (size_t)-1;
+}
+
 static bool iso_utc(const char *s)
 {
     struct tm tm;
@@ -434,6 +457,23 @@ static int mk_str(const pctx *pc, const char *field, const char *v, bool require
         if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
             return PERR(pc, "field '%s' contains a control character (byte %zu)", field,
                         (size_t)(p - (const unsigned char *)v));
+    size_t bad = kg_marks_utf8_bad(v, len);
+    if (bad != (size_t)-1)
+        return PERR(pc, "field '%s' is not valid UTF-8 (byte %zu)", field, bad);
+    if (isspace((unsigned char)v[0]) || isspace((unsigned char)v[len - 1]))
+        return PERR(pc, "field '%s' starts or ends with white space (a blank or padded name is "
+                        "no key)", field);
+    return 0;
+}
+
+/* A case id as the registry accepts one (registry.c): printable ASCII, no space, quote or
+ * backslash. */
+static int mk_case_id(const pctx *pc, const char *id)
+{
+    for (const char *p = id; *p; p++)
+        if (*p <= ' ' || *p == '"' || *p == '\\' || (unsigned char)*p >= 0x7f)
+            return PERR(pc, "field 'case' must be a case id (printable ASCII without space, "
+                            "quote or backslash), byte %zu is not", (size_t)(p - id));
     return 0;
 }
 
@@ -483,6 +523,7 @@ static int mk_validate(const pctx *pc, const kg_mark *t)
     int rc = 0;
     KG_TRY(mk_str(pc, "device_class", t->device_class, true));
     KG_TRY(mk_str(pc, "case", t->case_id, true));
+    KG_TRY(mk_case_id(pc, t->case_id));
     KG_TRY(mk_str(pc, "metric", t->metric, true));
     for (const char *p = t->metric; *p; p++)
         if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
@@ -657,7 +698,21 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name)
     kg_marks *m = NULL;
     cJSON *root = NULL;
     pctx pc = { name ? name : "(marks)", "" };
+    size_t bad;
     *out = NULL;
+    /* Bytes first (issue #28): a BOM or invalid UTF-8 is refused with where it is, so the
+     * file is repaired, not silently reinterpreted. */
+    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        rc = KG_ERR(KG_EPARSE, "%s: starts with a UTF-8 byte-order mark (bytes 0-2, EF BB BF): "
+                               "save it without one", pc.name);
+        goto cleanup;
+    }
+    if ((bad = kg_marks_utf8_bad(text, strlen(text))) != (size_t)-1) {
+        rc = KG_ERR(KG_EPARSE, "%s: not valid UTF-8 at byte offset %zu (0x%02x): repair or "
+                               "re-save the file as UTF-8", pc.name, bad,
+                    (unsigned char)text[bad]);
+        goto cleanup;
+    }
     KG_TRY(kg_json_parse_strict(&root, text, strlen(text), pc.name));
     if (!cJSON_IsObject(root)) {
         rc = PERR(&pc, "top level must be an object {\"version\": %d, \"marks\": [...]}",

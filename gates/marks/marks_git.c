@@ -271,6 +271,9 @@ static int commit_once(kg_marks_target *t, const kg_marks_git_opts *o, kg_marks_
     char *msg = NULL, *text = NULL;
     kg_git_identity id;
     kg_git_identity_resolve(&id, o->author, o->email);
+    t->attempt_has_base = parent != NULL;
+    if (parent)
+        t->attempt_base = *parent;
     KG_TRY(*changed = fn(t->marks, ud, &msg));
     if (*changed == 0)
         goto cleanup;
@@ -330,7 +333,7 @@ static int rebase_on_remote(kg_marks_target *t, const kg_marks_git_opts *o,
         int e = git_reference_create_matching(&ref, t->git->repo, t->refname, &remote_tip, 1, ours,
                                               "kgate: follow remote marks");
         git_reference_free(ref);
-        KG_GIT_CHECK(e);
+        KG_GIT_CHECK_AS("git_reference_create_matching", e);
         if (t->is_head)
             KG_TRY(kg_git_sync_worktree(t->git, t->relpath));
         *out = remote_tip;

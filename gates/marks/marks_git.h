@@ -39,6 +39,10 @@ typedef struct {
     git_oid tip;             /* ref tip when opened (zero when the ref does not exist yet) */
     bool tip_exists;
     kg_marks *marks;         /* marks at the tip (empty when the file is not there yet) */
+    /* the commit the update function's attempt builds on (set before each call of it), so it
+     * can read that history (the replay guard, issue #28) */
+    git_oid attempt_base;
+    bool attempt_has_base;
 } kg_marks_target;
 
 /* Open and check everything before any work is done: not a git repository, detached HEAD

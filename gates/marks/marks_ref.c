@@ -14,6 +14,28 @@ const char *kg_marks_branch_default(const char *given)
     return strcmp(b, KG_MARKS_BRANCH_HEAD) == 0 ? NULL : b;
 }
 
+int kg_marks_branch_check(const char *branch, const char *flag)
+{
+    char full[1024];
+    if (!branch || strcmp(branch, KG_MARKS_BRANCH_HEAD) == 0)
+        return 0;
+    bool qualified = strncmp(branch, "refs/", 5) == 0;
+    if (qualified && (strncmp(branch, "refs/heads/", 11) != 0 || !branch[11]))
+        return KG_ERR(KG_EINVAL, "%s '%.200s': marks are committed only on a branch (refs/heads/"
+                                 "NAME, a short branch name, or HEAD); %s is never moved",
+                      flag, branch, strncmp(branch, "refs/tags/", 10) == 0 ? "a tag"
+                                    : strncmp(branch, "refs/remotes/", 13) == 0
+                                        ? "a remote-tracking ref" : "any other ref");
+    snprintf(full, sizeof full, "%s%.1000s", qualified ? "" : "refs/heads/", branch);
+    git_libgit2_init(); /* called before any repository is opened */
+    int valid = git_reference_is_valid_name(full);
+    git_libgit2_shutdown();
+    if (branch[0] == '-' || strlen(branch) > 255 || !valid || strcmp(full, "refs/heads/HEAD") == 0)
+        return KG_ERR(KG_EINVAL, "%s '%.200s': not a valid reference name for a branch (refs/heads/NAME, a short "
+                                 "branch name, or HEAD)", flag, branch);
+    return 0;
+}
+
 void kg_marks_source_set_file(kg_marks_source *s, const char *path)
 {
     memset(s, 0, sizeof *s);

@@ -116,6 +116,11 @@ int kg_advance_from_run(kg_advance_input **out, const kg_run *run, const char *s
     } else {
         pr_why(in, "no GPU in the run");
     }
+    const char *st = kg_report_started_at(run->rep), *cm = kg_report_commit(run->rep);
+    if ((st && !(in->started_at = strdup(st))) || (cm && !(in->commit = strdup(cm)))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
     kg_run_counts(run, in->counts);
     KG_TRY(pr_rows(in, run, set_by));
     pr_coverage(in, run);
@@ -131,12 +136,20 @@ cleanup:
 typedef struct {
     const kg_advance_input *in;
     kg_mark_moves moves;
+    const kg_marks_target *t;
+    const char *name;
 } adv_ud;
 
 static int adv_update(kg_marks *m, void *ud, char **message)
 {
     adv_ud *u = ud;
-    int rc = kg_advance_apply(m, u->in, &u->moves);
+    /* issue #28: replay, freshness and ancestry, against the commit this attempt builds on
+     * (after a lost race or a rejected push, the new tip's history is checked again) */
+    int rc = kg_advance_guard(u->t->git, u->t->attempt_has_base ? &u->t->attempt_base : NULL, m,
+                              u->in, u->name);
+    if (rc < 0)
+        return rc;
+    rc = kg_advance_apply(m, u->in, &u->moves);
     if (rc < 0 || u->moves.n == 0)
         return rc;
     KG_TRY(kg_advance_message(message, u->in, &u->moves));
@@ -167,10 +180,12 @@ static cJSON *moves_json(const kg_mark_moves *mv)
 /* Advance the marks from a passing certifying report; *summary (may be NULL) receives what
  * happened for the report. */
 int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
-                              const kg_advance_input *in, cJSON **summary)
+                          const kg_advance_input *in, cJSON **summary)
 {
     int rc = 0;
-    adv_ud u = { in, { NULL, 0 } };
+    char name[160];
+    snprintf(name, sizeof name, "run %.140s", in->run_id);
+    adv_ud u = { in, { NULL, 0 }, t, name };
     kg_marks_commit_result res;
     KG_TRY(kg_marks_commit_update(t, o, adv_update, &u, &res));
     if (summary && (*summary = cJSON_CreateObject())) {

@@ -247,7 +247,7 @@ int kg_history_load(kg_history_recs *out, kg_git *g, const char *rev)
         git_error_clear();
         goto cleanup; /* an empty history */
     }
-    KG_GIT_CHECK(found);
+    KG_GIT_CHECK_AS("git_tree_entry_bypath", found);
     KG_GIT_CHECK(git_tree_lookup(&dir, g->repo, git_tree_entry_id(e)));
     KG_TRY(rg_load_tree(out, g, dir, rev));
 cleanup:

@@ -255,6 +255,10 @@ static int marks_text_check(const char *flag, const char *v)
             return KG_ERR(KG_EINVAL, "%s: contains a control character at byte %zu (one line of "
                                      "text: it goes into a mark and a commit message)", flag,
                           (size_t)(p - (const unsigned char *)v));
+    size_t bad = kg_marks_utf8_bad(v, strlen(v));
+    if (bad != (size_t)-1)
+        return KG_ERR(KG_EINVAL, "%s: not valid UTF-8 at byte %zu (it goes into a mark and a "
+                                 "commit message)", flag, bad);
     return 0;
 }
 
@@ -282,9 +286,9 @@ static int lower_find(const kg_mark **out, const kg_marks *m, const lower_opts *
 
 /* --to: put the lower value (refused when it is not lower), stamped with the reason. */
 static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const char *metric,
-                     char *msg, size_t cap)
+                     const char *now, char *msg, size_t cap)
 {
-    char now[32], setby[600];
+    char setby[600];
     kg_mark mk = *cur, probe = *cur;
     probe.value = a->to;
     if (!kg_mark_better(&mk, &probe))
@@ -294,13 +298,9 @@ static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const
                       cur->direction == KG_LOWER_IS_BETTER ? "lower is better"
                                                            : "higher is better");
     double old = cur->value;
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf(setby, sizeof setby, "kgate marks lower: %s", a->reason);
     mk.value = a->to;
-    mk.date = now;
+    mk.date = (char *)now;
     mk.set_by = setby;
     int rc = kg_marks_put(m, &mk);
     if (rc < 0)
@@ -316,10 +316,15 @@ static int lower_update(kg_marks *m, void *ud, char **message)
     const lower_opts *a = u->a;
     const kg_mark *cur = NULL;
     int rc = 0;
-    char *metric = NULL, *msg = NULL;
+    char *metric = NULL, *msg = NULL, *trailer = NULL, now[32];
     KG_TRY(lower_find(&cur, m, a));
     u->old_value = cur->value;
-    size_t cap = 1024 + strlen(a->reason);
+    kg_advance_now(now, sizeof now);
+    /* issue #28: the lowering's key and time, so no report started before it moves the mark
+     * back (the replay guard, gates/marks/advance_guard.c) */
+    KG_TRY(kg_advance_lowered_trailer(&trailer, cur->device_class, cur->case_id, cur->metric,
+                                      now));
+    size_t cap = 1024 + strlen(a->reason) + strlen(trailer);
     metric = strdup(cur->metric); /* cur does not outlive kg_marks_put/remove */
     msg = malloc(cap);
     if (!metric || !msg) {
@@ -327,19 +332,22 @@ static int lower_update(kg_marks *m, void *ud, char **message)
         goto cleanup;
     }
     if (a->to_set) {
-        KG_TRY(lower_set(m, a, cur, metric, msg, cap));
+        KG_TRY(lower_set(m, a, cur, metric, now, msg, cap));
     } else {
         KG_TRY(kg_marks_remove(m, a->device, a->case_id, metric));
         snprintf(msg, cap, "kgate: remove mark %s [%s] %s: %.6g -> (none)\n\nReason: %s\nThe next "
                  "passing production run records a fresh mark.\n", a->case_id, a->device, metric,
                  u->old_value, a->reason);
     }
+    size_t n = strlen(msg);
+    snprintf(msg + n, cap - n, "%s\n", trailer);
     *message = msg;
     msg = NULL;
     rc = 1;
 cleanup:
     free(metric);
     free(msg);
+    free(trailer);
     return rc;
 }
 
@@ -359,10 +367,14 @@ static int marks_lower(const marks_sub *sub, int argc, char **argv)
         goto cleanup;
     }
     const char *texts[][2] = { { "--case", a.case_id }, { "--device", a.device },
-                               { "--reason", a.reason }, { "--metric", a.metric } };
+                               { "--reason", a.reason }, { "--metric", a.metric },
+                               { "--author", a.git.author }, { "--email", a.git.email } };
     for (size_t i = 0; i < KG_ARRAY_LEN(texts); i++)
         KG_TRY(marks_text_check(texts[i][0], texts[i][1]));
     lower_ud u = { .a = &a, .old_value = 0 };
+    KG_TRY(kg_marks_branch_check(a.git.marks_ref ? a.git.marks_ref
+                                                 : kg_env(KG_MARKS_BRANCH_ENV),
+                                 a.git.marks_ref ? "--marks-branch" : KG_MARKS_BRANCH_ENV));
     a.git.marks_ref = kg_marks_branch_default(a.git.marks_ref);
     KG_TRY(kg_marks_target_open(&t, &a.git));
     KG_TRY(kg_marks_commit_update(t, &a.git, lower_update, &u, &res));

@@ -50,6 +50,8 @@ int kg_cmd_marks_advance(int argc, char **argv)
         goto cleanup;
     from = ao.from;
     mo = ao.mo;
+    KG_TRY(kg_marks_branch_check(mo.marks_ref ? mo.marks_ref : kg_env(KG_MARKS_BRANCH_ENV),
+                                 mo.marks_ref ? "--marks-branch" : KG_MARKS_BRANCH_ENV));
     mo.marks_ref = kg_marks_branch_default(mo.marks_ref);
     if (!from) {
         kg_opt_cmd_usage(stderr, &cmd);

@@ -168,6 +168,12 @@ static int run_check(const run_opts *ro)
     if (ro->production && ro->read_ref)
         return KG_ERR(KG_EINVAL, "run: --marks-ref is for diagnostic runs: --production decides "
                                  "against the marks branch it commits on (--marks-branch)");
+    /* issue #28: before any GPU work, never a tag or remote-tracking ref */
+    int brc = kg_marks_branch_check(ro->marks_branch ? ro->marks_branch
+                                                     : kg_env(KG_MARKS_BRANCH_ENV),
+                                    ro->marks_branch ? "--marks-branch" : KG_MARKS_BRANCH_ENV);
+    if (ro->production && brc < 0)
+        return brc;
     if (ro->production && ro->skip_selftest)
         return KG_ERR(KG_EINVAL, "run: --skip-selftest is for diagnostic runs only (a "
                                  "production run whose selftest did not pass certifies nothing)");

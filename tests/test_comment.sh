@@ -140,6 +140,14 @@ env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PO
 [ "$rc" -eq 2 ] && ok || bad "missing report: exit $rc"
 "$KG" comment --help | grep -q "kgate-comment" && ok || bad "--help"
 
+# @mentions and bidi controls from a case's message never reach the comment as they are.
+jq --arg m "$(printf 'ping @octocat and @org/team \u202egnp.exe\u2066x\u2069')" \
+    '.results |= map(if .verdict == "FAIL" then .message = $m else . end)' "$REPORT" >"$T/mention.json"
+gh_kg mention "$TOKEN" --from-report "$T/mention.json" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && grep -q "@$(printf '\u200b')octocat" "$T/mention.out" && ! grep -q '@octocat\|@org/team' "$T/mention.out" && ok \
+    || bad "mentions: exit $rc $(grep -a octocat "$T/mention.out")"
+grep -q "$(printf '\u202e')\|$(printf '\u2066')\|$(printf '\u2069')" "$T/mention.out" && bad "bidi controls reached the body" || ok
+
 # The token appears in no output, log or state file.
 grep -rlF "$TOKEN" "$T" && bad "the token leaked into the files above" || ok
 

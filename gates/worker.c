@@ -406,6 +406,8 @@ static int wk_spawn(kg_run *run)
     if (pid == 0) {
         /* Its own process group: what case code forks ends with the worker (wk_reap). */
         (void)setpgid(0, 0);
+        /* Least privilege: case code never sees the key that signs reports or a token. */
+        kg_env_scrub_self();
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);

@@ -4,6 +4,10 @@ merge-request-notes APIs in tests (tests/test_comment.sh).
 
 GitHub:  GET/POST /repos/{o}/{r}/issues/{n}/comments, PATCH /repos/{o}/{r}/issues/comments/{id}
 GitLab:  GET/POST [/api/v4]/projects/{id}/merge_requests/{iid}/notes, PUT .../notes/{note_id}
+GET [/api/v4]/user answers the token's user (--login; --user-403: 403, as for a GitHub App
+installation token). A comment posted gets that author (GitHub user.login, GitLab
+author.username); --foreign seeds comments by "mallory" that quote the marker (first line and
+further down) and one by the token's user with the id 1e30.
 Comments live in memory (seeded with --seed N unrelated comments per thread, so the marker
 search pages through ?per_page&page) and are written to --state (JSON) after every change. Every
 request is appended to --log as one JSON line: method, path, auth (whether the auth header
@@ -35,18 +39,30 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--token-env", default="KG_TEST_TOKEN")
     ap.add_argument("--max-life", type=float, default=60.0)
+    ap.add_argument("--login", default="kgate-bot")
+    ap.add_argument("--user-403", action="store_true")
+    ap.add_argument("--foreign", action="store_true")
     a = ap.parse_args()
     token = os.environ.get(a.token_env, "")
     lock = threading.Lock()
     threads = {}  # list path -> [comment]
     next_id = [1000]
 
+    def by(login, cid, body):
+        return {"id": cid, "body": body, "user": {"login": login},
+                "author": {"username": login, "id": 5}}
+
     def thread(path):
         if path not in threads:
             threads[path] = []
+            if a.foreign:
+                m = "<!-- kgate-comment -->"
+                threads[path] += [by("mallory", 11, m + "\n## kgate: all gates passed\n"),
+                                  by("mallory", 12, "> " + m + "\n> quoted\nlooks fine"),
+                                  by(a.login, 1e30, m + "\n## kgate: an id out of range\n")]
             for i in range(a.seed):
                 next_id[0] += 1
-                threads[path].append({"id": next_id[0], "body": "unrelated comment %d" % i})
+                threads[path].append(by("someone", next_id[0], "unrelated comment %d" % i))
         return threads[path]
 
     class Handler(BaseHTTPRequestHandler):
@@ -90,6 +106,10 @@ def main():
             self.reply(code, obj)
 
         def route(self, u, body):
+            if re.match(r"^(?:/api/v4)?/user$", u.path) and self.command == "GET":
+                if a.user_403:
+                    return 403, {"message": "Resource not accessible by integration"}
+                return 200, {"login": a.login, "username": a.login, "id": 5}
             m = LIST.match(u.path)
             if m and self.command == "GET":
                 q = parse_qs(u.query)
@@ -98,7 +118,7 @@ def main():
                 return 200, thread(u.path)[(page - 1) * per:page * per]
             if m and self.command == "POST":
                 next_id[0] += 1
-                c = {"id": next_id[0], "body": (body or {}).get("body")}
+                c = by(a.login, next_id[0], (body or {}).get("body"))
                 thread(u.path).append(c)
                 return 201, c
             gh, gl = GH_ITEM.match(u.path), GL_ITEM.match(u.path)

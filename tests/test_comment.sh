@@ -52,7 +52,7 @@ start_server gh --seed 150
 gh_kg gh1 "$TOKEN" --from-report "$REPORT" --from-report "$H200" --report-url https://ci.example/r.html; rc=$?
 [ "$rc" -eq 0 ] && ok || { bad "github create: exit $rc"; cat "$T/gh1.out" "$T/gh1.err"; }
 P=/repos/example/kernels/issues/42/comments
-[ "$(reqs)" = "GET $P;GET $P;POST $P;" ] && ok || bad "github create: requests $(reqs)"
+[ "$(reqs)" = "GET /user;GET $P;GET $P;POST $P;" ] && ok || bad "github create: requests $(reqs)"
 [ "$(ncomments)" = 1 ] && ok || bad "github create: $(ncomments) kgate comments"
 [ "$(jq -r .auth "$LOG" | sort -u)" = "authorization:match" ] && ok || bad "github: auth header"
 grep -q "created comment" "$T/gh1.out" && ok || bad "github create: output $(cat "$T/gh1.out")"
@@ -71,7 +71,7 @@ ID1=$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")
 : >"$LOG"
 gh_kg gh2 "$TOKEN" --from-report "$T/fixed.json"; rc=$?
 [ "$rc" -eq 0 ] && ok || { bad "github update: exit $rc"; cat "$T/gh2.out" "$T/gh2.err"; }
-[ "$(reqs)" = "GET $P;GET $P;PATCH /repos/example/kernels/issues/comments/$ID1;" ] && ok || bad "github update: requests $(reqs)"
+[ "$(reqs)" = "GET /user;GET $P;GET $P;PATCH /repos/example/kernels/issues/comments/$ID1;" ] && ok || bad "github update: requests $(reqs)"
 [ "$(ncomments)" = 1 ] && ok || bad "github update: $(ncomments) kgate comments"
 [ "$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")" = "$ID1" ] && ok || bad "github update: another comment"
 body | grep -qx "## kgate: 1 regression, 1 error" && ok || bad "github update: headline $(body | sed -n 2p)"
@@ -85,15 +85,40 @@ gh_kg ghbad "wrong_$TOKEN" --from-report "$REPORT"; rc=$?
 start_server gl
 gl_kg gl1 --from-report "$REPORT"; rc=$?
 N=/api/v4/projects/group%2Fkernels/merge_requests/7/notes
-[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET $N;POST $N;" ] && ok || { bad "gitlab create: exit $rc, $(reqs)"; cat "$T/gl1.err"; }
+[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET /api/v4/user;GET $N;POST $N;" ] && ok || { bad "gitlab create: exit $rc, $(reqs)"; cat "$T/gl1.err"; }
 [ "$(jq -r .auth "$LOG" | sort -u)" = "private-token:match" ] && ok || bad "gitlab: auth header"
 body | grep -qF '[HTML report](https://gitlab.example/group/kernels/-/pipelines/5)' && ok || bad "gitlab: default link"
 ID=$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")
 : >"$LOG"
 gl_kg gl2 --from-report "$T/fixed.json"; rc=$?
-[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET $N;PUT $N/$ID;" ] && ok || { bad "gitlab update: exit $rc, $(reqs)"; cat "$T/gl2.err"; }
+[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET /api/v4/user;GET $N;PUT $N/$ID;" ] && ok || { bad "gitlab update: exit $rc, $(reqs)"; cat "$T/gl2.err"; }
 [ "$(ncomments)" = 1 ] && ok || bad "gitlab update: $(ncomments) kgate notes"
 grep -q "updated note $ID" "$T/gl2.out" && ok || bad "gitlab update: output $(cat "$T/gl2.out")"
+
+# 2b. Ownership (issue #28): comments by another user that carry the marker (first line, or
+# quoted) are never edited; nor is ours with an id out of range (1e30); kgate creates its own
+# and updates that one. A GitHub App token that may not read /user comments as the app's bot.
+start_server own --foreign
+gh_kg own1 "$TOKEN" --from-report "$REPORT"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET /user;GET $P;POST $P;" ] && ok || { bad "ownership: exit $rc, $(reqs)"; cat "$T/own1.err"; }
+jq -e '[.[][] | select(.user.login == "mallory")] | length == 2 and (map(.body) | all(test("all gates passed|looks fine")))' "$STATE" >/dev/null \
+    && ok || bad "ownership: another user's comment was edited"
+jq -e '[.[][] | select(.id > 1e20)][0].body | test("out of range")' "$STATE" >/dev/null && ok || bad "ownership: the 1e30 comment was edited"
+grep -q "comments/-" "$LOG" && bad "ownership: a negative id was sent" || ok
+OWN=$(jq '[.[][] | select(.user.login == "kgate-bot" and .id < 1e20)][0].id' "$STATE")
+: >"$LOG"
+gh_kg own2 "$TOKEN" --from-report "$T/fixed.json"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(reqs)" = "GET /user;GET $P;PATCH /repos/example/kernels/issues/comments/$OWN;" ] && ok \
+    || { bad "ownership update: exit $rc, $(reqs)"; cat "$T/own2.err"; }
+start_server app --foreign --user-403 --login 'github-actions[bot]'
+gh_kg app1 "$TOKEN" --from-report "$REPORT" && gh_kg app2 "$TOKEN" --from-report "$T/fixed.json"; rc=$?
+[ "$rc" -eq 0 ] && [ "$(jq -r '.method' "$LOG" | grep -c PATCH)" = 1 ] && \
+    jq -e '[.[][] | select(.user.login == "mallory")] | map(.body) | all(test("all gates passed|looks fine"))' "$STATE" >/dev/null \
+    && ok || { bad "app token: exit $rc, $(reqs)"; cat "$T/app1.err" "$T/app2.err"; }
+# A token with CR LF would inject a header: refused before anything is sent.
+: >"$LOG"
+gh_kg crlf "$TOKEN"$'\r\nX-Injected: 1' --from-report "$REPORT"; rc=$?
+[ "$rc" -eq 2 ] && grep -q "control character" "$T/crlf.err" && [ ! -s "$LOG" ] && ok || bad "CR LF token: exit $rc $(cat "$T/crlf.err")"
 
 # 3. All passed; no GPU; no PR number; --dry-run.
 gh_kg pass "$TOKEN" --from-report "$H200" --dry-run; rc=$?
@@ -114,6 +139,14 @@ env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PO
 "$KG" comment --from-report "$T/missing.json" >/dev/null 2>&1; rc=$?
 [ "$rc" -eq 2 ] && ok || bad "missing report: exit $rc"
 "$KG" comment --help | grep -q "kgate-comment" && ok || bad "--help"
+
+# @mentions and bidi controls from a case's message never reach the comment as they are.
+jq --arg m "$(printf 'ping @octocat and @org/team \u202egnp.exe\u2066x\u2069')" \
+    '.results |= map(if .verdict == "FAIL" then .message = $m else . end)' "$REPORT" >"$T/mention.json"
+gh_kg mention "$TOKEN" --from-report "$T/mention.json" --dry-run; rc=$?
+[ "$rc" -eq 0 ] && grep -q "@$(printf '\u200b')octocat" "$T/mention.out" && ! grep -q '@octocat\|@org/team' "$T/mention.out" && ok \
+    || bad "mentions: exit $rc $(grep -a octocat "$T/mention.out")"
+grep -q "$(printf '\u202e')\|$(printf '\u2066')\|$(printf '\u2069')" "$T/mention.out" && bad "bidi controls reached the body" || ok
 
 # The token appears in no output, log or state file.
 grep -rlF "$TOKEN" "$T" && bad "the token leaked into the files above" || ok

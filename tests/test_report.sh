@@ -312,5 +312,15 @@ check2 "bad verdict" "results[0].verdict" --from "$T/verdict.json" --markdown "$
 check2 "unknown flag" "'--bogus'" --from "$REPORT" --bogus
 check2 "unwritable" "cannot write there" --from "$REPORT" --junit "$T/no/dir/x.xml"
 ls "$T"/n*.* >/dev/null 2>&1 && bad "a file was written on bad input" || ok
+# An output that is the input (issue #28): refused, by path or through another name.
+cp "$REPORT" "$T/self.json"; ln "$T/self.json" "$T/self-link.json"; SUM=$(cksum <"$T/self.json")
+check2 "--junit X of --from X" "is the input" --from "$T/self.json" --junit "$T/self.json"
+check2 "--html through a hard link" "is the input" --from "$T/self.json" --html "$T/self-link.json"
+[ "$(cksum <"$T/self.json")" = "$SUM" ] && ok || bad "the input was overwritten"
+# A time of 1e999 (inf), or times whose sum is (1.7e308 each), is never written as time="inf".
+jq '.results[0].figures.elapsed_s = 12345.5 | .results[1:] |= map(.figures.elapsed_s = 1.7e308)' "$REPORT" \
+    | sed 's/"elapsed_s": 12345.5/"elapsed_s": 1e999/' >"$T/inf.json"
+grep -q 1e999 "$T/inf.json" && "$KG" report --from "$T/inf.json" --junit "$T/inf.xml" 2>/dev/null \
+    && ! grep -qi 'time="[^"]*\(inf\|nan\)' "$T/inf.xml" && ok || bad "junit: a non-finite time: $(grep -o 'time="[^"]*"' "$T/inf.xml" | sort -u | head -3)"
 
 finish

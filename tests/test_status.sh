@@ -177,6 +177,14 @@ gh_kg dry --from-report "$REPORT" --dry-run; rc=$?
 [ "$rc" -eq 0 ] && [ "$(grep -c '^dry run: POST' "$T/dry.out")" -eq 5 ] && ok || bad "dry run: exit $rc"
 gh_kg drysfx --from-report "$REPORT" --dry-run --context-suffix "h200/gpu1"; rc=$?
 [ "$rc" -eq 0 ] && grep -q '"context":"kgate/bench (h200/gpu1)"' "$T/drysfx.out" && ok || bad "context suffix: exit $rc"
+# A newline in the suffix would print a workflow command of its own (issue #28): refused.
+gh_kg sfxnl --from-report "$REPORT" --dry-run --context-suffix $'gpu1\n::error::forged'; rc=$?
+[ "$rc" -eq 2 ] && grep -q "control character" "$T/sfxnl.err" && ! grep -q '^::error::forged' "$T/sfxnl.out" && ok \
+    || bad "--context-suffix with a newline: exit $rc $(cat "$T/sfxnl.out" "$T/sfxnl.err")"
+# A token with CR LF would inject a header: refused.
+gh_kg_tok() { env -i PATH="$PATH" GITHUB_ACTIONS=true GITHUB_API_URL=http://127.0.0.1:9 GITHUB_REPOSITORY=example/kernels GITHUB_SHA=0123456789abcdef0123456789abcdef01234567 GITHUB_TOKEN="$1" "$KG" status --from-report "$REPORT" >"$T/tokcrlf.out" 2>"$T/tokcrlf.err"; }
+gh_kg_tok $'tok\r\nX-Injected: 1'; rc=$?
+[ "$rc" -eq 2 ] && grep -q "control character" "$T/tokcrlf.err" && ok || bad "CR LF token: exit $rc $(cat "$T/tokcrlf.err")"
 [ "$(nreq)" -eq 0 ] && ok || bad "input errors or dry run sent $(nreq) requests"
 
 # 6b. Expected failures and interrupted runs. XFAIL passes (success, the count in the

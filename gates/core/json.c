@@ -183,6 +183,25 @@ static int js_check_dups(const cJSON *v, const char *name, char *path, size_t pl
     return 0;
 }
 
+/* The offset of a \u0000 escape inside a string, or -1: cJSON cuts the string there, so
+ * kgate (and a signature over what it reads) would see less than jq or Python. */
+static long js_nul_escape(const char *text, size_t len)
+{
+    bool in_str = false;
+    for (size_t i = 0; i < len; i++) {
+        if (!in_str) {
+            in_str = text[i] == '"';
+        } else if (text[i] == '"') {
+            in_str = false;
+        } else if (text[i] == '\\' && i + 1 < len) {
+            if (text[i + 1] == 'u' && i + 5 < len && strncmp(text + i + 2, "0000", 4) == 0)
+                return (long)i;
+            i++; /* the escaped character (an escaped quote or backslash) */
+        }
+    }
+    return -1;
+}
+
 int kg_json_parse_strict(cJSON **out, const char *text, size_t len, const char *name)
 {
     const char *end = NULL;
@@ -191,6 +210,11 @@ int kg_json_parse_strict(cJSON **out, const char *text, size_t len, const char *
     if (strlen(text) != len)
         return KG_ERR(KG_EPARSE, "%s: contains a NUL byte at offset %zu (not a JSON text; "
                                  "nothing was changed)", name, strlen(text));
+    long nul = js_nul_escape(text, len);
+    if (nul >= 0)
+        return KG_ERR(KG_EPARSE, "%s: a string holds a NUL escape (\\u0000) at offset %ld: "
+                                 "refused (kgate would read the string cut there; nothing was "
+                                 "changed)", name, nul);
     /* The length counts the terminator: cJSON checks it when require_null_terminated, so
      * anything but white space after the value is an error. */
     cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdbool.h>
+#include <sys/types.h> /* pid_t */
 #include <cjson/cJSON.h>
 #include "kgate/kgate.h"
 #include "core/opt.h" /* kg_opt: the common options table below */
@@ -104,9 +105,40 @@ void kg_redact_all(char *s, const char *secret);
  * so text from an input file never reaches a terminal raw. Returns buf. */
 const char *kg_str_printable(char *buf, size_t n, const char *s);
 
-/* Run argv (argv[0] a path, or a name looked up in PATH) with stdout and stderr into `log`
- * (appended or truncated), wait, and give its exit status (128 + signal when killed).
- * `who` prefixes the error messages ("selftest", "ab"). */
+/* Secrets in the environment (core/redact.c): "NAME=value" or "NAME" is one kgate reads (the
+ * report key, push, status and comment tokens) or a CI job credential (*_TOKEN, *_SECRET,
+ * *_PASSWORD, *_JWT). kg_env_scrub_self wipes and unsets them in this process (a forked
+ * worker, before any case code); kg_env_scrubbed gives environ without them (an envp for exec:
+ * *out holds environ's pointers, free only the array). Only the parent signs, pushes, posts. */
+bool kg_env_is_secret(const char *entry);
+void kg_env_scrub_self(void);
+int kg_env_scrubbed(char ***out);
+
+/* Every child process kgate starts runs with a time limit: KGATE_CHILD_TIMEOUT (seconds) when
+ * set, else the caller's estimate of the child's work, else KG_CHILD_DEFAULT_LIMIT_S. At the
+ * limit the child's process group is killed (SIGKILL) and the wait reports it. */
+#define KG_CHILD_TIMEOUT_ENV "KGATE_CHILD_TIMEOUT"
+#define KG_CHILD_DEFAULT_LIMIT_S (4 * 3600.0)
+typedef struct {
+    int code;        /* exit status; 128 + signal when killed */
+    int sig;         /* the signal that ended it (0: it exited) */
+    bool timed_out;  /* killed at the limit */
+    char why[160];   /* "exited 3", "killed by signal 11 (Segmentation fault)", "timed out ..." */
+} kg_child_status;
+double kg_now_s(void); /* CLOCK_MONOTONIC, seconds */
+double kg_child_limit_s(double work_s);
+/* Start argv (a path, or a name looked up in PATH) in its own process group, the environment
+ * without secrets, stdout and stderr into `log` (appended or truncated). */
+int kg_child_spawn(pid_t *pid, const char *const *argv, const char *log, bool append,
+                   const char *who);
+/* Wait for pid (started at kg_now_s() `started`) at most limit_s (0: no limit); its process
+ * group is killed once it is gone or at the limit. */
+int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s,
+                  const char *who);
+int kg_run_limited(kg_child_status *st, const char *const *argv, const char *log, bool append,
+                   double limit_s, const char *who);
+/* kg_run_limited with kg_child_limit_s(0): its exit status (128 + signal when killed); a
+ * child killed at the limit is KG_EINTERNAL. `who` prefixes messages ("selftest", "ab"). */
 int kg_run_logged(int *exit_code, const char *const *argv, const char *log, bool append,
                   const char *who);
 

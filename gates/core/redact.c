@@ -126,3 +126,69 @@ const char *kg_str_printable(char *buf, size_t n, const char *s)
     return buf;
 }
 
+
+/* The secrets kgate reads (grep getenv: the report key, the marks push token, the status and
+ * comment tokens) and the CI platforms' own job credentials, plus any *_TOKEN, *_SECRET,
+ * *_PASSWORD: case code, setup code and defect code never needs them. */
+static const char *const rd_secret_names[] = {
+    KG_REPORT_KEY_ENV, "KGATE_GIT_TOKEN", "KGATE_STATUS_TOKEN", "GITHUB_TOKEN", "GH_TOKEN",
+    "CI_JOB_TOKEN", "GITLAB_TOKEN", "CI_JOB_JWT", "CI_JOB_JWT_V2", "CI_REGISTRY_PASSWORD",
+    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+};
+
+static bool rd_suffix(const char *name, size_t n, const char *suf)
+{
+    size_t k = strlen(suf);
+    return n >= k && memcmp(name + n - k, suf, k) == 0;
+}
+
+bool kg_env_is_secret(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+    for (size_t i = 0; i < sizeof rd_secret_names / sizeof *rd_secret_names; i++)
+        if (strlen(rd_secret_names[i]) == n && memcmp(entry, rd_secret_names[i], n) == 0)
+            return true;
+    return rd_suffix(entry, n, "_TOKEN") || rd_suffix(entry, n, "_SECRET") ||
+           rd_suffix(entry, n, "_PASSWORD") || rd_suffix(entry, n, "_JWT");
+}
+
+extern char **environ;
+
+void kg_env_scrub_self(void)
+{
+    /* The entry is wiped in place after it is unset: unsetenv only drops the pointer, and the
+     * bytes stay readable in this (forked) process's memory and in /proc/self/environ. */
+    for (bool again = true; again;) {
+        again = false;
+        for (char **e = environ; e && *e; e++) {
+            if (!kg_env_is_secret(*e))
+                continue;
+            char name[256], *entry = *e, *eq = strchr(entry, '=');
+            size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+            snprintf(name, sizeof name, "%.*s", (int)n, entry);
+            if (n >= sizeof name || unsetenv(name) != 0 || *e == entry)
+                *e = entry + strlen(entry); /* not unset: left as "", nothing reads it */
+            memset(entry, 0, strlen(entry));
+            again = true;
+            break;
+        }
+    }
+}
+
+int kg_env_scrubbed(char ***out)
+{
+    size_t n = 0, k = 0;
+    for (char **e = environ; e && *e; e++)
+        n++;
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v) {
+        *out = NULL;
+        return KG_ENOMEM; /* no message: this file sets none (see the top) */
+    }
+    for (char **e = environ; e && *e; e++)
+        if (!kg_env_is_secret(*e))
+            v[k++] = *e;
+    *out = v;
+    return 0;
+}

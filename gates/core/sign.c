@@ -5,6 +5,7 @@
  * cJSON without white space (cJSON_PrintUnformatted: members in file order, numbers and strings
  * as cJSON prints them). A report is loaded strictly (no duplicate key, nothing trailing), so
  * parsing the written file and printing it again gives the bytes that were signed. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <mbedtls/constant_time.h>
@@ -20,6 +21,23 @@ static int sg_check_key(const char *key)
     if (!key || strlen(key) < KG_REPORT_KEY_MIN)
         return KG_ERR(KG_EREFUSED, KG_REPORT_KEY_ENV " must hold at least %d characters (a "
                                    "random secret: `openssl rand -hex 32`)", KG_REPORT_KEY_MIN);
+    return 0;
+}
+
+/* What the canonical form cannot represent, so that an edit of it would keep the signature:
+ * a number that is not finite (1e999 reads as inf, which cJSON prints as null). A string with
+ * a NUL (\u0000, which cJSON cuts there) is refused by the strict parser before this. */
+static int sg_representable(const cJSON *v, const char *name)
+{
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+        return KG_ERR(KG_EREFUSED, "%s: field '%.80s' holds a number that is not finite: it "
+                                   "cannot be signed (an edit of it would keep the signature)",
+                      name, v->string ? v->string : "(array item)");
+    for (const cJSON *c = v->child; c; c = c->next) {
+        int rc = sg_representable(c, name);
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -62,6 +80,7 @@ int kg_report_json_sign(cJSON *root, const char *key)
     if (!cJSON_IsObject(root))
         return KG_ERR(KG_EINVAL, "kg_report_json_sign: not a report object");
     KG_TRY(sg_check_key(key));
+    KG_TRY(sg_representable(root, "kg_report_json_sign"));
     KG_TRY(sg_mac(hex, root, key));
     if (!(sig = cJSON_CreateObject()) ||
         !cJSON_AddStringToObject(sig, KG_RK_SIG_ALG, KG_RV_SIG_HMAC_SHA256) ||
@@ -96,6 +115,7 @@ int kg_report_json_verify(const cJSON *root, const char *key, const char *name)
         return KG_ERR(KG_EREFUSED, "%s: cannot check the report's signature: "
                                    KG_REPORT_KEY_ENV " is not set", name);
     KG_TRY(sg_check_key(key));
+    KG_TRY(sg_representable(root, name));
     KG_TRY(sg_mac(hex, root, key));
     if (mbedtls_ct_memcmp(hex, val, KG_SIG_HEX) != 0)
         rc = KG_ERR(KG_EREFUSED, "%s: the signature does not match the report (edited, forged "

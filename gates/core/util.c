@@ -1,6 +1,7 @@
 /* Small shared helpers: dtypes, random inputs, bf16 conversion, strict number parsing. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -186,38 +187,128 @@ int kg_parse_double(const char *flag, const char *s, double *out)
     return 0;
 }
 
-extern char **environ;
+double kg_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+double kg_child_limit_s(double work_s)
+{
+    double v = 0;
+    const char *e = kg_env(KG_CHILD_TIMEOUT_ENV);
+    if (e && kg_parse_double(KG_CHILD_TIMEOUT_ENV, e, &v) == 0 && v > 0)
+        return v;
+    return work_s > 0 ? work_s : KG_CHILD_DEFAULT_LIMIT_S;
+}
+
+int kg_child_spawn(pid_t *pid, const char *const *argv, const char *log, bool append,
+                   const char *who)
+{
+    int rc = 0;
+    char **envp = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return KG_ERR(KG_ENOMEM, "%s: posix_spawn_file_actions_init failed", who);
+    if (posix_spawnattr_init(&at) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return KG_ERR(KG_ENOMEM, "%s: posix_spawnattr_init failed", who);
+    }
+    /* Unchecked, a failed action would run the child with its output on our terminal. Its own
+     * process group, so the time limit ends what it started too. */
+    int flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC);
+    if (posix_spawn_file_actions_addopen(&fa, 1, log, flags, 0644) != 0 ||
+        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0 ||
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP) != 0 ||
+        posix_spawnattr_setpgroup(&at, 0) != 0) {
+        rc = KG_ERR(KG_ENOMEM, "%s: posix_spawn file actions failed", who);
+        goto cleanup;
+    }
+    /* Least privilege: the child (case, setup and defect code) gets no secret. */
+    if (kg_env_scrubbed(&envp) < 0) {
+        rc = KG_ERR(KG_ENOMEM, "%s: out of memory", who);
+        goto cleanup;
+    }
+    int e = posix_spawnp(pid, argv[0], &fa, &at, (char *const *)argv, envp);
+    if (e != 0)
+        rc = KG_ERR(KG_EINVAL, "%s: cannot run '%s': %s", who, argv[0], strerror(e));
+cleanup:
+    free(envp);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
+
+/* The child is gone (a zombie, not reaped: its pid and group cannot be reused yet). */
+static int ut_exited(pid_t pid, bool *gone)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+        if (errno != EINTR)
+            return -errno;
+    *gone = si.si_pid == pid;
+    return 0;
+}
+
+int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s,
+                  const char *who)
+{
+    int ws = 0;
+    bool gone = false;
+    memset(st, 0, sizeof *st);
+    for (;;) {
+        int e = ut_exited(pid, &gone);
+        if (e < 0)
+            return KG_ERR(KG_EINTERNAL, "%s: waitid failed: %s", who, strerror(-e));
+        if (gone)
+            break;
+        if (limit_s > 0 && kg_now_s() - started >= limit_s) {
+            st->timed_out = true;
+            break;
+        }
+        struct timespec ts = { 0, 20 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    (void)kill(-pid, SIGKILL); /* the group: what it left running, or all of it at the limit */
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR)
+            return KG_ERR(KG_EINTERNAL, "%s: waitpid failed: %s", who, strerror(errno));
+    st->sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+    st->code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + st->sig;
+    if (st->timed_out)
+        snprintf(st->why, sizeof st->why, "timed out after %.0f s (killed with its process "
+                 "group; limit: %s)", limit_s, KG_CHILD_TIMEOUT_ENV);
+    else if (st->sig)
+        snprintf(st->why, sizeof st->why, "killed by signal %d (%s)", st->sig,
+                 strsignal(st->sig));
+    else
+        snprintf(st->why, sizeof st->why, "exited %d", st->code);
+    return 0;
+}
+
+int kg_run_limited(kg_child_status *st, const char *const *argv, const char *log, bool append,
+                   double limit_s, const char *who)
+{
+    pid_t pid;
+    double t0 = kg_now_s();
+    int rc = kg_child_spawn(&pid, argv, log, append, who);
+    return rc < 0 ? rc : kg_child_wait(st, pid, t0, limit_s, who);
+}
 
 int kg_run_logged(int *exit_code, const char *const *argv, const char *log, bool append,
                   const char *who)
 {
-    int rc = 0, ws = 0;
-    pid_t pid;
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return KG_ERR(KG_ENOMEM, "%s: posix_spawn_file_actions_init failed", who);
-    /* Unchecked, a failed action would run the child with its output on our terminal. */
-    int flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC);
-    if (posix_spawn_file_actions_addopen(&fa, 1, log, flags, 0644) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0) {
-        rc = KG_ERR(KG_ENOMEM, "%s: posix_spawn file actions failed", who);
-        goto cleanup;
-    }
-    int e = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    if (e != 0) {
-        rc = KG_ERR(KG_EINVAL, "%s: cannot run '%s': %s", who, argv[0], strerror(e));
-        goto cleanup;
-    }
-    while (waitpid(pid, &ws, 0) < 0) {
-        if (errno != EINTR) {
-            rc = KG_ERR(KG_EINTERNAL, "%s: waitpid failed: %s", who, strerror(errno));
-            goto cleanup;
-        }
-    }
-    *exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-cleanup:
-    posix_spawn_file_actions_destroy(&fa);
-    return rc;
+    kg_child_status st;
+    int rc = kg_run_limited(&st, argv, log, append, kg_child_limit_s(0), who);
+    if (rc < 0)
+        return rc;
+    if (st.timed_out)
+        return KG_ERR(KG_EINTERNAL, "%s: `%s` %s (log: %s)", who, argv[0], st.why, log);
+    *exit_code = st.code;
+    return 0;
 }
 
 const char *kg_env(const char *name)

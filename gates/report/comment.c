@@ -6,8 +6,11 @@
  * failure", "kgate: all gates passed", or "kgate: incomplete: no GPU"; then one table of what
  * regressed (case, device class, change %, tolerance %), the failures, errors and faults, the
  * link to the HTML report and the reports it was made from.
- * GitHub: GET /repos/{repo}/issues/{pr}/comments (paged), the comment with the marker is
- * PATCHed at /repos/{repo}/issues/comments/{id}, else one is POSTed. GitLab: the same with
+ * GitHub: GET /user (the token's own user; an app token that may not read it: the app's bot,
+ * github-actions[bot] or KGATE_COMMENT_AUTHOR), GET /repos/{repo}/issues/{pr}/comments (paged);
+ * the comment by that user whose first line is the marker is PATCHed at
+ * /repos/{repo}/issues/comments/{id}, else one is POSTed (a quote of the marker by anyone else
+ * is never edited). GitLab: the same with
  * /projects/{id}/merge_requests/{iid}/notes (PUT .../notes/{id}). The token goes only into the
  * auth header (as for statuses: KGATE_STATUS_TOKEN, else GITHUB_TOKEN / CI_JOB_TOKEN) and is
  * redacted from every message. */
@@ -25,6 +28,15 @@
  * not in core/report_keys.h. */
 #define CM_API_BODY "body"
 #define CM_API_ID "id"
+#define CM_API_GH_USER "user"      /* GitHub: comment.user.login, GET /user .login */
+#define CM_API_GH_LOGIN "login"
+#define CM_API_GL_AUTHOR "author"  /* GitLab: note.author.username, GET /user .username */
+#define CM_API_GL_USERNAME "username"
+/* A GitHub App installation token (GITHUB_TOKEN in Actions) may not read GET /user (403): its
+ * comments are the app's bot's, KGATE_COMMENT_AUTHOR else this one. */
+#define CM_GH_APP_BOT "github-actions[bot]"
+#define CM_AUTHOR_ENV "KGATE_COMMENT_AUTHOR"
+#define CM_MAX_ID 9007199254740991.0 /* 2^53 - 1: every larger JSON number is inexact */
 
 /* The counts the headline is made of, over every report. */
 typedef struct {
@@ -223,6 +235,7 @@ typedef struct {
     char *base;          /* .../issues/{pr}/comments or .../merge_requests/{iid}/notes */
     char *item;          /* GitHub: .../issues/comments (+ /{id}); GitLab: = base */
     char *auth;
+    char login[256];     /* the token's own user: only its comments are ever edited */
 } cm_dest;
 
 static bool cm_digits(const char *s)
@@ -297,7 +310,7 @@ static int cm_dest_env(cm_dest *d, const kg_comment_opts *o)
     if (!d->token)
         return KG_ERR(KG_EINVAL, "comment: no token: set %s (or KGATE_STATUS_TOKEN)",
                       gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN");
-    return 0;
+    return kg_http_token_check(d->token, d->tok_var, "comment");
 }
 
 static char *cm_strdupf(const char *fmt, const char *a, int alen, const char *b, const char *c)
@@ -377,9 +390,38 @@ static int cm_send(kg_http_response *resp, const char *method, const char *url, 
     return rc;
 }
 
-/* Look through the PR/MR's comments for the marker; *id = 0 when there is none. *more: the
- * page was full (another may follow). */
-static int cm_find_page(long long *id, bool *more, const kg_http_response *resp, const char *url)
+/* A comment's id as an integer in range, or 0: a JSON number like 1e30 or 1.5 is no id. */
+static long long cm_id(const cJSON *i)
+{
+    if (!cJSON_IsNumber(i))
+        return 0;
+    double v = i->valuedouble;
+    return v >= 1 && v <= CM_MAX_ID && v == floor(v) ? (long long)v : 0;
+}
+
+/* The comment's author: GitHub user.login, GitLab author.username. */
+static const char *cm_author(const cJSON *it, bool gh)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, gh ? CM_API_GH_USER : CM_API_GL_AUTHOR);
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(u, gh ? CM_API_GH_LOGIN
+                                                                       : CM_API_GL_USERNAME));
+}
+
+/* Ours: authored by the token's user, the marker its whole first line. Anyone can quote the
+ * marker; only kgate's own comment is edited, so no one else's text carries its verdict. */
+static bool cm_ours(const cJSON *it, const cm_dest *d)
+{
+    const char *b = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, CM_API_BODY));
+    const char *who = cm_author(it, d->gh);
+    size_t n = strlen(KG_COMMENT_MARKER);
+    return b && who && strcmp(who, d->login) == 0 && strncmp(b, KG_COMMENT_MARKER, n) == 0 &&
+           (b[n] == '\0' || b[n] == '\n' || (b[n] == '\r' && b[n + 1] == '\n'));
+}
+
+/* Look through the PR/MR's comments for ours; *id = 0 when there is none. *more: the page was
+ * full (another may follow). */
+static int cm_find_page(long long *id, bool *more, const kg_http_response *resp, const char *url,
+                        const cm_dest *d)
 {
     cJSON *arr = resp->body ? cJSON_Parse(resp->body) : NULL;
     const cJSON *it;
@@ -389,35 +431,77 @@ static int cm_find_page(long long *id, bool *more, const kg_http_response *resp,
         return KG_ERR(KG_EHTTP, "comment: GET %s: expected a JSON array of comments", url);
     }
     cJSON_ArrayForEach(it, arr) {
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(it, CM_API_BODY);
-        const cJSON *i = cJSON_GetObjectItemCaseSensitive(it, CM_API_ID);
-        if (!*id && cJSON_IsString(b) && cJSON_IsNumber(i) && i->valuedouble > 0 &&
-            strstr(b->valuestring, KG_COMMENT_MARKER))
-            *id = (long long)i->valuedouble;
+        long long cid = cm_id(cJSON_GetObjectItemCaseSensitive(it, CM_API_ID));
+        if (!*id && cid && cm_ours(it, d))
+            *id = cid;
     }
     *more = cJSON_GetArraySize(arr) >= CM_PAGE;
     cJSON_Delete(arr);
     return 0;
 }
 
-static int cm_find(long long *id, const cm_dest *d, const char *const *headers,
+/* The token's own user: GET /user (GitHub .login, GitLab .username); a GitHub token that may
+ * not read it (an app's installation token: 403) comments as the app's bot. */
+static int cm_whoami(cm_dest *d, const char *const *headers, const kg_http_opts *ho)
+{
+    int rc = 0;
+    char url[2048];
+    kg_http_response resp = { 0 };
+    cJSON *j = NULL;
+    int alen = (int)strlen(d->api);
+    while (alen && d->api[alen - 1] == '/')
+        alen--;
+    snprintf(url, sizeof url, "%.*s/user", alen, d->api);
+    rc = kg_http_request(&resp, "GET", url, headers, NULL, ho);
+    if (rc < 0 && d->gh && resp.status == 403) {
+        const char *bot = kg_env(CM_AUTHOR_ENV) ? kg_env(CM_AUTHOR_ENV) : CM_GH_APP_BOT;
+        snprintf(d->login, sizeof d->login, "%s", bot);
+        rc = 0;
+        goto cleanup;
+    }
+    if (rc < 0) {
+        char msg[1200];
+        const char *hint = cm_hint(resp.status, d->gh);
+        snprintf(msg, sizeof msg, "%s", kg_error_last());
+        rc = KG_ERR(KG_EHTTP, "comment: who is the token's user? %s%s%s", msg, hint ? " -- " : "",
+                    hint ? hint : "");
+        goto cleanup;
+    }
+    j = resp.body ? cJSON_Parse(resp.body) : NULL;
+    const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        j, d->gh ? CM_API_GH_LOGIN : CM_API_GL_USERNAME));
+    if (!who || !*who || strlen(who) >= sizeof d->login) {
+        rc = KG_ERR(KG_EHTTP, "comment: GET %s: expected {\"%s\": <the token's user>}", url,
+                    d->gh ? CM_API_GH_LOGIN : CM_API_GL_USERNAME);
+        goto cleanup;
+    }
+    snprintf(d->login, sizeof d->login, "%s", who);
+cleanup:
+    cJSON_Delete(j);
+    kg_http_response_free(&resp);
+    return rc;
+}
+
+static int cm_find(long long *id, cm_dest *d, const char *const *headers,
                    const kg_http_opts *ho)
 {
     int rc = 0;
     bool more = true;
     char url[2048];
     *id = 0;
+    KG_TRY(cm_whoami(d, headers, ho));
     for (int page = 1; more && !*id && page <= CM_MAX_PAGES; page++) {
         kg_http_response resp = { 0 };
         snprintf(url, sizeof url, "%s?per_page=%d&page=%d", d->base, CM_PAGE, page);
         rc = cm_send(&resp, "GET", url, NULL, headers, ho, d);
         if (rc == 0)
-            rc = cm_find_page(id, &more, &resp, url);
+            rc = cm_find_page(id, &more, &resp, url, d);
         kg_http_response_free(&resp);
         if (rc < 0)
             return rc;
     }
-    return 0;
+cleanup:
+    return rc;
 }
 
 /* Update comment `id` in place, or create one (id 0). */
@@ -458,7 +542,8 @@ static int cm_dry_run(const kg_sbuf *b, const kg_comment_opts *o)
         printf("\ndry run: nothing sent (%s)\n", kg_error_last());
         return 0;
     }
-    printf("\ndry run: GET %s (look for %s), then %s or POST there (token redacted: ***)\n",
+    printf("\ndry run: GET /user, GET %s (look for the token's user's comment that starts "
+           "with %s), then %s or POST there (token redacted: ***)\n",
            d.gh ? "/repos/{repo}/issues/{pr}/comments" : "/projects/{id}/merge_requests/{iid}/notes",
            KG_COMMENT_MARKER, d.gh ? "PATCH the comment found" : "PUT the note found");
     return 0;

@@ -276,3 +276,13 @@ void kg_http_forge_setup(const char **headers, kg_http_opts *ho, bool github, co
     ho->verbose = verbose;
     ho->secret = secret;
 }
+
+int kg_http_token_check(const char *token, const char *var, const char *who)
+{
+    for (const unsigned char *p = (const unsigned char *)token; p && *p; p++)
+        if (*p < 0x20 || *p == 0x7F) /* CR LF would add a header of the caller's choosing */
+            return KG_ERR(KG_EINVAL, "%s: %s holds a control character (0x%02x at %zu): "
+                                     "refused (a token is one line of printable characters)",
+                          who, var, *p, (size_t)(p - (const unsigned char *)token));
+    return 0;
+}

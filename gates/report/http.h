@@ -64,6 +64,10 @@ void kg_http_forge_setup(const char **headers, kg_http_opts *ho, bool github, co
                          const char *secret, double timeout_s, double connect_timeout_s,
                          int retries, bool verbose);
 
+/* A token (from `var`) with a control character is refused: in a header, CR LF would inject
+ * another. */
+int kg_http_token_check(const char *token, const char *var, const char *who);
+
 #ifdef __cplusplus
 }
 #endif

@@ -222,7 +222,7 @@ static int dest_env(status_dest *d, const status_opts *o)
     if (!d->token && !o->dry_run)
         return KG_ERR(KG_EINVAL, "status: no token: set %s (or KGATE_STATUS_TOKEN)",
                       gh ? "GITHUB_TOKEN" : "CI_JOB_TOKEN");
-    return 0;
+    return d->token ? kg_http_token_check(d->token, d->tok_var, "status") : 0;
 }
 
 /* The statuses URL, the token's header and the default link (the CI run or job page). */

@@ -105,8 +105,9 @@ void kg_sbuf_xml(kg_sbuf *b, const char *s)
 }
 
 /* Markdown text: table pipes, inline HTML, and the characters of emphasis, links, images and
- * code are escaped, so a field is shown as text. In a code
- * span (`code`) backslashes are literal: a backtick becomes U+02CB there. */
+ * code are escaped, so a field is shown as text; an @mention is broken (U+200B after the @) and
+ * bidi controls are dropped. In a code span (`code`) backslashes are literal: a backtick
+ * becomes U+02CB there. */
 static void md_put(kg_sbuf *b, const char *s, size_t max, bool code)
 {
     size_t n = 0;
@@ -132,6 +133,11 @@ static void md_put(kg_sbuf *b, const char *s, size_t max, bool code)
             kg_sbuf_printf(b, "\\%c", (int)cp);
         else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
             sbuf_putn(b, " ", 1);
+        else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+                 cp == 0x200E || cp == 0x200F || cp == 0x061C)
+            ; /* bidi controls: text that reads other than it is (dropped) */
+        else if (cp == '@' && !code)
+            kg_sbuf_puts(b, "@\xE2\x80\x8B"); /* + U+200B: a case's text mentions no one */
         else if (cp == 0xFFFD || cp == 0xFFFE || cp == 0xFFFF)
             kg_sbuf_puts(b, "\xEF\xBF\xBD");
         else
@@ -278,7 +284,7 @@ static void row_figures(kg_export_row *r)
     double copy = fig_num(f, KG_FIG_PCT_COPY_CEILING), gemm = fig_num(f, KG_FIG_PCT_GEMM_CEILING);
     r->ceiling_pct = compute ? (isnan(gemm) ? copy : gemm) : (isnan(copy) ? gemm : copy);
     r->seconds = fig_num(f, KG_FIG_ELAPSED);
-    if (isnan(r->seconds) || r->seconds < 0)
+    if (!isfinite(r->seconds) || r->seconds < 0 || r->seconds > 1e9) /* never time="inf" */
         r->seconds = 0;
     /* A faulted case (any gate): its worker died, hung or lost the CUDA context. */
     const cJSON *fault = fig_obj(f, KG_FIG_FAULT);

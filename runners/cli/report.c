@@ -1,6 +1,7 @@
 /* `kgate report --from FILE`: turn any kgate report into the files CI systems read (the
  * exporters are gates/report/). Needs no GPU. */
 #include <string.h>
+#include <sys/stat.h>
 #include "cli/cli.h"
 #include "report/export.h"
 
@@ -25,15 +26,30 @@ static const char report_description[] =
     "malformed report or unwritable output path (checked before anything is written),\n"
     "4 a write failed after those checks.\n";
 
+/* An output that is the input (same file: same device and inode, whatever the path) would be
+ * overwritten by what is made of it. */
+static int report_not_input(const char *out, const char *from, const char *flag)
+{
+    struct stat so, si;
+    if (stat(out, &so) == 0 && stat(from, &si) == 0 && so.st_dev == si.st_dev &&
+        so.st_ino == si.st_ino)
+        return KG_ERR(KG_EINVAL, "report: %s %s is the input (--from %s): refused (it would "
+                                 "overwrite its own input; nothing was written)", flag, out, from);
+    return 0;
+}
+
 /* Every check before anything is written: the output paths, then the report itself. */
 static int report_convert(const report_opts *o)
 {
     int rc = 0;
     cJSON *rep = NULL;
     const char *outs[] = { o->junit, o->markdown, o->html };
+    const char *flags[] = { "--junit", "--markdown", "--html" };
     for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++)
-        if (outs[i] && strcmp(outs[i], "-") != 0)
+        if (outs[i] && strcmp(outs[i], "-") != 0) {
+            KG_TRY(report_not_input(outs[i], o->from, flags[i]));
             KG_TRY(kg_path_check_writable(outs[i]));
+        }
     KG_TRY(kg_report_load(&rep, o->from));
     if (o->junit)
         KG_TRY(kg_export_junit(rep, o->junit));

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,8 +13,6 @@
 #include "cli/cli.h"
 #include "core/report_keys.h"
 #include "report/export.h" /* kg_report_load */
-
-extern char **environ;
 
 /* The gates selftest drives: the one table, in its order. The bench gate needs marks, so its
  * defects are compared against marks that selftest records first from their clean twins. */
@@ -142,6 +139,7 @@ typedef struct {
  * correctness passes run as concurrent jobs (st_run_gates); bench and counters one at a time. */
 typedef struct {
     pid_t pid;            /* 0: not started */
+    double started, limit_s; /* kg_now_s() at the start; its time limit (st_limit_s) */
     int g;
     char header[192];     /* printed before its result is taken ("" for none) */
     char report[PATH_MAX], log[PATH_MAX];
@@ -149,27 +147,20 @@ typedef struct {
     char *exclude;        /* owned: the env's exclude joined with the scope's cases */
 } st_job;
 
-/* Start the child with its stdout and stderr appended to log (kg_run_logged without the wait). */
-static int st_spawn_logged(pid_t *pid, const char *const *argv, const char *log)
+/* A child's time limit, from its work: ST_CHILD_BASE_S to start and load, plus
+ * ST_CHILD_PER_CASE_S for each case of the catalogues (a bound on what one child runs: the
+ * worker's own watchdog ends a hung case long before); KGATE_CHILD_TIMEOUT overrides it. A
+ * child past it is killed with its process group and is the selftest's error. */
+#define ST_CHILD_BASE_S 120.0
+#define ST_CHILD_PER_CASE_S 30.0
+#define ST_LIST_LIMIT_S 60.0
+static double st_limit_s(const st_matrix *m)
 {
-    int rc = 0;
-    posix_spawn_file_actions_t fa;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return KG_ERR(KG_ENOMEM, "selftest: posix_spawn_file_actions_init failed");
-    if (posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0) {
-        rc = KG_ERR(KG_ENOMEM, "selftest: posix_spawn file actions failed");
-        goto cleanup;
-    }
-    int e = posix_spawnp(pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    if (e != 0)
-        rc = KG_ERR(KG_EINVAL, "selftest: cannot run '%s': %s", argv[0], strerror(e));
-cleanup:
-    posix_spawn_file_actions_destroy(&fa);
-    return rc;
+    return kg_child_limit_s(ST_CHILD_BASE_S + ST_CHILD_PER_CASE_S * (double)m->n);
 }
 
-static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const char *budget)
+static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const char *budget,
+                         double limit_s)
 {
     const char *argv[24];
     int a = 0;
@@ -194,28 +185,37 @@ static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const ch
             argv[a++] = val[i];
         }
     argv[a] = NULL;
-    return st_spawn_logged(&j->pid, argv, j->log);
+    j->started = kg_now_s();
+    j->limit_s = limit_s;
+    return kg_child_spawn(&j->pid, argv, j->log, true, "selftest");
 }
 
-/* Wait for the job and take its results. A gate that exits 2 (usage/input) or dies is an
- * error of the selftest itself. */
+/* Wait for the job and take its results. A child that exits 2 (usage/input), dies, runs past
+ * its limit or writes a report that is refused is an error of the selftest itself, naming the
+ * child and why: never a column of "not run" that reads like a run without a GPU. */
 static int st_collect_gate(st_matrix *m, st_job *j)
 {
-    int rc = 0, ws = 0;
+    int rc = 0;
+    kg_child_status cs;
     cJSON *rep = NULL;
     if (j->pid <= 0)
         return 0;
-    while (waitpid(j->pid, &ws, 0) < 0)
-        if (errno != EINTR)
-            return KG_ERR(KG_EINTERNAL, "selftest: waitpid failed: %s", strerror(errno));
+    rc = kg_child_wait(&cs, j->pid, j->started, j->limit_s, "selftest");
     j->pid = 0;
-    int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-    if (status == KG_EXIT_USAGE || status > KG_EXIT_RUNTIME) {
-        rc = KG_ERR(KG_EINTERNAL, "selftest: `%s %s` exited %d (log: %s)", j->exe,
-                    st_gates_name(j->g), status, j->log);
+    if (rc < 0)
+        return rc;
+    if (cs.timed_out || cs.sig || cs.code == KG_EXIT_USAGE || cs.code > KG_EXIT_RUNTIME) {
+        rc = KG_ERR(KG_EINTERNAL, "selftest: child `%s %s` %s (log: %s)", j->exe,
+                    st_gates_name(j->g), cs.why, j->log);
         goto cleanup;
     }
-    KG_TRY(kg_report_load(&rep, j->report)); /* checked like `kgate report --from` */
+    if (kg_report_load(&rep, j->report) < 0) { /* checked like `kgate report --from` */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", kg_error_last());
+        rc = KG_ERR(KG_EINTERNAL, "selftest: child `%s %s` exited %d, its report was refused: "
+                    "%s (log: %s)", j->exe, st_gates_name(j->g), cs.code, why, j->log);
+        goto cleanup;
+    }
     st_take_results(m, rep, j->g);
 cleanup:
     cJSON_Delete(rep);
@@ -227,21 +227,23 @@ static int st_run_gate(st_matrix *m, const st_env *e, int g, const char *marks,
                        const char *budget)
 {
     st_job j = { .g = g };
-    int rc = st_spawn_gate(&j, e, marks, budget);
+    int rc = st_spawn_gate(&j, e, marks, budget, st_limit_s(m));
     return rc < 0 ? rc : st_collect_gate(m, &j);
 }
 
 static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const char *tag)
 {
-    int rc = 0, status = 0;
+    int rc = 0;
+    kg_child_status cs;
     char cat[PATH_MAX], log[PATH_MAX];
     cJSON *j = NULL;
     snprintf(cat, sizeof cat, "%s/%s-catalogue.json", e->tmpdir, tag);
     snprintf(log, sizeof log, "%s/%s-list.log", e->tmpdir, tag);
     const char *argv[] = { exe, "list", "--json", cat, NULL };
-    KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
-    if (status != 0) {
-        rc = KG_ERR(KG_EINVAL, "selftest: `%s list` exited %d (log: %s)", exe, status, log);
+    KG_TRY(kg_run_limited(&cs, argv, log, true, kg_child_limit_s(ST_LIST_LIMIT_S), "selftest"));
+    if (cs.code != 0 || cs.timed_out) {
+        rc = KG_ERR(cs.sig || cs.timed_out ? KG_EINTERNAL : KG_EINVAL, "selftest: child `%s "
+                    "list` %s (log: %s)", exe, cs.why, log);
         goto cleanup;
     }
     KG_TRY(st_load_json(&j, cat));
@@ -274,9 +276,10 @@ cleanup:
  * replays, a CI of the median far inside the 0.5% floor, and keeps the bench column of
  * `kgate run` to ~4 short processes. */
 #define ST_BENCH_BUDGET "0.3"
-static int st_twin_marks(const st_env *e, const char *marks, int *no_gpu)
+static int st_twin_marks(const st_matrix *m, const st_env *e, const char *marks, int *no_gpu)
 {
-    int rc = 0, status = 0;
+    int rc = 0;
+    kg_child_status cs;
     char prev[PATH_MAX], log[PATH_MAX], rep[PATH_MAX];
     snprintf(prev, sizeof prev, "%s/bench-twin-marks-prev.json", e->tmpdir);
     snprintf(log, sizeof log, "%s/defects-bench-marks.log", e->tmpdir);
@@ -295,15 +298,15 @@ static int st_twin_marks(const st_env *e, const char *marks, int *no_gpu)
             free(text);
             KG_TRY(rc);
         }
-        KG_TRY(kg_run_logged(&status, argv, log, true, "selftest"));
-        if (status == KG_EXIT_NO_GPU) {
+        KG_TRY(kg_run_limited(&cs, argv, log, true, st_limit_s(m), "selftest"));
+        if (cs.code == KG_EXIT_NO_GPU && !cs.sig && !cs.timed_out) {
             *no_gpu = 1; /* no GPU: the bench column stays "not run" */
             return 0;
         }
-        if (status != 0)
-            return KG_ERR(KG_EINTERNAL, "selftest: setting the clean twins' bench marks "
-                                        "(process %d of %d) exited %d (log: %s)", i + 1,
-                          ST_TWIN_PROCESSES, status, log);
+        if (cs.code != 0)
+            return KG_ERR(KG_EINTERNAL, "selftest: child `%s bench` setting the clean twins' "
+                                        "marks (process %d of %d) %s (log: %s)", e->defects_exe,
+                          i + 1, ST_TWIN_PROCESSES, cs.why, log);
     }
 cleanup:
     return rc;
@@ -322,7 +325,7 @@ static int st_run_bench(st_matrix *m, const st_env *e)
     kg_marks *mk = NULL;
     snprintf(marks, sizeof marks, "%s/bench-twin-marks.json", e->tmpdir);
     snprintf(rekeyed, sizeof rekeyed, "%s/bench-variant-marks.json", e->tmpdir);
-    KG_TRY(st_twin_marks(e, marks, &no_gpu));
+    KG_TRY(st_twin_marks(m, e, marks, &no_gpu));
     if (no_gpu)
         return 0;
     KG_TRY(kg_marks_load(&mk, marks));
@@ -569,7 +572,7 @@ static int st_job_start(st_jobs *js, const st_matrix *m, const st_env *e, int g,
     snprintf(j->header, sizeof j->header, "%s", header);
     if (strcmp(e->tag, "defects") == 0)
         KG_TRY(st_scope_exclude(&j->exclude, m, st_gates_name(g), e->exclude));
-    KG_TRY(st_spawn_gate(j, e, NULL, NULL));
+    KG_TRY(st_spawn_gate(j, e, NULL, NULL, st_limit_s(m)));
 cleanup:
     return rc;
 }
@@ -610,9 +613,9 @@ static int st_collect_all(st_matrix *m, st_jobs *js)
     for (int i = 0; i < js->n; i++) {
         st_job *j = &js->job[i];
         if (rc < 0) {
-            int ws;
-            while (j->pid > 0 && waitpid(j->pid, &ws, 0) < 0 && errno == EINTR)
-                ;
+            kg_child_status cs; /* after an error the rest are not waited out: killed now */
+            if (j->pid > 0)
+                (void)kg_child_wait(&cs, j->pid, j->started, 1e-9, "selftest");
             j->pid = 0;
         } else {
             fputs(j->header, stdout);
@@ -635,9 +638,9 @@ static int st_run_gates(st_matrix *m, const st_env *e, const st_env *clean_env, 
     st_jobs js;
     memset(&js, 0, sizeof js);
     int src = st_start_correctness(&js, m, e, clean_env, with_clean);
-    rc = st_collect_all(m, &js); /* also when a start failed: nothing is left running */
-    KG_TRY(src);
-    KG_TRY(rc);
+    int crc = st_collect_all(m, &js); /* also when a start failed: nothing is left running */
+    /* Not KG_TRY(src) first: it would overwrite the collect's error with src's 0. */
+    KG_TRY(src < 0 ? src : crc);
     for (int g = 0; g < ST_NGATES; g++) {
         if (!st_serial_gate(g))
             continue;

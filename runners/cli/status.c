@@ -29,6 +29,12 @@ static int status_context_suffix(void *opts, const char *v)
 {
     if (!*v || strlen(v) > 80)
         return KG_ERR(KG_EINVAL, "--context-suffix: expected 1 to 80 characters");
+    /* A newline would start a line of its own in the output (a `::error::` workflow command). */
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if (*p < 0x20 || *p == 0x7F || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
+            return KG_ERR(KG_EINVAL, "--context-suffix: a control character (0x%02x) at %zu: "
+                                     "refused", p[0] == 0xC2 ? p[1] : *p,
+                          (size_t)(p - (const unsigned char *)v));
     ((kg_status_opts *)opts)->context_suffix = v;
     return 0;
 }

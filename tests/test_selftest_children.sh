@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# kgate selftest's children (issue #28, items 4, 5, 9): a defects runner whose preflight child
+# dies by SIGSEGV, writes a duplicate-key or an over-limit report, or hangs (its fds closed,
+# asleep) is an ERROR naming the child and why, exit 4 -- never the "-" columns and exit 3 of
+# a healthy run without a GPU (the control, first). The hang is killed with its process group
+# at KGATE_CHILD_TIMEOUT. No child sees a secret kgate reads, in any encoding (its environment
+# and /proc/self/environ). The fake runner is a script in front of the real kgate-defects.
+# Usage: test_selftest_children.sh KGATE
+. "$(dirname "$0")/lib.sh"
+KG=$1
+REAL=$(dirname "$KG")/kgate-defects
+[ -x "$REAL" ] || die "no kgate-defects beside $KG"
+export CUDA_VISIBLE_DEVICES=
+FAKE=$T/fake-defects
+cat >"$FAKE" <<EOS
+#!/usr/bin/env bash
+# MODE: segv | dup | big | hang | env -- what the preflight child does (env: every child dumps).
+mode=\$(cat "$T/mode")
+if [ "\$mode" = env ]; then
+    { env; echo; tr '\0' '\n' </proc/self/environ; } >>"$T/env-\$1.txt"
+    exec "$REAL" "\$@"
+fi
+[ "\$1" = preflight ] && [ "\$mode" != ok ] || exec "$REAL" "\$@"
+while [ \$# -gt 0 ]; do [ "\$1" = --report ] && rep=\$2; shift; done
+case \$mode in
+segv) kill -SEGV \$\$ ;;
+dup) printf '{"schema_version": 1, "results": [], "results": []}\n' >"\$rep"; exit 3 ;;
+big) truncate -s 70M "\$rep"; exit 3 ;;
+hang) echo \$\$ >"$T/hang.pid"; exec >&- 2>&- </dev/null; sleep 1000 & echo \$! >"$T/sleep.pid"; wait ;;
+esac
+EOS
+chmod +x "$FAKE"
+st() { echo "$1" >"$T/mode"; shift; run timeout 120 "$KG" selftest --seed 7 --defects "$FAKE" "$@"; }
+
+st ok
+[ "$rc" -eq 3 ] && ok || { bad "healthy run without a GPU: exit $rc, want 3"; cat "$T/err"; }
+st segv
+[ "$rc" -eq 4 ] && grep -q "child \`$FAKE preflight\` killed by signal 11" "$T/err" && ok \
+    || { bad "SIGSEGV child: exit $rc, want 4 naming it"; cat "$T/err"; }
+st dup
+[ "$rc" -eq 4 ] && grep -q "child \`$FAKE preflight\` exited 3, its report was refused: .*duplicate key" "$T/err" && ok \
+    || { bad "duplicate-key report: exit $rc, want 4 naming it"; cat "$T/err"; }
+st big
+[ "$rc" -eq 4 ] && grep -q "child \`$FAKE preflight\` exited 3, its report was refused" "$T/err" && ok \
+    || { bad "over-limit report: exit $rc, want 4 naming it"; cat "$T/err"; }
+t0=$(date +%s)
+KGATE_CHILD_TIMEOUT=4 st hang
+dt=$(( $(date +%s) - t0 ))
+[ "$rc" -eq 4 ] && grep -q "child \`$FAKE preflight\` timed out after 4 s" "$T/err" && ok \
+    || { bad "hanging child: exit $rc, want 4 naming it"; cat "$T/err"; }
+[ "$dt" -lt 60 ] && ok || bad "hanging child: the selftest took $dt s"
+sleep 0.5
+alive() { # a process, not a zombie (an orphan's zombie waits for a reaper that may not come)
+    [ -r "/proc/$1/stat" ] && [ "$(sed 's/.*) //' "/proc/$1/stat" | cut -c1)" != Z ]
+}
+[ -s "$T/sleep.pid" ] && ok || bad "hanging child: it never started"
+for f in hang.pid sleep.pid; do
+    p=$(cat "$T/$f" 2>/dev/null) && alive "$p" && bad "hanging child: $f $p still running" || ok
+done
+
+# No child sees a secret, plain or encoded.
+KEY="kgkey_$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+TOK="kgtok_$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+echo env >"$T/mode"
+KGATE_REPORT_KEY=$KEY KGATE_GIT_TOKEN=$TOK GITHUB_TOKEN=$TOK CI_JOB_TOKEN=$TOK GITLAB_TOKEN=$TOK \
+    KGATE_STATUS_TOKEN=$TOK run timeout 120 "$KG" selftest --seed 7 --defects "$FAKE"
+[ "$rc" -eq 3 ] && ok || { bad "env run: exit $rc"; cat "$T/err"; }
+ls "$T"/env-*.txt >/dev/null 2>&1 && grep -q '^PATH=' "$T"/env-list.txt && ok || bad "no child dumped its environment"
+for s in "$KEY" "$TOK"; do
+    for enc in "$s" "$(printf %s "$s" | base64 -w0 | cut -c1-20)" "$(printf %s "$s" | od -An -tx1 | tr -d ' \n')"; do
+        grep -qF "$enc" "$T"/env-*.txt && bad "a child saw a secret (${enc:0:12}...)" || ok
+    done
+done
+for v in KGATE_REPORT_KEY KGATE_GIT_TOKEN GITHUB_TOKEN CI_JOB_TOKEN GITLAB_TOKEN KGATE_STATUS_TOKEN; do
+    grep -q "^$v=" "$T"/env-*.txt && bad "a child has $v" || ok
+done
+finish

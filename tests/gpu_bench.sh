@@ -3,7 +3,8 @@
 # clocks); the clean bench twin passes against marks set by other processes (SAME), and its
 # +10% variant, compared against the same mark, is REGRESSED and fails the gate (exit 1); the
 # stream-0 copy is ERROR "is the work on another stream", its clean twin PASSes (issue #25); the
-# capped GEMM has an energy per launch and a measured spread, and its mark carries both (#25.8).
+# capped GEMM has a measured spread and an energy per launch a board can draw, or none with the
+# reason (#25.8); its mark carries the measured time.
 . "$(dirname "$0")/lib.sh"
 KG=$1 DEF=$2
 "$KG" bench --filter '^(axpy/n=(4097|33554433)|softmax/rows=4096,cols=1000)/' --budget 0.5 \
@@ -59,16 +60,22 @@ jq -r '.results[0].figures | ["case", "basis", "energy_mJ", "spread%", "units", 
         .raw_median_us, (.measured_spread_rel * 100 * 1000 | round / 1000), (.energy_note // "")]
        | @tsv' "$T/g.json" | column -t -s $'\t'
 jq -r '.results[0].figures.per_sample.energy_mj | "per-sample energy_mj (first 8): \(.[0:8])"' "$T/g.json"
-expect_jq '.results[0].figures as $f | $f.energy_source == "nvml-total-energy"
-    and $f.energy_per_launch_mj > 0 and $f.energy_spread_rel >= 0 and $f.energy_units >= 1
-    and ($f.energy_basis | IN("per-sample", "per-placement"))
-    and ($f.energy_per_launch_mj / $f.raw_median_us * 1000) as $w | $w > 30 and $w < 1500
-    and $f.measured_spread_rel >= 0
-    and ($f.per_sample.energy_mj | length) == ($f.per_sample.time_us | length)' "$T/g.json" \
-    "the GEMM row lacks a positive energy per launch a board can draw (or its spreads)"
+# The energy figure is either one a board can draw, or absent with the reason (on the H200 the
+# counter's deltas over samples were 0 or implied kW: its update period is longer than a
+# sample, kg_bench_energy_plausible): never a number that cannot be true.
+expect_jq '.results[0].figures as $f | $f.measured_spread_rel >= 0
+    and ($f.per_sample.energy_mj | length) == ($f.per_sample.time_us | length)
+    and (if $f.energy_per_launch_mj then
+           $f.energy_source == "nvml-total-energy" and $f.energy_per_launch_mj > 0
+           and $f.energy_spread_rel >= 0 and $f.energy_units >= 1
+           and ($f.energy_basis | IN("per-sample", "per-placement"))
+           and ($f.energy_per_launch_mj / $f.raw_median_us * 1000) as $w | $w > 30 and $w < 1500
+         else ($f.energy_note // "") | test("no energy per launch") end)' "$T/g.json" \
+    "the GEMM row has an energy per launch no board can draw, or none without saying why"
 expect_jq '.marks[0] | .measured_median_us > 0 and .measured_spread_rel >= 0
-    and .energy_per_launch_mj > 0 and .energy_spread_rel >= 0' "$T/gm.json" \
-    "the GEMM mark lacks the measured time or the energy per launch"
+    and (if .energy_per_launch_mj then .energy_per_launch_mj > 0 and .energy_spread_rel >= 0
+         else true end)' "$T/gm.json" \
+    "the GEMM mark lacks the measured time (or has a malformed energy per launch)"
 jq -e '.bench.ceilings.copy_gbps > 100 and .bench.ceilings.gemm_tflops > 10 and .bench.wall_s > 0
        and (.bench.ceilings.detail.gemm.kernels | length) >= 1 and .device.uuid != null' \
     "$T/r.json" >/dev/null || bad "report lacks ceilings, GEMM kernel, wall time or device"

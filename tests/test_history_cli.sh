@@ -126,23 +126,47 @@ check "render: unknown branch" 2 "history nope: no such branch" -- "$KG" history
 check "render: --out needed" 2 "--out" -- "$KG" history render
 check "render: remote ref" 0 "chart" -- "$KG" history render --out "$T/remote" --branch origin/kgate-history
 
-# 7. The history branch is input too: a line someone edited in is refused, naming file and line.
-{ git show "kgate-history:$F"; printf '{"case":"x\\u0007","device_class":"d"}\n'; } >"$T/edited.jsonl"
-blob=$(git hash-object -w "$T/edited.jsonl")
-tree=$(printf '100644 blob %s\tNVIDIA_H200_sm_90.jsonl\n' "$blob" | git mktree)
-tree=$(printf '040000 tree %s\thistory\n' "$tree" | git mktree)
-git update-ref refs/heads/edited "$(git commit-tree "$tree" -m edited)"
+# 7. The history branch is input too, but one bad line must not stop every production job
+# (issue #28 item 7): it is skipped and named (branch, file, line, what is wrong, how to
+# repair); render draws the good lines, append commits and leaves the bad line out.
+mkbranch() { # mkbranch NAME FILE: a branch whose history/ holds FILE as $F
+    local blob tree
+    blob=$(git hash-object -w "$2")
+    tree=$(printf '100644 blob %s\tNVIDIA_H200_sm_90.jsonl\n' "$blob" | git mktree)
+    tree=$(printf '040000 tree %s\thistory\n' "$tree" | git mktree)
+    git update-ref "refs/heads/$1" "$(git commit-tree "$tree" -m "$1")"
+}
+good=$(git show "kgate-history:$F" | grep -c .)
+{ git show "kgate-history:$F"; printf '{"case":"x\\u0007","device_class":"d"}\nnot json at all\n'; } >"$T/edited.jsonl"
+mkbranch edited "$T/edited.jsonl"
+jq '.run_id = "h200-run-new"' "$T/rep/h200-6.json" >"$T/new.json" # not on kgate-history yet
 n=$(git show "edited:$F" | grep -c .)
-check "render: an edited history" 2 "edited:$F:$n: 'case' has a control character" -- "$KG" history render --out "$T/ed" --branch edited
-check "append: an edited history" 2 "$F:$n" -- "$KG" history append --report "$T/rep/h200-6.json" --branch edited
-# A NUL byte mid-file: the append refuses it (it would otherwise rewrite the file without the
-# records after the NUL), and commits nothing.
+check "render: an edited history" 0 "skipped edited:$F:$((n - 1)): 'case' has a control character at byte 1 \(repair: remove line $((n - 1)) of $F on branch edited\)" -- "$KG" history render --out "$T/ed" --branch edited
+grep -q "skipped edited:$F:$n: " "$T/err" && grep -q "history: $good record(s)" "$T/out" && ok || bad "render: the second bad line or the good records"
+check "append: an edited history" 0 "committed .* on refs/heads/edited" -- "$KG" history append --report "$T/new.json" --branch edited
+grep -q "skipped refs/heads/edited:$F:$n: .*repair: remove line $n of $F" "$T/err" && grep -q "leaves out the 2 unreadable line" "$T/err" && ok || bad "append: the skipped lines are not named"; cat "$T/err"
+[ "$(git show "edited:$F" | grep -c .)" = $((good + 3)) ] && ! git show "edited:$F" | grep -q 'not json' && ok || bad "append: want $good + 3 good records, no bad line"
+# A NUL byte mid-file: only its line is skipped, the records after it stay.
 { git show "kgate-history:$F" | head -1; printf '\0'; git show "kgate-history:$F" | tail -n +2; } >"$T/nul.jsonl"
-blob=$(git hash-object -w "$T/nul.jsonl")
-tree=$(printf '100644 blob %s\tNVIDIA_H200_sm_90.jsonl\n' "$blob" | git mktree)
-tree=$(printf '040000 tree %s\thistory\n' "$tree" | git mktree)
-git update-ref refs/heads/nul "$(git commit-tree "$tree" -m nul)"
-tip=$(git rev-parse nul)
-check "append: a NUL byte in the history" 2 "$F: a NUL byte at offset" -- "$KG" history append --report "$T/rep/h200-6.json" --branch nul
-[ "$(git rev-parse nul)" = "$tip" ] && ok || bad "an append over a NUL byte committed (and dropped records)"
+mkbranch nul "$T/nul.jsonl"
+check "append: a NUL byte in the history" 0 "skipped refs/heads/nul:$F:2: " -- "$KG" history append --report "$T/new.json" --branch nul
+[ "$(git show "nul:$F" | grep -c .)" = $((good + 2)) ] && ok || bad "append over a NUL byte: want $good - 1 + 3 records, have $(git show "nul:$F" | grep -c .)"
+# A flood is no stray line: more than 16 bad lines and more than half the file: refused.
+{ git show "kgate-history:$F"; for i in $(seq 40); do echo "junk $i"; done; } >"$T/flood.jsonl"
+mkbranch flood "$T/flood.jsonl"
+tip=$(git rev-parse flood)
+check "append: a flooded history" 2 "40 of $((good + 40)) lines are not history records: more than half, refused" -- "$KG" history append --report "$T/new.json" --branch flood
+[ "$(git rev-parse flood)" = "$tip" ] && [ "$(grep -c '^history: skipped' "$T/err")" = 10 ] && grep -q '\.\.\. and 30 more' "$T/err" && ok || bad "flood: committed, or named every line"
+check "render: a flooded history" 2 "more than half, refused" -- "$KG" history render --out "$T/fl" --branch flood
+{ git show "kgate-history:$F"; for i in $(seq 16); do echo "junk $i"; done; } >"$T/some.jsonl"
+mkbranch some "$T/some.jsonl"
+check "append: 16 bad lines are tolerated" 0 "committed .* on refs/heads/some" -- "$KG" history append --report "$T/new.json" --branch some
+
+# 8. An append older than the 500-record window is dropped by the cap, not "already held".
+check "cap: the report's records" 0 "committed" -- "$KG" history append --report "$T/rep/h200-6.json" --branch six
+git show "six:$F" | jq -c 'range(500) as $i | .run_id = "future-\($i)" | .date = "2030-01-01T00:00:00Z"' >"$T/full.jsonl"
+mkbranch full "$T/full.jsonl"
+tip=$(git rev-parse full)
+check "cap: an append older than the window" 0 "nothing committed from .*h200-6.json; 3 record\(s\) older than the newest 500 of their \(device class, case, metric\) on refs/heads/full: dropped by the cap" -- "$KG" history append --report "$T/rep/h200-6.json" --branch full
+! grep -q "already holds" "$T/out" && [ "$(git rev-parse full)" = "$tip" ] && ok || bad "cap: said 'already holds', or committed"
 finish

@@ -53,7 +53,15 @@ BARE=$T/origin.git; git init -q --bare "$BARE"
 R=$T/repo; scratch_repo "$R"; cd "$R"
 git remote add origin "$BARE"
 report "$T/r0.json" run-0 "a/n=1:NO_MARK:10:9.9:10.2:0.01"
+mkdir -p baselines
+# Issue #28 item 10: a killed write's temp file (kgate's own pattern, older than 10 s) is
+# removed by the next write; a fresh one (a concurrent writer) and other names are not.
+printf x >"$M.tmp.AbC123"; touch -d '1 minute ago' "$M.tmp.AbC123"
+printf x >"$M.tmp.XyZ789"; printf x >"$M.tmp.mine"; touch -d '1 minute ago' "$M.tmp.mine"
+printf '%s.tmp.*\n' "$M" >>.git/info/exclude # the leftovers are untracked, not a dirty tree
 check "seed marks on main (--marks-branch HEAD)" 0 "committed .* on refs/heads/main" -- "$KG" marks advance --from-report "$T/r0.json" --marks-branch HEAD
+grep -q "removed 1 leftover temp file(s) of .*$M" "$T/err" && [ ! -e "$M.tmp.AbC123" ] && [ -e "$M.tmp.XyZ789" ] && [ -e "$M.tmp.mine" ] && ok || bad "stale temp files: want only $M.tmp.AbC123 removed, said once"
+rm -f "$M".tmp.*
 main0=$(git rev-parse main)
 git push -q origin main
 

@@ -2,7 +2,10 @@
  * crash or a failing run never leaves a half-written report or marks file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <libgen.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,12 +20,55 @@ static int temp_path_for(char *tmp, size_t n, const char *path)
     return 0;
 }
 
+/* A temp file of an older, interrupted write (killed between mkstemp and rename) is removed:
+ * only names of our own pattern (`NAME.tmp.` + mkstemp's 6 characters), regular files, older
+ * than FIO_STALE_S so a concurrent writer's file is left alone. Best effort: one line said. */
+#define FIO_STALE_S 10
+
+static bool fio_is_ours(const char *name, const char *base)
+{
+    size_t b = strlen(base);
+    if (strncmp(name, base, b) != 0 || strncmp(name + b, ".tmp.", 5) != 0 ||
+        strlen(name + b + 5) != 6)
+        return false;
+    for (const char *p = name + b + 5; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            return false;
+    return true;
+}
+
+static void fio_clean_stale(const char *path)
+{
+    char dcopy[4096], bcopy[4096], full[8192];
+    size_t removed = 0;
+    snprintf(dcopy, sizeof dcopy, "%s", path);
+    snprintf(bcopy, sizeof bcopy, "%s", path);
+    const char *dir = dirname(dcopy), *base = basename(bcopy);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        struct stat st;
+        if (!fio_is_ours(e->d_name, base))
+            continue;
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+            time(NULL) - st.st_mtime > FIO_STALE_S && unlink(full) == 0)
+            removed++;
+    }
+    closedir(d);
+    if (removed)
+        fprintf(stderr, "kgate: removed %zu leftover temp file(s) of %s (an interrupted "
+                        "write, older than %d s)\n", removed, path, FIO_STALE_S);
+}
+
 int kg_file_write_atomic(const char *path, const void *data, size_t len)
 {
     int rc = 0, fd = -1;
     char tmp[4096];
     tmp[0] = '\0';
     KG_TRY(temp_path_for(tmp, sizeof tmp, path));
+    fio_clean_stale(path);
     fd = mkstemp(tmp);
     if (fd < 0) {
         rc = KG_ERR(KG_EIO, "%s: cannot create a file there: %s", path, strerror(errno));

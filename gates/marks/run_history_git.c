@@ -13,31 +13,105 @@ typedef struct {
     const kg_history_recs *recs;
     kg_history_append_result *res;
     kg_git_identity id;
+    bool named; /* the skipped lines were named by an earlier attempt */
 } rg_ctx;
 
-/* The file at a commit, NULL when absent. A NUL byte would end the text early and the rewrite
- * would drop every record after it: refused, as an oversized file is (the load's limits). */
-static int rg_file_at(kg_git *g, const git_oid *c, const char *rel, char **text)
+/* Bad lines always tolerated; beyond this many they must be under half the file's lines. One
+ * stray line must never stop every production job, but a branch flooded with junk is no
+ * history: refused, so the flood is seen rather than silently carried on. */
+#define RG_BAD_FREE 16
+#define RG_BAD_SHOWN 10 /* skipped lines named one by one; the rest counted */
+
+typedef struct {
+    const char *rev, *file; /* where the text is: for the messages */
+    bool quiet;             /* a retried attempt: named once already */
+    size_t lines, bad;
+} rg_skips;
+
+/* One line (no newline): kept (1), skipped and named (0), or a hard error. */
+static int rg_line(rg_skips *s, const char *p, size_t l, kg_history_rec *r)
+{
+    char where[1200];
+    snprintf(where, sizeof where, "%s:%s:%zu", s->rev, s->file, s->lines);
+    int rc = kg_history_rec_parse(r, p, l, where);
+    if (rc != KG_EPARSE)
+        return rc < 0 ? rc : 1;
+    const char *branch = strncmp(s->rev, "refs/heads/", 11) == 0 ? s->rev + 11 : s->rev;
+    if (++s->bad <= RG_BAD_SHOWN && !s->quiet)
+        fprintf(stderr, "history: skipped %s (repair: remove line %zu of %s on branch %s)\n",
+                kg_error_last(), s->lines, s->file, branch);
+    return 0;
+}
+
+/* After a file: the rest of its bad lines counted, and the flood limit. */
+static int rg_flood(const rg_skips *s)
+{
+    if (s->bad > RG_BAD_SHOWN && !s->quiet)
+        fprintf(stderr, "history: ... and %zu more unreadable line(s) of %s on %s\n",
+                s->bad - RG_BAD_SHOWN, s->file, s->rev);
+    if (s->bad > RG_BAD_FREE && s->bad * 2 > s->lines)
+        return KG_ERR(KG_EPARSE, "%s on %s: %zu of %zu lines are not history records: more "
+                                 "than half, refused (not a stray line: find the commit that "
+                                 "wrote them, `git log -p %s -- %s`, and revert it)", s->file,
+                      s->rev, s->bad, s->lines, s->rev, s->file);
+    return 0;
+}
+
+/* The good lines of `text` (len bytes, NUL bytes and all) into *clean, each bad one skipped
+ * and named; the flood limit above. *clean: NULL when text is. */
+static int rg_filter(char **clean, const char *text, size_t len, rg_skips *s)
+{
+    int rc = 0;
+    size_t n = 0;
+    *clean = NULL;
+    if (!text)
+        return 0;
+    if (!(*clean = malloc(len + 1)))
+        return KG_ERR(KG_ENOMEM, "out of memory (%zu bytes of %s)", len, s->file);
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        kg_history_rec r;
+        s->lines++;
+        int got = l ? rg_line(s, p, l, &r) : 0;
+        KG_TRY(got);
+        if (got) {
+            memcpy(*clean + n, p, l);
+            n += l;
+            (*clean)[n++] = '\n';
+        }
+        p += l + 1;
+    }
+    (*clean)[n] = '\0';
+    rc = rg_flood(s);
+cleanup:
+    if (rc < 0) {
+        free(*clean);
+        *clean = NULL;
+    }
+    return rc;
+}
+
+/* The good lines of the file at a commit (NULL when absent): a bad line is skipped and named,
+ * never a stop (rg_filter). Over the size limit: refused. */
+static int rg_file_at(kg_git *g, const git_oid *c, const char *rel, char **text, rg_skips *s)
 {
     int rc = 0;
     git_oid blob;
     bool exists = false;
     size_t len = 0;
+    char *raw = NULL;
     *text = NULL;
     KG_TRY(kg_git_file_blob_id(g, c, rel, &blob, &exists));
     if (!exists)
         goto cleanup;
-    KG_TRY(kg_git_read_file(g, c, rel, text, &len));
+    KG_TRY(kg_git_read_file(g, c, rel, &raw, &len));
     if (len > KG_HISTORY_MAX_FILE)
         rc = KG_ERR(KG_EINVAL, "%s: %zu bytes, over the limit", rel, len);
-    else if (memchr(*text, '\0', len))
-        rc = KG_ERR(KG_EPARSE, "%s: a NUL byte at offset %zu, not JSON Lines", rel,
-                    (size_t)((char *)memchr(*text, '\0', len) - *text));
+    else
+        rc = rg_filter(text, raw, len, s);
 cleanup:
-    if (rc < 0) {
-        free(*text);
-        *text = NULL;
-    }
+    free(raw);
     return rc;
 }
 
@@ -46,19 +120,17 @@ cleanup:
 static int rg_additions(kg_history_recs *add, rg_ctx *x, const git_oid *local, bool carry)
 {
     int rc = 0;
-    char *text = NULL;
+    char *text = NULL, where[700];
+    rg_skips s = { .rev = x->res->refname, .file = x->res->file, .quiet = x->named };
     memset(add, 0, sizeof *add);
     if (carry) {
-        char where[700];
-        KG_TRY(rg_file_at(x->g, local, x->res->file, &text));
+        KG_TRY(rg_file_at(x->g, local, x->res->file, &text, &s));
         snprintf(where, sizeof where, "%s (local %s)", x->res->file, x->res->refname);
         for (const char *p = text; p && *p;) {
             size_t l = strcspn(p, "\n");
             kg_history_rec r;
-            if (l) {
-                KG_TRY(kg_history_rec_parse(&r, p, l, where));
-                KG_TRY(kg_history_recs_push(add, &r));
-            }
+            KG_TRY(kg_history_rec_parse(&r, p, l, where)); /* filtered: every line parses */
+            KG_TRY(kg_history_recs_push(add, &r));
             p += l + (p[l] == '\n');
         }
     }
@@ -110,10 +182,12 @@ static int rg_attempt(rg_ctx *x)
     char *text = NULL, *merged = NULL, msg[600];
     size_t added = 0;
     kg_history_recs add = { 0 };
+    rg_skips s = { .rev = x->res->refname, .file = x->res->file, .quiet = x->named };
     KG_TRY(rg_base(x, &local, &lexists, &base, &bexists, &carry, &ahead));
     if (bexists)
-        KG_TRY(rg_file_at(x->g, &base, x->res->file, &text));
+        KG_TRY(rg_file_at(x->g, &base, x->res->file, &text, &s));
     KG_TRY(rg_additions(&add, x, &local, carry));
+    x->named = true;
     KG_TRY(kg_history_merge_text(&merged, &added, text, &add, KG_HISTORY_KEEP, x->res->file));
     x->res->added = added;
     if (added == 0 && !ahead)
@@ -126,6 +200,9 @@ static int rg_attempt(rg_ctx *x)
                                   msg, &x->id, &out));
         x->res->committed = true;
         x->res->commit = out;
+        if (s.bad)
+            fprintf(stderr, "history: the commit leaves out the %zu unreadable line(s) of %s "
+                            "(the branch's log keeps them)\n", s.bad, x->res->file);
     }
     if (x->o->remote) {
         KG_TRY(kg_git_push(x->g, x->o->remote, x->res->refname));
@@ -196,7 +273,7 @@ cleanup:
 static int rg_load_tree(kg_history_recs *out, kg_git *g, git_tree *dir, const char *rev)
 {
     int rc = 0;
-    char where[1200];
+    char file[600];
     git_blob *blob = NULL;
     for (size_t i = 0; i < git_tree_entrycount(dir); i++) {
         const git_tree_entry *e = git_tree_entry_byindex(dir, i);
@@ -207,22 +284,24 @@ static int rg_load_tree(kg_history_recs *out, kg_git *g, git_tree *dir, const ch
         KG_GIT_CHECK(git_blob_lookup(&blob, g->repo, git_tree_entry_id(e)));
         size_t len = (size_t)git_blob_rawsize(blob);
         const char *p = git_blob_rawcontent(blob), *end = p + len;
+        snprintf(file, sizeof file, KG_HISTORY_DIR "/%s", name);
+        rg_skips s = { .rev = rev, .file = file };
         if (len > KG_HISTORY_MAX_FILE) {
-            rc = KG_ERR(KG_EINVAL, "%s:" KG_HISTORY_DIR "/%s: %zu bytes, over the limit", rev,
-                        name, len);
+            rc = KG_ERR(KG_EINVAL, "%s:%s: %zu bytes, over the limit", rev, file, len);
             goto cleanup;
         }
-        for (size_t line = 1; p < end; line++) {
+        while (p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-            if (l) {
-                kg_history_rec r;
-                snprintf(where, sizeof where, "%s:" KG_HISTORY_DIR "/%s:%zu", rev, name, line);
-                KG_TRY(kg_history_rec_parse(&r, p, l, where));
+            kg_history_rec r;
+            s.lines++;
+            int got = l ? rg_line(&s, p, l, &r) : 0;
+            KG_TRY(got);
+            if (got)
                 KG_TRY(kg_history_recs_push(out, &r));
-            }
             p += l + 1;
         }
+        KG_TRY(rg_flood(&s));
         git_blob_free(blob);
         blob = NULL;
     }

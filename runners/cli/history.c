@@ -72,13 +72,96 @@ static int hist_parse(const char *name, const char *desc, const kg_opt *opts, si
     return kg_opt_cmd_parse(&cmd, argc, argv, help, NULL, 0, NULL);
 }
 
+/* How many of `recs` the file at `ref` holds (0 when the ref or the file is absent); lines
+ * that are not records count as none (the append named them). */
+static int hist_held(kg_git *g, const char *ref, const char *file, const kg_history_recs *recs,
+                     size_t *held)
+{
+    int rc = 0;
+    git_oid tip, blob;
+    bool exists = false;
+    char *text = NULL;
+    size_t len = 0;
+    *held = 0;
+    KG_TRY(kg_git_tip(g, ref, &tip, &exists));
+    if (exists)
+        KG_TRY(kg_git_file_blob_id(g, &tip, file, &blob, &exists));
+    if (!exists)
+        goto cleanup;
+    KG_TRY(kg_git_read_file(g, &tip, file, &text, &len));
+    for (size_t i = 0; i < recs->n; i++) {
+        const kg_history_rec *w = &recs->v[i];
+        for (const char *p = text, *end = text + len; p < end;) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+            kg_history_rec r;
+            if (l && kg_history_rec_parse(&r, p, l, file) == 0 &&
+                strcmp(r.run_id, w->run_id) == 0 && strcmp(r.case_id, w->case_id) == 0 &&
+                strcmp(r.metric, w->metric) == 0 && strcmp(r.device_class, w->device_class) == 0) {
+                (*held)++;
+                break;
+            }
+            p += l + 1;
+        }
+    }
+cleanup:
+    free(text);
+    return rc;
+}
+
+/* Records the append did not keep and the branch lacks: older than the newest
+ * KG_HISTORY_KEEP of their (class, case, metric), dropped by the cap (not "already there").
+ * With a remote, its tip as fetched (refs/remotes/R/B) counts as the branch too. */
+static int hist_capped(const kg_history_append_result *res, const kg_history_append_opts *o,
+                       const kg_history_recs *recs, size_t *capped)
+{
+    int rc = 0;
+    kg_git *g = NULL;
+    size_t held = 0, held_remote = 0;
+    char tracking[600];
+    *capped = 0;
+    KG_TRY(kg_git_open(&g, o->repo_dir ? o->repo_dir : "."));
+    KG_TRY(hist_held(g, res->refname, res->file, recs, &held));
+    if (o->remote && strncmp(res->refname, "refs/heads/", 11) == 0 &&
+        snprintf(tracking, sizeof tracking, "refs/remotes/%s/%s", o->remote,
+                 res->refname + 11) < (int)sizeof tracking &&
+        git_reference_is_valid_name(tracking))
+        KG_TRY(hist_held(g, tracking, res->file, recs, &held_remote));
+    if (held_remote > held)
+        held = held_remote;
+    *capped = recs->n > held ? recs->n - held : 0;
+cleanup:
+    kg_git_free(g);
+    return rc;
+}
+
+static void hist_append_say(const kg_history_append_result *res, const kg_history_recs *recs,
+                            const char *report, size_t capped)
+{
+    char cap[512] = "";
+    const char *pushed = res->pushed ? " (pushed earlier commits)" : "";
+    if (capped)
+        snprintf(cap, sizeof cap, "; %zu record(s) older than the newest %d of their (device "
+                 "class, case, metric) on %s: dropped by the cap", capped, KG_HISTORY_KEEP,
+                 res->refname);
+    if (res->committed)
+        printf("history: committed %.12s on %s: %zu record(s) in %s%s%s\n",
+               git_oid_tostr_s(&res->commit), res->refname, res->added, res->file,
+               res->pushed ? ", pushed" : "", cap);
+    else if (capped == recs->n)
+        printf("history: nothing committed from %s%s%s\n", report, cap, pushed);
+    else
+        printf("history: %s already holds %zu of the %zu record(s) of %s%s: nothing "
+               "committed%s\n", res->refname, recs->n - capped, recs->n, report, cap, pushed);
+}
+
 static int hist_append(int argc, char **argv)
 {
     hist_append_opts a = { 0 };
     kg_history_append_opts o = KG_HISTORY_APPEND_OPTS_INIT;
     kg_history_append_result res;
     kg_history_recs recs = { 0 };
-    size_t skipped = 0;
+    size_t skipped = 0, capped = 0;
     bool help = false;
     int rc = 0;
     KG_TRY(hist_parse("append", hist_append_desc, hist_append_table,
@@ -103,13 +186,9 @@ static int hist_append(int argc, char **argv)
         goto cleanup;
     }
     KG_TRY(kg_history_append(&res, &o, &recs));
-    if (res.committed)
-        printf("history: committed %.12s on %s: %zu record(s) in %s%s\n",
-               git_oid_tostr_s(&res.commit), res.refname, res.added, res.file,
-               res.pushed ? ", pushed" : "");
-    else
-        printf("history: %s already holds the %zu record(s) of %s: nothing committed%s\n",
-               res.refname, recs.n, a.report, res.pushed ? " (pushed earlier commits)" : "");
+    if (res.added < recs.n)
+        KG_TRY(hist_capped(&res, &o, &recs, &capped));
+    hist_append_say(&res, &recs, a.report, capped);
 cleanup:
     kg_history_recs_free(&recs);
     return rc;

@@ -177,4 +177,39 @@ report "$T/r5.json" run-5 "d/n=4:NO_MARK:40:39.5:40.4:0.01"
 check "http push with the token" 0 "pushed" -- env KGATE_GIT_TOKEN="$TOK" "$KG" marks advance --from-report "$T/r5.json" --push origin
 [ "$(markval "$SRV/marks.git" kgate-marks d/n=4)" = "40.4" ] && ok || bad "the http remote lacks the new mark"
 ! grep -rq -e "$TOK" "$T/out" "$T/err" "$T/server.log" && ok || bad "the token was printed or logged"
+# 8. Issue #28 item 10: an index.lock failure on --marks-branch HEAD leaves the marks file kgate
+#    wrote in the work tree (untracked: the ref was rolled back to a commit without it). The
+#    next advance restores what kgate itself left (.git/kgate-pending records the path and the
+#    blob written), never a file edited since.
+for variant in restore edited; do
+    L=$T/lock-$variant; scratch_repo "$L"; cd "$L"
+    report "$T/rl.json" run-lock "e/n=5:NO_MARK:50:49.5:50.4:0.01"
+    : >.git/index.lock
+    check "$variant: advance with index.lock held fails" 4 "updating the work tree copy of $M failed: .*index is locked.*until the next advance restores it" -- "$KG" marks advance --from-report "$T/rl.json" --marks-branch HEAD
+    rm -f .git/index.lock
+    [ "$(git rev-list --count HEAD)" = 1 ] && ok || bad "$variant: the failed advance left a commit on HEAD"
+    [ -e .git/kgate-pending ] && ok || bad "$variant: no .git/kgate-pending after the failure"
+    if [ $variant = restore ]; then
+        check "restore: the next advance cleans kgate's leftover" 0 "committed .* on refs/heads/" -- "$KG" marks advance --from-report "$T/rl.json" --marks-branch HEAD
+        [ "$(grep -c "^kgate: restored $M left by an interrupted advance$" "$T/out")" = 1 ] && ok || bad "restore: no one-line notice: $(cat "$T/out")"
+        [ "$(markval . HEAD e/n=5)" = "50.4" ] && [ -z "$(git status --porcelain)" ] && [ ! -e .git/kgate-pending ] && ok || bad "restore: after the second advance: $(git status --porcelain)"
+    else
+        jq '.marks[0].value = 99' "$M" >"$T/e.json" && cp "$T/e.json" "$M"; cp "$M" "$T/edited.json"
+        check "edited: the next advance refuses, naming the file" 2 "$M has uncommitted changes .*changed after an interrupted advance wrote it" -- "$KG" marks advance --from-report "$T/rl.json" --marks-branch HEAD
+        cmp -s "$M" "$T/edited.json" && [ "$(git rev-list --count HEAD)" = 1 ] && ok || bad "edited: the user's edit was touched or a commit made"
+        ! grep -q "kgate: restored" "$T/out" "$T/err" && ok || bad "edited: claims to have restored"
+    fi
+done
+# The same failure on a tracked marks file: the roll back already rewrote HEAD's bytes, so the
+# next advance finds it clean, drops the stale record and commits (no notice needed).
+L=$T/lock-tracked; scratch_repo "$L"; cd "$L"
+report "$T/rk.json" run-k0 "e/n=5:NO_MARK:50:49.5:50.4:0.01"
+check "tracked: seed" 0 "committed" -- "$KG" marks advance --from-report "$T/rk.json" --marks-branch HEAD
+report "$T/rk1.json" run-k1 "e/n=5:IMPROVED:40:39.5:40.4:0.01"
+: >.git/index.lock
+check "tracked: advance with index.lock held fails" 4 "index is locked.*rolled back" -- "$KG" marks advance --from-report "$T/rk1.json" --marks-branch HEAD
+rm -f .git/index.lock
+check "tracked: the next advance commits" 0 "committed .* on refs/heads/" -- "$KG" marks advance --from-report "$T/rk1.json" --marks-branch HEAD
+[ "$(markval . HEAD e/n=5)" = "40.4" ] && [ -z "$(git status --porcelain)" ] && [ ! -e .git/kgate-pending ] && ok || bad "tracked: after the second advance: $(git status --porcelain)"
+
 finish

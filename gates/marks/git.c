@@ -443,6 +443,35 @@ int kg_git_inside_worktree(const kg_git *g, const char *relpath)
     return 0;
 }
 
+/* .git/kgate-pending: "<blob id> <relpath>\n", the work tree file kgate is about to write and
+ * exactly what it writes, so that a failure before the index follows (index.lock) leaves a
+ * record of what is kgate's to clean and what is not (kg_git_restore_pending). */
+static void gt_pending_path(const kg_git *g, char *buf, size_t n)
+{
+    snprintf(buf, n, "%skgate-pending", g->gitdir);
+}
+
+static int gt_pending_write(const kg_git *g, const char *relpath, const char *data, size_t len)
+{
+    char path[PATH_MAX], line[PATH_MAX + GIT_OID_HEXSZ + 3], hex[GIT_OID_HEXSZ + 1];
+    git_oid id;
+    if (strchr(relpath, '\n'))
+        return KG_ERR(KG_EINVAL, "%s: a newline in the marks path", relpath);
+    if (git_odb_hash(&id, data, len, GIT_OBJECT_BLOB) != 0)
+        return kg_git_error(-1, "git_odb_hash", __FILE__, __LINE__);
+    git_oid_tostr(hex, sizeof hex, &id);
+    gt_pending_path(g, path, sizeof path);
+    int n = snprintf(line, sizeof line, "%s %s\n", hex, relpath);
+    return kg_file_write_atomic(path, line, (size_t)n);
+}
+
+static void gt_pending_clear(const kg_git *g)
+{
+    char path[PATH_MAX];
+    gt_pending_path(g, path, sizeof path);
+    unlink(path);
+}
+
 int kg_git_sync_worktree(kg_git *g, const char *relpath)
 {
     int rc = 0;
@@ -471,12 +500,14 @@ int kg_git_sync_worktree(kg_git *g, const char *relpath)
         goto cleanup;
     }
     *slash = '/';
+    KG_TRY(gt_pending_write(g, relpath, data, len));
     KG_TRY(kg_file_write_atomic(path, data, len));
     /* Stage the new content so `git status` is clean: the index entry now matches HEAD. */
     KG_GIT_CHECK(git_repository_index(&idx, g->repo));
     KG_GIT_CHECK(git_index_read(idx, 1));
     KG_GIT_CHECK(git_index_add_bypath(idx, relpath));
     KG_GIT_CHECK(git_index_write(idx));
+    gt_pending_clear(g);
 cleanup:
     git_index_free(idx);
     free(data);
@@ -552,6 +583,97 @@ refuse:
     rc = KG_ERR(KG_EREFUSED, "%s", msg);
 cleanup:
     git_commit_free(c);
+    return rc;
+}
+
+/* Read .git/kgate-pending into *rec and rel (rel: PATH_MAX). 0 with *has false when absent. */
+static int gt_pending_read(const kg_git *g, git_oid *rec, char *rel, bool *has)
+{
+    int rc = 0;
+    char path[PATH_MAX], *text = NULL;
+    size_t len = 0;
+    gt_pending_path(g, path, sizeof path);
+    *has = access(path, F_OK) == 0;
+    if (!*has)
+        return 0;
+    KG_TRY(kg_file_read(&text, &len, path));
+    if (len < GIT_OID_HEXSZ + 3 || len - GIT_OID_HEXSZ - 2 >= PATH_MAX ||
+        text[GIT_OID_HEXSZ] != ' ' || text[len - 1] != '\n' ||
+        memchr(text, '\n', len - 1) || git_oid_fromstrn(rec, text, GIT_OID_HEXSZ) != 0) {
+        git_error_clear();
+        rc = KG_ERR(KG_EREFUSED, "%s: not a record kgate wrote (want '<blob id> <path>'); "
+                                 "remove it with `rm -f '%s'`", path, path);
+        goto cleanup;
+    }
+    memcpy(rel, text + GIT_OID_HEXSZ + 1, len - GIT_OID_HEXSZ - 2);
+    rel[len - GIT_OID_HEXSZ - 2] = '\0';
+cleanup:
+    free(text);
+    return rc;
+}
+
+/* Put `rel` back as HEAD has it: rewrite it from HEAD, or, HEAD lacking it, remove the file and
+ * the index entry kgate's write may have left. */
+static int gt_pending_undo(kg_git *g, const char *rel, const git_oid *rec, bool in_head,
+                           bool in_idx, const git_oid *idx_id)
+{
+    int rc = 0;
+    char path[PATH_MAX];
+    git_index *idx = NULL;
+    if (in_head)
+        return kg_git_sync_worktree(g, rel);
+    snprintf(path, sizeof path, "%s%s", g->workdir, rel);
+    if (unlink(path) != 0 && errno != ENOENT) {
+        rc = KG_ERR(KG_EIO, "%s: cannot remove: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    if (in_idx && git_oid_equal(idx_id, rec)) {
+        KG_GIT_CHECK(git_repository_index(&idx, g->repo));
+        KG_GIT_CHECK(git_index_read(idx, 1));
+        KG_GIT_CHECK(git_index_remove_bypath(idx, rel));
+        KG_GIT_CHECK(git_index_write(idx));
+    }
+    gt_pending_clear(g);
+cleanup:
+    git_index_free(idx);
+    return rc;
+}
+
+int kg_git_restore_pending(kg_git *g, kg_git_pending *state, char *rel, size_t n)
+{
+    int rc = 0;
+    char path[PATH_MAX];
+    git_oid rec, w, i, h, head;
+    bool has, hw, hi, hh = false, have_head;
+    *state = KG_GIT_PENDING_NONE;
+    if (!g->workdir)
+        return 0;
+    KG_TRY(gt_pending_read(g, &rec, path, &has));
+    if (!has)
+        return 0;
+    snprintf(rel, n, "%s", path);
+    KG_TRY(kg_git_inside_worktree(g, path));
+    if (kg_git_check_clean(g, path) == 0) { /* nothing of kgate's left: the record is stale */
+        gt_pending_clear(g);
+        *state = KG_GIT_PENDING_STALE;
+        goto cleanup;
+    }
+    KG_TRY(wt_blob(g, path, &w, &hw));
+    KG_TRY(idx_blob(g, path, &i, &hi));
+    KG_TRY(kg_git_head_commit(g, &head, &have_head));
+    if (have_head)
+        KG_TRY(kg_git_file_blob_id(g, &head, path, &h, &hh));
+    /* Only exactly kgate's bytes, over an index entry that is HEAD's or kgate's: anything else
+     * is someone's edit, and stays. */
+    if (!hw || !git_oid_equal(&w, &rec) ||
+        (hi && !git_oid_equal(&i, &rec) && !(hh && git_oid_equal(&i, &h)))) {
+        *state = KG_GIT_PENDING_EDITED;
+        goto cleanup;
+    }
+    KG_TRY(gt_pending_undo(g, path, &rec, hh, hi, &i));
+    *state = KG_GIT_PENDING_RESTORED;
+    printf("kgate: restored %s left by an interrupted advance\n", path);
+cleanup:
     return rc;
 }
 

@@ -101,6 +101,19 @@ int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
  * otherwise the refusal stands (KG_EREFUSED, the same message). Call with the lock held. */
 int kg_git_finish_interrupted(kg_git *g, const char *relpath);
 
+/* What kg_git_restore_pending found in .git/kgate-pending (the marks file kgate was writing to
+ * the work tree when an update failed before its index entry followed, e.g. on index.lock). */
+typedef enum {
+    KG_GIT_PENDING_NONE,     /* no record */
+    KG_GIT_PENDING_STALE,    /* the file is clean: the record is removed */
+    KG_GIT_PENDING_RESTORED, /* the file was exactly kgate's bytes: put back as at HEAD */
+    KG_GIT_PENDING_EDITED    /* the file changed since kgate wrote it: left as it is */
+} kg_git_pending;
+/* At the start of an update, with the lock held: clean what an interrupted one of kgate's own
+ * left in the work tree (one line saying so), never an edit. `rel` (n bytes) gets the recorded
+ * path when there is a record. */
+int kg_git_restore_pending(kg_git *g, kg_git_pending *state, char *rel, size_t n);
+
 /* KG_EREFUSED when the directory of `relpath` resolves (symbolic links followed) outside the
  * work tree: kgate writes the marks file only inside the repository. */
 int kg_git_inside_worktree(const kg_git *g, const char *relpath);

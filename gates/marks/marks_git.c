@@ -128,6 +128,33 @@ cleanup:
     return rc;
 }
 
+/* Under the lock (another kgate may be between its ref update and its work tree sync): first
+ * clean what an interrupted update of kgate's left (.git/kgate-pending; also before a marks
+ * branch is seeded from the work tree), then, on the checked-out branch, refuse a dirty marks
+ * file unless it is an update killed between its ref move and the work tree. */
+static int mg_check_worktree(kg_marks_target *t)
+{
+    int rc = 0, lockfd = -1;
+    kg_git_pending st = KG_GIT_PENDING_NONE;
+    char rel[4096] = "";
+    if (!t->git->workdir)
+        return 0;
+    KG_TRY(kg_git_lock(t->git, &lockfd));
+    KG_TRY(kg_git_restore_pending(t->git, &st, rel, sizeof rel));
+    if (!t->is_head)
+        goto cleanup;
+    rc = kg_git_check_clean(t->git, t->relpath);
+    if (rc == KG_EREFUSED)
+        rc = kg_git_finish_interrupted(t->git, t->relpath);
+    if (rc == KG_EREFUSED && st == KG_GIT_PENDING_EDITED && strcmp(rel, t->relpath) == 0)
+        rc = KG_ERR(KG_EREFUSED, "%s (not restored: it changed after an interrupted advance "
+                                 "wrote it, as %skgate-pending records, and kgate never "
+                                 "discards an edit)", kg_error_last(), t->git->gitdir);
+cleanup:
+    kg_git_unlock(lockfd);
+    return rc;
+}
+
 int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
 {
     int rc = 0;
@@ -178,16 +205,7 @@ int kg_marks_target_open(kg_marks_target **out, const kg_marks_git_opts *opts)
     }
     KG_TRY(kg_git_inside_worktree(t->git, t->relpath));
     KG_TRY(kg_git_target_ref(t->git, o->marks_ref, &t->refname, &t->is_head));
-    if (t->is_head) {
-        /* Under the lock: another kgate may be between its ref update and its work tree sync. */
-        int lockfd = -1;
-        KG_TRY(kg_git_lock(t->git, &lockfd));
-        rc = kg_git_check_clean(t->git, t->relpath);
-        if (rc == KG_EREFUSED) /* an update killed between its ref move and the work tree */
-            rc = kg_git_finish_interrupted(t->git, t->relpath);
-        kg_git_unlock(lockfd);
-        KG_TRY(rc);
-    }
+    KG_TRY(mg_check_worktree(t));
     KG_TRY(mg_track_remote(t, o->push_remote));
     KG_TRY(load_base(t, &base, &have_base));
     *out = t;
@@ -229,8 +247,9 @@ static int mg_roll_back(kg_marks_target *t, const git_oid *expected, const git_o
         return KG_ERR(KG_EGIT, "updating the work tree copy of %s failed: %s; %s was rolled "
                                "back to %.12s, nothing changed%s%s%s", t->relpath, why,
                       t->refname, git_oid_tostr_s(expected),
-                      synced ? "" : " (restore the file with `git checkout -- ",
-                      synced ? "" : t->relpath, synced ? "" : "`)");
+                      synced ? "" : " (kgate's copy of ", synced ? "" : t->relpath,
+                      synced ? "" : " stays in the work tree until the next advance restores "
+                                    "it)");
     }
     git_error_clear();
     return KG_ERR(KG_EGIT, "committed %.12s on %s, but updating the work tree copy of %s failed: "

@@ -23,6 +23,15 @@ check "list --tag with --filter" 0 "^1 case" -- "$KG" list --tag compute --filte
 check "list --tag none" 2 "--tag 'nope' matches no case" -- "$KG" list --tag nope
 check "list --json tags" 0 "" -- "$KG" list --tag compute --json "$T/tags.json"
 expect_jq '[.cases[] | .tags == "compute,tensor-core"] | all' "$T/tags.json" "list --json lacks the tags"
+# "-" is standard output for every output flag (as report and compare take it): no file named
+# "-", and stdout is the JSON alone where the command writes nothing else there.
+mkdir -p "$T/dash"
+check -C "$T/dash" "list --json -" 0 "" -- "$KG" list --tag compute --json -
+[ -e "$T/dash/-" ] && bad "list --json - created a file named '-'" || ok
+expect_jq '.schema == "kgate-catalogue/1" and (.cases | length) > 0' "$T/out" "list --json -: stdout is not the catalogue"
+check -C "$T/dash" "preflight --static --report -" 0 "" -- "$KG" preflight --static --filter '^axpy/' --report -
+[ -e "$T/dash/-" ] && bad "preflight --report - created a file named '-'" || ok
+expect_grep '"results"' "$T/out" "preflight --report -: the report is not on stdout"
 # list's columns: every row's six cells (split on spaces outside quotes) start exactly under
 # their headers, with ids of any length; a text cell with spaces or quotes is one quoted cell.
 list_aligned() { # list_aligned FILE (a `list` output)

@@ -364,7 +364,7 @@ const kg_opt kg_common_opt_table[] = {
                "seed of the random inputs (default: a fresh one, printed)"),
     KG_OPT_INT_("device", "N", kg_common_opts, device, 0, 1024, "CUDA device ordinal (default 0)"),
     KG_OPT_FN_("report", "FILE.json", opt_common_report, 0,
-               "write the JSON report there (atomically)"),
+               "write the JSON report there (atomically; '-': standard output)"),
     KG_OPT_STRING_("exclude", "REGEX", kg_common_opts, exclude,
                    "leave out the cases whose id matches (after --filter)"),
     KG_OPT_DOUBLE_("case-timeout", "S", kg_common_opts, case_timeout_s, 0, 86400,

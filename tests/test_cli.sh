@@ -74,11 +74,21 @@ check "parity bad timeout" 2 "--case-timeout: expected seconds" -- "$KG" parity 
 check "run --budget" 3 "" -- "$KG" run --diagnostic --skip-selftest --budget 0.25 --band-floor 0.01 \
     --filter '^axpy/n=1/' --seed 1
 check "run bad budget" 2 "--budget: expected seconds in .0, 3600., got '0'" -- "$KG" run --diagnostic --budget 0
+# A usage error is the error and one usage line on stderr, nothing on stdout (not the whole
+# help with the error scrolled away above it).
+usage_err_short() { # usage_err_short CMD: $T/out and $T/err of a usage error of `kgate CMD`
+    if [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 2 ] &&
+        [ "$(tail -n1 "$T/err")" = "usage: kgate $1 [options]; kgate $1 --help for more" ]; then ok
+    else bad "$1: a usage error is not the message and one usage line on stderr"; cat "$T/out" "$T/err"; fi
+}
 for c in list parity report status selftest run ab; do
-    check "$c unknown flag" 2 "$c: unknown option or missing value: '--bogus'" -- "$KG" $c --bogus
+    check "$c unknown flag" 2 "^kgate: $c: unknown flag '--bogus'$" -- "$KG" $c --bogus && usage_err_short $c
 done
-check "marks show unknown flag" 2 "marks show: unknown option or missing value: '--bogus'" -- "$KG" marks show --bogus
-check "report flag without value" 2 "report: unknown option or missing value: '--from'" -- "$KG" report --from
+check "marks show unknown flag" 2 "marks show: unknown flag '--bogus'" -- "$KG" marks show --bogus &&
+    usage_err_short "marks show"
+check "report flag without value" 2 "^kgate: report: flag '--from' needs a value$" -- "$KG" report --from &&
+    usage_err_short report
+check "parity --seed without value" 2 "^kgate: parity: flag '--seed' needs a value$" -- "$KG" parity --seed
 check "selftest missing defects" 2 "not found or not executable" -- "$KG" selftest --defects "$T/none"
 check "selftest defects path too long" 2 "path too long" -- "$KG" selftest --defects "/$(printf 'a%.0s' $(seq 5000))"
 check "parity --help" 0 "usage: kgate parity" -- "$KG" parity --help

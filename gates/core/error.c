@@ -68,9 +68,19 @@ int kg_exit_code_for_error(int rc)
     }
 }
 
+static _Thread_local char kg_usage_hint[256];
+
+void kg_cli_usage_hint(const char *line)
+{
+    snprintf(kg_usage_hint, sizeof kg_usage_hint, "%s", line ? line : "");
+}
+
 int kg_cli_fail(int rc)
 {
     fprintf(stderr, "kgate: %s\n", kg_error_last());
+    if (kg_usage_hint[0])
+        fprintf(stderr, "%s\n", kg_usage_hint);
+    kg_usage_hint[0] = '\0';
     return kg_exit_code_for_error(rc);
 }
 

@@ -300,8 +300,12 @@ bool kg_phase_evidence_get(char *buf, size_t n);
 
 /* Map a negative KG_E* code to a process exit code (usage/input vs runtime vs no GPU). */
 int kg_exit_code_for_error(int rc);
-/* Print "kgate: <message>" for the last error to stderr and return the exit code. */
+/* Print "kgate: <message>" for the last error to stderr, then the usage line a usage error
+ * left (kg_cli_usage_hint), and return the exit code. */
 int kg_cli_fail(int rc);
+/* The one line kg_cli_fail prints under the next error (NULL: none): a usage error's
+ * "usage: kgate CMD [options]; ..." (opt.c), not the whole help. */
+void kg_cli_usage_hint(const char *line);
 
 #ifdef __cplusplus
 }

@@ -89,6 +89,15 @@ check "marks show unknown flag" 2 "marks show: unknown flag '--bogus'" -- "$KG" 
 check "report flag without value" 2 "^kgate: report: flag '--from' needs a value$" -- "$KG" report --from &&
     usage_err_short report
 check "parity --seed without value" 2 "^kgate: parity: flag '--seed' needs a value$" -- "$KG" parity --seed
+# A runtime error speaks plainly; its source location ([http.c:185]) only for a debugger.
+gh_down() { env -i PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" GITHUB_ACTIONS=true \
+    GITHUB_API_URL=http://127.0.0.1:1 GITHUB_REPOSITORY=example/kernels GITHUB_REF=refs/pull/42/merge \
+    GITHUB_TOKEN=x "$@"; }
+H200=$SRC/tests/data/h200-run-report.json
+check "comment, forge down" 4 "Couldn't connect" -- gh_down "$KG" comment --from-report "$H200" --retries 0
+grep -E '\[[a-z_]+\.c:[0-9]+\]' "$T/err" && bad "a user's message shows a source location" || ok
+check "--verbose: locations" 4 "\[http\.c:[0-9]+\]" -- gh_down "$KG" --verbose comment --from-report "$H200" --retries 0
+check "KGATE_DEBUG=1: locations" 4 "\[http\.c:[0-9]+\]" -- gh_down KGATE_DEBUG=1 "$KG" comment --from-report "$H200" --retries 0
 check "selftest missing defects" 2 "not found or not executable" -- "$KG" selftest --defects "$T/none"
 check "selftest defects path too long" 2 "path too long" -- "$KG" selftest --defects "/$(printf 'a%.0s' $(seq 5000))"
 check "parity --help" 0 "usage: kgate parity" -- "$KG" parity --help

@@ -115,10 +115,17 @@ int kg_run_summary(const kg_run *run)
 {
     int n[KG_VERDICT_N];
     kg_report_counts_full(run->rep, n);
-    printf("%s%s: %d passed, %d failed, %d errors, %d skipped, %d warnings",
-           strcmp(run->command, "run") == 0 ? "\n" : "", run->command,
-           n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR],
-           n[KG_VERDICT_SKIP], n[KG_VERDICT_WARN]);
+    int total = 0;
+    for (int v = 0; v < KG_VERDICT_N; v++)
+        total += n[v];
+    /* Each result counted once, so the counts add up to the total ("31 cases: 1 passed, 30
+     * warnings"); a run's results are cases x gates. */
+    printf("%s%s: %d %s: %d passed, %d warnings, %d failed, %d errors, %d skipped",
+           strcmp(run->command, "run") == 0 ? "\n" : "", run->command, total,
+           (size_t)total == run->sel.n ? (total == 1 ? "case" : "cases")
+                                       : (total == 1 ? "result" : "results"),
+           n[KG_VERDICT_PASS], n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR],
+           n[KG_VERDICT_SKIP]);
     if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
         printf(", %d expected failures (XFAIL), %d unexpected passes (XPASS)",
                n[KG_VERDICT_XFAIL], n[KG_VERDICT_XPASS]);

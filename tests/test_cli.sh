@@ -23,6 +23,25 @@ check "list --tag with --filter" 0 "^1 case" -- "$KG" list --tag compute --filte
 check "list --tag none" 2 "--tag 'nope' matches no case" -- "$KG" list --tag nope
 check "list --json tags" 0 "" -- "$KG" list --tag compute --json "$T/tags.json"
 expect_jq '[.cases[] | .tags == "compute,tensor-core"] | all' "$T/tags.json" "list --json lacks the tags"
+# The summary counts each result once: a WARN is not also a pass, and the counts add up.
+check "preflight summary" 0 "" -- "$KG" preflight --static --filter '^axpy/'
+if line=$(grep -E '^preflight: [0-9]+ cases?: ' "$T/out"); then
+    sum=$(sed -E 's/^preflight: [0-9]+ cases?: //; s/[^0-9 ]//g' <<<"$line" | tr -s ' ' '\n' | awk '{s += $1} END {print s}')
+    tot=$(sed -E 's/^preflight: ([0-9]+) .*/\1/' <<<"$line")
+    npass=$(grep -cE '^axpy/.* PASS ' "$T/out") nwarn=$(grep -cE '^axpy/.* WARN ' "$T/out")
+    [ "$sum" = "$tot" ] && [ "$tot" = $((npass + nwarn)) ] &&
+        grep -qE ": $npass passed, $nwarn warnings, 0 failed, " <<<"$line" && ok ||
+        bad "preflight summary does not add up ($sum of $tot; rows: $npass PASS, $nwarn WARN): $line"
+else bad "preflight: no 'N cases: ...' summary"; cat "$T/out"; fi
+# "-" is standard output for every output flag (as report and compare take it): no file named
+# "-", and stdout is the JSON alone where the command writes nothing else there.
+mkdir -p "$T/dash"
+check -C "$T/dash" "list --json -" 0 "" -- "$KG" list --tag compute --json -
+[ -e "$T/dash/-" ] && bad "list --json - created a file named '-'" || ok
+expect_jq '.schema == "kgate-catalogue/1" and (.cases | length) > 0' "$T/out" "list --json -: stdout is not the catalogue"
+check -C "$T/dash" "preflight --static --report -" 0 "" -- "$KG" preflight --static --filter '^axpy/' --report -
+[ -e "$T/dash/-" ] && bad "preflight --report - created a file named '-'" || ok
+expect_grep '"results"' "$T/out" "preflight --report -: the report is not on stdout"
 # list's columns: every row's six cells (split on spaces outside quotes) start exactly under
 # their headers, with ids of any length; a text cell with spaces or quotes is one quoted cell.
 list_aligned() { # list_aligned FILE (a `list` output)
@@ -65,11 +84,30 @@ check "parity bad timeout" 2 "--case-timeout: expected seconds" -- "$KG" parity 
 check "run --budget" 3 "" -- "$KG" run --diagnostic --skip-selftest --budget 0.25 --band-floor 0.01 \
     --filter '^axpy/n=1/' --seed 1
 check "run bad budget" 2 "--budget: expected seconds in .0, 3600., got '0'" -- "$KG" run --diagnostic --budget 0
+# A usage error is the error and one usage line on stderr, nothing on stdout (not the whole
+# help with the error scrolled away above it).
+usage_err_short() { # usage_err_short CMD: $T/out and $T/err of a usage error of `kgate CMD`
+    if [ ! -s "$T/out" ] && [ "$(wc -l <"$T/err")" -eq 2 ] &&
+        [ "$(tail -n1 "$T/err")" = "usage: kgate $1 [options]; kgate $1 --help for more" ]; then ok
+    else bad "$1: a usage error is not the message and one usage line on stderr"; cat "$T/out" "$T/err"; fi
+}
 for c in list parity report status selftest run ab; do
-    check "$c unknown flag" 2 "$c: unknown option or missing value: '--bogus'" -- "$KG" $c --bogus
+    check "$c unknown flag" 2 "^kgate: $c: unknown flag '--bogus'$" -- "$KG" $c --bogus && usage_err_short $c
 done
-check "marks show unknown flag" 2 "marks show: unknown option or missing value: '--bogus'" -- "$KG" marks show --bogus
-check "report flag without value" 2 "report: unknown option or missing value: '--from'" -- "$KG" report --from
+check "marks show unknown flag" 2 "marks show: unknown flag '--bogus'" -- "$KG" marks show --bogus &&
+    usage_err_short "marks show"
+check "report flag without value" 2 "^kgate: report: flag '--from' needs a value$" -- "$KG" report --from &&
+    usage_err_short report
+check "parity --seed without value" 2 "^kgate: parity: flag '--seed' needs a value$" -- "$KG" parity --seed
+# A runtime error speaks plainly; its source location ([http.c:185]) only for a debugger.
+gh_down() { env -i PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" GITHUB_ACTIONS=true \
+    GITHUB_API_URL=http://127.0.0.1:1 GITHUB_REPOSITORY=example/kernels GITHUB_REF=refs/pull/42/merge \
+    GITHUB_TOKEN=x "$@"; }
+H200=$SRC/tests/data/h200-run-report.json
+check "comment, forge down" 4 "Couldn't connect" -- gh_down "$KG" comment --from-report "$H200" --retries 0
+grep -E '\[[a-z_]+\.c:[0-9]+\]' "$T/err" && bad "a user's message shows a source location" || ok
+check "--verbose: locations" 4 "\[http\.c:[0-9]+\]" -- gh_down "$KG" --verbose comment --from-report "$H200" --retries 0
+check "KGATE_DEBUG=1: locations" 4 "\[http\.c:[0-9]+\]" -- gh_down KGATE_DEBUG=1 "$KG" comment --from-report "$H200" --retries 0
 check "selftest missing defects" 2 "not found or not executable" -- "$KG" selftest --defects "$T/none"
 check "selftest defects path too long" 2 "path too long" -- "$KG" selftest --defects "/$(printf 'a%.0s' $(seq 5000))"
 check "parity --help" 0 "usage: kgate parity" -- "$KG" parity --help

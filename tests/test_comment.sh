@@ -68,6 +68,7 @@ printf '%s\n' "$B" | grep -qF '2 reports:' && ok || bad "body: reports footer"
 # ...the second updates the same comment in place: no second comment.
 jq '.results |= map(if .case == "softmax/rows=4096,cols=1000/f32" then .verdict = "PASS" else . end)' "$REPORT" >"$T/fixed.json"
 ID1=$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")
+grep -q "created comment $ID1 on" "$T/gh1.out" && ok || bad "github create: not the forge's id $ID1: $(cat "$T/gh1.out")"
 : >"$LOG"
 gh_kg gh2 "$TOKEN" --from-report "$T/fixed.json"; rc=$?
 [ "$rc" -eq 0 ] && ok || { bad "github update: exit $rc"; cat "$T/gh2.out" "$T/gh2.err"; }
@@ -89,6 +90,7 @@ N=/api/v4/projects/group%2Fkernels/merge_requests/7/notes
 [ "$(jq -r .auth "$LOG" | sort -u)" = "private-token:match" ] && ok || bad "gitlab: auth header"
 body | grep -qF '[HTML report](https://gitlab.example/group/kernels/-/pipelines/5)' && ok || bad "gitlab: default link"
 ID=$(jq '[.[] | .[] | select(.body | test("kgate-comment"))][0].id' "$STATE")
+grep -q "created note $ID on" "$T/gl1.out" && ok || bad "gitlab create: not the forge's id $ID: $(cat "$T/gl1.out")"
 : >"$LOG"
 gl_kg gl2 --from-report "$T/fixed.json"; rc=$?
 [ "$rc" -eq 0 ] && [ "$(reqs)" = "GET /api/v4/user;GET $N;PUT $N/$ID;" ] && ok || { bad "gitlab update: exit $rc, $(reqs)"; cat "$T/gl2.err"; }

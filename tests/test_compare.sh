@@ -105,7 +105,7 @@ check "not JSON" 2 "README.md: not valid JSON" -- "$KG" compare "$H200" "$SRC/RE
 [ -e "$T/x.json" ] && bad "a bad input wrote --json" || ok
 check "one report" 2 "expected two reports" -- "$KG" compare "$H200"
 check "three reports" 2 "unexpected argument|expected two reports" -- "$KG" compare "$H200" "$H200" "$H200"
-check "unknown flag" 2 "unknown option" -- "$KG" compare --frob "$H200" "$H200"
+check "unknown flag" 2 "compare: unknown flag '--frob'" -- "$KG" compare --frob "$H200" "$H200"
 check "unwritable --json" 2 "" -- "$KG" compare "$H200" "$T/b.json" --json "$T/no/such/dir/c.json"
 [ -s "$T/out" ] && bad "an unwritable output printed a comparison" || ok
 check "--help" 0 "usage: kgate compare .*A.json B.json" -- "$KG" compare --help

@@ -18,7 +18,7 @@ check "save-marks unwritable" 2 "cannot write there" -- "$KG" counters --save-ma
 printf '{"version": 1, "marks": []}\n' >"$T/m.json"
 check "save-marks over the compared marks" 2 "would rewrite the marks" -- \
     "$KG" counters --marks "$T/m.json" --save-marks "$T/m.json"
-check "no GPU: every case SKIP" 3 "counters: 0 passed, 0 failed, 0 errors, [0-9]+ skipped" -- \
+check "no GPU: every case SKIP" 3 "counters: ([0-9]+) cases?: 0 passed, 0 warnings, 0 failed, 0 errors, [0-9]+ skipped" -- \
     "$KG" counters --filter '^axpy/' --report "$T/r.json"
 expect_no_gpu_line
 expect_jq '[.results[] | select(.gate == "counters")] | length > 0 and all(.verdict == "SKIP" and .message == "no CUDA device")' \

@@ -3,6 +3,7 @@
  * function declare variables after its checks; kg_output_make / kg_output_ref_dtype build
  * outputs without C's compound literals. No GPU needed: the failing CUDA call fails with and
  * without one (an invalid device ordinal). */
+#include <cstdlib>
 #include <cstring>
 #include "kgate/kgate.hpp"
 #include "kg_test.h"
@@ -34,10 +35,18 @@ void check_returns()
 {
     CHECK(wrapper(-3, -1) == KG_EINVAL && reached == 0);
     CHECK(std::strstr(kg_error_last(), "step -3") != nullptr);
+    /* The source location only for a debugger (KGATE_DEBUG=1), never in a user's message. */
+    setenv("KGATE_DEBUG", "1", 1);
     CHECK(wrapper(1, -1) == KG_ECUDA && reached == 1);
     const char *m = kg_error_last();
     CHECK_MSG(std::strstr(m, "cudaGetDeviceProperties(&prop, device) failed: cuda") != nullptr &&
                   std::strstr(m, "test_cxx_api.cpp") != nullptr,
+              "message: %s", m);
+    unsetenv("KGATE_DEBUG");
+    CHECK(wrapper(1, -1) == KG_ECUDA);
+    m = kg_error_last();
+    CHECK_MSG(std::strstr(m, "failed: cuda") != nullptr &&
+                  std::strstr(m, "test_cxx_api.cpp") == nullptr,
               "message: %s", m);
 }
 

@@ -73,7 +73,10 @@ check "usage: bad branch" 2 "not a valid branch" -- "$KG" history append --repor
 
 # 3. A report a real command writes without a GPU: no measured row, nothing recorded.
 run "$KG" bench --filter axpy --report "$T/cpu.json"
-check "no-GPU report" 0 "no measured bench row .*nothing recorded" -- "$KG" history append --report "$T/cpu.json"
+# Its SKIP rows are counted as skipped, not "(0 skipped)".
+NSKIP=$(jq '[.results[] | select(.gate == "bench" and .verdict == "SKIP")] | length' "$T/cpu.json")
+[ "$NSKIP" -gt 0 ] && ok || bad "the no-GPU bench report has no SKIP row"
+check "no-GPU report" 0 "no measured bench row \($NSKIP skipped, all SKIP: run without a GPU\): nothing recorded" -- "$KG" history append --report "$T/cpu.json"
 
 # 4. Parallel appends all land (compare-and-swap on the ref, retried).
 pids=()

@@ -124,21 +124,21 @@ static void test_ranges(void)
     CHECK_ERR(t_run(&o, &c, ARGS("--budget", "inf")), "expected a number");
     CHECK_ERR(t_run(&o, &c, ARGS("--ratio", "2")), "--ratio: expected a number in (0, 1], got '2'");
     CHECK_ERR(t_run(&o, &c, ARGS("--mode", "bad")), "--mode: expected warm or cold, got 'bad'");
-    CHECK_ERR(t_run(&o, &c, ARGS("--name", "")), "cmd: '--name' needs a value");
-    CHECK_ERR(t_run(&o, &c, ARGS("--name=")), "cmd: '--name' needs a value");
+    CHECK_ERR(t_run(&o, &c, ARGS("--name", "")), "cmd: flag '--name' needs a value");
+    CHECK_ERR(t_run(&o, &c, ARGS("--name=")), "cmd: flag '--name' needs a value");
 }
 
 static void test_usage_errors(void)
 {
     t_opts o;
     kg_common_opts c;
-    CHECK_ERR(t_run(&o, &c, ARGS("--bogus")), "cmd: unknown option or missing value: '--bogus'");
-    CHECK_ERR(t_run(&o, &c, ARGS("--bogus=1")), "missing value: '--bogus=1'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--bogus")), "cmd: unknown flag '--bogus'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--bogus=1")), "cmd: unknown flag '--bogus=1'");
     CHECK_ERR(t_run(&o, &c, ARGS("--dry")), "'--dry'"); /* no abbreviations */
-    CHECK_ERR(t_run(&o, &c, ARGS("-h")), "missing value: '-h'");
-    CHECK_ERR(t_run(&o, &c, ARGS("--name")), "cmd: unknown option or missing value: '--name'");
-    CHECK_ERR(t_run(&o, &c, ARGS("--dry-run=yes")), "missing value: '--dry-run=yes'");
-    CHECK_ERR(t_run(&o, &c, ARGS("--toggle=1")), "missing value: '--toggle=1'");
+    CHECK_ERR(t_run(&o, &c, ARGS("-h")), "cmd: unknown flag '-h'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--name")), "cmd: flag '--name' needs a value");
+    CHECK_ERR(t_run(&o, &c, ARGS("--dry-run=yes")), "cmd: flag '--dry-run' takes no value, got '--dry-run=yes'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--toggle=1")), "cmd: flag '--toggle' takes no value");
     CHECK_ERR(t_run(&o, &c, ARGS("extra")), "cmd: unexpected argument 'extra'");
     /* Flags are checked first, as with getopt_long: the bad flag after the stray word wins. */
     CHECK_ERR(t_run(&o, &c, ARGS("extra", "--bogus")), "'--bogus'");
@@ -191,7 +191,7 @@ static void test_common(void)
               "--device: expected an integer in [0, 1024], got '-3'");
     CHECK_ERR(t_run(&o, &c, ARGS("--device", "1025")), "[0, 1024]");
     CHECK_ERR(t_run(&o, &c, ARGS("--report=")), "--report: expected a file path");
-    CHECK_ERR(t_run(&o, &c, ARGS("--filter")), "missing value: '--filter'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--filter")), "cmd: flag '--filter' needs a value");
 }
 
 static char *t_usage(const kg_opt_table *tables, size_t n, const char *tail, const char *desc)

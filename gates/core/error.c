@@ -1,6 +1,7 @@
 /* Error state: one thread-local message readable through kg_error_last(). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/kg_core.h"
 
@@ -31,6 +32,12 @@ const char *kg_error_name(int code)
     }
 }
 
+static bool err_debug(void)
+{
+    const char *v = getenv("KGATE_DEBUG");
+    return v && strcmp(v, "1") == 0;
+}
+
 int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
 {
     char msg[1536];
@@ -38,9 +45,10 @@ int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* Only runtime failures carry file:line; input errors speak to the user plainly. */
-    if (code == KG_ECUDA || code == KG_ECUBLAS || code == KG_ECUPTI || code == KG_EGIT ||
-        code == KG_EHTTP || code == KG_EINTERNAL) {
+    /* file:line is for whoever debugs kgate (KGATE_DEBUG=1, `kgate --verbose CMD`), and then
+     * only on runtime failures; a user reads the message plainly. */
+    if (err_debug() && (code == KG_ECUDA || code == KG_ECUBLAS || code == KG_ECUPTI ||
+                        code == KG_EGIT || code == KG_EHTTP || code == KG_EINTERNAL)) {
         const char *base = strrchr(file, '/');
         snprintf(kg_errbuf, sizeof kg_errbuf, "%s [%s:%d]", msg, base ? base + 1 : file, line);
     } else {
@@ -68,9 +76,19 @@ int kg_exit_code_for_error(int rc)
     }
 }
 
+static _Thread_local char kg_usage_hint[256];
+
+void kg_cli_usage_hint(const char *line)
+{
+    snprintf(kg_usage_hint, sizeof kg_usage_hint, "%s", line ? line : "");
+}
+
 int kg_cli_fail(int rc)
 {
     fprintf(stderr, "kgate: %s\n", kg_error_last());
+    if (kg_usage_hint[0])
+        fprintf(stderr, "%s\n", kg_usage_hint);
+    kg_usage_hint[0] = '\0';
     return kg_exit_code_for_error(rc);
 }
 

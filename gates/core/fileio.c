@@ -62,11 +62,23 @@ static void fio_clean_stale(const char *path)
                         "write, older than %d s)\n", removed, path, FIO_STALE_S);
 }
 
+/* "-" is standard output wherever kgate takes an output path (one rule, here). */
+static int fio_write_stdout(const void *data, size_t len)
+{
+    if (len && fwrite(data, 1, len, stdout) != len)
+        return KG_ERR(KG_EIO, "cannot write to standard output: %s", strerror(errno));
+    if (fflush(stdout) != 0)
+        return KG_ERR(KG_EIO, "cannot write to standard output: %s", strerror(errno));
+    return 0;
+}
+
 int kg_file_write_atomic(const char *path, const void *data, size_t len)
 {
     int rc = 0, fd = -1;
     char tmp[4096];
     tmp[0] = '\0';
+    if (strcmp(path, "-") == 0)
+        return fio_write_stdout(data, len);
     KG_TRY(temp_path_for(tmp, sizeof tmp, path));
     fio_clean_stale(path);
     fd = mkstemp(tmp);
@@ -116,6 +128,8 @@ int kg_path_check_writable(const char *path)
     int rc = 0;
     char tmp[4096];
     struct stat st;
+    if (strcmp(path, "-") == 0)
+        return 0; /* standard output (kg_file_write_atomic) */
     KG_TRY(temp_path_for(tmp, sizeof tmp, path));
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return KG_ERR(KG_EINVAL, "%s: is a directory, not a file", path);

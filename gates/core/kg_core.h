@@ -234,10 +234,12 @@ void kg_report_counts(const kg_report *r, int counts[KG_VERDICT_N5]);
 void kg_report_counts_full(const kg_report *r, int counts[KG_VERDICT_N]);
 /* Write atomically: temp file in the same directory, fsync, rename. */
 int kg_report_write(kg_report *r, const char *path);
-/* Check early that `path` can be written (creates and removes a temp file beside it). */
+/* Check early that `path` can be written (creates and removes a temp file beside it); "-"
+ * (standard output) always can. */
 int kg_path_check_writable(const char *path);
 
-/* Write `len` bytes to `path` atomically (temp + fsync + rename). */
+/* Write `len` bytes to `path` atomically (temp + fsync + rename); "-" writes them to standard
+ * output, so every output flag takes "-" the same way. */
 int kg_file_write_atomic(const char *path, const void *data, size_t len);
 /* Read a whole file (NUL-terminated); caller frees. Errors name the file and errno: missing is
  * KG_ENOTFOUND, unreadable or a directory KG_EINVAL (exit 2). */
@@ -298,8 +300,12 @@ bool kg_phase_evidence_get(char *buf, size_t n);
 
 /* Map a negative KG_E* code to a process exit code (usage/input vs runtime vs no GPU). */
 int kg_exit_code_for_error(int rc);
-/* Print "kgate: <message>" for the last error to stderr and return the exit code. */
+/* Print "kgate: <message>" for the last error to stderr, then the usage line a usage error
+ * left (kg_cli_usage_hint), and return the exit code. */
 int kg_cli_fail(int rc);
+/* The one line kg_cli_fail prints under the next error (NULL: none): a usage error's
+ * "usage: kgate CMD [options]; ..." (opt.c), not the whole help. */
+void kg_cli_usage_hint(const char *line);
 
 #ifdef __cplusplus
 }

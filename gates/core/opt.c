@@ -92,7 +92,7 @@ static int opt_store(const opt_hit *h, const char *command, const char *value)
     case KG_OPT_BOOL: *(bool *)field = true; return 0;
     case KG_OPT_STRING:
         if (!*value)
-            return KG_ERR(KG_EINVAL, "%s: '%s' needs a value", command, flag);
+            return KG_ERR(KG_EINVAL, "%s: flag '%s' needs a value", command, flag);
         *(const char **)field = value;
         return 0;
     case KG_OPT_INT: {
@@ -111,10 +111,18 @@ static int opt_store(const opt_hit *h, const char *command, const char *value)
                   (int)o->kind);
 }
 
-static int opt_usage_err(bool *usage_err, const char *command, const char *arg)
+/* A usage error names what is wrong with the flag: unknown, missing its value, or a switch
+ * given one. */
+static int opt_unknown(bool *usage_err, const char *command, const char *arg)
 {
     *usage_err = true;
-    return KG_ERR(KG_EINVAL, "%s: unknown option or missing value: '%s'", command, arg);
+    return KG_ERR(KG_EINVAL, "%s: unknown flag '%s'", command, arg);
+}
+
+static int opt_no_value(bool *usage_err, const char *command, const char *name)
+{
+    *usage_err = true;
+    return KG_ERR(KG_EINVAL, "%s: flag '--%s' needs a value", command, name);
 }
 
 /* One "--name[=VALUE]" at argv[*i]; consumes the next argument as its value when needed. */
@@ -125,18 +133,23 @@ static int opt_one(const kg_opt_table *tables, size_t n_tables, const char *comm
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
     opt_hit h;
     if (!opt_find(&h, tables, n_tables, name, len))
-        return opt_usage_err(usage_err, command, arg);
+        return opt_unknown(usage_err, command, arg);
     if (!h.table->standalone_ok && (h.opt->flags & KG_OPT_F_STANDALONE)) {
         *usage_err = true;
         return KG_ERR(KG_EINVAL, "%s: '--%s' is a standalone option: only its gate's own "
                                  "command takes it", command, h.opt->name);
     }
-    if (opt_is_switch(h.opt))
-        return eq ? opt_usage_err(usage_err, command, arg) : opt_store(&h, command, NULL);
+    if (opt_is_switch(h.opt)) {
+        if (!eq)
+            return opt_store(&h, command, NULL);
+        *usage_err = true;
+        return KG_ERR(KG_EINVAL, "%s: flag '--%s' takes no value, got '%s'", command,
+                      h.opt->name, arg);
+    }
     if (eq)
         return opt_store(&h, command, eq + 1);
     if (*i + 1 >= argc)
-        return opt_usage_err(usage_err, command, arg);
+        return opt_no_value(usage_err, command, h.opt->name);
     return opt_store(&h, command, argv[++*i]);
 }
 
@@ -163,7 +176,7 @@ static int opt_parse(const kg_opt_table *tables, size_t n_tables, const char *co
         } else if (is_flag && a[1] == '-') {
             KG_TRY(opt_one(tables, n_tables, command, argc, argv, &i, usage_err));
         } else if (is_flag) { /* no short options */
-            rc = opt_usage_err(usage_err, command, a);
+            rc = opt_unknown(usage_err, command, a);
             goto cleanup;
         } else if (positional && np < max_positional) {
             positional[np++] = a;
@@ -198,8 +211,13 @@ int kg_opt_cmd_parse(const kg_opt_cmd *cmd, int argc, char **argv, bool *help,
                        max_positional, n_positional, &usage_err);
     if (rc == 0 && *help)
         kg_opt_cmd_usage(stdout, cmd);
-    else if (rc < 0 && usage_err)
-        kg_opt_cmd_usage(stderr, cmd);
+    else if (rc < 0 && usage_err) {
+        /* One line under the error (kg_cli_fail), not the whole help scrolling it away. */
+        char line[256];
+        snprintf(line, sizeof line, "usage: kgate %s [options]; kgate %s --help for more",
+                 cmd->command, cmd->command);
+        kg_cli_usage_hint(line);
+    }
     return rc;
 }
 
@@ -364,7 +382,7 @@ const kg_opt kg_common_opt_table[] = {
                "seed of the random inputs (default: a fresh one, printed)"),
     KG_OPT_INT_("device", "N", kg_common_opts, device, 0, 1024, "CUDA device ordinal (default 0)"),
     KG_OPT_FN_("report", "FILE.json", opt_common_report, 0,
-               "write the JSON report there (atomically)"),
+               "write the JSON report there (atomically; '-': standard output)"),
     KG_OPT_STRING_("exclude", "REGEX", kg_common_opts, exclude,
                    "leave out the cases whose id matches (after --filter)"),
     KG_OPT_DOUBLE_("case-timeout", "S", kg_common_opts, case_timeout_s, 0, 86400,

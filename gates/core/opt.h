@@ -73,8 +73,9 @@ typedef struct {
  * table that names a flag takes it. Accepts "--name VALUE" and "--name=VALUE". "--help" sets
  * *help and stops (returns 0). Positional arguments are collected into positional[] (up to
  * max_positional, in order, *n_positional set); more, or any when positional is NULL, is
- * KG_EINVAL "CMD: unexpected argument 'X'". An unknown flag or a missing value is KG_EINVAL
- * "CMD: unknown option or missing value: 'X'"; `command` names CMD in messages. */
+ * KG_EINVAL "CMD: unexpected argument 'X'". An unknown flag is KG_EINVAL "CMD: unknown flag
+ * '--x'", a missing value "CMD: flag '--seed' needs a value", a switch given one "CMD: flag
+ * '--json' takes no value, got '--json=1'"; `command` names CMD in messages. */
 int kg_opt_parse(const kg_opt_table *tables, size_t n_tables, const char *command, int argc,
                  char **argv, bool *help, const char **positional, size_t max_positional,
                  size_t *n_positional);
@@ -89,7 +90,7 @@ void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
 /* ---- additions (opt.c) ------------------------------------------------------------------
  *
  * Value rules the kinds apply (the messages name the flag, as kg_parse_* do):
- *   KG_OPT_STRING  "" is refused: "CMD: '--name' needs a value".
+ *   KG_OPT_STRING  "" is refused: "CMD: flag '--name' needs a value".
  *   KG_OPT_INT     kg_parse_int over [lo, hi] ("--n: expected an integer in [lo, hi], got 'x'");
  *                  lo == hi == 0 means the whole int range.
  *   KG_OPT_U64     decimal digits only, no sign ("--n: expected a non-negative integer, ...").
@@ -127,7 +128,8 @@ typedef struct {
 
 /* kg_opt_parse for a command, printing what a user needs: --help prints the usage to stdout
  * (returns 0 with *help set); an unknown flag, a missing value, an unexpected argument or a
- * standalone option refused here also prints the usage to stderr (a bad value does not: its
+ * standalone option refused here leaves one usage line ("usage: kgate CMD [options]; kgate
+ * CMD --help for more") that kg_cli_fail prints under the error (a bad value does not: its
  * message says everything). */
 int kg_opt_cmd_parse(const kg_opt_cmd *cmd, int argc, char **argv, bool *help,
                      const char **positional, size_t max_positional, size_t *n_positional);

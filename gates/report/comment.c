@@ -504,6 +504,15 @@ cleanup:
     return rc;
 }
 
+/* The id of the comment a forge's reply describes (cm_id: 0 when it names none). */
+static long long cm_reply_id(const kg_http_response *resp)
+{
+    cJSON *j = resp->body ? cJSON_Parse(resp->body) : NULL;
+    long long id = cm_id(cJSON_GetObjectItemCaseSensitive(j, CM_API_ID));
+    cJSON_Delete(j);
+    return id;
+}
+
 /* Update comment `id` in place, or create one (id 0). */
 static int cm_write(const cm_dest *d, long long id, const char *body, const char *const *headers,
                     const kg_http_opts *ho)
@@ -522,9 +531,10 @@ static int cm_write(const cm_dest *d, long long id, const char *body, const char
     else
         snprintf(url, sizeof url, "%s", d->base);
     KG_TRY(cm_send(&resp, id ? (d->gh ? "PATCH" : "PUT") : "POST", url, text, headers, ho, d));
+    /* Created: the new comment's id is the one the forge's reply names. */
+    long long shown = id ? id : cm_reply_id(&resp);
     printf("kgate comment: %s %s %lld on %s%s%s -> HTTP %ld\n", id ? "updated" : "created",
-           d->gh ? "comment" : "note", id ? id : 0, d->where, d->gh ? "#" : "!", d->num,
-           resp.status);
+           d->gh ? "comment" : "note", shown, d->where, d->gh ? "#" : "!", d->num, resp.status);
 cleanup:
     kg_http_response_free(&resp);
     cJSON_free(text);

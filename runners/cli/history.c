@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "core/report_keys.h"
+#include "report/export.h"
 #include "marks/history_render.h"
 #include "marks/run_history.h"
 
@@ -155,6 +157,33 @@ static void hist_append_say(const kg_history_append_result *res, const kg_histor
                "committed%s\n", res->refname, recs->n - capped, recs->n, report, cap, pushed);
 }
 
+/* "N bench rows skipped, why": a report without a GPU has SKIP rows kg_history_from_report
+ * never looks at (no device: nothing to count), so they are counted here, by verdict. */
+static void hist_say_unmeasured(const char *path, size_t skipped)
+{
+    cJSON *rep = NULL;
+    size_t n = 0, n_skip = 0;
+    if (kg_report_load(&rep, path) == 0) {
+        const cJSON *row;
+        cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(rep, KG_RK_RESULTS)) {
+            const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, KG_RES_GATE));
+            const char *v =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, KG_RES_VERDICT));
+            if (g && strcmp(g, KG_RV_GATE_BENCH) == 0) {
+                n++;
+                n_skip += v && strcmp(v, "SKIP") == 0;
+            }
+        }
+    }
+    bool no_gpu = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rep, KG_RK_NO_DEVICE));
+    cJSON_Delete(rep);
+    if (n < skipped)
+        n = skipped; /* the report could not be read again: what the loader counted */
+    printf("history: %s has no measured bench row (%zu skipped%s%s): nothing recorded\n", path,
+           n, n_skip ? (n_skip == n ? ", all SKIP" : ", some SKIP") : "",
+           no_gpu ? ": run without a GPU" : "");
+}
+
 static int hist_append(int argc, char **argv)
 {
     hist_append_opts a = { 0 };
@@ -181,8 +210,7 @@ static int hist_append(int argc, char **argv)
                                   .author = a.author, .email = a.email, .max_attempts = 16 };
     KG_TRY(kg_history_from_report(&recs, a.report, &skipped));
     if (recs.n == 0) {
-        printf("history: %s has no measured bench row (%zu skipped): nothing recorded\n",
-               a.report, skipped);
+        hist_say_unmeasured(a.report, skipped);
         goto cleanup;
     }
     KG_TRY(kg_history_append(&res, &o, &recs));

@@ -19,7 +19,8 @@ static const kg_opt list_table[] = {
                "list the cases whose id or a tag matches (POSIX extended regex; default: all)"),
     KG_OPT_STRING_("tag", "T[,U]", list_opts, tag, "list only the cases with one of these tags"),
     KG_OPT_STRING_("json", "FILE", list_opts, json_path,
-                   "also write the catalogue as JSON (with defect expectations, if any)"),
+                   "also write the catalogue as JSON (with defect expectations, if any); '-': "
+                   "standard output, instead of the table"),
 };
 
 static const char list_description[] =
@@ -88,7 +89,9 @@ static int list_write_json(const kg_registry *reg, const kg_selection *sel, cons
         rc = KG_ERR(KG_ENOMEM, "out of memory writing %s", path);
         goto cleanup;
     }
-    KG_TRY(kg_file_write_atomic(path, text, strlen(text)));
+    size_t len = strlen(text);
+    text[len] = '\n'; /* cJSON's terminator becomes the final newline */
+    KG_TRY(kg_file_write_atomic(path, text, len + 1));
 cleanup:
     cJSON_free(text);
     cJSON_Delete(cat);
@@ -178,7 +181,8 @@ int kg_cmd_list(kg_registry *reg, int argc, char **argv)
     KG_TRY(kg_select(&sel, reg, o.filter, o.tag));
     if (o.json_path)
         KG_TRY(list_write_json(reg, &sel, o.json_path));
-    list_print(reg, &sel);
+    if (!o.json_path || strcmp(o.json_path, "-") != 0) /* "-": stdout is the JSON alone */
+        list_print(reg, &sel);
 cleanup:
     kg_selection_free(&sel);
     return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;

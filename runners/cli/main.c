@@ -28,12 +28,13 @@ static const kg_command commands[] = {
 
 static void usage(FILE *f, const char *prog)
 {
-    fprintf(f, "usage: %s <command> [options]   (%s <command> --help for its options)\n\ncommands:\n",
-            prog, prog);
+    fprintf(f, "usage: %s [--verbose] <command> [options]   (%s <command> --help for its "
+               "options)\n\ncommands:\n", prog, prog);
     for (size_t i = 0; i < kg_n_gates; i++)
         fprintf(f, "  %-10s %s\n", kg_gates[i]->name, kg_gates[i]->summary);
     for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n--verbose (or KGATE_DEBUG=1): runtime errors name their source location\n");
     fprintf(f, "\n%s", kg_opt_exit_code_lines);
 }
 
@@ -45,6 +46,13 @@ int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
         fprintf(stderr, "kgate: case registration failed: %s\n", kg_error_last());
         code = KG_EXIT_USAGE;
         goto done;
+    }
+    /* `kgate --verbose CMD ...`: messages carry their source location, here and in the
+     * workers this process starts (they inherit the environment). */
+    if (argc >= 2 && strcmp(argv[1], "--verbose") == 0) {
+        setenv("KGATE_DEBUG", "1", 1);
+        argc--;
+        argv++;
     }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {

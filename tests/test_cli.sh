@@ -24,11 +24,13 @@ check "list --tag none" 2 "--tag 'nope' matches no case" -- "$KG" list --tag nop
 check "list --json tags" 0 "" -- "$KG" list --tag compute --json "$T/tags.json"
 expect_jq '[.cases[] | .tags == "compute,tensor-core"] | all' "$T/tags.json" "list --json lacks the tags"
 # The summary counts each result once: a WARN is not also a pass, and the counts add up.
-check "preflight summary" 0 "" -- "$KG" preflight --static --filter '^axpy/'
+check "preflight summary" 0 "" -- "$KG" preflight --static --filter '^axpy/' --report "$T/pfsum.json"
 if line=$(grep -E '^preflight: [0-9]+ cases?: ' "$T/out"); then
     sum=$(sed -E 's/^preflight: [0-9]+ cases?: //; s/[^0-9 ]//g' <<<"$line" | tr -s ' ' '\n' | awk '{s += $1} END {print s}')
     tot=$(sed -E 's/^preflight: ([0-9]+) .*/\1/' <<<"$line")
-    npass=$(grep -cE '^axpy/.* PASS ' "$T/out") nwarn=$(grep -cE '^axpy/.* WARN ' "$T/out")
+    # per case, from the report (the console prints a row per kernel and architecture)
+    npass=$(jq '[.results[] | select(.gate == "preflight" and .verdict == "PASS")] | length' "$T/pfsum.json")
+    nwarn=$(jq '[.results[] | select(.gate == "preflight" and .verdict == "WARN")] | length' "$T/pfsum.json")
     [ "$sum" = "$tot" ] && [ "$tot" = $((npass + nwarn)) ] &&
         grep -qE ": $npass passed, $nwarn warnings, 0 failed, " <<<"$line" && ok ||
         bad "preflight summary does not add up ($sum of $tot; rows: $npass PASS, $nwarn WARN): $line"

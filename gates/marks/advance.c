@@ -410,6 +410,34 @@ static int adv_replay_fields(kg_advance_input *in, const cJSON *root)
     return 0;
 }
 
+/* One result row: its verdict counted (the first few not passing named), its bench or
+ * counter candidates taken. */
+static int adv_take_result(kg_advance_input *in, const cJSON *it, const cJSON *root,
+                           const char *name, const char *set_by, int *n_bad)
+{
+    const char *g = jstr(it, KG_RES_GATE), *cs = jstr(it, KG_RES_CASE), *vs = jstr(it, KG_RES_VERDICT);
+    kg_verdict v;
+    if (!g || !cs || !vs || kg_verdict_parse(vs, &v) < 0)
+        return KG_ERR(KG_EPARSE, "%s: a result lacks gate/case/verdict or has an unknown "
+                                 "verdict", name);
+    in->counts[v]++;
+    if (v == KG_VERDICT_FAIL || v == KG_VERDICT_ERROR || v == KG_VERDICT_SKIP) {
+        if (++*n_bad <= 3) /* the first few name the problem; the count says the rest */
+            why(in, "%s %s: %s", g, cs, vs);
+        else
+            in->all_passed = false;
+    }
+    if (strcmp(g, KG_BENCH_GATE) == 0) {
+        in->n_bench++;
+        if (in->device_class && (v == KG_VERDICT_PASS || v == KG_VERDICT_WARN))
+            return add_cand(in, it, root, name, set_by);
+    } else if (strcmp(g, KG_RV_GATE_COUNTERS) == 0 && in->device_class &&
+               strcmp(vs, "PASS") == 0) { /* as production: PASS itself, not an XFAIL */
+        return add_counter_cands(in, it, root, name, set_by);
+    }
+    return 0;
+}
+
 int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name,
                      const char *set_by)
 {
@@ -453,30 +481,7 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
         why(in, "no GPU in the run (report.device.class is missing)%s%s%s", "", "", "");
     }
     cJSON_ArrayForEach(it, res)
-    {
-        const char *g = jstr(it, KG_RES_GATE), *cs = jstr(it, KG_RES_CASE), *vs = jstr(it, KG_RES_VERDICT);
-        kg_verdict v;
-        if (!g || !cs || !vs || kg_verdict_parse(vs, &v) < 0) {
-            rc = KG_ERR(KG_EPARSE, "%s: a result lacks gate/case/verdict or has an unknown "
-                                   "verdict", name);
-            goto cleanup;
-        }
-        in->counts[v]++;
-        if (v == KG_VERDICT_FAIL || v == KG_VERDICT_ERROR || v == KG_VERDICT_SKIP) {
-            if (++n_bad <= 3) /* the first few name the problem; the count says the rest */
-                why(in, "%s %s: %s", g, cs, vs);
-            else
-                in->all_passed = false;
-        }
-        if (strcmp(g, KG_BENCH_GATE) == 0) {
-            in->n_bench++;
-            if (in->device_class && (v == KG_VERDICT_PASS || v == KG_VERDICT_WARN))
-                KG_TRY(add_cand(in, it, root, name, set_by));
-        } else if (strcmp(g, KG_RV_GATE_COUNTERS) == 0 && in->device_class &&
-                   strcmp(vs, "PASS") == 0) { /* as production: PASS itself, not an XFAIL */
-            KG_TRY(add_counter_cands(in, it, root, name, set_by));
-        }
-    }
+        KG_TRY(adv_take_result(in, it, root, name, set_by, &n_bad));
     if (n_bad > 3) {
         char more[32];
         snprintf(more, sizeof more, "%d", n_bad - 3);

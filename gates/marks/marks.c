@@ -691,6 +691,21 @@ cleanup:
     return rc;
 }
 
+/* Bytes first (issue #28): a BOM or invalid UTF-8 is refused with where it is, so the file is
+ * repaired, not silently reinterpreted. */
+static int mk_check_bytes(const pctx *pc, const char *text)
+{
+    size_t bad;
+    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+        return KG_ERR(KG_EPARSE, "%s: starts with a UTF-8 byte-order mark (bytes 0-2, EF BB BF): "
+                                 "save it without one", pc->name);
+    if ((bad = kg_marks_utf8_bad(text, strlen(text))) != (size_t)-1)
+        return KG_ERR(KG_EPARSE, "%s: not valid UTF-8 at byte offset %zu (0x%02x): repair or "
+                                 "re-save the file as UTF-8", pc->name, bad,
+                      (unsigned char)text[bad]);
+    return 0;
+}
+
 int kg_marks_parse(kg_marks **out, const char *text, const char *name)
 {
     static const char *const top_keys[] = { "$schema", "version", "marks" };
@@ -698,21 +713,8 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name)
     kg_marks *m = NULL;
     cJSON *root = NULL;
     pctx pc = { name ? name : "(marks)", "" };
-    size_t bad;
     *out = NULL;
-    /* Bytes first (issue #28): a BOM or invalid UTF-8 is refused with where it is, so the
-     * file is repaired, not silently reinterpreted. */
-    if (strncmp(text, "\xEF\xBB\xBF", 3) == 0) {
-        rc = KG_ERR(KG_EPARSE, "%s: starts with a UTF-8 byte-order mark (bytes 0-2, EF BB BF): "
-                               "save it without one", pc.name);
-        goto cleanup;
-    }
-    if ((bad = kg_marks_utf8_bad(text, strlen(text))) != (size_t)-1) {
-        rc = KG_ERR(KG_EPARSE, "%s: not valid UTF-8 at byte offset %zu (0x%02x): repair or "
-                               "re-save the file as UTF-8", pc.name, bad,
-                    (unsigned char)text[bad]);
-        goto cleanup;
-    }
+    KG_TRY(mk_check_bytes(&pc, text));
     KG_TRY(kg_json_parse_strict(&root, text, strlen(text), pc.name));
     if (!cJSON_IsObject(root)) {
         rc = PERR(&pc, "top level must be an object {\"version\": %d, \"marks\": [...]}",
@@ -808,6 +810,54 @@ static int cmp_mark_ptr(const void *pa, const void *pb)
 
 static const char *or_unknown(const char *s) { return (s && *s) ? s : "unknown"; }
 
+/* One mark as its JSON object, appended to arr (KG_ENOMEM without a message: the caller says). */
+static int mk_mark_json(cJSON *arr, const kg_mark *k)
+{
+    cJSON *o = cJSON_CreateObject(), *p;
+    if (!o)
+        return KG_ENOMEM;
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "device_class", k->device_class);
+    cJSON_AddStringToObject(o, "case", k->case_id);
+    cJSON_AddStringToObject(o, "metric", k->metric);
+    cJSON_AddStringToObject(o, "direction", k->direction == KG_LOWER_IS_BETTER
+                                                ? "lower_is_better" : "higher_is_better");
+    cJSON_AddNumberToObject(o, "value", k->value);
+    cJSON_AddNumberToObject(o, "band_rel", k->band_rel);
+    cJSON_AddNumberToObject(o, "run_median", k->run_median);
+    cJSON_AddNumberToObject(o, "ci_lo", k->ci_lo);
+    cJSON_AddNumberToObject(o, "ci_hi", k->ci_hi);
+    cJSON_AddNumberToObject(o, "samples", k->samples);
+    cJSON_AddNumberToObject(o, "runs", k->runs > 0 ? k->runs : 1);
+    if (k->env_lo > 0 && k->env_hi > 0) {
+        cJSON_AddNumberToObject(o, "env_lo", k->env_lo);
+        cJSON_AddNumberToObject(o, "env_hi", k->env_hi);
+    }
+    if (k->kernels && *k->kernels)
+        cJSON_AddStringToObject(o, "kernels", k->kernels);
+    if (k->k > 0)
+        cJSON_AddNumberToObject(o, "k", k->k);
+    if (k->power_state && *k->power_state)
+        cJSON_AddStringToObject(o, "power_state", k->power_state);
+    if (k->measured_median_us > 0) {
+        cJSON_AddNumberToObject(o, "measured_median_us", k->measured_median_us);
+        cJSON_AddNumberToObject(o, "measured_spread_rel", k->measured_spread_rel);
+    }
+    if (k->energy_per_launch_mj > 0) {
+        cJSON_AddNumberToObject(o, "energy_per_launch_mj", k->energy_per_launch_mj);
+        cJSON_AddNumberToObject(o, "energy_spread_rel", k->energy_spread_rel);
+    }
+    if (!(p = cJSON_AddObjectToObject(o, "provenance")))
+        return KG_ENOMEM;
+    cJSON_AddStringToObject(p, "commit", or_unknown(k->commit));
+    cJSON_AddStringToObject(p, "date", or_unknown(k->date));
+    cJSON_AddStringToObject(p, "run_id", or_unknown(k->run_id));
+    cJSON_AddStringToObject(p, "driver", or_unknown(k->driver));
+    cJSON_AddStringToObject(p, "cuda", or_unknown(k->cuda));
+    cJSON_AddStringToObject(p, "set_by", or_unknown(k->set_by));
+    return 0;
+}
+
 int kg_marks_serialize(char **out, const kg_marks *m)
 {
     int rc = 0;
@@ -828,49 +878,8 @@ int kg_marks_serialize(char **out, const kg_marks *m)
         ord[i] = &m->v[i];
     qsort(ord, n, sizeof *ord, cmp_mark_ptr);
     for (size_t i = 0; i < n; i++) {
-        const kg_mark *k = ord[i];
-        cJSON *o = cJSON_CreateObject(), *p;
-        if (!o)
+        if (mk_mark_json(arr, ord[i]) < 0)
             goto oom;
-        cJSON_AddItemToArray(arr, o);
-        cJSON_AddStringToObject(o, "device_class", k->device_class);
-        cJSON_AddStringToObject(o, "case", k->case_id);
-        cJSON_AddStringToObject(o, "metric", k->metric);
-        cJSON_AddStringToObject(o, "direction", k->direction == KG_LOWER_IS_BETTER
-                                                    ? "lower_is_better" : "higher_is_better");
-        cJSON_AddNumberToObject(o, "value", k->value);
-        cJSON_AddNumberToObject(o, "band_rel", k->band_rel);
-        cJSON_AddNumberToObject(o, "run_median", k->run_median);
-        cJSON_AddNumberToObject(o, "ci_lo", k->ci_lo);
-        cJSON_AddNumberToObject(o, "ci_hi", k->ci_hi);
-        cJSON_AddNumberToObject(o, "samples", k->samples);
-        cJSON_AddNumberToObject(o, "runs", k->runs > 0 ? k->runs : 1);
-        if (k->env_lo > 0 && k->env_hi > 0) {
-            cJSON_AddNumberToObject(o, "env_lo", k->env_lo);
-            cJSON_AddNumberToObject(o, "env_hi", k->env_hi);
-        }
-        if (k->kernels && *k->kernels)
-            cJSON_AddStringToObject(o, "kernels", k->kernels);
-        if (k->k > 0)
-            cJSON_AddNumberToObject(o, "k", k->k);
-        if (k->power_state && *k->power_state)
-            cJSON_AddStringToObject(o, "power_state", k->power_state);
-        if (k->measured_median_us > 0) {
-            cJSON_AddNumberToObject(o, "measured_median_us", k->measured_median_us);
-            cJSON_AddNumberToObject(o, "measured_spread_rel", k->measured_spread_rel);
-        }
-        if (k->energy_per_launch_mj > 0) {
-            cJSON_AddNumberToObject(o, "energy_per_launch_mj", k->energy_per_launch_mj);
-            cJSON_AddNumberToObject(o, "energy_spread_rel", k->energy_spread_rel);
-        }
-        if (!(p = cJSON_AddObjectToObject(o, "provenance")))
-            goto oom;
-        cJSON_AddStringToObject(p, "commit", or_unknown(k->commit));
-        cJSON_AddStringToObject(p, "date", or_unknown(k->date));
-        cJSON_AddStringToObject(p, "run_id", or_unknown(k->run_id));
-        cJSON_AddStringToObject(p, "driver", or_unknown(k->driver));
-        cJSON_AddStringToObject(p, "cuda", or_unknown(k->cuda));
-        cJSON_AddStringToObject(p, "set_by", or_unknown(k->set_by));
     }
     if (!(text = cJSON_Print(root)))
         goto oom;

@@ -472,6 +472,23 @@ static void gt_pending_clear(const kg_git *g)
     unlink(path);
 }
 
+/* The index entry of `relpath`: staged from the work tree (add), or removed. */
+static int gt_index_stage(kg_git *g, const char *relpath, bool add)
+{
+    int rc = 0;
+    git_index *idx = NULL;
+    KG_GIT_CHECK(git_repository_index(&idx, g->repo));
+    KG_GIT_CHECK(git_index_read(idx, 1));
+    if (add)
+        KG_GIT_CHECK(git_index_add_bypath(idx, relpath));
+    else
+        KG_GIT_CHECK(git_index_remove_bypath(idx, relpath));
+    KG_GIT_CHECK(git_index_write(idx));
+cleanup:
+    git_index_free(idx);
+    return rc;
+}
+
 int kg_git_sync_worktree(kg_git *g, const char *relpath)
 {
     int rc = 0;
@@ -479,7 +496,6 @@ int kg_git_sync_worktree(kg_git *g, const char *relpath)
     size_t len = 0;
     git_oid head;
     bool exists;
-    git_index *idx = NULL;
     if (!g->workdir)
         return 0;
     KG_TRY(kg_git_inside_worktree(g, relpath));
@@ -503,13 +519,9 @@ int kg_git_sync_worktree(kg_git *g, const char *relpath)
     KG_TRY(gt_pending_write(g, relpath, data, len));
     KG_TRY(kg_file_write_atomic(path, data, len));
     /* Stage the new content so `git status` is clean: the index entry now matches HEAD. */
-    KG_GIT_CHECK(git_repository_index(&idx, g->repo));
-    KG_GIT_CHECK(git_index_read(idx, 1));
-    KG_GIT_CHECK(git_index_add_bypath(idx, relpath));
-    KG_GIT_CHECK(git_index_write(idx));
+    KG_TRY(gt_index_stage(g, relpath, true));
     gt_pending_clear(g);
 cleanup:
-    git_index_free(idx);
     free(data);
     free(path);
     return rc;
@@ -619,7 +631,6 @@ static int gt_pending_undo(kg_git *g, const char *rel, const git_oid *rec, bool 
 {
     int rc = 0;
     char path[PATH_MAX];
-    git_index *idx = NULL;
     if (in_head)
         return kg_git_sync_worktree(g, rel);
     snprintf(path, sizeof path, "%s%s", g->workdir, rel);
@@ -627,15 +638,10 @@ static int gt_pending_undo(kg_git *g, const char *rel, const git_oid *rec, bool 
         rc = KG_ERR(KG_EIO, "%s: cannot remove: %s", path, strerror(errno));
         goto cleanup;
     }
-    if (in_idx && git_oid_equal(idx_id, rec)) {
-        KG_GIT_CHECK(git_repository_index(&idx, g->repo));
-        KG_GIT_CHECK(git_index_read(idx, 1));
-        KG_GIT_CHECK(git_index_remove_bypath(idx, rel));
-        KG_GIT_CHECK(git_index_write(idx));
-    }
+    if (in_idx && git_oid_equal(idx_id, rec))
+        KG_TRY(gt_index_stage(g, rel, false));
     gt_pending_clear(g);
 cleanup:
-    git_index_free(idx);
     return rc;
 }
 

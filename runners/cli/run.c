@@ -276,6 +276,15 @@ static void run_commit(kg_run *run, kg_marks_target *t)
     kg_git_free(g);
 }
 
+static int run_result_count(const kg_run *run)
+{
+    int n[KG_VERDICT_N], total = 0;
+    kg_report_counts_full(run->rep, n);
+    for (int v = 0; v < KG_VERDICT_N; v++)
+        total += n[v];
+    return total;
+}
+
 /* The selftest first (a run whose gates no longer catch their defects certifies nothing), then
  * every gate of the table. */
 static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, const char *defects,
@@ -289,7 +298,13 @@ static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, cons
         if (!run->env.quiet)
             printf("\n== selftest ==\n");
         fflush(stdout);
+        double t0 = kg_now_s();
+        int before = run_result_count(run);
         KG_TRY(kg_selftest_run(run->rep, defects, &st_opts, NULL, false, &st_code));
+        kg_run_part_add(run, "selftest", kg_now_s() - t0, run_result_count(run) - before);
+        if (!run->env.quiet)
+            printf("selftest: %d rows in %.2f s\n", run_result_count(run) - before,
+                   kg_now_s() - t0);
     }
     cJSON *gl = cJSON_CreateArray();
     for (size_t i = 0; i < kg_n_gates; i++) {

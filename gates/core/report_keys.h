@@ -135,6 +135,15 @@
 #define KG_RK_ST_FALSE_ALARMS "false_alarms"
 #define KG_RK_ST_NOT_RUN "not_run"
 #define KG_RK_ST_INFORMATIONAL "informational"
+#define KG_RK_ST_CERTIFICATE "certificate"    /* reused: the certificate these rows come from */
+/* selftest.certificate, and the certificate file (runners/cli/selftest_cert.c) */
+#define KG_RK_CERT_CREATED_AT "created_at"
+#define KG_RK_CERT_AGE "age_s"
+#define KG_RK_CERT_BUILD "build"              /* SHA-256 of the kgate runner */
+#define KG_RK_CERT_CATALOGUE "catalogue"      /* SHA-256 of the defect runner */
+#define KG_RK_CERT_DRIVER "driver"
+#define KG_RK_CERT_GPU_UUID "gpu_uuid"
+#define KG_RK_CERT_SEED "seed"
 
 /* preflight (the preflight gate's inputs) */
 #define KG_RK_PREFLIGHT "preflight"

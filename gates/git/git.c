@@ -8,8 +8,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "marks/git.h"
-#include "marks/marks.h"
+#include "git/git.h"
 
 static int git_inited;
 
@@ -361,7 +360,7 @@ static int id_field(const char *v, const char *flag, const char *env)
             return KG_ERR(KG_EINVAL, "%s (or %s): contains a control character or an angle "
                                      "bracket at byte %zu: refused (it would corrupt the commit)",
                           flag, env, (size_t)(p - (const unsigned char *)v));
-    size_t bad = kg_marks_utf8_bad(v, n);
+    size_t bad = kg_utf8_bad(v, n);
     if (bad != (size_t)-1)
         return KG_ERR(KG_EINVAL, "%s (or %s): not valid UTF-8 at byte %zu: refused (git would "
                                  "record bytes no tool can show)", flag, env, bad);

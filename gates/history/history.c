@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "marks/history.h"
+#include "history/history.h"
 #include "marks/marks_git.h"
 #include "marks/marks_ref.h"
 #include "report/export.h" /* kg_sbuf */

@@ -6,7 +6,7 @@
 #define KG_MARKS_HISTORY_H
 
 #include <stddef.h>
-#include "marks/git.h"
+#include "git/git.h"
 
 #ifdef __cplusplus
 extern "C" {

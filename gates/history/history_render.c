@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "marks/history_render.h"
+#include "history/history_render.h"
 #include "marks/marks_git.h"
 #include "marks/marks_ref.h"
-#include "marks/trend.h"
+#include "history/trend.h"
 
 #define HR_LOWER_PREFIX "kgate marks lower: " /* set_by of a lowered mark (runners/cli/marks.c) */
 

@@ -5,7 +5,7 @@
 #define KG_HISTORY_RENDER_H
 
 #include <stddef.h>
-#include "marks/run_history.h"
+#include "history/run_history.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/report_keys.h"
-#include "marks/run_history.h"
+#include "history/run_history.h"
 
 void kg_history_recs_free(kg_history_recs *r)
 {

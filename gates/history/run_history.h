@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "marks/git.h"
+#include "git/git.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "marks/run_history.h"
+#include "history/run_history.h"
 
 typedef struct {
     kg_git *g;

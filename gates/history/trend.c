@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "marks/trend.h"
+#include "history/trend.h"
 
 #define TR_FONT "DejaVu Sans Mono, Menlo, Consolas, monospace"
 #define TR_EM 0.62          /* advance of a monospace glyph, in em (DejaVu Sans Mono: 0.602) */

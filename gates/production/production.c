@@ -7,8 +7,8 @@
 #include <string.h>
 #include "bench/bench.h"
 #include "core/report_keys.h"
-#include "marks/production.h"
-#include "marks/production_counters.h" /* issue #18: counter marks */
+#include "production/production.h"
+#include "production/production_counters.h" /* issue #18: counter marks */
 
 static void pr_why(kg_advance_input *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void pr_why(kg_advance_input *in, const char *fmt, ...)
@@ -124,7 +124,7 @@ int kg_advance_from_run(kg_advance_input **out, const kg_run *run, const char *s
     kg_run_counts(run, in->counts);
     KG_TRY(pr_rows(in, run, set_by));
     pr_coverage(in, run);
-    /* issue #18: the counters gate's marks ratchet too (gates/marks/production_counters.c) */
+    /* issue #18: the counters gate's marks ratchet too (gates/production/production_counters.c) */
     KG_TRY(kg_advance_counters_from_run(in, run, set_by));
     *out = in;
     in = NULL;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "core/report_keys.h"
 #include "counters/counters.h"
-#include "marks/production_counters.h"
+#include "production/production_counters.h"
 
 typedef struct {
     kg_advance_input *in;

@@ -7,7 +7,7 @@
 #include "history/history.h"
 #include "marks/marks_git.h"
 #include "marks/marks_ref.h"
-#include "report/export.h" /* kg_sbuf */
+#include "core/sbuf.h"
 
 /* One chart's geometry (SVG user units): the plot is HIST_PLOT_H tall and at least
  * HIST_MIN_W - HIST_L - HIST_R wide; the bottom margin, the right margin and the width are

@@ -8,7 +8,7 @@
 #define KG_TREND_H
 
 #include <stddef.h>
-#include "report/export.h" /* kg_sbuf */
+#include "core/sbuf.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/report_keys.h"
-#include "gate.h"
+#include "driver/driver.h"
 
 int kg_exit_code_for_counts(const int counts[KG_VERDICT_N])
 {

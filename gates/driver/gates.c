@@ -1,7 +1,7 @@
 /* The gates, listed once: `run` and `selftest` run them in this order, `kgate <gate>` finds
  * its gate here, and the top-level usage lists them. */
 #include <string.h>
-#include "gate.h"
+#include "driver/driver.h"
 
 const struct kg_gate *const kg_gates[] = { &kg_gate_parity, &kg_gate_preflight, &kg_gate_hotpath,
                                            &kg_gate_bench, &kg_gate_counters };

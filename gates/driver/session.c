@@ -1,24 +1,9 @@
-/* A gate begun in this process: begin, one case at a time (its table line printed), end; and
- * the recording of a result into the run. The in-process driver (driver.c) and the isolation
+/* A gate begun in this process: begin, one case at a time (its table line printed), end (the
+ * recording of a result into the run is rows.c). The in-process driver (driver.c) and the isolation
  * worker (worker.c) both run gates through this. */
 #include <stdlib.h>
 #include <string.h>
-#include "gate.h"
-
-static int drv_push(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                    kg_case_result *res)
-{
-    if (run->n_rows == run->cap_rows) {
-        size_t cap = run->cap_rows ? run->cap_rows * 2 : 64;
-        kg_run_row *nr = realloc(run->rows, cap * sizeof *nr);
-        if (!nr)
-            return KG_ERR(KG_ENOMEM, "out of memory for the results of '%s'", d->id);
-        run->rows = nr;
-        run->cap_rows = cap;
-    }
-    run->rows[run->n_rows++] = (kg_run_row){ .gate = g, .desc = d, .res = *res };
-    return 0;
-}
+#include "driver/driver.h"
 
 static void drv_cell(char *buf, size_t n, const kg_gate_column *c, const kg_case_desc *d,
                      const kg_case_result *r, size_t line)
@@ -149,19 +134,3 @@ int kg_session_end(kg_gate_session *s, const kg_gate_env *env, int rc)
     s->g = NULL;
     return rc;
 }
-
-/* Record one result: the report row and the typed row (data taken over). */
-int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                  kg_case_result *res, cJSON *fig)
-{
-    int rc = 0;
-    KG_TRY(kg_report_add(run->rep, g->name, d->id, res->verdict, res->message, fig));
-    KG_TRY(drv_push(run, g, d, res));
-    res->data = NULL;
-cleanup:
-    if (res->data && g->result_free)
-        g->result_free(res->data);
-    res->data = NULL;
-    return rc;
-}
-

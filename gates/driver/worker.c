@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/report_keys.h"
-#include "gate.h"
+#include "driver/driver.h"
 
 enum { WK_RUN = 1, WK_END, WK_QUIT, WK_DEVICE, WK_ROW, WK_EXTRA, WK_BEGIN_FAIL, WK_ENDED };
 

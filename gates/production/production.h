@@ -3,7 +3,7 @@
 #ifndef KG_PRODUCTION_H
 #define KG_PRODUCTION_H
 
-#include "gate.h"
+#include "driver/driver.h"
 #include "bench/bench.h"
 #include "marks/advance.h"
 #include "marks/marks_git.h"

@@ -3,7 +3,7 @@
 #ifndef KG_PRODUCTION_COUNTERS_H
 #define KG_PRODUCTION_COUNTERS_H
 
-#include "gate.h"
+#include "driver/driver.h"
 #include "marks/advance.h"
 
 #ifdef __cplusplus

@@ -3,7 +3,7 @@
 #ifndef KG_CLI_H
 #define KG_CLI_H
 
-#include "gate.h"
+#include "driver/driver.h"
 #include "bench/bench.h"
 #include "counters/counters.h"
 #include "marks/marks.h"

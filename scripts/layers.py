@@ -15,6 +15,7 @@ its own folder):
     3  gates/git/ gates/report/                           libgit2 plumbing; exporters, status, HTTP
     4  gates/marks/                                       marks format, advance, marks on git
     5  gates/history/ gates/production/                   run history; the production step
+       gates/selftest/ gates/ab/                          the selftest's engine; the ab gate
     6  runners/cli/                                       one file per command
     include/kgate/ (the public API) may be included from any layer; runners/*.c (the mains) sit
     above everything.
@@ -49,7 +50,8 @@ LAYER_NAMES = {-1: "public API", 0: "0: core", 1: "1: gates", 2: "2: driver",
                3: "3: git, report", 4: "4: marks", 5: "5: history, production",
                6: "6: command line", 7: "mains"}
 # Folders under gates/ above the gates, by layer.
-FOLDER_LAYERS = {"driver": 2, "git": 3, "report": 3, "marks": 4, "history": 5, "production": 5}
+FOLDER_LAYERS = {"driver": 2, "git": 3, "report": 3, "marks": 4, "history": 5, "production": 5,
+                 "selftest": 5, "ab": 5}
 SOURCE_EXTS = (".c", ".cc", ".cpp", ".cxx", ".cu")
 HEADER_EXTS = (".h", ".hh", ".hpp", ".cuh", ".inc")
 
@@ -320,7 +322,7 @@ def main():
 
     targets = a.target or ["kgate", "kgate_core", "kgate_parity", "kgate_preflight", "kgate_hotpath",
                            "kgate_bench", "kgate_counters", "kgate_driver", "kgate_git", "kgate_report", "kgate_marks",
-                           "kgate_history", "kgate_production"]
+                           "kgate_history", "kgate_production", "kgate_selftest", "kgate_ab"]
     units, how = [], "compile_commands.json"
     for t in targets:
         units += from_compile_commands(build, source, t) or []

@@ -1,4 +1,4 @@
-/* `kgate ab A_EXE B_EXE`: same-session A/B of two runner builds. Each round runs A then B as
+/* The ab gate (`kgate ab A_EXE B_EXE`, runners/cli/ab_cmd.c): same-session A/B of two runner builds. Each round runs A then B as
  * separate processes (`bench --report`) on the same GPU with the same seed, so drift in clocks
  * or temperature hits both sides of a pair alike; the per-round ratios B/A give a paired ratio
  * with a distribution-free confidence interval and a verdict. `ab` is a gate of its own (not in
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli/cli.h"
+#include "ab/ab.h"
 #include "bench/bench.h"
 #include "core/stats.h"
 #include "core/report_keys.h"
@@ -197,16 +197,9 @@ cleanup:
     return rc;
 }
 
-typedef struct {
-    int rounds;
-    const char *budget;         /* passed through to `bench --budget` (checked here) */
-    const char *mode;
-    double band_floor;
-    const char *exe[2];         /* the positional A_EXE B_EXE */
-    const struct ab_state *rounds_done; /* set by the command: the rounds already run */
-} ab_opts;
+typedef kg_ab_opts ab_opts;
 
-typedef struct ab_state {
+typedef struct kg_ab_state {
     ab_table t;
     bool no_gpu;                /* the runners said so (exit 3): every case SKIP */
     char dir[32];
@@ -322,7 +315,7 @@ cleanup:
     return rc;
 }
 
-static void ab_state_free(ab_state *st)
+void kg_ab_state_free(ab_state *st)
 {
     if (!st)
         return;
@@ -342,7 +335,7 @@ static void ab_state_free(ab_state *st)
 }
 
 /* Every round, A then B, before any case is decided (the cases are those of the reports). */
-static int ab_rounds(ab_state **out, const ab_opts *o, const kg_gate_env *env)
+int kg_ab_rounds(ab_state **out, const ab_opts *o, const kg_gate_env *env)
 {
     int rc = 0;
     ab_state *st = calloc(1, sizeof *st);
@@ -363,7 +356,7 @@ static int ab_rounds(ab_state **out, const ab_opts *o, const kg_gate_env *env)
     *out = st;
     st = NULL;
 cleanup:
-    ab_state_free(st);
+    kg_ab_state_free(st);
     return rc;
 }
 
@@ -483,10 +476,10 @@ static const kg_gate_column ab_columns[] = {
     KG_COL_NUM(KG_FIG_AB_P_SIGN, "p_sign", 0, "%.3g", ab_row, p.p_sign),
 };
 
-static const ab_opts ab_opts_init = { .rounds = 10, .budget = "0.5", .mode = "warm",
+const ab_opts kg_ab_opts_init = { .rounds = 10, .budget = "0.5", .mode = "warm",
                                       .band_floor = 0.005 };
 
-static const struct kg_gate kg_gate_ab = {
+const struct kg_gate kg_gate_ab = {
     .name = "ab",
     .summary = "A/B two runner builds, interleaved processes: paired ratio and CI",
     .description = ab_description,
@@ -494,7 +487,7 @@ static const struct kg_gate kg_gate_ab = {
     .opts = ab_opt_table,
     .n_opts = KG_ARRAY_LEN(ab_opt_table),
     .opts_size = sizeof(ab_opts),
-    .opts_init = &ab_opts_init,
+    .opts_init = &kg_ab_opts_init,
     .begin = ab_begin,
     .run_case = ab_run_case,
     .figures = ab_figures,
@@ -505,7 +498,7 @@ static const struct kg_gate kg_gate_ab = {
     .n_columns = KG_ARRAY_LEN(ab_columns),
 };
 
-static int ab_check_exes(const ab_opts *o)
+int kg_ab_check_exes(const ab_opts *o)
 {
     for (int s = 0; s < 2; s++)
         if (strchr(o->exe[s], '/') && access(o->exe[s], X_OK) != 0)
@@ -532,7 +525,7 @@ static int ab_no_reference(void *state, cudaStream_t s, void *ref)
 
 /* The cases of the A/B reports as a registry the driver can loop over (ids owned by st);
  * without a GPU, this runner's own cases (each SKIP). */
-static int ab_registry(kg_registry **out, const ab_state *st, kg_registry *reg)
+int kg_ab_registry(kg_registry **out, const ab_state *st, kg_registry *reg)
 {
     int rc = 0;
     *out = NULL;
@@ -547,65 +540,5 @@ static int ab_registry(kg_registry **out, const ab_state *st, kg_registry *reg)
     }
 cleanup:
     KG_UNUSED(reg);
-    return rc;
-}
-
-static int ab_parse(ab_opts *o, kg_common_opts *co, int argc, char **argv, bool *help)
-{
-    int rc = 0;
-    const char *pos[3] = { NULL };
-    size_t npos = 0;
-    const kg_opt_table tables[] = {
-        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co },
-        { .opts = ab_opt_table, .n = KG_ARRAY_LEN(ab_opt_table), .target = o },
-    };
-    const kg_opt_cmd cmd = { .command = "ab", .synopsis_tail = "A_EXE B_EXE",
-                             .description = ab_description, .tables = tables, .n_tables = 2 };
-    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, pos, 3, &npos));
-    if (*help)
-        return 0;
-    if (npos != 2) {
-        kg_opt_cmd_usage(stderr, &cmd);
-        return KG_ERR(KG_EINVAL, "ab: expected two runner executables A_EXE B_EXE, got %zu "
-                                 "argument(s)", npos);
-    }
-    o->exe[0] = pos[0];
-    o->exe[1] = pos[1];
-    KG_TRY(ab_check_exes(o));
-    if (!co->seed_set) { /* the runners need it before the report exists */
-        co->seed = kg_seed_fresh();
-        co->seed_set = true;
-    }
-cleanup:
-    return rc;
-}
-
-int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
-{
-    int rc = 0;
-    kg_common_opts co = KG_COMMON_OPTS_INIT;
-    ab_opts o = ab_opts_init;
-    kg_run run = { 0 };
-    ab_state *st = NULL;
-    kg_registry *cases = NULL;
-    bool help = false;
-    char banner[1200];
-    KG_TRY(ab_parse(&o, &co, argc, argv, &help));
-    if (help)
-        return KG_EXIT_PASS;
-    printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n",
-           o.exe[0], o.exe[1], o.rounds, (unsigned long long)co.seed);
-    kg_gate_env env = { .seed = co.seed, .device = co.device, .filter = co.filter };
-    KG_TRY(ab_rounds(&st, &o, &env));
-    KG_TRY(ab_registry(&cases, st, reg));
-    o.rounds_done = st;
-    snprintf(banner, sizeof banner, "A/B of %s and %s", o.exe[0], o.exe[1]);
-    KG_TRY(kg_run_begin(&run, "ab", &co, cases ? cases : reg, banner));
-    KG_TRY(kg_run_gate(&run, cases ? cases : reg, &kg_gate_ab, &o, false));
-cleanup:
-    rc = kg_run_finish(&run, rc);
-    kg_run_free(&run);
-    kg_registry_free(cases);
-    ab_state_free(st);
     return rc;
 }

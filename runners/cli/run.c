@@ -1,7 +1,7 @@
 /* `kgate run --production|--diagnostic`: every gate of the table over the selected cases into
  * one report (through the driver); in production, and only when every gate passed for every
  * case on a GPU, the marks of IMPROVED and NO_MARK cases advance through one libgit2 commit.
- * The production step (gates/marks/production.c) advances from the typed results of the run;
+ * The production step (gates/production/production.c) advances from the typed results of the run;
  * `kgate marks advance --from-report` (marks_advance.c) drives it from a recorded report. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "marks/advance.h"
 #include "marks/marks_git.h"
-#include "marks/production.h"
+#include "production/production.h"
 #include "core/report_keys.h"
 
 typedef struct {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,10 +32,44 @@ typedef struct {
     char *message[ST_MAX_GATES];
 } st_row;
 
+/* One child pass and its wall time: the child's own account (its report's timing.total_s)
+ * where it wrote one, so that passes that ran at once are not charged for each other's wait. */
+#define ST_MAX_PASSES 24
+typedef struct {
+    char name[64];
+    double wall_s;
+    int cases;
+} st_pass;
+
 typedef struct {
     st_row *rows;
     size_t n, cap;
+    st_pass passes[ST_MAX_PASSES];
+    int n_passes;
 } st_matrix;
+
+static void st_pass_add(st_matrix *m, const char *tag, const char *what, double wall_s, int cases)
+{
+    if (m->n_passes == ST_MAX_PASSES)
+        return;
+    st_pass *p = &m->passes[m->n_passes++];
+    snprintf(p->name, sizeof p->name, "%s/%s", tag, what);
+    p->wall_s = wall_s > 0 ? wall_s : 0;
+    p->cases = cases;
+}
+
+static cJSON *st_passes_json(const st_matrix *m)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < m->n_passes; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, KG_RK_ST_PASS_NAME, m->passes[i].name);
+        cJSON_AddNumberToObject(o, KG_RK_ST_PASS_WALL, floor(m->passes[i].wall_s * 1e3 + 0.5) / 1e3);
+        cJSON_AddNumberToObject(o, KG_RK_ST_PASS_CASES, m->passes[i].cases);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
 
 static void st_matrix_free(st_matrix *m)
 {
@@ -145,6 +180,7 @@ typedef struct {
     char header[192];     /* printed before its result is taken ("" for none) */
     char report[PATH_MAX], log[PATH_MAX];
     const char *exe;
+    const char *tag;      /* the env's: "defects", "faults", "clean" */
     char *exclude;        /* owned: the env's exclude joined with the scope's cases */
 } st_job;
 
@@ -169,6 +205,7 @@ static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const ch
              st_gates_name(j->g));
     snprintf(j->log, sizeof j->log, "%s/%s-%s.log", e->tmpdir, e->tag, st_gates_name(j->g));
     j->exe = e->exe;
+    j->tag = e->tag;
     argv[a++] = e->exe;
     argv[a++] = st_gates_name(j->g);
     argv[a++] = "--seed";
@@ -218,6 +255,13 @@ static int st_collect_gate(st_matrix *m, st_job *j)
         goto cleanup;
     }
     st_take_results(m, rep, j->g);
+    {
+        const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, KG_RK_TIMING),
+                                             KG_RK_TIMING_TOTAL);
+        st_pass_add(m, j->tag, st_gates_name(j->g),
+                    cJSON_IsNumber(t) ? t->valuedouble : kg_now_s() - j->started,
+                    cJSON_GetArraySize(cJSON_GetObjectItem(rep, KG_RK_RESULTS)));
+    }
 cleanup:
     cJSON_Delete(rep);
     return rc;
@@ -286,6 +330,7 @@ static int st_twin_marks(const st_matrix *m, const st_env *e, const char *marks,
     snprintf(log, sizeof log, "%s/defects-bench-marks.log", e->tmpdir);
     snprintf(rep, sizeof rep, "%s/defects-bench-marks.json", e->tmpdir);
     *no_gpu = 0;
+    double t0 = kg_now_s();
     for (int i = 0; i < ST_TWIN_PROCESSES; i++) {
         const char *argv[] = { e->defects_exe, "bench", "--filter", "^defect/bench/.*/clean$",
                                "--seed", e->seed, "--device", e->device, "--budget",
@@ -309,6 +354,7 @@ static int st_twin_marks(const st_matrix *m, const st_env *e, const char *marks,
                                         "marks (process %d of %d) %s (log: %s)", e->defects_exe,
                           i + 1, ST_TWIN_PROCESSES, cs.why, log);
     }
+    st_pass_add((st_matrix *)m, "twins", "bench marks", kg_now_s() - t0, ST_TWIN_PROCESSES);
 cleanup:
     return rc;
 }
@@ -670,6 +716,7 @@ static int st_record(const st_matrix *m, kg_report *rep)
     cJSON_AddNumberToObject(sj, KG_RK_ST_FALSE_ALARMS, c.false_alarms);
     cJSON_AddNumberToObject(sj, KG_RK_ST_NOT_RUN, c.not_run);
     cJSON_AddNumberToObject(sj, KG_RK_ST_INFORMATIONAL, c.informational);
+    cJSON_AddItemToObject(sj, KG_RK_ST_PASSES, st_passes_json(m));
     kg_report_set_extra(rep, KG_RK_SELFTEST, sj);
     st_print(m);
     printf("\n%d caught, %d escaped, %d false alarms (%d not run without a GPU, %d "

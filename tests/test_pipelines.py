@@ -385,6 +385,12 @@ def gl_template():
     check(any(".ccache" in str(c.get("paths")) for c in b["cache"]), "gitlab template: ccache cached")
     check(b["artifacts"]["paths"] == ["kgate-runners.tar.gz"], "gitlab template: the build hands over the runners")
     check("ci/build.sh" in "\n".join(b["script"]), "gitlab template: build.sh")
+    check('export KGATE_AB_BASE="${CI_MERGE_REQUEST_DIFF_BASE_SHA:-}"' in "\n".join(b["script"])
+          and "merge_request_event" in "\n".join(b["script"]) and b["variables"].get("KGATE_AB") == "true",
+          "gitlab template: MR pipelines build the diff base for the A/B")
+    check(gl_resolve(t, ".kgate-gate")["variables"].get("GIT_DEPTH") == "1"
+          and gl_resolve(t, ".kgate-production")["variables"].get("GIT_DEPTH") == "0",
+          "gitlab template: MR GPU jobs clone shallow, production the whole history")
     check([r.get("interruptible") for r in b["rules"]] == [True, False] and "merge_request_event" in b["rules"][0]["if"],
           "gitlab template: the build is interruptible only in MR pipelines")
     g, p, c = jobs[".kgate-gate"], jobs[".kgate-production"], jobs[".kgate-comment"]
@@ -548,7 +554,10 @@ STUB = r'''#!/usr/bin/env bash
     "${KGATE_GIT_TOKEN:+set}" "${KGATE_DEFECTS:-}" "${KGATE_MARKS:-}"; } >> "$STUB_LOG"
 prev=""
 for a in "$@"; do
-    if [ "$prev" = --report ] && [ "$1" = run ]; then echo '{"schema":"kgate-report/1"}' > "$a"; fi
+    if [ "$prev" = --report ] && { [ "$1" = run ] || [ "$1" = ab ]; }; then
+        r="STUB_REPORT_$1"
+        if [ -n "${!r:-}" ]; then cp "${!r}" "$a"; else echo '{"schema":"kgate-report/1"}' > "$a"; fi
+    fi
     if [ "$prev" = --junit ] || [ "$prev" = --markdown ] || [ "$prev" = --html ]; then
         if [ "$a" = - ]; then echo "summary"; else echo "x" > "$a"; fi
     fi
@@ -647,6 +656,61 @@ def scripts_in(t):
     check(r.returncode == 0 and runs and "--marks-ref" not in runs[0] and "no branch 'kgate-marks'" in r.stdout,
           "gate.sh: before the first production run, gates without marks")
 
+    # The A/B of a pull request: with a base runner in the bundle, `ab BASE HEAD` on the GPU.
+    os.makedirs(os.path.join(bundle, "bin", "base"))
+    shutil.copy(os.path.join(bundle, "bin", "my-kernels"), os.path.join(bundle, "bin", "base", "my-kernels"))
+    with open(os.path.join(bundle, "kgate-runners.env"), "a") as f:
+        f.write("KGATE_AB_BASE_SHA=" + "a" * 40 + "\n")
+
+    def report_file(name, rows):
+        path = os.path.join(t, name)
+        with open(path, "w") as f:
+            json.dump({"schema": "kgate-report/1", "results": rows}, f)
+        return path
+    bench_only = report_file("bench-only.json", [
+        {"gate": "parity", "case": "a", "verdict": "PASS"},
+        {"gate": "bench", "case": "a", "verdict": "FAIL", "figures": {"decision": "REGRESSED"}}])
+    parity_fail = report_file("parity-fail.json", [
+        {"gate": "parity", "case": "a", "verdict": "FAIL"},
+        {"gate": "bench", "case": "a", "verdict": "FAIL", "figures": {"decision": "REGRESSED"}}])
+    r, calls = run_gate("diagnostic", KGATE_AB_ARGS="--rounds 12")
+    ab = [c for c in calls if " ab " in c]
+    out = os.path.join(proj, "kgate-reports", "h200-gpu1")
+    check(r.returncode == 0 and len(ab) == 1 and ab[0].startswith("my-kernels ab %s %s --device 1 --report %s --rounds 12 "
+          % (os.path.join(bundle, "bin", "base", "my-kernels"), os.path.join(bundle, "bin", "my-kernels"),
+             "kgate-reports/h200-gpu1/kgate-ab.json")) and "|token=|" in ab[0],
+          "gate.sh: a PR with a base runner runs `ab BASE HEAD --device N --report kgate-ab.json`: %s %s" % (ab, r.stderr))
+    check(os.path.exists(os.path.join(out, "kgate-ab.json")) and open(os.path.join(out, "kgate-ab-rc")).read() == "0\n",
+          "gate.sh: the A/B report and its exit code among the outputs")
+    check(calls.index([c for c in calls if " run " in c][0]) < calls.index(ab[0]), "gate.sh: the A/B after the run")
+    r, calls = run_gate("diagnostic", STUB_RC_ab="1")
+    check(r.returncode == 1 and "slower than its base" in r.stderr, "gate.sh: B_SLOWER fails the pull request")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only)
+    check(r.returncode == 0 and "informational" in r.stdout,
+          "gate.sh: a PR run whose only failures are bench-vs-marks regressions passes when the A/B ran: %s" % r.stderr)
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=parity_fail)
+    check(r.returncode == 1, "gate.sh: a parity failure still fails the A/B pull request")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only, STUB_RC_ab="1")
+    check(r.returncode == 1, "gate.sh: marks informational, A/B slower: fails")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only, KGATE_AB="off")
+    check(r.returncode == 1 and not [c for c in calls if " ab " in c], "gate.sh: KGATE_AB=off: no A/B, the marks decide the bench")
+    r, calls = run_gate("production")
+    check(r.returncode == 0 and not [c for c in calls if " ab " in c], "gate.sh: production runs no A/B")
+    r, calls = run_gate("diagnostic", CI_JOB_URL="https://gitlab.example/g/p/-/jobs/7")
+    check(open(os.path.join(out, "kgate-url")).read() == "https://gitlab.example/g/p/-/jobs/7/artifacts/browse/kgate-reports/h200-gpu1/\n",
+          "gate.sh: GitLab: the job's artifacts browse URL for the comment")
+    os.remove(os.path.join(out, "kgate-url"))
+    shutil.rmtree(os.path.join(bundle, "bin", "base"))
+    with open(os.path.join(bundle, "kgate-runners.env"), "w") as f:
+        f.write("KGATE_RUNNER_NAME=my-kernels\nKGATE_AB_NOTE=the base 0123456789ab does not build\n")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only)
+    check(r.returncode == 1 and not [c for c in calls if " ab " in c] and "no A/B (the base 0123456789ab does not build)" in r.stdout,
+          "gate.sh: no base runner: said why, the marks decide the bench")
+    with open(os.path.join(bundle, "kgate-runners.env"), "w") as f:
+        f.write("KGATE_RUNNER_NAME=my-kernels\n")
+    for f_ in ("kgate-ab.json", "kgate-ab-rc"):
+        os.remove(os.path.join(out, f_))
+
     # report.sh: two GPUs with reports, one without.
     reps = os.path.join(t, "reports")
     for n in ("h100-gpu0", "h200-gpu0", "h200-gpu1"):
@@ -681,6 +745,31 @@ def scripts_in(t):
     r, calls = run_report(KGATE_COMMENT="true", STUB_RC_comment="4")
     check(r.returncode == 4 or r.returncode == 1, "report.sh: a failed comment fails the job")
 
+    with open(os.path.join(reps, "h200-gpu0", "kgate-ab.json"), "w") as f:
+        f.write("{}")
+    with open(os.path.join(reps, "h100-gpu0", "kgate-url"), "w") as f:
+        f.write("https://gitlab.example/-/jobs/5/artifacts/browse/kgate-reports/h100-gpu0/\n")
+    urls = os.path.join(t, "artifact-urls")
+    with open(urls, "w") as f:
+        f.write("h200-gpu0 https://github.example/o/r/actions/runs/9/artifacts/77\n")
+    r, calls = run_report(KGATE_COMMENT="true", KGATE_ARTIFACT_URLS=urls)
+    cm = [c for c in calls if c.startswith("my-kernels comment ")]
+    want = ("--from-report %s --report-url https://gitlab.example/-/jobs/5/artifacts/browse/kgate-reports/h100-gpu0/ "
+            "--from-report %s --report-url https://github.example/o/r/actions/runs/9/artifacts/77 "
+            "--from-report %s --report-url https://github.example/o/r/actions/runs/9/artifacts/77 ") % (
+        os.path.join(reps, "h100-gpu0", "kgate-report.json"), os.path.join(reps, "h200-gpu0", "kgate-report.json"),
+        os.path.join(reps, "h200-gpu0", "kgate-ab.json"))
+    check(len(cm) == 1 and want in cm[0], "report.sh: each GPU's reports (its A/B too) with its own link: %s" % cm)
+    with open(os.path.join(reps, "h100-gpu0", "kgate-url"), "w") as f:
+        f.write("javascript:alert(1)\n")
+    r, calls = run_report(KGATE_COMMENT="true")
+    cm = [c for c in calls if c.startswith("my-kernels comment ")]
+    check(len(cm) == 1 and "javascript" not in cm[0], "report.sh: a link that is not http(s) is dropped")
+    os.remove(os.path.join(reps, "h100-gpu0", "kgate-url"))
+    os.remove(os.path.join(reps, "h200-gpu0", "kgate-ab.json"))
+
+    relay_scripts(t, genv, bundle, reps, log)
+
     flat = os.path.join(reps, "h100-gpu0")  # one GPU: download-artifact extracts it flat
     r, calls = run_report(KGATE_STATUSES="true", KGATE_REPORTS_DIR=flat)
     st = [c for c in calls if c.startswith("my-kernels status ")]
@@ -698,6 +787,64 @@ def scripts_in(t):
     k1 = sh([b, "--print-kgate-key"], proj, dict(genv, KGATE_CUDA_ARCHITECTURES="90")).stdout
     k2 = sh([b, "--print-kgate-key"], proj, dict(genv, KGATE_CUDA_ARCHITECTURES="90;100")).stdout
     check(re.match(r"^[0-9a-f]{16}-90\n$", k1) and k1 != k2, "build.sh: the kgate cache key names the tree and architectures")
+
+
+def relay_scripts(t, genv, bundle, reps, log):
+    """relay.sh: what it refuses in a fork's artifact before posting anything, and what it posts."""
+    kg = os.path.join(bundle, "bin", "my-kernels")  # the stub stands for the trusted kgate
+    sha = "b" * 40
+
+    def lay(files):
+        d = tempfile.mkdtemp(prefix="relay-in-", dir=t)
+        for rel, body in files.items():
+            p = os.path.join(d, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as f:
+                f.write(body)
+        return d
+    good_report = json.dumps({"schema": "kgate-report/1", "mode": "diagnostic", "command": "run", "results": []})
+    good_ab = json.dumps({"schema": "kgate-report/1", "mode": "diagnostic", "command": "ab", "results": []})
+    good = {"kgate-report-h200-gpu0/kgate-name": "h200-gpu0\n", "kgate-report-h200-gpu0/kgate-report.json": good_report,
+            "kgate-report-h200-gpu0/kgate-ab.json": good_ab,
+            "kgate-report-h200-gpu0/kgate-url": "https://evil.example/phish\n"}
+
+    def relay(d, **extra):
+        if os.path.exists(log):
+            os.remove(log)
+        env = dict(genv, STUB_LOG=log, KGATE_RELAY_IN=d, KGATE_RELAY_KGATE=kg, KGATE_RELAY_RUN_ID="123",
+                   KGATE_RELAY_HEAD_SHA=sha, KGATE_RELAY_PR="42")
+        env.update(extra)
+        r = sh([os.path.join(CI, "relay.sh")], t, env)
+        return r, (open(log).read().splitlines() if os.path.exists(log) else [])
+    r, calls = relay(lay(good))
+    cm = [c for c in calls if c.startswith("kgate comment ")]
+    st = [c for c in calls if c.startswith("kgate status ")]
+    check(r.returncode == 0 and len(cm) == 1 and cm[0].count("--from-report") == 2 and len(st) == 1
+          and "--context-suffix h200-gpu0" in st[0], "relay.sh: a valid artifact: one comment (run + A/B), statuses: %s %s" % (calls, r.stderr))
+    check(not [c for c in calls if "evil.example" in c], "relay.sh: a link the fork chose is never posted")
+    bad = [
+        ("a symlink", dict(good), lambda d: os.symlink("/etc/passwd", os.path.join(d, "kgate-report-h200-gpu0", "kgate-summary.md")), "other than files"),
+        ("an unknown file", dict(good, **{"kgate-report-h200-gpu0/run.sh": "x"}), None, "not a file a kgate GPU job writes"),
+        ("a deeper folder", dict(good, **{"kgate-report-h200-gpu0/x/y": "x"}), None, "other than files"),
+        ("a bad name", dict(good, **{"kgate-report-h200-gpu0/kgate-name": "h200 gpu0;rm\n"}), None, "kgate-name"),
+        ("a production report", dict(good, **{"kgate-report-h200-gpu0/kgate-report.json": good_report.replace("diagnostic", "production")}), None, "production report"),
+        ("an ab report as the run's", dict(good, **{"kgate-report-h200-gpu0/kgate-report.json": good_ab}), None, "'ab' report"),
+        ("an oversized file", dict(good), lambda d: open(os.path.join(d, "kgate-report-h200-gpu0", "kgate-report.html"), "w").truncate(17 * 1024 * 1024), "larger than"),
+    ]
+    for what, files, mutate, msg in bad:
+        d = lay(files)
+        if mutate:
+            mutate(d)
+        r, calls = relay(d)
+        check(r.returncode == 2 and msg in r.stderr and not [c for c in calls if " comment " in c or " status " in c],
+              "relay.sh: %s is refused (%s), nothing posted: %s" % (what, msg, r.stderr.strip()))
+    r, calls = relay(lay(good), STUB_RC_report="2")
+    check(r.returncode == 2 and "not a kgate report" in r.stderr and not [c for c in calls if " comment " in c],
+          "relay.sh: a report kgate cannot load is refused")
+    r, calls = relay(lay(good), KGATE_RELAY_REQUIRE_SIGNATURE="true")
+    check(r.returncode == 2 and "no signature" in r.stderr, "relay.sh: require-signature refuses unsigned reports")
+    r, calls = relay(lay(good), KGATE_RELAY_HEAD_SHA="main")
+    check(r.returncode == 2 and "KGATE_RELAY_HEAD_SHA" in r.stderr and not calls, "relay.sh: the head must be a full commit id")
 
 
 # ---- validators, where installed -----------------------------------------------------------------

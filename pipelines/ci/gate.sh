@@ -55,7 +55,7 @@ for b in "$marks" "$hist" "${KGATE_BASE_REF:-}"; do
     [ -z "$b" ] || git check-ref-format --branch "$b" >/dev/null 2>&1 || die "not a branch name: '$b'"
 done
 ab=${KGATE_AB:-auto}
-case "$ab" in auto|off) ;; *) die "KGATE_AB: expected auto or off, got '$ab'" ;; esac
+case "$ab" in auto|true|on) ab=auto ;; off|false) ab=off ;; *) die "KGATE_AB: expected auto or off, got '$ab'" ;; esac
 [ "$mode" = diagnostic ] && [ "$ab" = auto ] && [ -x "$base_runner" ] || ab=off
 mkdir -p "$out"
 printf '%s\n' "$name" > "$out/kgate-name"

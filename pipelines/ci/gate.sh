@@ -120,6 +120,7 @@ kg_ab() { # the A/B of the base and head runners on this GPU; its code joins rc
         0) ;;
         1) echo "kgate-ci gate: the A/B found this pull request slower than its base (B_SLOWER)" >&2
            [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] || rc=1 ;;
+        3) [ "$rc" -ne 0 ] || rc=3 ;; # no GPU: said by kgate ab itself
         *) echo "kgate-ci gate: kgate ab exited $ab_rc" >&2
            [ "$rc" -ne 0 ] || rc=$ab_rc ;;
     esac

@@ -22,10 +22,14 @@ major=v${ver%%.*}
 bad=0
 hv=$(sed -n 's/^#define KG_VERSION_STRING "\(.*\)"$/\1/p' "$src/include/kgate/kgate.h")
 [ "$hv" = "$ver" ] || { echo "release: KG_VERSION_STRING is '$hv', CMakeLists.txt says $ver" >&2; bad=1; }
+# A project's find_package(kgate X.Y) names this major (kgate's package is SameMajorVersion).
+while IFS= read -r line; do
+    echo "release: find_package of another major: $line" >&2; bad=1
+done < <(cd "$src" && grep -rnE 'find_package\(kgate [0-9]' examples README.md docs 2>/dev/null | grep -vE "find_package\(kgate ${major#v}\.")
 # Every reference to kgate's own actions and template names the major tag.
 while IFS= read -r line; do
     echo "release: not at $major: $line" >&2; bad=1
-done < <(cd "$src" && grep -rnoE '(kgate/kgate/pipelines/github/[a-z]+@[^ #",`]+|ref: v[^ #",`]+|KGATE_VERSION: v[^ #",`]+|/-/raw/v[^/]+/)' \
+done < <(cd "$src" && grep -rnoE '(kgate/kgate/pipelines/github/[a-z]+@[^ #",`]+|ref: v[0-9][^ #",`]*|KGATE_VERSION: v[0-9][^ #",`]*|/-/raw/v[0-9][^/]*/)' \
             pipelines examples README.md docs 2>/dev/null | grep -vE "(@|ref: |KGATE_VERSION: |/-/raw/)$major(/|\$)")
 [ "$bad" = 0 ] || exit 1
 echo "release: kgate $ver, tags v$ver and $major"

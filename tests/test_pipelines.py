@@ -563,7 +563,9 @@ for a in "$@"; do
     fi
     prev=$a
 done
-v="STUB_RC_$1"; exit "${!v:-0}"
+v="STUB_RC_$1"
+case " $* " in *" --verify-signature "*) v=STUB_RC_verify ;; esac
+exit "${!v:-0}"
 '''
 
 
@@ -842,7 +844,13 @@ def relay_scripts(t, genv, bundle, reps, log):
     check(r.returncode == 2 and "not a kgate report" in r.stderr and not [c for c in calls if " comment " in c],
           "relay.sh: a report kgate cannot load is refused")
     r, calls = relay(lay(good), KGATE_RELAY_REQUIRE_SIGNATURE="true")
-    check(r.returncode == 2 and "no signature" in r.stderr, "relay.sh: require-signature refuses unsigned reports")
+    check(r.returncode == 2 and "needs KGATE_REPORT_KEY" in r.stderr, "relay.sh: require-signature needs the key")
+    r, calls = relay(lay(good), KGATE_RELAY_REQUIRE_SIGNATURE="true", KGATE_REPORT_KEY="k" * 32, STUB_RC_verify="2")
+    check(r.returncode == 2 and "no valid signature" in r.stderr and any("--verify-signature" in c for c in calls)
+          and not [c for c in calls if " comment " in c], "relay.sh: require-signature: a report kgate cannot verify is refused")
+    r, calls = relay(lay(good), KGATE_RELAY_REQUIRE_SIGNATURE="true", KGATE_REPORT_KEY="k" * 32)
+    check(r.returncode == 0 and len([c for c in calls if "--verify-signature" in c]) == 2,
+          "relay.sh: require-signature: each report verified, then posted")
     r, calls = relay(lay(good), KGATE_RELAY_HEAD_SHA="main")
     check(r.returncode == 2 and "KGATE_RELAY_HEAD_SHA" in r.stderr and not calls, "relay.sh: the head must be a full commit id")
 

@@ -11,9 +11,10 @@
 #   - content: every kgate-report.json / kgate-ab.json loads as a kgate report (`kgate report
 #     --from`: schema, strict JSON, size), is diagnostic (a fork never certifies) and is the
 #     command gate.sh runs (run; ab);
-#   - signature: with KGATE_RELAY_REQUIRE_SIGNATURE=true a report must carry one (a fork's run
-#     holds no key, so this is for runners that sign with a key of their own); otherwise none
-#     is needed, and nothing the relay reads can move a mark either way;
+#   - signature: with KGATE_RELAY_REQUIRE_SIGNATURE=true every report must carry a valid one
+#     (`kgate report --verify-signature` with KGATE_REPORT_KEY; a fork's run holds no key, so
+#     this is for runners that sign with a key of their own); otherwise none is needed, and
+#     nothing the relay reads can move a mark either way;
 #   - the pull request: the number is never taken from the artifact: the open PR whose head is
 #     KGATE_RELAY_HEAD_REPO at KGATE_RELAY_HEAD_SHA (from the workflow_run event), asked of the
 #     API; none or several: nothing is posted (exit 2).
@@ -71,8 +72,9 @@ for d in "${dirs[@]}"; do
         [ "$mode" != production ] || die "$n/$r: a production report from a fork's run"
         case "$r:$cmd" in kgate-report.json:run|kgate-ab.json:ab) ;; *) die "$n/$r: a '$cmd' report where gate.sh writes another" ;; esac
         if [ "${KGATE_RELAY_REQUIRE_SIGNATURE:-false}" = true ]; then
-            jq -e '.signature.alg == "hmac-sha256" and (.signature.value | test("^[0-9a-f]{64}$"))' "$T/in/$n/$r" >/dev/null ||
-                die "$n/$r: no signature (KGATE_RELAY_REQUIRE_SIGNATURE=true)"
+            [ -n "${KGATE_REPORT_KEY:-}" ] || die "KGATE_RELAY_REQUIRE_SIGNATURE=true needs KGATE_REPORT_KEY"
+            "$kg" report --from "$T/in/$n/$r" --verify-signature 2> "$T/err" ||
+                die "$n/$r: no valid signature: $(head -c 300 "$T/err")"
         fi
     done
 done
@@ -109,6 +111,7 @@ if [ -z "${KGATE_RELAY_PR:-}" ]; then
 fi
 echo "kgate-ci relay: posting for pull request #$pr (head ${sha:0:12}, run $KGATE_RELAY_RUN_ID)"
 export GITHUB_RUN_ID=$KGATE_RELAY_RUN_ID # the links: the fork's run, not this relay's
+unset KGATE_REPORT_KEY
 KGATE_BIN="$T/bin" KGATE_REPORTS_DIR="$T/in" KGATE_COMMENT=true KGATE_STATUSES=true \
     KGATE_PR_NUMBER=$pr KGATE_STATUS_SHA=$sha KGATE_ARTIFACT_URLS=$urls KGATE_HISTORY_PUSH=false \
     "$here/report.sh"

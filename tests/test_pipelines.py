@@ -685,6 +685,10 @@ def scripts_in(t):
     check(os.path.exists(os.path.join(out, "kgate-ab.json")) and open(os.path.join(out, "kgate-ab-rc")).read() == "0\n",
           "gate.sh: the A/B report and its exit code among the outputs")
     check(calls.index([c for c in calls if " run " in c][0]) < calls.index(ab[0]), "gate.sh: the A/B after the run")
+    r, calls = run_gate("diagnostic", KGATE_RUN_ARGS="--tag fast --quiet --filter=^gemm --exclude x", KGATE_AB_ARGS="--rounds 5")
+    ab = [c for c in calls if " ab " in c]
+    check(len(ab) == 1 and " --device 1 --report kgate-reports/h200-gpu1/kgate-ab.json --tag fast --filter=^gemm --exclude x --rounds 5 |" in ab[0]
+          and "--quiet" not in ab[0], "gate.sh: the A/B selects what the run selects: %s" % ab)
     r, calls = run_gate("diagnostic", STUB_RC_ab="1")
     check(r.returncode == 1 and "slower than its base" in r.stderr, "gate.sh: B_SLOWER fails the pull request")
     r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only)

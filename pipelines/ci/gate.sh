@@ -26,7 +26,8 @@
 # KGATE_PUSH_TOKEN (production only: becomes KGATE_GIT_TOKEN), KGATE_SUMMARY (a file the
 # Markdown summary is appended to, e.g. $GITHUB_STEP_SUMMARY), KGATE_AB (auto: the A/B when the
 # bundle has a base runner; off: never, the marks decide the bench), KGATE_AB_ARGS (more `kgate
-# ab` flags, split on spaces: --rounds N, --filter RE, --budget S).
+# ab` flags, split on spaces: --rounds N, --budget S; the A/B selects the cases the run's
+# --filter/--exclude/--tag of KGATE_RUN_ARGS select).
 # Exit: kgate run's code (0 pass, 1 gate failed, 2 usage, 3 no GPU, 4 runtime error), with a PR's
 # bench-vs-marks regressions not counted when the A/B ran; else the A/B's code (1: B slower on a
 # case); 1 when the gates passed but the guard refused the PR; 4 when they passed but the
@@ -104,8 +105,19 @@ kg_ab() { # the A/B of the base and head runners on this GPU; its code joins rc
     local ab_rc=0 base_sha
     base_sha=$(sed -n 's/^KGATE_AB_BASE_SHA=//p' "$bin/kgate-runners.env")
     echo "kgate-ci gate: A/B of the base ${base_sha:0:12} (A) and this pull request (B) on GPU $dev"
-    # shellcheck disable=SC2206 # KGATE_AB_ARGS is split on spaces on purpose
-    local extra=(${KGATE_AB_ARGS:-})
+    # The run's selection (--filter, --exclude, --tag of KGATE_RUN_ARGS) is the A/B's too, then
+    # KGATE_AB_ARGS; both are split on spaces on purpose.
+    # shellcheck disable=SC2206
+    local run_args=(${KGATE_RUN_ARGS:-}) extra=() i=0
+    while [ "$i" -lt "${#run_args[@]}" ]; do
+        case "${run_args[$i]}" in
+            --filter|--exclude|--tag) extra+=("${run_args[$i]}" "${run_args[$((i + 1))]:-}"); i=$((i + 1)) ;;
+            --filter=*|--exclude=*|--tag=*) extra+=("${run_args[$i]}") ;;
+        esac
+        i=$((i + 1))
+    done
+    # shellcheck disable=SC2206
+    extra+=(${KGATE_AB_ARGS:-})
     set +e
     "$runner" ab "$base_runner" "$runner" --device "$dev" --report "$out/kgate-ab.json" "${extra[@]}"
     ab_rc=$?

@@ -47,7 +47,7 @@ total=$(find "$in" -type f -printf '%s\n' | awk '{ t += $1 } END { print t + 0 }
 dirs=()
 if [ -f "$in/kgate-name" ] || [ -f "$in/kgate-report.json" ]; then dirs=("$in")
 else while IFS= read -r d; do dirs+=("$d"); done < <(find "$in" -mindepth 1 -maxdepth 1 -type d | LC_ALL=C sort); fi
-[ "${#dirs[@]}" -ge 1 ] && [ "${#dirs[@]}" -le 64 ] || die "expected 1 to 64 GPU folders, got ${#dirs[@]}"
+if [ "${#dirs[@]}" -lt 1 ] || [ "${#dirs[@]}" -gt 64 ]; then die "expected 1 to 64 GPU folders, got ${#dirs[@]}"; fi
 for d in "${dirs[@]}"; do
     [ "$d" = "$in" ] || [ -z "$(find "$d" -mindepth 1 -type d -print -quit)" ] || die "a folder inside ${d#"$in"/}"
     n=$(head -c 65 "$d/kgate-name" 2>/dev/null | head -1) || true

@@ -558,6 +558,9 @@ for a in "$@"; do
         r="STUB_REPORT_$1"
         if [ -n "${!r:-}" ]; then cp "${!r}" "$a"; else echo '{"schema":"kgate-report/1"}' > "$a"; fi
     fi
+    if [ "$prev" = --from-report ] && [ "$1" = status ]; then
+        printf 'verdicts %s\n' "$(jq -c '[.results[]?.verdict]' "$a" 2>/dev/null)" >> "$STUB_LOG"
+    fi
     if [ "$prev" = --junit ] || [ "$prev" = --markdown ] || [ "$prev" = --html ]; then
         if [ "$a" = - ]; then echo "summary"; else echo "x" > "$a"; fi
     fi
@@ -766,6 +769,17 @@ def scripts_in(t):
         os.path.join(reps, "h100-gpu0", "kgate-report.json"), os.path.join(reps, "h200-gpu0", "kgate-report.json"),
         os.path.join(reps, "h200-gpu0", "kgate-ab.json"))
     check(len(cm) == 1 and want in cm[0], "report.sh: each GPU's reports (its A/B too) with its own link: %s" % cm)
+    with open(os.path.join(reps, "h200-gpu0", "kgate-report.json"), "w") as f:
+        json.dump({"results": [{"gate": "bench", "case": "a", "verdict": "FAIL", "figures": {"decision": "REGRESSED"}},
+                               {"gate": "parity", "case": "a", "verdict": "FAIL"}]}, f)
+    r, calls = run_report(KGATE_STATUSES="true")
+    st = [c for c in calls if c.startswith("my-kernels status ")]
+    check(len(st) == 3 and "--from-report %s --context-suffix h200-gpu0" % os.path.join(reps, "h200-gpu0", "kgate-ab.json") in st[2]
+          and os.path.join(reps, "h200-gpu0", "kgate-report.json") not in st[1],
+          "report.sh: a GPU with an A/B posts kgate/ab, and its run's statuses from an informational copy: %s" % st)
+    check('verdicts ["WARN","FAIL"]' in calls, "report.sh: in that copy the marks' REGRESSED is WARN, a parity FAIL stays: %s" % calls)
+    with open(os.path.join(reps, "h200-gpu0", "kgate-report.json"), "w") as f:
+        f.write("{}")
     with open(os.path.join(reps, "h100-gpu0", "kgate-url"), "w") as f:
         f.write("javascript:alert(1)\n")
     r, calls = run_report(KGATE_COMMENT="true")
@@ -825,8 +839,8 @@ def relay_scripts(t, genv, bundle, reps, log):
     r, calls = relay(lay(good))
     cm = [c for c in calls if c.startswith("kgate comment ")]
     st = [c for c in calls if c.startswith("kgate status ")]
-    check(r.returncode == 0 and len(cm) == 1 and cm[0].count("--from-report") == 2 and len(st) == 1
-          and "--context-suffix h200-gpu0" in st[0], "relay.sh: a valid artifact: one comment (run + A/B), statuses: %s %s" % (calls, r.stderr))
+    check(r.returncode == 0 and len(cm) == 1 and cm[0].count("--from-report") == 2 and len(st) == 2
+          and all("--context-suffix h200-gpu0" in c for c in st), "relay.sh: a valid artifact: one comment (run + A/B), statuses: %s %s" % (calls, r.stderr))
     check(not [c for c in calls if "evil.example" in c], "relay.sh: a link the fork chose is never posted")
     bad = [
         ("a symlink", dict(good), lambda d: os.symlink("/etc/passwd", os.path.join(d, "kgate-report-h200-gpu0", "kgate-summary.md")), "other than files"),

@@ -4,6 +4,8 @@
 # left in its KGATE_OUT), it:
 #   - appends each GPU's Markdown summary to $KGATE_SUMMARY (when set);
 #   - KGATE_STATUSES=true: posts the commit statuses of every report, `kgate/<gate> (<name>)`;
+#     with an A/B report also `kgate/ab (<name>)`, the run's bench-vs-marks regressions then
+#     posted as WARN (informational: the A/B is a pull request's bench verdict);
 #   - KGATE_COMMENT=true: creates or updates the ONE pull/merge request comment, made from all
 #     reports at once (a comment step per GPU would have each overwrite the others'), each GPU's
 #     A/B report (kgate-ab.json) beside its run report, each linked to where its outputs are:
@@ -64,9 +66,22 @@ if [ -n "${KGATE_SUMMARY:-}" ]; then
     done
     for n in "${missing[@]}"; do echo "### kgate: $n: no report (the job failed before its run ended)" >> "$KGATE_SUMMARY"; done
 fi
+# A GPU with an A/B report (a pull request): its kgate/ab status is the bench verdict, and the
+# run's bench rows decided REGRESSED against the marks post as WARN (informational), from a copy.
+kr_informational() { # kr_informational REPORT OUT
+    jq '.results |= map(if .gate == "bench" and .figures.decision == "REGRESSED" and .verdict == "FAIL"
+        then .verdict = "WARN" | .message = "informational on a pull request (the A/B decides): " + (.message // "")
+        else . end)' "$1" > "$2"
+}
 if [ "${KGATE_STATUSES:-false}" = true ]; then
+    stmp=$(mktemp -d)
+    trap 'rm -rf "$stmp"' EXIT
     for i in "${!reports[@]}"; do
-        "$runner" status "${dry[@]}" --from-report "${reports[$i]}" --context-suffix "${names[$i]}" || kr_fail "status (${names[$i]})" $?
+        from=${reports[$i]}
+        if [ -n "${abs[$i]}" ] && kr_informational "$from" "$stmp/$i.json" 2>/dev/null; then from=$stmp/$i.json; fi
+        "$runner" status "${dry[@]}" --from-report "$from" --context-suffix "${names[$i]}" || kr_fail "status (${names[$i]})" $?
+        [ -z "${abs[$i]}" ] ||
+            "$runner" status "${dry[@]}" --from-report "${abs[$i]}" --context-suffix "${names[$i]}" || kr_fail "status (${names[$i]}, A/B)" $?
     done
 fi
 if [ "${KGATE_COMMENT:-false}" = true ] && [ "${#reports[@]}" -gt 0 ]; then

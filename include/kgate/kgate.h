@@ -60,6 +60,6 @@
 #define KG_VERSION_MAJOR 0
 #define KG_VERSION_MINOR 1
 #define KG_VERSION_PATCH 0
-#define KG_VERSION_STRING "0.1.0"
+#define KG_VERSION_STRING "1.0.0"
 
 #endif /* KGATE_KGATE_H */

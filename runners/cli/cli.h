@@ -77,6 +77,13 @@ void kg_cli_counters_share(kg_counters_gate_opts *o, const kg_marks *marks, cons
 int kg_cli_counters_check_save(const kg_counters_gate_opts *o);
 int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o);
 
+/* --shard (shard.c): a case's bench seconds from its marks (kg_common_opts.shard_weight), set
+ * on co by the commands that load marks; `report --merge OUT SHARD...`: the exit code of the
+ * merged rows (kg_exit_code_for_counts), or <0 with the refusal set. */
+double kg_cli_shard_weight(const void *marks, const char *case_id);
+void kg_cli_shard_weigh(kg_common_opts *co, const kg_marks *marks);
+int kg_cli_report_merge(const char *out, const char *const *shards, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,6 +23,8 @@ typedef struct {
     int ordinal;
     char name[256];
     char uuid[64];           /* "GPU-xxxxxxxx-..." */
+    char serial[64];         /* the board's serial (NVML), "" when unavailable: */
+    char serial_why[128];    /* why not ("NVML: not supported on this board", ...) */
     int cc_major, cc_minor;
     int sm_count;
     int driver_version;      /* e.g. 13000 */

@@ -111,6 +111,8 @@
 #define KG_RK_DEVICE "device"
 #define KG_RK_DEVICE_NAME "name"
 #define KG_RK_DEVICE_UUID "uuid"
+#define KG_RK_DEVICE_SERIAL "serial"      /* the board's serial (NVML); null when unavailable */
+#define KG_RK_DEVICE_SERIAL_WHY "serial_why" /* why the serial is null */
 #define KG_RK_DEVICE_CLASS "class"        /* report.device.class: the marks' device key */
 #define KG_RK_DEVICE_CC "compute_capability"
 #define KG_RK_DEVICE_ORDINAL "ordinal"
@@ -227,10 +229,11 @@
 #define KG_RK_SHARD_CASES "cases"             /* the ids this shard ran (merged: all) */
 #define KG_RK_SHARD_MERGED "merged"           /* true: `kgate report --merge` wrote it */
 #define KG_RK_SHARD_PARTS "parts"             /* merged: [{index, report, run_id, ...}] */
-#define KG_RK_SHARD_PART_REPORT "report"      /* the shard report's file name */
+#define KG_RK_SHARD_PART_REPORT "report"      /* the shard report's path, as given */
 #define KG_RK_SHARD_PART_RUN_ID "run_id"
 #define KG_RK_SHARD_PART_STARTED_AT "started_at"
 #define KG_RK_SHARD_PART_DEVICE_UUID "device_uuid" /* null without a GPU */
+#define KG_RK_SHARD_PART_DEVICE_SERIAL "device_serial" /* null when unavailable */
 #define KG_RK_SHARD_PART_RUNNER "runner"      /* provenance RUNNER_NAME/CI_RUNNER_DESCRIPTION */
 #define KG_RV_SHARD_BALANCE_MARKS "marks"
 #define KG_RV_SHARD_BALANCE_COUNT "case count"

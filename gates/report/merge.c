@@ -15,13 +15,6 @@ static const char *mg_str(const cJSON *o, const char *k)
     return cJSON_GetStringValue(mg_get(o, k));
 }
 
-/* The file name without its folders (the merged report names its parts by it). */
-static const char *mg_base(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 /* What shards of one run share: the rule's words, and the value of a report. */
 static const char *const mg_fields[] = {
     "command", "mode", "seed", "commit under test (provenance.commit)", "GPU class (device.class)",
@@ -296,7 +289,7 @@ static cJSON *mg_shard(const cJSON **by, const char **bn, int count, const mg_ca
             mg_str(prov, KG_RK_PROV_RUNNER_NAME) ? mg_str(prov, KG_RK_PROV_RUNNER_NAME)
                                                  : mg_str(prov, KG_RK_PROV_CI_RUNNER_DESCRIPTION);
         cJSON_AddNumberToObject(p, KG_RK_SHARD_INDEX, s + 1);
-        cJSON_AddStringToObject(p, KG_RK_SHARD_PART_REPORT, mg_base(bn[s]));
+        cJSON_AddStringToObject(p, KG_RK_SHARD_PART_REPORT, bn[s]); /* as given */
         cJSON_AddStringToObject(p, KG_RK_SHARD_PART_RUN_ID, mg_str(by[s], KG_RK_RUN_ID)
                                                                 ? mg_str(by[s], KG_RK_RUN_ID) : "");
         cJSON_AddStringToObject(p, KG_RK_SHARD_PART_STARTED_AT,
@@ -304,8 +297,15 @@ static cJSON *mg_shard(const cJSON **by, const char **bn, int count, const mg_ca
                                                                 : "");
         cJSON_AddItemToObject(p, KG_RK_SHARD_PART_DEVICE_UUID,
                               uuid ? cJSON_CreateString(uuid) : cJSON_CreateNull());
+        const cJSON *serial = mg_get(d, KG_RK_DEVICE_SERIAL);
+        cJSON_AddItemToObject(p, KG_RK_SHARD_PART_DEVICE_SERIAL,
+                              cJSON_IsString(serial) ? cJSON_CreateString(serial->valuestring)
+                                                     : cJSON_CreateNull());
         if (runner)
             cJSON_AddStringToObject(p, KG_RK_SHARD_PART_RUNNER, runner);
+        cJSON_AddItemToObject(p, KG_RK_SHARD_CASES,
+                              cJSON_Duplicate(mg_get(mg_get(by[s], KG_RK_SHARD),
+                                                     KG_RK_SHARD_CASES), 1));
         cJSON_AddItemToArray(parts, p);
     }
     cJSON_AddItemToObject(o, KG_RK_SHARD_PARTS, parts);

@@ -83,6 +83,8 @@ int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o);
 double kg_cli_shard_weight(const void *marks, const char *case_id);
 void kg_cli_shard_weigh(kg_common_opts *co, const kg_marks *marks);
 int kg_cli_report_merge(const char *out, const char *const *shards, size_t n);
+/* `kgate history offsets` (history_offsets.c): per-GPU offsets of a case from the history. */
+int kg_cmd_history_offsets(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
  * rule has a planted defect its check must catch. */
 #include <math.h>
 #include <string.h>
+#include "bench/bench.h"
 #include "core/fleet.h"
 #include "core/kg_core.h"
 #include "kg_test.h"
@@ -92,8 +93,36 @@ static void test_history_band(void)
     CHECK(near(kg_fleet_quantile(q, 4, 0.5), 2.5) && near(kg_fleet_quantile(q, 4, 1), 4));
 }
 
+/* Through the bench's real decision: a +2.2% run is REGRESSED on the GPU that set the mark and
+ * SAME, with the note, on another GPU of a class whose GPUs differ by 3%. */
+static void test_bench_on_gpu(void)
+{
+    kg_mark mk = { .device_class = "NVIDIA H200/sm_90", .case_id = "c", .metric = "time_us_warm",
+                   .direction = KG_LOWER_IS_BETTER, .value = 100, .band_rel = 0.004,
+                   .run_median = 100, .ci_lo = 99.9, .ci_hi = 100.1, .samples = 200, .runs = 3,
+                   .gpu_uuid = "GPU-a", .xgpu_spread_rel = 0.03, .xgpu_gpus = 3 };
+    kg_bench_obs run = { .median = 102.2, .ci_lo = 102.1, .ci_hi = 102.3 };
+    kg_decide_opts o = KG_DECIDE_OPTS_INIT;
+    kg_bench_verdict v;
+    kg_mark tmp;
+    char note[400];
+    const kg_mark *use = kg_bench_mark_on_gpu(&tmp, &mk, "GPU-a", note, sizeof note);
+    CHECK(use == &mk && !note[0]);
+    CHECK(kg_bench_decide(&v, use, &run, NULL, 0, &o) == 0 && v.decision == KG_BENCH_REGRESSED);
+    use = kg_bench_mark_on_gpu(&tmp, &mk, "GPU-b", note, sizeof note);
+    CHECK(use == &tmp && near(tmp.band_rel, 0.034) && strstr(note, "never set the mark"));
+    CHECK(kg_bench_decide(&v, use, &run, NULL, 0, &o) == 0 && v.decision == KG_BENCH_SAME);
+    /* a +5% regression on the other GPU is still caught */
+    kg_bench_obs big = { .median = 105, .ci_lo = 104.9, .ci_hi = 105.1 };
+    CHECK(kg_bench_decide(&v, use, &big, NULL, 0, &o) == 0 && v.decision == KG_BENCH_REGRESSED);
+    /* a mark without a GPU (written before issue #27): the mark itself */
+    mk.gpu_uuid = NULL;
+    CHECK(kg_bench_mark_on_gpu(&tmp, &mk, "GPU-b", note, sizeof note) == &mk && !note[0]);
+}
+
 int main(void)
 {
+    test_bench_on_gpu();
     test_offsets();
     test_xgpu();
     test_history_band();

@@ -2,10 +2,12 @@
 # Every figure knows its GPU (issue #27 item 3): reports carry the GPU's UUID and serial, the
 # history records them, and `kgate history offsets --case ID` shows each GPU's offset from the
 # class and the class's cross-GPU spread from the production runs; a diagnostic or a regressed
-# run (planted far off) does not count, nor a GPU with fewer than 3 runs in the spread.
-# Usage: test_history_offsets.sh KGATE
+# run (planted far off) does not count, nor a GPU with fewer than 3 runs in the spread; a mark
+# advanced there records its GPU, the spread and a band learned from the class's runs.
+# Usage: test_history_offsets.sh KGATE KG_REPORT_SIGN
 . "$(dirname "$0")/lib.sh"
 KG=$(realpath "$1")
+SIGN=$(realpath "$2")
 git_isolate
 unset KGATE_HISTORY_BRANCH KGATE_REPORT_KEY KGATE_GIT_TOKEN
 R=$T/repo; scratch_repo "$R"; cd "$R"
@@ -39,6 +41,26 @@ check "one class" 0 "NVIDIA H200/sm_90" -- "$KG" history offsets --case axpy/n=1
 check "unknown case" 2 "no run of 'nope'" -- "$KG" history offsets --case nope
 check "--case required" 2 "--case ID is required" -- "$KG" history offsets
 check "no branch" 2 "no such branch" -- "$KG" history offsets --case axpy/n=1/f32 --branch nothere
+# The production step learns from it (items 2 and 3): a mark set on GPU-dddd from a signed
+# report records that GPU and serial, the class's cross-GPU spread (2 GPUs with 3+ runs) and a
+# band learned from the 11 production runs (capped at 1.5%).
+export KGATE_REPORT_KEY=test-report-key-$RANDOM-$RANDOM-0123456789 KGATE_MARKS_BRANCH=HEAD
+jq -n --arg c "$commit" '
+  {schema: "kgate-report/1", command: "run", mode: "production", certifying: true,
+   run_id: "prod-1", started_at: "2026-11-02T00:00:00Z", seed: 7,
+   device: {class: "NVIDIA H200/sm_90", uuid: "GPU-dddd", serial: "1320000000004", driver_cuda_version: "13.0", runtime_version: "13.0"},
+   provenance: {commit: $c}, gates: ["parity","preflight","hotpath","bench","counters"],
+   results: ([{gate: "selftest", case: "defect/parity/x", verdict: "PASS", message: "", figures: {}}] +
+     [("parity","preflight","hotpath") as $g | {gate: $g, case: "axpy/n=1/f32", verdict: "PASS", message: "", figures: {}}] +
+     [{gate: "counters", case: "axpy/n=1/f32", verdict: "PASS", message: "", figures: {decision: "OK", why: "", device_class: "x", kernels: 1, passes: 1, metrics: {}}},
+      {gate: "bench", case: "axpy/n=1/f32", verdict: "PASS", message: "", figures: {decision: "NO_MARK", metric: "time_us_warm",
+        median_us: 10, ci_lo_us: 9.99, ci_hi_us: 10.01, band_rel: 0.001, samples: 200, processes: 3, env_lo_us: 9.995, env_hi_us: 10.005}}])}' >"$T/prod.json"
+KGATE_REPORT_KEY=$KGATE_REPORT_KEY "$SIGN" "$T/prod.json" || bad "signing"
+check "advance learns from the history" 0 "band \+-[0-9.]+% -> \+-1.50%, learned from 11 production run" -- \
+    "$KG" marks advance --from-report "$T/prod.json"
+git show HEAD:baselines/high_water.json | jq '.marks[0]' >"$T/mark.json"
+expect_jq '.gpu_uuid == "GPU-dddd" and .gpu_serial == "1320000000004" and .xgpu_gpus == 2 and (.xgpu_spread_rel - 0.02 | fabs) < 1e-9 and .history_runs == 11 and .band_rel == 0.015' "$T/mark.json"
+unset KGATE_REPORT_KEY
 # a report's device: the serial or null with the reason (the CPU run has no device at all)
 "$KG" parity --filter '^axpy/n=1/f32$' --report "$T/cpu.json" >/dev/null 2>&1
 expect_jq '.device == null' "$T/cpu.json"

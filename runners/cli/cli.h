@@ -8,6 +8,7 @@
 #include "counters/counters.h"
 #include "marks/marks.h"
 #include "marks/marks_ref.h"
+#include "marks/advance.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,6 +84,10 @@ int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o);
 double kg_cli_shard_weight(const void *marks, const char *case_id);
 void kg_cli_shard_weigh(kg_common_opts *co, const kg_marks *marks);
 int kg_cli_report_merge(const char *out, const char *const *shards, size_t n);
+/* fleet.c (issue #27): before the ratchet, each candidate's GPU (dev, else the report's device
+ * or merged parts) and what the class's run history teaches its band (marks/history_fleet.h). */
+int kg_cli_fleet_learn(kg_advance_input *in, kg_git *g, const kg_device_info *dev,
+                       const cJSON *report);
 /* `kgate history offsets` (history_offsets.c): per-GPU offsets of a case from the history. */
 int kg_cmd_history_offsets(int argc, char **argv);
 

@@ -325,7 +325,8 @@ static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_op
         summary = cJSON_CreateObject();
         cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
         cJSON_AddStringToObject(summary, KG_RK_MU_REASON, in->why_not);
-    } else if ((rc = kg_production_advance(t, mo, in, &summary)) < 0) {
+    } else if ((rc = kg_cli_fleet_learn(in, t->git, &run->dev, NULL)) < 0 ||
+               (rc = kg_production_advance(t, mo, in, &summary)) < 0) {
         /* The report still records the run; the exit code says the commit failed. */
         summary = cJSON_CreateObject();
         cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);

@@ -55,6 +55,7 @@ check "--shard 0/2" 2 "expected I/N" -- "$KG" parity --shard 0/2 --seed 1
 check "--shard 3/2" 2 "expected I/N" -- "$KG" parity --shard 3/2 --seed 1
 check "more shards than cases" 2 "at most one shard per case" -- "$KG" parity --filter '^axpy/n=1/f32$' --shard 1/2 --seed 1
 check "ab --shard" 2 "ab: --shard is not supported" -- "$KG" ab "$KG" "$KG" --shard 1/2 --seed 1
+check "selftest --shard" 2 "selftest: --shard is not supported" -- "$KG" selftest --shard 1/2 --seed 1
 check "--merge with --from" 2 "--merge takes only shard reports" -- "$KG" report --merge "$T/x.json" --from "$T/s1.json"
 check "stray argument" 2 "shard reports follow --merge" -- "$KG" report --from "$T/s1.json" --junit - "$T/s2.json"
 

@@ -36,7 +36,7 @@ while [ \$# -gt 0 ]; do [ "\$1" = --report ] && echo '{}' >"\$2"; shift; done
 exit 3
 EOS
 chmod +x "$R/scripts/"*.sh "$R/build/runners/kgate"
-check "main.sh" 3 "" -- bash "$R/scripts/main.sh" --seed 5
+check "main.sh" 3 "" -- env -u KG_BUILD_DIR bash "$R/scripts/main.sh" --seed 5
 [ -e "$T/deps.args" ] && ! grep -q -- --docs-tools "$T/deps.args" && ok || bad "main.sh asks deps.sh for the docs tools: $(cat "$T/deps.args" 2>/dev/null)"
 expect_grep '^\[1/2\] Building C object' "$T/out" "main.sh hides the build's progress"
 grep -q -- '^-- ' "$T/out" && bad "main.sh shows the configure step's chatter" || ok

@@ -323,8 +323,9 @@ static void opt_list(FILE *out, const kg_opt_table *tables, size_t n_tables)
         }
 }
 
-void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
-                  const kg_opt_table *tables, size_t n_tables, const char *description)
+static void opt_usage(FILE *out, const char *command, const char *synopsis_tail,
+                      const kg_opt_table *tables, size_t n_tables, const char *description,
+                      const char *exit_codes)
 {
     kg_opt_synopsis(out, "usage: ", command, synopsis_tail, tables, n_tables);
     if (description && *description) {
@@ -339,13 +340,19 @@ void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
         fputc('\n', out);
         opt_list(out, tables, n_tables);
     }
-    fprintf(out, "\n%s", kg_opt_exit_code_lines);
+    fprintf(out, "\n%s", exit_codes ? exit_codes : kg_opt_exit_code_lines);
+}
+
+void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
+                  const kg_opt_table *tables, size_t n_tables, const char *description)
+{
+    opt_usage(out, command, synopsis_tail, tables, n_tables, description, NULL);
 }
 
 void kg_opt_cmd_usage(FILE *out, const kg_opt_cmd *cmd)
 {
-    kg_opt_usage(out, cmd->command, cmd->synopsis_tail, cmd->tables, cmd->n_tables,
-                 cmd->description);
+    opt_usage(out, cmd->command, cmd->synopsis_tail, cmd->tables, cmd->n_tables,
+              cmd->description, cmd->exit_codes);
 }
 
 /* ---- the common options ------------------------------------------------------------------- */
@@ -374,6 +381,13 @@ static int opt_common_report(void *opts, const char *v)
     return 0;
 }
 
+/* Decided now, in the process that owns the terminal, before any worker is forked. */
+static int opt_common_color(void *opts, const char *v)
+{
+    KG_UNUSED(opts);
+    return kg_color_set("--color", v);
+}
+
 const kg_opt kg_common_opt_table[] = {
     KG_OPT_FN_("filter", "REGEX", opt_common_filter, 0,
                "select the cases whose id or a tag matches (POSIX extended regex; default: "
@@ -389,5 +403,8 @@ const kg_opt kg_common_opt_table[] = {
                    "the watchdog's limit for one case (default: 120 s, bench 60 s + 20 x budget)"),
     KG_OPT_STRING_("tag", "T[,U]", kg_common_opts, tag,
                    "select only the cases with one of these tags (kg_case_desc.tags)"),
+    KG_OPT_FN_("color", "WHEN", opt_common_color, 0,
+               "verdicts in colour: auto (default: on a terminal, unless NO_COLOR is set), "
+               "always, never"),
 };
 const size_t kg_n_common_opts = KG_ARRAY_LEN(kg_common_opt_table);

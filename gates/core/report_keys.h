@@ -216,6 +216,7 @@
 #define KG_RK_MS_COMMIT "commit"              /* kind "ref": the commit read */
 /* an interrupted run (SIGINT/SIGTERM): the results so far */
 #define KG_RK_INCOMPLETE "incomplete"
+#define KG_RK_STOPPED_AT "stopped_at"   /* where it stopped: "parity, in case 3 of 31 (ID)" */
 #define KG_RK_MV_CASE "case"                  /* moved[]: one mark that moved */
 #define KG_RK_MV_DEVICE_CLASS "device_class"
 #define KG_RK_MV_METRIC "metric"

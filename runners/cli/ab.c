@@ -273,8 +273,10 @@ static const char ab_description[] =
     "and the median ratio < 1 - F; B_SLOWER (fails) when ci_lo > 1 and the median ratio > 1 + F;\n"
     "SAME otherwise (F = --band-floor, default 0.005). Each bench run gets --budget (default\n"
     "0.5 s per case). A case whose bench row is ERROR in any round, or whose figures pass that\n"
-    "report's own measured ceilings (bench's check), is ERROR with the reason, never a ratio.\n"
-    "exit codes: 0 B not slower, 1 B slower on a case, 2 usage error, 3 no GPU, 4 runtime error\n";
+    "report's own measured ceilings (bench's check), is ERROR with the reason, never a ratio.\n";
+static const char ab_exit_codes[] =
+    "exit codes: 0 B not slower, 1 B slower on a case, 2 usage or input error, 3 no GPU,\n"
+    "            4 runtime error (a bench run failed, a case ERROR)\n";
 
 /* One side of one round: `EXE bench` into <dir>/<A|B><r>.json. */
 static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const char *filter,
@@ -560,7 +562,8 @@ static int ab_parse(ab_opts *o, kg_common_opts *co, int argc, char **argv, bool 
         { .opts = ab_opt_table, .n = KG_ARRAY_LEN(ab_opt_table), .target = o },
     };
     const kg_opt_cmd cmd = { .command = "ab", .synopsis_tail = "A_EXE B_EXE",
-                             .description = ab_description, .tables = tables, .n_tables = 2 };
+                             .description = ab_description, .tables = tables, .n_tables = 2,
+                             .exit_codes = ab_exit_codes };
     KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, pos, 3, &npos));
     if (*help)
         return 0;

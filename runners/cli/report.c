@@ -22,9 +22,10 @@ static const kg_opt report_table[] = {
 
 static const char report_description[] =
     "Convert a kgate report (from any command) into the files CI systems read.\n"
-    "An output may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag,\n"
-    "malformed report or unwritable output path (checked before anything is written),\n"
-    "4 a write failed after those checks.\n";
+    "An output may be '-' for standard output (one of them: a run has one). Needs no GPU.\n";
+static const char report_exit_codes[] =
+    "exit codes: 0 written, 2 usage or input error (bad flag, malformed report, unwritable\n"
+    "            output path: checked before anything is written), 4 a write failed after that\n";
 
 /* An output that is the input (same file: same device and inode, whatever the path) would be
  * overwritten by what is made of it. */
@@ -35,6 +36,24 @@ static int report_not_input(const char *out, const char *from, const char *flag)
         so.st_ino == si.st_ino)
         return KG_ERR(KG_EINVAL, "report: %s %s is the input (--from %s): refused (it would "
                                  "overwrite its own input; nothing was written)", flag, out, from);
+    return 0;
+}
+
+/* Standard output holds one document: two outputs given '-' would run together there. */
+static int report_one_stdout(const report_opts *o)
+{
+    const char *outs[] = { o->junit, o->markdown, o->html };
+    const char *flags[] = { "--junit", "--markdown", "--html" };
+    const char *first = NULL;
+    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++) {
+        if (!outs[i] || strcmp(outs[i], "-") != 0)
+            continue;
+        if (first)
+            return KG_ERR(KG_EINVAL, "report: %s - and %s -: only one output can go to standard "
+                                     "output; give the other a file (nothing was written)",
+                          first, flags[i]);
+        first = flags[i];
+    }
     return 0;
 }
 
@@ -71,7 +90,7 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
     kg_opt_table table = { .opts = report_table, .n = KG_ARRAY_LEN(report_table), .target = &o,
                            .standalone_ok = true };
     kg_opt_cmd cmd = { .command = "report", .description = report_description,
-                       .tables = &table, .n_tables = 1 };
+                       .tables = &table, .n_tables = 1, .exit_codes = report_exit_codes };
     bool help;
     int rc = 0;
     KG_UNUSED(reg);
@@ -87,6 +106,7 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
         rc = KG_ERR(KG_EINVAL, "report: nothing to write: give --junit, --markdown or --html");
         goto cleanup;
     }
+    KG_TRY(report_one_stdout(&o));
     KG_TRY(report_convert(&o));
 cleanup:
     return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;

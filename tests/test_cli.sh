@@ -35,6 +35,58 @@ if line=$(grep -E '^preflight: [0-9]+ cases?: ' "$T/out"); then
         grep -qE ": $npass passed, $nwarn warnings, 0 failed, " <<<"$line" && ok ||
         bad "preflight summary does not add up ($sum of $tot; rows: $npass PASS, $nwarn WARN): $line"
 else bad "preflight: no 'N cases: ...' summary"; cat "$T/out"; fi
+# The static preflight needs no device and nothing random: no seed, no "no CUDA device" line.
+expect_grep '^kgate preflight: [0-9]+ case\(s\), static \(no GPU needed\)$' "$T/out" "preflight --static: no 'static' banner"
+grep -iE 'seed|no CUDA device' "$T/out" "$T/err" && bad "preflight --static prints a seed or 'no CUDA device'" || ok
+# Each command's help ends with its own exit codes, not the gates' where they differ.
+for c in "list" "report" "compare" "status" "comment" "history" "history append" "marks" "marks show" "marks guard"; do
+    check "$c --help" 0 "" -- "$KG" $c --help
+    grep -qE '^exit codes: ' "$T/out" && ! grep -q '1 a gate failed' "$T/out" && ok ||
+        bad "$c --help: no exit-code footer of its own"
+done
+check "marks guard --help codes" 0 "^exit codes: 0 the marks file is the one at --base, 1 it changed" -- "$KG" marks guard --help
+check "ab --help codes" 0 "^exit codes: 0 B not slower, 1 B slower" -- "$KG" ab --help
+check "selftest --help codes" 0 "^exit codes: 0 every defect caught" -- "$KG" selftest --help
+[ "$(grep -c '^exit codes:' "$T/out")" -eq 1 ] && ok || bad "selftest --help: its exit codes twice"
+check "parity --help codes" 0 "^exit codes: 0 pass, 1 a gate failed, 2 usage or input error, 3 no GPU" -- "$KG" parity --help
+# Colour (https://no-color.org): verdict words coloured on a terminal, never in a pipe or with
+# NO_COLOR set; --color always|never (per command or before it) overrides both.
+ESC=$(printf '\033')
+PF=(preflight --static --filter '^axpy/')
+check "no colour in a pipe" 0 "" -- "$KG" "${PF[@]}"
+grep -q "$ESC" "$T/out" && bad "colour escapes in a pipe" || ok
+check "--color always" 0 "" -- "$KG" "${PF[@]}" --color always
+grep -qE "$ESC\[(32mPASS|33mWARN)$ESC\[0m" "$T/out" && ok || bad "--color always: no coloured verdict"
+check "kgate --color=always CMD" 0 "" -- "$KG" --color=always "${PF[@]}"
+grep -q "$ESC\[" "$T/out" && ok || bad "kgate --color=always CMD: no colour"
+check "--color bogus" 2 "^kgate: --color: expected auto, always or never, got 'bogus'$" -- "$KG" "${PF[@]}" --color bogus
+on_tty() { script -qec "$(printf '%q ' "$@")" /dev/null </dev/null; } # a pseudo-terminal
+if command -v script >/dev/null 2>&1; then
+    check "a terminal: colour" 0 "" -- on_tty "$KG" "${PF[@]}"
+    grep -qE "$ESC\[(32mPASS|33mWARN)" "$T/out" && ok || bad "on a terminal: no coloured verdict"
+    check "a terminal, NO_COLOR" 0 "" -- on_tty env NO_COLOR=1 "$KG" "${PF[@]}"
+    grep -q "$ESC\[[0-9;]*m" "$T/out" && bad "NO_COLOR=1 on a terminal: colour" || ok
+    check "a terminal, --color never" 0 "" -- on_tty "$KG" --color never "${PF[@]}"
+    grep -q "$ESC\[[0-9;]*m" "$T/out" && bad "--color never on a terminal: colour" || ok
+fi
+# Without a GPU each gate that needs one says so under its header; the summary says what its
+# results are (computed from the report, not written in).
+check "run, no GPU" 3 "" -- env CUDA_VISIBLE_DEVICES= "$KG" run --diagnostic --skip-selftest --filter '^axpy/' --report "$T/run.json"
+for g in parity hotpath bench counters; do
+    grep -A1 "^== $g ==$" "$T/out" | grep -qE "^$g: every case SKIP \([0-9]+\): this gate needs a GPU" && ok ||
+        bad "run without a GPU: nothing under '== $g =='"
+done
+[ "$(grep -c 'no CUDA device' "$T/out")" -eq 1 ] && ok || bad "run without a GPU: 'no CUDA device' not said once"
+ncase=$(jq '[.results[] | select(.gate == "parity")] | length' "$T/run.json")
+ngate=$(jq '[.results[].gate] | unique | length' "$T/run.json")
+nres=$(jq '.results | length' "$T/run.json")
+expect_grep "^run: $nres results = $ncase cases x $ngate gates: " "$T/out" "run: the summary does not say what its results are"
+# Standard output holds one document: two outputs given '-' are refused before anything.
+check "report two '-'" 2 "^kgate: report: --markdown - and --html -: only one output can go to standard output" \
+    -- "$KG" report --from "$T/pfsum.json" --markdown - --html -
+[ -s "$T/out" ] && bad "report --markdown - --html -: wrote to stdout" || ok
+check "report one '-'" 0 "" -- "$KG" report --from "$T/pfsum.json" --markdown - --html "$T/pf.html"
+expect_grep '^## kgate ' "$T/out" "report --markdown -: no Markdown on stdout"
 # "-" is standard output for every output flag (as report and compare take it): no file named
 # "-", and stdout is the JSON alone where the command writes nothing else there.
 mkdir -p "$T/dash"

@@ -53,6 +53,13 @@ jq --arg bc "$BC" '(.results[] | select(.gate == "bench" and .case == $bc) | .fi
     "$H200" >"$T/small.json"
 check "a change within the noise" 0 "1 bench median changed \(0 beyond noise" -- "$KG" compare "$H200" "$T/small.json"
 expect_grep "axpy/n=4097/f32 .* \+0\.05% within" "$T/out"
+# SKIP -> PASS (a run without a GPU against one with): the bench row and the parity row gain
+# their figures, a verdict change each, not a changed median or parity error (issue #30)
+jq --arg bc "$BC" --arg pc "$PC" '(.results[] | select((.gate == "bench" and .case == $bc) or
+      (.gate == "parity" and .case == $pc))) |= (.verdict = "SKIP" | .message = "no CUDA device" | .figures = {})' \
+    "$H200" >"$T/skip.json"
+check "SKIP -> PASS" 0 "^compare: 150 matched, 2 changed: 2 verdict changes, 0 bench medians changed \(0 beyond noise: 0 slower, 0 faster\), 0 parity changes" \
+    -- "$KG" compare "$T/skip.json" "$H200"
 
 # a capped row decided on clock-normalised time against a report of measured times: the sides'
 # bases differ, so their measured times are compared (here unchanged)

@@ -266,8 +266,7 @@ static const char ab_description[] =
     "and the median ratio < 1 - F; B_SLOWER (fails) when ci_lo > 1 and the median ratio > 1 + F;\n"
     "SAME otherwise (F = --band-floor, default 0.005). Each bench run gets --budget (default\n"
     "0.5 s per case). A case whose bench row is ERROR in any round, or whose figures pass that\n"
-    "report's own measured ceilings (bench's check), is ERROR with the reason, never a ratio.\n"
-    "exit codes: 0 B not slower, 1 B slower on a case, 2 usage error, 3 no GPU, 4 runtime error\n";
+    "report's own measured ceilings (bench's check), is ERROR with the reason, never a ratio.\n";
 
 /* One side of one round: `EXE bench` into <dir>/<A|B><r>.json. */
 static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const char *filter,

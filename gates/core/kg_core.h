@@ -66,12 +66,14 @@ typedef struct {
      * set by the commands that load marks (run, bench); NULL balances by case count. */
     double (*shard_weight)(const void *ctx, const char *case_id);
     const void *shard_ctx;
+    bool no_device;          /* the gate needs no device and no random input (preflight
+                                --static): none is probed, no seed printed, no worker */
 } kg_common_opts;
 
 #define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
                               .report_path = NULL, .diagnostic = true, .quiet = false, \
                               .exclude = NULL, .case_timeout_s = 0, \
-                              .tag = NULL }
+                              .tag = NULL, .no_device = false }
 
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
  * --device, --report, with kg_common_opt's checks and messages. */
@@ -149,16 +151,45 @@ typedef struct {
     int code;        /* exit status; 128 + signal when killed */
     int sig;         /* the signal that ended it (0: it exited) */
     bool timed_out;  /* killed at the limit */
+    bool interrupted; /* killed because this process was interrupted (kg_interrupted) */
     char why[160];   /* "exited 3", "killed by signal 11 (Segmentation fault)", "timed out ..." */
 } kg_child_status;
 double kg_now_s(void); /* CLOCK_MONOTONIC, seconds */
+/* SIGINT/SIGTERM (core/interrupt.c): kg_interrupt_catch installs the one handler (no
+ * SA_RESTART); kg_interrupted is the signal caught so far (0: none), kg_interrupt_name its
+ * name. A waiting loop that sees it stops: kg_child_wait kills the child's group at once. */
+void kg_interrupt_catch(void);
+int kg_interrupted(void);
+const char *kg_interrupt_name(void);
+
+/* A terminal's extras (core/tty.c). Colour of verdict words: kg_color_set decides it from
+ * `--color WHEN` (auto: stdout a terminal, TERM not dumb, NO_COLOR unset or empty; always;
+ * never; else KG_EINVAL naming `flag`), before the worker is forked; undecided, the first use
+ * decides auto. kg_color_cell prints a (padded) table cell, its word coloured when it is a
+ * verdict word (PASS, FAIL, REGRESSED, WARN, ERROR, SKIP, ...); kg_color_begin/end the SGR
+ * around one such word ("" when off or not a verdict word). */
+int kg_color_set(const char *flag, const char *when);
+bool kg_color_on(void);
+const char *kg_color_sgr(const char *word, size_t len);
+void kg_color_cell(FILE *out, const char *cell);
+const char *kg_color_begin(const char *word);
+const char *kg_color_end(const char *word);
+/* One progress line for a long step, on a terminal only: begin names it ("bench 3/31 ID"),
+ * tick (from a waiting loop) draws "  ... LABEL (12 s)" in place once it ran 1 s, at most 5
+ * times a second; clear erases it before other output (kept: the next tick redraws); end
+ * erases and forgets it. */
+void kg_progress_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kg_progress_tick(void);
+void kg_progress_clear(void);
+void kg_progress_end(void);
 double kg_child_limit_s(double work_s);
 /* Start argv (a path, or a name looked up in PATH) in its own process group, the environment
  * without secrets, stdout and stderr into `log` (appended or truncated). */
 int kg_child_spawn(pid_t *pid, const char *const *argv, const char *log, bool append,
                    const char *who);
 /* Wait for pid (started at kg_now_s() `started`) at most limit_s (0: no limit); its process
- * group is killed once it is gone or at the limit. */
+ * group is killed once it is gone or at the limit. Interrupted (kg_interrupted), the group is
+ * killed at once, reaped, and the wait is KG_EINTERNAL "WHO: interrupted by SIGINT ...". */
 int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s,
                   const char *who);
 int kg_run_limited(kg_child_status *st, const char *const *argv, const char *log, bool append,

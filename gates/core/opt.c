@@ -323,8 +323,9 @@ static void opt_list(FILE *out, const kg_opt_table *tables, size_t n_tables)
         }
 }
 
-void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
-                  const kg_opt_table *tables, size_t n_tables, const char *description)
+static void opt_usage(FILE *out, const char *command, const char *synopsis_tail,
+                      const kg_opt_table *tables, size_t n_tables, const char *description,
+                      const char *exit_codes)
 {
     kg_opt_synopsis(out, "usage: ", command, synopsis_tail, tables, n_tables);
     if (description && *description) {
@@ -339,13 +340,19 @@ void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
         fputc('\n', out);
         opt_list(out, tables, n_tables);
     }
-    fprintf(out, "\n%s", kg_opt_exit_code_lines);
+    fprintf(out, "\n%s", exit_codes ? exit_codes : kg_opt_exit_code_lines);
+}
+
+void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
+                  const kg_opt_table *tables, size_t n_tables, const char *description)
+{
+    opt_usage(out, command, synopsis_tail, tables, n_tables, description, NULL);
 }
 
 void kg_opt_cmd_usage(FILE *out, const kg_opt_cmd *cmd)
 {
-    kg_opt_usage(out, cmd->command, cmd->synopsis_tail, cmd->tables, cmd->n_tables,
-                 cmd->description);
+    opt_usage(out, cmd->command, cmd->synopsis_tail, cmd->tables, cmd->n_tables,
+              cmd->description, cmd->exit_codes);
 }
 
 /* ---- the common options ------------------------------------------------------------------- */
@@ -380,6 +387,13 @@ static int opt_common_shard(void *opts, const char *v)
     return kg_shard_parse(v, &o->shard_index, &o->shard_count);
 }
 
+/* Decided now, in the process that owns the terminal, before any worker is forked. */
+static int opt_common_color(void *opts, const char *v)
+{
+    KG_UNUSED(opts);
+    return kg_color_set("--color", v);
+}
+
 const kg_opt kg_common_opt_table[] = {
     KG_OPT_FN_("filter", "REGEX", opt_common_filter, 0,
                "select the cases whose id or a tag matches (POSIX extended regex; default: "
@@ -397,5 +411,8 @@ const kg_opt kg_common_opt_table[] = {
                    "select only the cases with one of these tags (kg_case_desc.tags)"),
     KG_OPT_FN_("shard", "I/N", opt_common_shard, 0,
                "run part I of N of the selection (needs --seed; merge: kgate report --merge)"),
+    KG_OPT_FN_("color", "WHEN", opt_common_color, 0,
+               "verdicts in colour: auto (default: on a terminal, unless NO_COLOR is set), "
+               "always, never"),
 };
 const size_t kg_n_common_opts = KG_ARRAY_LEN(kg_common_opt_table);

@@ -109,7 +109,8 @@ void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
     { .name = n, .value_name = v, .kind = KG_OPT_STRING, .offset = offsetof(T, f),         \
       .flags = KG_OPT_F_REQUIRED, .help = h }
 
-/* The exit-code lines kg_opt_usage ends with (and `kgate --help`). */
+/* The exit-code lines kg_opt_usage ends with: those of the gates and `run` (and `kgate
+ * --help`). A command whose codes differ gives its own (kg_opt_cmd.exit_codes). */
 extern const char kg_opt_exit_code_lines[];
 
 /* The synopsis alone: `lead` ("usage: ", or "  " in a list of subcommands), then
@@ -124,6 +125,9 @@ typedef struct {
     const char *description;    /* the prose of --help (may be NULL) */
     const kg_opt_table *tables;
     size_t n_tables;
+    const char *exit_codes;     /* the help's footer: this command's own exit codes ("exit
+                                   codes: 0 written, 2 ..."); NULL: the gates' (and run's)
+                                   kg_opt_exit_code_lines */
 } kg_opt_cmd;
 
 /* kg_opt_parse for a command, printing what a user needs: --help prints the usage to stdout

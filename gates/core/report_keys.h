@@ -231,6 +231,7 @@
 #define KG_RK_MS_COMMIT "commit"              /* kind "ref": the commit read */
 /* an interrupted run (SIGINT/SIGTERM): the results so far */
 #define KG_RK_INCOMPLETE "incomplete"
+#define KG_RK_STOPPED_AT "stopped_at"   /* where it stopped: "parity, in case 3 of 31 (ID)" */
 /* timing: where the run's wall time went (host wall clock, seconds; not a kernel timing) */
 #define KG_RK_TIMING "timing"
 #define KG_RK_TIMING_TOTAL "total_s"          /* kg_run_begin to the report's writing */

@@ -269,6 +269,11 @@ int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s
             st->timed_out = true;
             break;
         }
+        if (kg_interrupted()) { /* not waited out: killed now, with what it started */
+            st->interrupted = true;
+            break;
+        }
+        kg_progress_tick(); /* a long child run's progress line, on a terminal */
         struct timespec ts = { 0, 20 * 1000000L };
         nanosleep(&ts, NULL);
     }
@@ -286,6 +291,9 @@ int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s
                  strsignal(st->sig));
     else
         snprintf(st->why, sizeof st->why, "exited %d", st->code);
+    if (st->interrupted)
+        return KG_ERR(KG_EINTERNAL, "%s: interrupted by %s: its child run was killed with its "
+                                    "process group", who, kg_interrupt_name());
     return 0;
 }
 

@@ -51,6 +51,11 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
                               .self_exe = run->self_exe[0] ? run->self_exe : NULL,
                               .filter = o->filter,
                               .rep = run->rep };
+    if (o->no_device) { /* preflight --static: nothing random to reproduce, no GPU to find */
+        printf("kgate %s: %zu case(s), static (no GPU needed)\n", command, run->sel.n);
+        kg_report_set_no_device(run->rep, "not probed: the static path needs no GPU");
+        return 0;
+    }
     printf("kgate %s: seed %llu (reproduce with --seed %llu), %zu case(s)%s%s\n", command,
            (unsigned long long)run->opts.seed, (unsigned long long)run->opts.seed, run->sel.n,
            banner ? ", " : (o->diagnostic ? ", diagnostic (non-certifying)" : ""),
@@ -99,6 +104,10 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
 {
     if (heading && !run->env.quiet)
         printf("\n== %s ==\n", g->name);
+    /* Without a GPU a gate that needs one says so under its header, not nothing. */
+    if (run->no_gpu && (g->flags & KG_GATE_NEEDS_GPU) && !run->env.quiet)
+        printf("%s: every case SKIP (%zu): this gate needs a GPU, and none was found\n", g->name,
+               run->sel.n);
     fflush(stdout);
     kg_run_part_begin(run, g->name);
     int rc = run->isolated ? kg_worker_gate(run, reg, g, opts) : drv_gate_local(run, reg, g, opts);
@@ -119,21 +128,83 @@ void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5])
     kg_report_counts(run->rep, counts);
 }
 
+/* What a run's results are: "65 selftest rows + 31 cases x 5 gates", counted from the report's
+ * rows by gate (a gate with another count is named: "parity 31 + bench 29"). */
+static void drv_results_of(char *buf, size_t n, const kg_run *run)
+{
+    const char *name[16];
+    int count[16], ng = 0;
+    size_t u = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(kg_report_json(run->rep), KG_RK_RESULTS))
+    {
+        const char *g = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_GATE));
+        int k = 0;
+        while (g && k < ng && strcmp(name[k], g) != 0)
+            k++;
+        if (!g || (k == ng && ng == 16))
+            continue;
+        if (k == ng)
+            name[ng] = g, count[ng++] = 0;
+        count[k]++;
+    }
+    int first = -1, gates = 0;
+    bool same = true;
+    buf[0] = '\0';
+    for (int k = 0; k < ng; k++) {
+        if (strcmp(name[k], "selftest") == 0) {
+            u += (size_t)snprintf(buf + u, u < n ? n - u : 0, "%d selftest rows", count[k]);
+            continue;
+        }
+        same &= first < 0 || count[k] == count[first];
+        first = first < 0 ? k : first;
+        gates++;
+    }
+    if (first < 0)
+        return;
+    if (same) {
+        snprintf(buf + u, u < n ? n - u : 0, "%s%d case%s x %d gate%s", u ? " + " : "",
+                 count[first], count[first] == 1 ? "" : "s", gates, gates == 1 ? "" : "s");
+        return;
+    }
+    for (int k = 0; k < ng; k++)
+        if (strcmp(name[k], "selftest") != 0)
+            u += (size_t)snprintf(buf + u, u < n ? n - u : 0, "%s%s %d", u ? " + " : "",
+                                  name[k], count[k]);
+}
+
+/* "N failed" in the colour of FAIL when N > 0 (core/tty.c), plain otherwise. */
+static void drv_count(int n, const char *what, const char *word)
+{
+    printf("%s%d %s%s", n ? kg_color_begin(word) : "", n, what, n ? kg_color_end(word) : "");
+}
+
 int kg_run_summary(const kg_run *run)
 {
     int n[KG_VERDICT_N];
+    char of[512] = "";
     kg_report_counts_full(run->rep, n);
     int total = 0;
     for (int v = 0; v < KG_VERDICT_N; v++)
         total += n[v];
     /* Each result counted once, so the counts add up to the total ("31 cases: 1 passed, 30
-     * warnings"); a run's results are cases x gates. */
-    printf("%s%s: %d %s: %d passed, %d warnings, %d failed, %d errors, %d skipped",
-           strcmp(run->command, "run") == 0 ? "\n" : "", run->command, total,
-           (size_t)total == run->sel.n ? (total == 1 ? "case" : "cases")
-                                       : (total == 1 ? "result" : "results"),
-           n[KG_VERDICT_PASS], n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR],
-           n[KG_VERDICT_SKIP]);
+     * warnings"); a run's results are what drv_results_of says ("= 65 selftest rows + 31
+     * cases x 5 gates"). */
+    bool cases = (size_t)total == run->sel.n;
+    if (!cases)
+        drv_results_of(of, sizeof of, run);
+    printf("%s%s: %d %s%s%s: ", strcmp(run->command, "run") == 0 ? "\n" : "", run->command,
+           total, cases ? (total == 1 ? "case" : "cases") : (total == 1 ? "result" : "results"),
+           of[0] ? " = " : "", of);
+    drv_count(n[KG_VERDICT_PASS], "passed", "PASS");
+    printf(", ");
+    drv_count(n[KG_VERDICT_WARN], "warnings", "WARN");
+    printf(", ");
+    drv_count(n[KG_VERDICT_FAIL], "failed", "FAIL");
+    printf(", ");
+    drv_count(n[KG_VERDICT_ERROR], "errors", "ERROR");
+    printf(", ");
+    drv_count(n[KG_VERDICT_SKIP], "skipped", "SKIP");
     if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
         printf(", %d expected failures (XFAIL), %d unexpected passes (XPASS)",
                n[KG_VERDICT_XFAIL], n[KG_VERDICT_XPASS]);
@@ -155,7 +226,7 @@ cleanup:
 
 int kg_run_write_partial(kg_run *run)
 {
-    if (!run->incomplete || !run->rep)
+    if (!(run->incomplete || kg_interrupted()) || !run->rep)
         return 0;
     kg_report_set_extra(run->rep, KG_RK_INCOMPLETE, cJSON_CreateTrue());
     return kg_run_write(run);
@@ -164,7 +235,7 @@ int kg_run_write_partial(kg_run *run)
 int kg_run_finish(kg_run *run, int rc)
 {
     int code;
-    if (rc < 0 && run->incomplete)
+    if (rc < 0 && (run->incomplete || kg_interrupted()))
         (void)kg_run_write_partial(run);
     if (rc < 0 || !run->rep)
         return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;

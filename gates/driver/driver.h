@@ -87,8 +87,12 @@ void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5]);
 int kg_run_summary(const kg_run *run);
 /* Write the report atomically if --report was given (and say where). */
 int kg_run_write(kg_run *run);
-/* An interrupted run (run->incomplete): the report with "incomplete": true. */
+/* An interrupted run (run->incomplete, or kg_interrupted): the report with "incomplete": true
+ * (and "stopped_at" where it was set). */
 int kg_run_write_partial(kg_run *run);
+/* The run was interrupted at WHERE (printf format): run->incomplete, the report's "stopped_at",
+ * and KG_EINTERNAL "interrupted by SIGINT in WHERE: the report is partial (incomplete)". */
+int kg_run_stopped(kg_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* kg_run_summary + kg_run_write; the error's exit code when rc < 0. Frees nothing. */
 int kg_run_finish(kg_run *run, int rc);
 void kg_run_free(kg_run *run);

@@ -1,8 +1,10 @@
 /* A gate begun in this process: begin, one case at a time (its table line printed), end (the
  * recording of a result into the run is rows.c). The in-process driver (driver.c) and the isolation
  * worker (worker.c) both run gates through this. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/report_keys.h"
 #include "driver/driver.h"
 
 static void drv_cell(char *buf, size_t n, const kg_gate_column *c, const kg_case_desc *d,
@@ -30,18 +32,25 @@ static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const 
     bool multi = (g->flags & KG_GATE_MULTILINE) != 0;
     size_t lines = multi ? r->n_lines : 1;
     if ((r->verdict == KG_VERDICT_ERROR && !multi) || !r->data) {
-        printf("%*s %-7s %s\n", g->columns[0].width, d->id, kg_verdict_name(r->verdict),
-               r->message);
+        snprintf(cell, sizeof cell, "%-7s", kg_verdict_name(r->verdict));
+        printf("%*s ", g->columns[0].width, d->id);
+        kg_color_cell(stdout, cell);
+        printf(" %s\n", r->message);
         return;
     }
+    char padded[1200];
     for (size_t l = 0; l < lines; l++) {
         for (size_t c = 0; c < g->n_columns; c++) {
             drv_cell(cell, sizeof cell, &g->columns[c], d, r, l);
-            /* The last column is free text: never pad it. */
-            if (c + 1 == g->n_columns)
-                printf("%s%s", c ? " " : "", cell);
-            else
-                printf("%s%*s", c ? " " : "", g->columns[c].width, cell);
+            /* The last column is free text: never pad it; only a verdict leading it is
+             * coloured. */
+            if (c + 1 == g->n_columns) {
+                printf("%s", c ? " " : "");
+                kg_color_cell(stdout, cell);
+                continue;
+            }
+            snprintf(padded, sizeof padded, "%s%*s", c ? " " : "", g->columns[c].width, cell);
+            kg_color_cell(stdout, padded); /* a verdict cell's word in colour (core/tty.c) */
         }
         printf("\n");
     }
@@ -134,4 +143,18 @@ int kg_session_end(kg_gate_session *s, const kg_gate_env *env, int rc)
     }
     s->g = NULL;
     return rc;
+}
+
+/* An interrupt: where the run stopped, into the run and its report (gate.h). */
+int kg_run_stopped(kg_run *run, const char *fmt, ...)
+{
+    char where[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(where, sizeof where, fmt, ap);
+    va_end(ap);
+    run->incomplete = true;
+    kg_report_set_extra(run->rep, KG_RK_STOPPED_AT, cJSON_CreateString(where));
+    return KG_ERR(KG_EINTERNAL, "interrupted by %s in %s: the report is partial (incomplete)",
+                  kg_interrupt_name(), where);
 }

@@ -44,9 +44,8 @@ typedef struct {
     uint32_t msg_len, fig_len, data_len;
 } wk_row_head;
 
-static volatile sig_atomic_t wk_interrupted;
-
-static void wk_on_signal(int sig) { wk_interrupted = sig; }
+/* SIGINT/SIGTERM: the one flag (core/interrupt.c). */
+#define wk_interrupted kg_interrupted()
 
 /* ---- framing ----------------------------------------------------------------------------- */
 
@@ -291,6 +290,7 @@ static void wk_relay(struct kg_worker *w, int fd, FILE *to)
         ssize_t r = read(fd, buf, sizeof buf);
         if (r <= 0)
             return;
+        kg_progress_clear(); /* a progress line never stays under what the worker printed */
         fwrite(buf, 1, (size_t)r, to);
         wk_tail_add(w, buf, (size_t)r);
     }
@@ -349,6 +349,7 @@ static int wk_wait(struct kg_worker *w, double timeout_s)
         int n = poll(p, 3, ms);
         if (wk_interrupted)
             return -1;
+        kg_progress_tick(); /* a long case's progress line, on a terminal */
         if (n < 0 && errno == EINTR)
             continue;
         if (p[1].revents)
@@ -492,10 +493,7 @@ int kg_worker_start(kg_run *run)
     const char *iso = getenv("KGATE_ISOLATION");
     if (iso && strcmp(iso, "0") == 0)
         return 1; /* in-process, by request */
-    struct sigaction sa = { .sa_handler = wk_on_signal };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    kg_interrupt_catch();
     signal(SIGPIPE, SIG_IGN);
     KG_TRY(kg_phase_share());
     KG_TRY(wk_spawn(run));
@@ -762,9 +760,10 @@ static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts,
         wk_close(w);
         free(w);
         run->worker = NULL;
+        kg_progress_clear();
         if (gone && !run->env.quiet)
-            printf("%*s %-7s %s\n", g->n_columns ? g->columns[0].width : -46, d->id, "ERROR",
-                   res.message);
+            printf("%*s %s%-7s%s %s\n", g->n_columns ? g->columns[0].width : -46, d->id,
+                   kg_color_begin("ERROR"), "ERROR", kg_color_end("ERROR"), res.message);
     } else {
         w->gate_cases++;
     }
@@ -816,11 +815,17 @@ int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
     int rc = 0;
     run->header_done = false;
     for (size_t i = 0; i < run->sel.n; i++) {
-        KG_TRY(wk_case(run, g, opts, kg_registry_get(reg, run->sel.idx[i])));
+        const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[i]);
+        bool before = wk_interrupted; /* between gates: no case is started to pin it on */
+        if (!run->env.quiet)
+            kg_progress_begin("%s %zu/%zu %s", g->name, i + 1, run->sel.n, d->id);
+        if (!before)
+            rc = wk_case(run, g, opts, d);
+        kg_progress_end();
+        KG_TRY(rc);
         if (wk_interrupted) {
-            run->incomplete = true;
-            rc = KG_ERR(KG_EINTERNAL, "interrupted by %s: the report is partial (incomplete)",
-                        wk_interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+            rc = kg_run_stopped(run, "%s, %s case %zu of %zu (%s)", g->name,
+                                before ? "before" : "in", i + 1, run->sel.n, d->id);
             goto cleanup;
         }
     }

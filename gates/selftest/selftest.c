@@ -44,6 +44,8 @@ typedef struct {
 typedef struct {
     st_row *rows;
     size_t n, cap;
+    char where[192];     /* the step running now ("parity over the defect catalogue"): where an
+                            interrupt stopped the selftest */
     st_pass passes[ST_MAX_PASSES];
     int n_passes;
 } st_matrix;
@@ -238,7 +240,9 @@ static int st_collect_gate(st_matrix *m, st_job *j)
     cJSON *rep = NULL;
     if (j->pid <= 0)
         return 0;
+    kg_progress_begin("selftest: %s", m->where);
     rc = kg_child_wait(&cs, j->pid, j->started, j->limit_s, "selftest");
+    kg_progress_end();
     j->pid = 0;
     if (rc < 0)
         return rc;
@@ -282,6 +286,7 @@ static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const ch
     kg_child_status cs;
     char cat[PATH_MAX], log[PATH_MAX];
     cJSON *j = NULL;
+    snprintf(m->where, sizeof m->where, "listing the %s catalogue", tag);
     snprintf(cat, sizeof cat, "%s/%s-catalogue.json", e->tmpdir, tag);
     snprintf(log, sizeof log, "%s/%s-list.log", e->tmpdir, tag);
     const char *argv[] = { exe, "list", "--json", cat, NULL };
@@ -321,7 +326,7 @@ cleanup:
  * replays, a CI of the median far inside the 0.5% floor, and keeps the bench column of
  * `kgate run` to ~4 short processes. */
 #define ST_BENCH_BUDGET "0.3"
-static int st_twin_marks(const st_matrix *m, const st_env *e, const char *marks, int *no_gpu)
+static int st_twin_marks(st_matrix *m, const st_env *e, const char *marks, int *no_gpu)
 {
     int rc = 0;
     kg_child_status cs;
@@ -332,6 +337,8 @@ static int st_twin_marks(const st_matrix *m, const st_env *e, const char *marks,
     *no_gpu = 0;
     double t0 = kg_now_s();
     for (int i = 0; i < ST_TWIN_PROCESSES; i++) {
+        snprintf(m->where, sizeof m->where, "bench: the clean twins' marks "
+                 "(process %d of %d)", i + 1, ST_TWIN_PROCESSES);
         const char *argv[] = { e->defects_exe, "bench", "--filter", "^defect/bench/.*/clean$",
                                "--seed", e->seed, "--device", e->device, "--budget",
                                ST_BENCH_BUDGET, "--save-marks", marks, "--report", rep,
@@ -394,6 +401,7 @@ static int st_run_bench(st_matrix *m, const st_env *e)
     KG_TRY(kg_marks_save(mk, rekeyed));
     st_env be = *e;
     be.filter = "^defect/bench/";
+    snprintf(m->where, sizeof m->where, "bench over the slow variants");
     KG_TRY(st_run_gate(m, &be, g, rekeyed, ST_BENCH_BUDGET));
 cleanup:
     kg_marks_free(mk);
@@ -524,10 +532,12 @@ static void st_print(const st_matrix *m)
             printf("%-58s %-10s", r->id, r->expect_gate ? r->expect_gate : "clean");
             for (int g = 0; g < ST_NGATES; g++) {
                 char cell[16];
+                char padded[24];
                 snprintf(cell, sizeof cell, "%s%s", r->ran[g] ? kg_verdict_name(r->observed[g])
                                                               : "-",
                          r->expect_gate && strcmp(r->expect_gate, st_gates_name(g)) == 0 ? "*" : "");
-                printf(" %-9s", cell);
+                snprintf(padded, sizeof padded, " %-9s", cell);
+                kg_color_cell(stdout, padded);
             }
             printf("\n");
         }
@@ -642,6 +652,23 @@ cleanup:
     return rc;
 }
 
+/* m->where for a job: its header without "selftest: " and "...", or "GATE over the clean
+ * cases" (whose header is the defects job's). */
+static void st_job_where(st_matrix *m, const st_job *j)
+{
+    const char *h = j->header;
+    if (!*h) {
+        snprintf(m->where, sizeof m->where, "%s over the clean cases", st_gates_name(j->g));
+        return;
+    }
+    if (strncmp(h, "selftest: ", 10) == 0)
+        h += 10;
+    snprintf(m->where, sizeof m->where, "%.*s", (int)strcspn(h, "\n"), h);
+    char *dots = strstr(m->where, "...");
+    if (dots)
+        *dots = '\0';
+}
+
 /* Every job waited for, in the order started; the first error stands, the rest are reaped. */
 static int st_collect_all(st_matrix *m, st_jobs *js)
 {
@@ -656,6 +683,7 @@ static int st_collect_all(st_matrix *m, st_jobs *js)
         } else {
             fputs(j->header, stdout);
             fflush(stdout);
+            st_job_where(m, j);
             rc = st_collect_gate(m, j);
         }
         free(j->exclude);
@@ -689,6 +717,7 @@ static int st_run_gates(st_matrix *m, const st_env *e, const st_env *clean_env, 
         char *ex = NULL;
         printf("selftest: %s over the defect catalogue%s...\n", st_gates_name(g),
                with_clean ? " and the clean cases" : "");
+        snprintf(m->where, sizeof m->where, "%s over the defect catalogue", st_gates_name(g));
         fflush(stdout);
         KG_TRY(st_scope_exclude(&ex, m, st_gates_name(g), e->exclude));
         st_env de = *e;
@@ -696,6 +725,7 @@ static int st_run_gates(st_matrix *m, const st_env *e, const st_env *clean_env, 
         rc = st_run_gate(m, &de, g, NULL, NULL);
         free(ex);
         KG_TRY(rc);
+        snprintf(m->where, sizeof m->where, "%s over the clean cases", st_gates_name(g));
         if (with_clean)
             KG_TRY(st_run_gate(m, clean_env, g, NULL, NULL));
     }
@@ -719,15 +749,29 @@ static int st_record(const st_matrix *m, kg_report *rep)
     cJSON_AddItemToObject(sj, KG_RK_ST_PASSES, st_passes_json(m));
     kg_report_set_extra(rep, KG_RK_SELFTEST, sj);
     st_print(m);
-    printf("\n%d caught, %d escaped, %d false alarms (%d not run without a GPU, %d "
+    const char *bad = c.escaped || c.false_alarms ? kg_color_begin("ESCAPED") : "";
+    printf("\n%d caught, %s%d escaped, %d false alarms%s (%d not run without a GPU, %d "
            "informational)\n",
-           c.caught, c.escaped, c.false_alarms, c.not_run, c.informational);
+           c.caught, bad, c.escaped, c.false_alarms, *bad ? "\033[0m" : "", c.not_run,
+           c.informational);
     /* The one policy over the selftest's own rows: an escape or false alarm is FAIL, a defect
      * not run (no GPU) SKIP. */
     int counts[KG_VERDICT_N] = { 0 };
     counts[KG_VERDICT_FAIL] = c.escaped + c.false_alarms;
     counts[KG_VERDICT_SKIP] = c.not_run;
     return kg_exit_code_for_counts(counts);
+}
+
+/* Interrupted (SIGINT/SIGTERM): the children are killed already (kg_child_wait); no verdict
+ * is pinned on anything. The report says where the selftest stopped. */
+static int st_interrupted(kg_report *rep, const st_matrix *m)
+{
+    char where[256];
+    snprintf(where, sizeof where, "selftest: %s", m->where[0] ? m->where : "starting");
+    kg_report_set_extra(rep, KG_RK_INCOMPLETE, cJSON_CreateTrue());
+    kg_report_set_extra(rep, KG_RK_STOPPED_AT, cJSON_CreateString(where));
+    return KG_ERR(KG_EINTERNAL, "interrupted by %s in %s: its child runs were killed; the "
+                                "report is partial (incomplete)", kg_interrupt_name(), where);
 }
 
 int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
@@ -769,6 +813,8 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
     KG_TRY(st_run_gates(&m, &e, &clean_env, with_clean));
     *exit_code = st_record(&m, rep);
 cleanup:
+    if (rc < 0 && kg_interrupted())
+        rc = st_interrupted(rep, &m);
     st_matrix_free(&m);
     if (!keep_dir && dir == tmpl) {
         char cmd[PATH_MAX + 16];

@@ -2,6 +2,10 @@
 #include <stdio.h>
 #include "cli/cli.h"
 
+static const char ab_exit_codes[] =
+    "exit codes: 0 B not slower, 1 B slower on a case, 2 usage or input error, 3 no GPU,\n"
+    "            4 runtime error (a bench run failed, a case ERROR)\n";
+
 static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bool *help)
 {
     int rc = 0;
@@ -13,7 +17,7 @@ static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bo
     };
     const kg_opt_cmd cmd = { .command = "ab", .synopsis_tail = "A_EXE B_EXE",
                              .description = kg_gate_ab.description, .tables = tables,
-                             .n_tables = 2 };
+                             .n_tables = 2, .exit_codes = ab_exit_codes };
     KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, pos, 3, &npos));
     if (*help)
         return 0;

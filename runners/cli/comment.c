@@ -84,9 +84,10 @@ static const char comment_description[] =
     "  GITHUB_TOKEN (needs pull-requests: write).\n"
     "GitLab (GITLAB_CI=true): $CI_API_V4_URL/projects/$CI_PROJECT_ID/merge_requests/IID/notes,\n"
     "  IID from KGATE_PR_NUMBER or CI_MERGE_REQUEST_IID; token KGATE_STATUS_TOKEN (PRIVATE-TOKEN)\n"
-    "  or CI_JOB_TOKEN (JOB-TOKEN).\n"
-    "Exit codes: 0 posted (or printed), 2 bad flag, environment (no PR/MR number) or report,\n"
-    "4 HTTP failure (including 401/403/404, explained in the message).\n";
+    "  or CI_JOB_TOKEN (JOB-TOKEN).\n";
+static const char comment_exit_codes[] =
+    "exit codes: 0 posted (or printed), 2 usage or input error (bad flag, environment: no PR/MR\n"
+    "            number, or report), 4 HTTP failure (including 401/403/404, explained)\n";
 
 int kg_cmd_comment(kg_registry *reg, int argc, char **argv)
 {
@@ -94,7 +95,7 @@ int kg_cmd_comment(kg_registry *reg, int argc, char **argv)
     kg_opt_table table = { .opts = comment_table, .n = KG_ARRAY_LEN(comment_table),
                            .target = &a, .standalone_ok = true };
     kg_opt_cmd cmd = { .command = "comment", .description = comment_description,
-                       .tables = &table, .n_tables = 1 };
+                       .tables = &table, .n_tables = 1, .exit_codes = comment_exit_codes };
     cJSON *reps[CM_MAX_REPORTS] = { 0 };
     bool help;
     int rc = 0;

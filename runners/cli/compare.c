@@ -22,9 +22,11 @@ static const char compare_description[] =
     "A us, B us, change %, 'beyond' when |B - A| exceeds both runs' CI half-widths added;\n"
     "parity max_abs and rel_l2), cases only in A or only in B, and a summary line. Warns when\n"
     "the device classes or the bench modes differ. An output may be '-' for standard output.\n"
-    "Certifies nothing: the production gate is `run --production` against the marks.\n"
-    "Exit codes: 0 compared (changes or not), 2 bad flag, unreadable or malformed report, or\n"
-    "unwritable output path (checked before anything is written), 4 a write failed after that.\n";
+    "Certifies nothing: the production gate is `run --production` against the marks.\n";
+static const char compare_exit_codes[] =
+    "exit codes: 0 compared (changes or not), 2 usage or input error (bad flag, unreadable or\n"
+    "            malformed report, unwritable output path: checked before anything is\n"
+    "            written), 4 a write failed after that\n";
 
 static int compare_files(const compare_opts *o, const char *fa, const char *fb)
 {
@@ -66,7 +68,8 @@ int kg_cmd_compare(kg_registry *reg, int argc, char **argv)
     kg_opt_table table = { .opts = compare_table, .n = KG_ARRAY_LEN(compare_table), .target = &o,
                            .standalone_ok = true };
     kg_opt_cmd cmd = { .command = "compare", .synopsis_tail = "A.json B.json",
-                       .description = compare_description, .tables = &table, .n_tables = 1 };
+                       .description = compare_description, .tables = &table, .n_tables = 1,
+                       .exit_codes = compare_exit_codes };
     const char *pos[3] = { NULL };
     size_t npos = 0;
     bool help;

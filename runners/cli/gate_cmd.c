@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "preflight/preflight.h"
 
 /* Parse the common options and the gate's (standalone ones included) into co and opts. */
 static int gc_parse(const struct kg_gate *g, kg_common_opts *co, void *opts, int argc,
@@ -35,6 +36,8 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
     KG_TRY(gc_parse(g, &co, opts, argc, argv, &help));
     if (help)
         goto cleanup;
+    /* The static preflight reads this executable's cubins: no device, no seed, no worker. */
+    co.no_device = g == &kg_gate_preflight && ((kg_preflight_opts *)opts)->force_static;
     if (g == &kg_gate_bench) {
         KG_TRY(kg_cli_bench_prepare(&bench, opts));
         kg_cli_shard_weigh(&co, bench.marks); /* --shard: balanced by the marks it decides on */

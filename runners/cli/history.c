@@ -63,6 +63,10 @@ static const char hist_render_desc[] =
     "as a step line, lowerings (from the marks branch's log) annotated, device classes in\n"
     "colours; DIR/index.html holds them all.\n";
 
+static const char hist_exit_codes[] =
+    "exit codes: 0 done, 2 usage or input error (bad flag, unreadable report or history),\n"
+    "            4 runtime error (libgit2, the push, a write)\n";
+
 static int hist_parse(const char *name, const char *desc, const kg_opt *opts, size_t n,
                       void *target, int argc, char **argv, bool *help)
 {
@@ -70,7 +74,7 @@ static int hist_parse(const char *name, const char *desc, const kg_opt *opts, si
     snprintf(command, sizeof command, "history %s", name);
     kg_opt_table table = { .opts = opts, .n = n, .target = target, .standalone_ok = true };
     kg_opt_cmd cmd = { .command = command, .description = desc, .tables = &table,
-                       .n_tables = 1 };
+                       .n_tables = 1, .exit_codes = hist_exit_codes };
     return kg_opt_cmd_parse(&cmd, argc, argv, help, NULL, 0, NULL);
 }
 
@@ -257,7 +261,7 @@ int kg_cmd_history(kg_registry *reg, int argc, char **argv)
     const char *sub = argc >= 2 ? argv[1] : NULL;
     int rc;
     if (sub && (strcmp(sub, "--help") == 0 || strcmp(sub, "help") == 0)) {
-        fputs(usage, stdout);
+        printf("%s\n%s", usage, hist_exit_codes);
         return KG_EXIT_PASS;
     }
     if (sub && strcmp(sub, "append") == 0)

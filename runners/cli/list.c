@@ -27,6 +27,9 @@ static const char list_description[] =
     "List the registered cases: id, reference, parity policy, work model and kernels.\n"
     "--json writes the same as a JSON catalogue (with defect expectations, if any).\n"
     "Needs no GPU.\n";
+static const char list_exit_codes[] =
+    "exit codes: 0 listed, 2 usage or input error (a --filter or --tag matching no case, an\n"
+    "            unwritable --json path), 4 a write failed\n";
 
 /* The optional fields a case set (none: nothing written). */
 static void list_settings_json(cJSON *o, const kg_case_desc *d)
@@ -171,7 +174,7 @@ int kg_cmd_list(kg_registry *reg, int argc, char **argv)
     kg_opt_table table = { .opts = list_table, .n = KG_ARRAY_LEN(list_table), .target = &o,
                            .standalone_ok = true };
     kg_opt_cmd cmd = { .command = "list", .description = list_description, .tables = &table,
-                       .n_tables = 1 };
+                       .n_tables = 1, .exit_codes = list_exit_codes };
     kg_selection sel = { 0 };
     bool help;
     int rc = 0;

@@ -28,14 +28,42 @@ static const kg_command commands[] = {
 
 static void usage(FILE *f, const char *prog)
 {
-    fprintf(f, "usage: %s [--verbose] <command> [options]   (%s <command> --help for its "
-               "options)\n\ncommands:\n", prog, prog);
+    fprintf(f, "usage: %s [--verbose] [--color WHEN] <command> [options]   (%s <command> "
+               "--help for its options)\n\ncommands:\n", prog, prog);
     for (size_t i = 0; i < kg_n_gates; i++)
         fprintf(f, "  %-10s %s\n", kg_gates[i]->name, kg_gates[i]->summary);
     for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n--verbose (or KGATE_DEBUG=1): runtime errors name their source location\n");
-    fprintf(f, "\n%s", kg_opt_exit_code_lines);
+    fprintf(f, "\n--verbose (or KGATE_DEBUG=1): runtime errors name their source location\n"
+               "--color auto|always|never: verdict words in colour (auto: on a terminal, unless "
+               "NO_COLOR is set)\n");
+    fprintf(f, "\nthe gates and run:\n%s(every command's --help lists its own)\n",
+            kg_opt_exit_code_lines);
+}
+
+/* The options before the command: --verbose, --color WHEN (or --color=WHEN). */
+static int main_globals(int *argc, char ***argv)
+{
+    for (;;) {
+        const char *a = *argc >= 2 ? (*argv)[1] : "";
+        int take = 1, rc = 0;
+        if (strcmp(a, "--verbose") == 0) {
+            setenv("KGATE_DEBUG", "1", 1);
+        } else if (strncmp(a, "--color=", 8) == 0) {
+            rc = kg_color_set("--color", a + 8);
+        } else if (strcmp(a, "--color") == 0) {
+            if (*argc < 3)
+                return KG_ERR(KG_EINVAL, "kgate: flag '--color' needs a value");
+            rc = kg_color_set("--color", (*argv)[2]);
+            take = 2;
+        } else {
+            return 0;
+        }
+        if (rc < 0)
+            return rc;
+        *argc -= take;
+        *argv += take;
+    }
 }
 
 int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
@@ -48,11 +76,12 @@ int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
         goto done;
     }
     /* `kgate --verbose CMD ...`: messages carry their source location, here and in the
-     * workers this process starts (they inherit the environment). */
-    if (argc >= 2 && strcmp(argv[1], "--verbose") == 0) {
-        setenv("KGATE_DEBUG", "1", 1);
-        argc--;
-        argv++;
+     * workers this process starts (they inherit the environment). `kgate --color WHEN CMD`:
+     * colour decided here, before any worker is forked (a command's own --color may still
+     * override it). */
+    if (kg_color_set("--color", "auto") < 0 || main_globals(&argc, &argv) < 0) {
+        code = kg_cli_fail(KG_EINVAL);
+        goto done;
     }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {

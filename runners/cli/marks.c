@@ -24,7 +24,15 @@ typedef struct marks_sub {
     const kg_opt *opts;
     size_t n_opts;
     int (*run)(const struct marks_sub *sub, int argc, char **argv);
+    const char *exit_codes;       /* its --help footer (NULL: marks_exit_codes) */
 } marks_sub;
+
+static const char marks_exit_codes[] =
+    "exit codes: 0 done, 2 usage or input error (bad flag, unreadable or malformed marks file,\n"
+    "            unknown revision), 4 runtime error (libgit2, the push)\n";
+static const char marks_guard_exit_codes[] =
+    "exit codes: 0 the marks file is the one at --base, 1 it changed (the marks named),\n"
+    "            2 usage or input error, 4 runtime error (libgit2)\n";
 
 /* Parse a subcommand's flags into `target`; --help (printed) leaves *help set. */
 static int marks_parse(const marks_sub *sub, void *target, int argc, char **argv, bool *help,
@@ -35,7 +43,8 @@ static int marks_parse(const marks_sub *sub, void *target, int argc, char **argv
     kg_opt_table table = { .opts = sub->opts, .n = sub->n_opts, .target = target,
                            .standalone_ok = true };
     kg_opt_cmd cmd = { .command = command, .synopsis_tail = sub->tail,
-                       .description = sub->description, .tables = &table, .n_tables = 1 };
+                       .description = sub->description, .tables = &table, .n_tables = 1,
+                       .exit_codes = sub->exit_codes ? sub->exit_codes : marks_exit_codes };
     return kg_opt_cmd_parse(&cmd, argc, argv, help, pos, max_pos, npos);
 }
 
@@ -512,7 +521,8 @@ static const marks_sub marks_subs[] = {
       .description = "For pull requests: exit 1, naming the marks that changed, when HEAD's or "
                      "the\nwork tree's marks file differs from the one at --base (the target "
                      "branch).\n",
-      .opts = guard_table, .n_opts = KG_ARRAY_LEN(guard_table), .run = marks_guard },
+      .opts = guard_table, .n_opts = KG_ARRAY_LEN(guard_table), .run = marks_guard,
+      .exit_codes = marks_guard_exit_codes },
 };
 
 /* Every subcommand's synopsis (generated from its table) and what it does. */
@@ -535,7 +545,9 @@ static void marks_usage(FILE *out)
     fputs("  kgate marks advance --from-report REPORT.json [...]\n"
           "      Advance the marks from a production report: see `kgate marks advance --help`.\n",
           out);
-    fprintf(out, "\n%s", kg_opt_exit_code_lines);
+    fputs("\nexit codes: 0 done, 1 guard: the marks changed; advance: not every gate passed\n"
+          "            (nothing committed), 2 usage or input error, 4 runtime error (libgit2)\n",
+          out);
 }
 
 int kg_cmd_marks(kg_registry *reg, int argc, char **argv)

@@ -11,6 +11,10 @@ static const char advance_description[] =
     "passed for every case on a GPU, commit the advanced marks exactly as the run would have.\n"
     "A diagnostic (non-certifying) report is refused (exit 2); a report with a FAIL, ERROR or\n"
     "SKIP commits nothing (exit 1).\n";
+static const char advance_exit_codes[] =
+    "exit codes: 0 committed (or nothing moved), 1 not every gate passed: nothing committed,\n"
+    "            2 usage or input error (a diagnostic, unsigned or malformed report, a refused\n"
+    "            branch), 4 runtime error (libgit2, the push)\n";
 
 typedef struct {
     const char *from;
@@ -37,7 +41,7 @@ int kg_cmd_marks_advance(int argc, char **argv)
     const kg_opt_table tables[] = { { .opts = adv_opt_table, .n = KG_ARRAY_LEN(adv_opt_table),
                                       .target = &ao } };
     const kg_opt_cmd cmd = { .command = "marks advance", .description = advance_description,
-                             .tables = tables, .n_tables = 1 };
+                             .tables = tables, .n_tables = 1, .exit_codes = advance_exit_codes };
     const char *from = NULL;
     cJSON *root = NULL;
     kg_advance_input *in = NULL;

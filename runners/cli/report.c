@@ -27,13 +27,15 @@ static const kg_opt report_table[] = {
 
 static const char report_description[] =
     "Convert a kgate report (from any command) into the files CI systems read.\n"
-    "An output may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag,\n"
-    "malformed report or unwritable output path (checked before anything is written),\n"
-    "4 a write failed after those checks. --verify-signature checks the report's signature\n"
-    "with $KGATE_REPORT_KEY before anything else (alone: only that).\n"
-    "--merge OUT.json SHARD.json...: the reports of one run's shards (--shard I/N) into one:\n"
-    "each signature verified (KGATE_REPORT_KEY), overlapping, missing or mismatched shards\n"
-    "refused (exit 2), the merged report signed; exit code of its merged rows, as a run's.\n";
+    "An output may be '-' for standard output (one of them: a run has one). Needs no GPU.\n"
+    "--verify-signature checks the report's signature with $KGATE_REPORT_KEY before anything\n"
+    "else (alone: only that). --merge OUT.json SHARD.json...: the reports of one run's shards\n"
+    "(--shard I/N) into one: each signature verified (KGATE_REPORT_KEY), overlapping, missing or\n"
+    "mismatched shards refused (exit 2), the merged report signed; exit code of its merged\n"
+    "rows, as a run's.\n";
+static const char report_exit_codes[] =
+    "exit codes: 0 written, 2 usage or input error (bad flag, malformed report, unwritable\n"
+    "            output path: checked before anything is written), 4 a write failed after that\n";
 
 /* An output that is the input (same file: same device and inode, whatever the path) would be
  * overwritten by what is made of it. */
@@ -44,6 +46,24 @@ static int report_not_input(const char *out, const char *from, const char *flag)
         so.st_ino == si.st_ino)
         return KG_ERR(KG_EINVAL, "report: %s %s is the input (--from %s): refused (it would "
                                  "overwrite its own input; nothing was written)", flag, out, from);
+    return 0;
+}
+
+/* Standard output holds one document: two outputs given '-' would run together there. */
+static int report_one_stdout(const report_opts *o)
+{
+    const char *outs[] = { o->junit, o->markdown, o->html };
+    const char *flags[] = { "--junit", "--markdown", "--html" };
+    const char *first = NULL;
+    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++) {
+        if (!outs[i] || strcmp(outs[i], "-") != 0)
+            continue;
+        if (first)
+            return KG_ERR(KG_EINVAL, "report: %s - and %s -: only one output can go to standard "
+                                     "output; give the other a file (nothing was written)",
+                          first, flags[i]);
+        first = flags[i];
+    }
     return 0;
 }
 
@@ -84,7 +104,7 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
     kg_opt_table table = { .opts = report_table, .n = KG_ARRAY_LEN(report_table), .target = &o,
                            .standalone_ok = true };
     kg_opt_cmd cmd = { .command = "report", .description = report_description,
-                       .tables = &table, .n_tables = 1 };
+                       .tables = &table, .n_tables = 1, .exit_codes = report_exit_codes };
     bool help;
     int rc = 0;
     const char *shards[KG_SHARD_MAX];
@@ -113,6 +133,7 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
                                "(or --verify-signature)");
         goto cleanup;
     }
+    KG_TRY(report_one_stdout(&o));
     KG_TRY(report_convert(&o));
 cleanup:
     return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;

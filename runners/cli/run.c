@@ -468,7 +468,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     if (rc == 0)
         rc = wrc;
 cleanup:
-    if (rc < 0 && run.incomplete)
+    if (rc < 0 && (run.incomplete || kg_interrupted()))
         (void)kg_run_write_partial(&run); /* interrupted: the results so far, marked */
     if (rc < 0)
         code = kg_cli_fail(rc);

@@ -9,10 +9,11 @@ static const char selftest_description[] =
     "detection matrix (case x gate: expected, observed), then\n"
     "  N caught, N escaped, N false alarms\n"
     "A defect is caught when the gate it names FAILs it; a clean case is a false alarm when any\n"
-    "gate FAILs or ERRORs on it. Without a GPU only the static checks run (the rest: not run).\n"
-    "\n"
+    "gate FAILs or ERRORs on it. Without a GPU only the static checks run (the rest: not run).\n";
+static const char selftest_exit_codes[] =
     "exit codes: 0 every defect caught and no false alarm, 1 an escape or a false alarm,\n"
-    "            2 usage or input error, 3 no GPU (nothing escaped of what ran), 4 runtime error\n";
+    "            2 usage or input error, 3 no GPU (nothing escaped of what ran), 4 runtime\n"
+    "            error (a child run failed) or interrupted (SIGINT/SIGTERM)\n";
 
 typedef struct {
     const char *defects, *keep;
@@ -36,7 +37,8 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
         { .opts = st_opt_table, .n = KG_ARRAY_LEN(st_opt_table), .target = &so },
     };
     const kg_opt_cmd cmd = { .command = "selftest", .description = selftest_description,
-                             .tables = tables, .n_tables = 2 };
+                             .tables = tables, .n_tables = 2,
+                             .exit_codes = selftest_exit_codes };
     kg_report *rep = NULL;
     char path[PATH_MAX];
     bool help = false;
@@ -57,6 +59,7 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
         o.seed = kg_seed_fresh();
     KG_TRY(kg_report_new(&rep, "selftest", true));
     kg_report_set_seed(rep, o.seed);
+    kg_interrupt_catch(); /* Ctrl-C: the children killed at once, the report so far written */
     printf("kgate selftest: seed %llu (reproduce with --seed %llu), defects from %s\n",
            (unsigned long long)o.seed, (unsigned long long)o.seed, path);
     KG_TRY(kg_selftest_run(rep, path, &o, so.keep, true, &code));
@@ -65,6 +68,9 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
         printf("report: %s\n", o.report_path);
     }
 cleanup:
+    if (rc < 0 && kg_interrupted() && rep && o.report_path &&
+        kg_report_write(rep, o.report_path) == 0)
+        printf("report: %s (incomplete)\n", o.report_path);
     kg_report_free(rep);
     return rc < 0 ? kg_cli_fail(rc) : code;
 }

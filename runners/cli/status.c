@@ -69,9 +69,10 @@ static const char status_description[] =
     "SHA: KGATE_STATUS_SHA, else GITHUB_SHA / CI_COMMIT_SHA. Every status finishes (never\n"
     "'pending'): pass -> success, FAIL/XPASS -> failure, ERROR/SKIP -> error (GitLab: failed);\n"
     "a diagnostic report's descriptions start DIAGNOSTIC (non-certifying), a run without a GPU's\n"
-    "'incomplete: no GPU'.\n"
-    "Exit codes: 0 posted, 2 bad flag, environment or report, 4 HTTP failure (including\n"
-    "401/403/404, explained in the message).\n";
+    "'incomplete: no GPU'.\n";
+static const char status_exit_codes[] =
+    "exit codes: 0 posted, 2 usage or input error (bad flag, environment or report),\n"
+    "            4 HTTP failure (including 401/403/404, explained in the message)\n";
 
 int kg_cmd_status(kg_registry *reg, int argc, char **argv)
 {
@@ -79,7 +80,7 @@ int kg_cmd_status(kg_registry *reg, int argc, char **argv)
     kg_opt_table table = { .opts = status_table, .n = KG_ARRAY_LEN(status_table), .target = &o,
                            .standalone_ok = true };
     kg_opt_cmd cmd = { .command = "status", .description = status_description,
-                       .tables = &table, .n_tables = 1 };
+                       .tables = &table, .n_tables = 1, .exit_codes = status_exit_codes };
     cJSON *rep = NULL;
     bool help;
     int rc = 0;

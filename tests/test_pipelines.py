@@ -28,7 +28,7 @@ GL = os.path.join(P, "gitlab-ci.yml")
 GL_T = os.path.join(P, "gitlab", "kgate.gitlab-ci.yml")
 GL_EX = os.path.join(SRC, "examples", "external", ".gitlab-ci.yml")
 CI = os.path.join(P, "ci")
-# Self-hosted runner labels the workflows select on (docs/production-ci.md).
+# Self-hosted runner labels the workflows select on (docs/guide/runner.md).
 LABELS = {"cuda", "gpu", "h200", "h100", "gpu0", "gpu1"}
 passed = failed = 0
 

@@ -489,12 +489,12 @@ static double bg_case_timeout_s(const void *opts)
 }
 
 static const char bg_description[] =
-    "Time every selected case: warm-up, a CUDA graph of k launches (one replay >= 1 ms) timed\n"
+    "Time every selected case: warm-up, a CUDA graph of k launches (one replay >= 4 ms) timed\n"
     "with CUDA events, at least 15 samples, until the 95% CI of the median is narrower than\n"
     "0.5% or the per-case budget (default 1 s) runs out. Cold mode flushes L2 before every\n"
     "sample (one launch per sample). Samples taken below 70% of the max SM clock are dropped\n"
     "(not those of a clock-normalised row, below).\n"
-    "k: the mark's, else --launches, else calibrated and rounded down to a power of two. Every\n"
+    "k <= 1024: the mark's, else --launches, else calibrated down to a power of two. Every\n"
     "replay starts behind a blocking kernel the host releases once it has submitted it. Before\n"
     "sampling the case runs back-to-back until the in-kernel clock probe reads a steady SM\n"
     "clock (at least 0.3 s for heavy cases: a launch >= 50 us or compute-bound; at most 1.5 s);\n"

@@ -317,9 +317,9 @@ cleanup:
  * timed against the marks so far (--marks, a copy), so it reuses their k: a run of another k
  * would not merge. 1 when there is no GPU. */
 #define ST_TWIN_PROCESSES 3
-/* Seconds of timing per bench case in the selftest: 0.3 s is >= 300 samples of >= 1 ms
- * replays, a CI of the median far inside the 0.5% floor, and keeps the bench column of
- * `kgate run` to ~4 short processes. */
+/* Seconds of timing per bench case in the selftest: 0.3 s is at most ~75 replays of >= 4 ms
+ * (and never fewer than the bench's 15 samples), and keeps the bench column of `kgate run` to
+ * ~4 short processes. */
 #define ST_BENCH_BUDGET "0.3"
 static int st_twin_marks(const st_matrix *m, const st_env *e, const char *marks, int *no_gpu)
 {

@@ -226,7 +226,7 @@ static int bg_mark_k(const bg_state *st, const kg_case_desc *d)
     return mk && mk->k > 0 ? mk->k : 0;
 }
 
-/* A timing that cannot be true is ERROR, never a number (issue #25): a replay CUPTI saw launch
+/* A timing that cannot be true is ERROR, never a number: a replay CUPTI saw launch
  * no kernel (an empty graph already failed at capture), or figures above the measured ceilings
  * (kg_bench_ceiling_exceeded). */
 static int bg_sanity(const kg_bench_row *b, const kg_case_desc *d, const bg_state *st)
@@ -381,7 +381,7 @@ static int bg_opt_band_floor(void *opts, const char *v)
                      &((kg_bench_gate_opts *)opts)->band_floor);
 }
 
-/* Removed with issue #14 (the tolerance comes from the mark's measured spread): an error, so
+/* Removed (the tolerance comes from the mark's measured spread): an error, so
  * a pipeline still passing it learns so instead of silently deciding differently. */
 static int bg_opt_compute_floor(void *opts, const char *v)
 {

@@ -361,7 +361,7 @@ cleanup:
 
 /* The bench column. A slow variant "defect/bench/<family>/+<p>pct" is judged against the mark of
  * its clean twin "defect/bench/<family>/clean": selftest sets that mark from 3 separate
- * processes of the twin (merged, so the band carries the cross-process spread: issue #14),
+ * processes of the twin (merged, so the band carries the cross-process spread),
  * copies it to every variant's id, then benches twins and variants in a fresh process with the
  * bench's own floors. The twin must come out SAME (else a false alarm), each variant REGRESSED
  * (+1% is only observed). */

@@ -1,6 +1,6 @@
 /* softmax device code (see softmax.cu for the contract): the general online two-pass row and
  * the register path, templated on the variant knobs so kernels/tools/kernel_speed.cu can time
- * the variants that lost (docs/kernels.md) with the very same code, and on a policy so the
+ * the variants that lost (docs/measurements/h200-kernels.md) with the very same code, and on a policy so the
  * planted parity defect (defects/parity_defects.cu) is the same code with one knob turned. */
 #ifndef KGATE_KERNELS_SOFTMAX_IMPL_CUH
 #define KGATE_KERNELS_SOFTMAX_IMPL_CUH
@@ -335,7 +335,7 @@ static __device__ __forceinline__ void softmax_rows(const T *__restrict__ x, T *
             softmax_row<T, VEC, P>(x, y, (size_t)blockIdx.x * NR + q, cols);
 }
 
-/* Variant choice (measured on an H200, docs/kernels.md): one row per block, exp'd values kept
+/* Variant choice (measured on an H200, docs/measurements/h200-kernels.md): one row per block, exp'd values kept
  * in registers: 32 registers, 8 blocks/SM, ~94% of the copy bandwidth for both dtypes. Two
  * rows per block measured the same for bf16 (52 registers, 4 blocks/SM); recomputing exp
  * for the store instead of keeping it lost 1-5%. */

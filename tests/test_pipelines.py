@@ -32,7 +32,7 @@ RELAY = os.path.join(P, "github-relay.yml")
 RELAY_EX = os.path.join(SRC, "examples", "external", ".github", "workflows", "kgate-relay.yml")
 ACTIONS["relay"] = os.path.join(P, "github", "relay", "action.yml")
 CI = os.path.join(P, "ci")
-# Self-hosted runner labels the workflows select on (docs/production-ci.md), as actionlint is told
+# Self-hosted runner labels the workflows select on (docs/guide/runner.md), as actionlint is told
 # them: pipelines/actionlint.yaml (kgate's) and examples/external/.github/actionlint.yaml.
 AL_CONF = {GH: os.path.join(P, "actionlint.yaml"), GH_EX: os.path.join(SRC, "examples", "external", ".github", "actionlint.yaml")}
 SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")

@@ -100,7 +100,7 @@ static double ab_ceil_spread(const cJSON *ceil)
     return med > 0 && hi >= lo ? (hi - lo) / (2 * med) : 0;
 }
 
-/* The report's own ceilings, as bench checks its rows against them (issue #25): a runner
+/* The report's own ceilings, as bench checks its rows against them: a runner
  * build without that check may still report a figure that cannot be true. */
 static void ab_ceilings(kg_ceiling_obs *co, double *l2, const cJSON *root)
 {
@@ -167,7 +167,7 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_CASE));
         const cJSON *fig = cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES);
         /* the measured times: a capped row's median_us may be clock-normalised in one round
-         * and measured in another (issue #14) */
+         * and measured in another */
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RAW_MEDIAN);
         if (!cJSON_IsNumber(m))
             m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEDIAN);
@@ -387,7 +387,7 @@ static int ab_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     for (size_t i = 0; i < st->t.n && !k; i++)
         if (strcmp(st->t.v[i].id, d->id) == 0)
             k = &st->t.v[i];
-    if (k && k->err) { /* never a ratio of a number that cannot be true (issue #25) */
+    if (k && k->err) { /* never a ratio of a number that cannot be true */
         rc = KG_ERR(KG_EINVAL, "%s", k->err);
         goto cleanup;
     }

@@ -236,7 +236,7 @@ static int bg_mark_k(const bg_state *st, const kg_case_desc *d)
     return mk && mk->k > 0 ? mk->k : 0;
 }
 
-/* A timing that cannot be true is ERROR, never a number (issue #25): a replay CUPTI saw launch
+/* A timing that cannot be true is ERROR, never a number: a replay CUPTI saw launch
  * no kernel (an empty graph already failed at capture), or figures above the measured ceilings
  * (kg_bench_ceiling_exceeded). */
 static int bg_sanity(const kg_bench_row *b, const kg_case_desc *d, const bg_state *st)
@@ -391,7 +391,7 @@ static int bg_opt_band_floor(void *opts, const char *v)
                      &((kg_bench_gate_opts *)opts)->band_floor);
 }
 
-/* Removed with issue #14 (the tolerance comes from the mark's measured spread): an error, so
+/* Removed (the tolerance comes from the mark's measured spread): an error, so
  * a pipeline still passing it learns so instead of silently deciding differently. */
 static int bg_opt_compute_floor(void *opts, const char *v)
 {
@@ -499,12 +499,12 @@ static double bg_case_timeout_s(const void *opts)
 }
 
 static const char bg_description[] =
-    "Time every selected case: warm-up, a CUDA graph of k launches (one replay >= 1 ms) timed\n"
+    "Time every selected case: warm-up, a CUDA graph of k launches (one replay >= 4 ms) timed\n"
     "with CUDA events, at least 15 samples, until the 95% CI of the median is narrower than\n"
     "0.5% or the per-case budget (default 1 s) runs out. Cold mode flushes L2 before every\n"
     "sample (one launch per sample). Samples taken below 70% of the max SM clock are dropped\n"
     "(not those of a clock-normalised row, below).\n"
-    "k: the mark's, else --launches, else calibrated and rounded down to a power of two. Every\n"
+    "k <= 1024: the mark's, else --launches, else calibrated down to a power of two. Every\n"
     "replay starts behind a blocking kernel the host releases once it has submitted it. Before\n"
     "sampling the case runs back-to-back until the in-kernel clock probe reads a steady SM\n"
     "clock (at least 0.3 s for heavy cases: a launch >= 50 us or compute-bound; at most 1.5 s);\n"

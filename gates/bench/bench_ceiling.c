@@ -1,7 +1,7 @@
 /* Ceilings measured on the device in the same run: a large device-to-device copy (GB/s, bytes
  * read + written) and a large bf16 cuBLAS GEMM (TFLOP/s) on random inputs. The GEMM also
- * records the kernel cuBLAS chose (CUPTI activity) and the SM clock of every sample: the H200
- * shows two performance modes for 8192^3 across processes, and these say which explains it.
+ * records the kernel cuBLAS chose (CUPTI activity) and the SM clock of every sample: when a
+ * GEMM's figure moves between processes, these say whether the kernel or the clock moved.
  * Each is warmed back-to-back until the probe clock is steady (the heavy rule: at least 0.3 s,
  * so the GEMM is in its capped state) and records that state. */
 #include <math.h>

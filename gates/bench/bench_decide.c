@@ -356,7 +356,7 @@ static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench
     return 0;
 }
 
-/* One pay figure of the combination (issue #25): the median of the processes' figures and a
+/* One pay figure of the combination: the median of the processes' figures and a
  * spread of max(their median spread, half the range of the figures); 0 unless every process
  * has it. v[i], sp[i]: the processes' figures and spreads (sorted here). */
 static void bd_comb_pay1(double *med, double *spread, double *v, double *sp, size_t n)
@@ -484,7 +484,7 @@ static void bd_processes_json(cJSON *o, const kg_bench_verdict *v)
     }
 }
 
-/* What users pay (issue #25): the run's measured spread and energy per launch; with a mark,
+/* What users pay: the run's measured spread and energy per launch; with a mark,
  * the changes against its figures, the bands in force and whether they gated the row. */
 static void bd_pay_json(cJSON *o, const kg_bench_verdict *v, const kg_mark *mark)
 {
@@ -509,7 +509,7 @@ static void bd_pay_json(cJSON *o, const kg_bench_verdict *v, const kg_mark *mark
     cJSON_AddStringToObject(o, KG_FIG_PAY_GATE, kg_bench_pay_gate_name(v->pay_gate));
 }
 
-/* The mark's own figures of what users pay (absent in a mark from before issue #25). */
+/* The mark's own figures of what users pay (absent in an older mark). */
 static void bd_mark_pay_json(cJSON *m, const kg_mark *mark)
 {
     if (mark->measured_median_us > 0) {
@@ -580,7 +580,7 @@ void kg_bench_decide_opts_for(kg_decide_opts *dopt, const kg_bench_gate_opts *g,
         dopt->min_mark_runs = g->min_mark_runs;
 }
 
-/* ---- figures no kernel can reach (issue #25) ---------------------------------------------- */
+/* ---- figures no kernel can reach ---------------------------------------------------------- */
 
 /* The limit of one figure: ceiling x scale x (1 + the row's CI + the ceiling's spread +
  * KG_CEIL_HEADROOM); true (why set) when fig is above it. */

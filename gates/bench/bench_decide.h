@@ -20,14 +20,14 @@ typedef enum {
     KG_BENCH_IMPROVED,
     KG_BENCH_REGRESSED,
     KG_BENCH_UNPROVEN,      /* the mark was merged from too few separate processes to carry a
-                             * measured spread: no decision, never advances (issue #14) */
+                             * measured spread: no decision, never advances */
     KG_BENCH_STATE_DIFFERS  /* the run and the mark were measured in different power states:
                              * no decision, never advances, the row says both states */
 } kg_bench_decision;
 
 const char *kg_bench_decision_name(kg_bench_decision d);
 
-/* Floors from measurements, one rule for every case (issue #14): a relative resolution floor
+/* Floors from measurements, one rule for every case: a relative resolution floor
  * and an absolute one; everything above them is the mark's spread measured across the
  * processes that set it, plus this run's noise. No fixed compute-bound or single-process
  * floor: a mark merged from fewer than min_mark_runs processes decides nothing (UNPROVEN). */
@@ -37,7 +37,7 @@ typedef struct {
     double alpha;           /* one-sided significance of the rank test (mark samples known) */
     int min_mark_runs;      /* --min-mark-runs: separate processes a mark must be merged from */
 } kg_decide_opts;
-/* abs floor 0.4 us: cases of 1-10 us moved by 0.12..0.24 us between processes on the H200. */
+/* abs floor 0.4 us: above what cases of 1-10 us move between processes (docs/measurements/h200-bench.md). */
 #define KG_DECIDE_OPTS_INIT { .band_floor = 0.005, .abs_floor_us = 0.4, .alpha = 0.01, \
                              .min_mark_runs = 3 }
 /* The most separate processes one decision combines (run --bench-processes). */
@@ -51,23 +51,22 @@ typedef struct {
     bool compute_bound;              /* work model above the measured ridge point */
     int k;                           /* launches per timed replay (0 = unknown) */
     const char *power_state;         /* the state the samples were taken in (NULL = unknown) */
-    /* issue #25, what users pay (0 = unknown: not gated on it): the measured (not normalised)
+    /* what users pay (0 = unknown: not gated on it): the measured (not normalised)
      * median and its relative half-width; the energy per launch (mJ) and its half-width */
     double measured_median, measured_spread_rel;
     double energy_mj, energy_spread_rel;
 } kg_bench_obs;
 
-/* The gate on what users pay (issue #25): a power-capped compute-bound row is decided on its
+/* The gate on what users pay: a power-capped compute-bound row is decided on its
  * replay-clock-normalised time (the cycles), which does not see a change that only draws more
- * power: cuBLAS 8192^3 bf16 on all-zero inputs ran 0.858x the wall time of random inputs on
- * the H200 (1600 against 1375 MHz under the cap), its decided time 1.003x. So such a row is
+ * power (inputs that draw less power run faster under the cap at the same cycles). So such a row is
  * also gated on its measured time and its energy per launch against the mark's:
  *   REGRESSED when measured > mark.measured_median_us x (1 + max(floor, mark.measured_spread_rel
  *             + run measured spread)) and the two intervals are disjoint (significant), or
  *             energy > mark.energy_per_launch_mj x (1 + max(band floor, mark.energy_spread_rel +
  *             run energy spread));
  * the why names which. Not gated (said in the why): another basis, a decision that is no
- * decision (STATE_DIFFERS, UNPROVEN, NO_MARK), a mark without the figures (before issue #25). */
+ * decision (STATE_DIFFERS, UNPROVEN, NO_MARK), a mark without the figures (an older mark). */
 typedef enum {
     KG_PAY_NOT_GATED = 0,   /* not a normalised row, no decision, or the mark lacks the figures */
     KG_PAY_WITHIN,          /* gated: within the bands */
@@ -99,7 +98,7 @@ typedef struct {
     double env_lo, env_hi;  /* lowest / highest per-process median (processes >= 2) */
     double proc_median[KG_BENCH_MAX_PROCESSES];
     kg_bench_decision proc_decision[KG_BENCH_MAX_PROCESSES];
-    /* issue #25: what users pay, beside the decided basis (kg_bench_obs's; combined over the
+    /* what users pay, beside the decided basis (kg_bench_obs's; combined over the
      * processes by kg_bench_combine). 0 = unknown. */
     double run_measured, run_measured_spread, run_energy, run_energy_spread;
     double measured_change_rel, energy_change_rel; /* vs the mark's, > 0 worse (NaN: none) */
@@ -124,10 +123,10 @@ typedef struct {
  *   failure and neither ever advances a mark. */
 int kg_bench_decide(kg_bench_verdict *out, const kg_mark *mark, const kg_bench_obs *run,
                     const double *mark_samples, size_t n_mark_samples, const kg_decide_opts *o);
-/* Whether a power-state label decides (issue #25): only where it changes the time. A memory-
+/* Whether a power-state label decides: only where it changes the time. A memory-
  * or latency-bound row is set by the memory clock and the launch path, not the SM clock's cap
- * (H200: softmax rows=32768,cols=4096/bf16, 131 us, came out STATE_DIFFERS in 6 of 6 processes,
- * mark full-clock, run power-capped, at -0.06% against the mark), so it is decided on its
+ * (a memory-bound row labelled differently from its mark is the same measurement), so it is
+ * decided on its
  * measured time whatever the label (the label is still recorded in the row and the mark); a
  * compute-bound row of another state is STATE_DIFFERS, as is a combination of compute-bound
  * processes of different states (pure). */
@@ -135,7 +134,7 @@ bool kg_bench_state_decides(bool compute_bound);
 /* True for the decisions that fail the gate (REGRESSED). */
 bool kg_bench_decision_fails(kg_bench_decision d);
 
-/* N separate processes of one case into one decision (run --production, issue #14): each
+/* N separate processes of one case into one decision (run --production): each
  * process's own obs and verdict (decided against the same mark) in `per`/`pv`, n in [1,
  * KG_BENCH_MAX_PROCESSES]. The combined obs (*comb) has the median of the per-process medians,
  * an interval [min ci_lo, max ci_hi], a run noise of max(median per-process noise, half the
@@ -160,14 +159,14 @@ cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark);
 const kg_mark *kg_bench_mark_on_gpu(kg_mark *tmp, const kg_mark *mark, const char *gpu_uuid,
                                     char *note, size_t n);
 
-/* Figures no kernel can reach (issue #25: a launcher on stream 0 left the timed graph empty
- * and the bench reported 0.0097 us and 13874727.9 GB/s). A row's GB/s above the copy ceiling,
+/* Figures no kernel can reach (a launcher on stream 0 leaves the timed graph empty: the
+ * figure would be absurd). A row's GB/s above the copy ceiling,
  * or its TFLOP/s above the GEMM ceiling, by more than the row's CI + the ceiling's own spread +
- * KG_CEIL_HEADROOM is ERROR, never a number. The headroom: on the H200 DRAM-streaming kernels
- * beat the cudaMemcpy ceiling by up to 1.6% (reduce_sum n=67108869: 4270 against 4202 GB/s).
+ * KG_CEIL_HEADROOM is ERROR, never a number. The headroom: DRAM-streaming kernels beat the
+ * cudaMemcpy ceiling by a little (docs/measurements/h200-bench.md).
  * The copy ceiling is DRAM's: it bounds only a working set that streams from DRAM
- * (bytes_moved >= 2 x L2); an L2-resident one runs faster (axpy n=1048579, 12 MB: 4694 GB/s
- * warm) and is bounded by the kernel count alone. The GEMM ceiling is timed in its own, often
+ * (bytes_moved >= 2 x L2); an L2-resident one runs faster and is bounded by the kernel count
+ * alone. The GEMM ceiling is timed in its own, often
  * power-capped, state: scaled by max clock / its clock for a row that ran faster clocks. */
 #define KG_CEIL_HEADROOM 0.05
 typedef struct {

@@ -5,7 +5,7 @@
  *
  * Every sample starts behind the blocking kernel (nvbench's blocking start): the GPU holds at
  * it until the host has submitted ev0, the replay and ev1, so the host's submission latency is
- * not in the timed region (it was divided by k: the per-launch figure depended on k, issue #14).
+ * not in the timed region (it was divided by k: the per-launch figure depended on k).
  * Before sampling, the case runs back-to-back until the clock probe's SM clock is steady (NVML
  * is polled too, as context); the state's label and "held" come from the probe clock measured
  * after every sample (bench_power.c: the rules, pure).
@@ -312,7 +312,7 @@ cleanup:
     return rc;
 }
 
-/* An empty replay times nothing (issue #25: a launcher on the legacy default stream runs its
+/* An empty replay times nothing (a launcher on the legacy default stream runs its
  * kernels eagerly during the capture of the case's non-blocking stream, and the graph is empty). */
 static int be_graph_check(cudaGraph_t g, int k, int *kernels)
 {
@@ -381,7 +381,7 @@ typedef struct {
     bool timed_out;          /* the blocking start timed out */
 } be_sample_out;
 
-/* The energy counter before the replay (issue #25): with the blocking start, just before the
+/* The energy counter before the replay: with the blocking start, just before the
  * release (everything is enqueued, nothing of the replay ran); without it, before enqueueing. */
 static void be_energy_begin(kg_bench_env *e, be_sample_out *o, unsigned long long *e0)
 {
@@ -669,7 +669,7 @@ static int be_placement_interval(kg_bench_result *res)
     return 0;
 }
 
-/* The measured times' spread (issue #25): their CI half-width, at least the placement-level one
+/* The measured times' spread: their CI half-width, at least the placement-level one
  * of their own placement medians (a capped row's clock, and with it its measured time, moves
  * with the placement more than its normalised time). */
 static int be_measured_spread(kg_bench_result *res)
@@ -742,7 +742,7 @@ cleanup:
 }
 
 /* Names and GPU durations: one replay as timed (graph or direct launches), counted on its own
- * (res->replay_kernels: 0 is an empty replay, issue #25), then one direct launch. The device
+ * (res->replay_kernels: 0 is an empty replay), then one direct launch. The device
  * is synchronized around the replay so that nothing else lands in its count. */
 static int be_trace(kg_bench_result *res, const be_replay_arg *ra, cudaStream_t s)
 {

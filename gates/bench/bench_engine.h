@@ -38,12 +38,8 @@ typedef struct {
                             .warm_to_steady = true, .compute_bound = false, \
                             .warmup_min_s = -1, .placements = 0 }
 
-/* Placements (issue #14). A power-capped compute-bound case's figure moved with where its
- * buffers landed: on the H200, four fresh placements of gemm_bf16 8192^3 in one process spread
- * 1201..1232 us (clock-normalised), as wide as ten separate processes (1204..1235), while the
- * median over four placements put five processes within 1220..1227; full-clock cases did not
- * move with placement. (Much of that was the clock during the replay, which the probe after it
- * missed: under the replay clock three placements of one process lay within 0.1-1.6%.) So a
+/* Placements. A power-capped compute-bound case's figure moves with where its buffers land,
+ * as much as between separate processes; full-clock cases do not (docs/measurements/h200-bench.md). So a
  * compute-bound case whose launch takes >= KG_HEAVY_LAUNCH_US and whose warm-up ends below
  * full clock (capped) is timed on KG_BENCH_PLACEMENTS placements, each on freshly allocated
  * buffers behind a held shim allocation of a size drawn from the seed, the budget split between
@@ -53,7 +49,7 @@ typedef struct {
 #define KG_BENCH_PLACEMENTS 3
 #define KG_BENCH_MAX_PLACEMENTS 8
 /* 99% normal quantile: with three placements a t interval (4.30) would blind the gate to 4% on
- * a capped GEMM; 1.96 left one false alarm replaying the H200 proof's 20 processes. */
+ * a capped GEMM; 1.96 left a false alarm in the proof's replay (docs/measurements/h200-bench.md). */
 #define KG_PLACEMENT_Z 2.576
 /* o->placements when > 0 (at most KG_BENCH_MAX_PLACEMENTS), else KG_BENCH_PLACEMENTS for a
  * warm-mode compute-bound case whose launch takes >= KG_HEAVY_LAUNCH_US and whose warm-up's
@@ -73,13 +69,9 @@ double kg_bench_placement_half(const double *pm, size_t n, double median);
 /* The shim held before placement p >= 1: 2..512 MiB in 2 MiB steps, from the seed (pure). */
 size_t kg_bench_shim_bytes(uint64_t seed, int p);
 
-/* Clock normalisation (issue #14). Under the power cap the SM clock settles per process at
- * 1395..1515 MHz on the H200 (as the probe reads it after a replay): ten processes of
- * gemm_bf16 8192^3 alone read raw medians of 1598..1722 us (CV 2.3%). Scaled by the probe's
- * clock they kept a CV of 0.3-0.6%, and inside the full proof 0.52% (raw 0.49%): the clock
- * during the replay is not the one after it. The window stamps read it during the replay:
- * there it was ~10% below the probe's (1274-1323 against 1395-1450 MHz), and time x window
- * clock spread 0.11% over ten processes (raw 1.4%). So a power-capped compute-bound row is
+/* Clock normalisation. Under the power cap the SM clock settles at a level of its own per
+ * process, and the clock during the replay (the window stamps) is not the one the probe reads
+ * after it; time x window clock is what repeats across processes (docs/measurements/h200-bench.md). So a power-capped compute-bound row is
  * decided on each sample's time scaled to the max clock by its own window clock,
  * t x f_window / f_max: the time its cycles would take at f_max. Its raw figures stay in the
  * report (raw_median_us); a full-clock row is decided on raw time. A regression that only draws
@@ -105,7 +97,7 @@ size_t kg_bench_clock_normalise(double *normalised, const double *us, const doub
  * were kept (pure). */
 size_t kg_bench_refloor(double *kept, unsigned char *drop, const double *us, const double *mhz,
                         size_t n, double floor_mhz);
-/* Energy per launch (issue #25) from NVML's total-energy counter (mJ, resolution 1 mJ), read
+/* Energy per launch from NVML's total-energy counter (mJ, resolution 1 mJ), read
  * before and after each sample's timed replay: mj[i] the delta of sample i (NaN: not read).
  * Per sample (every kept sample's delta >= KG_ENERGY_MIN_MJ): each sample's mj / k; the median,
  * and a spread of max(the CI half-width of the median, the placement-level half-width), as the
@@ -162,7 +154,7 @@ typedef struct {
                              * KG_NVML_NO_LIBRARY: no NVML) */
     kg_energy_summary energy; /* of the kept samples (kg_bench_energy_summarize) */
     double measured_spread_rel; /* of raw_sum: max(its CI half-width, the placement-level
-                                 * half-width of the measured times) (issue #25) */
+                                 * half-width of the measured times) */
     unsigned char *drop;    /* 1 = dropped (clock too low) */
     double *kept_us;        /* the samples the statistics use (clock-normalised when so) */
     kg_summary sum;         /* of kept_us: what is decided */

@@ -89,7 +89,7 @@ static void bf_basis(cJSON *f, const kg_bench_result *r)
     }
 }
 
-/* Where the energy per launch came from, or why there is none (issue #25); the figure and its
+/* Where the energy per launch came from, or why there is none; the figure and its
  * spread are the verdict's (kg_bench_verdict_json: combined over processes in production). */
 static void bf_energy(cJSON *f, const kg_bench_result *r)
 {

@@ -2,12 +2,10 @@
  *
  * k: a mark's k wins (the figure a run compares with was measured at that k), else the bench
  * gate's --launches, else calibration rounded DOWN to a power of two (so nearby estimates give
- * the same k and the per-launch figure does not wander with it, issue #14); cold mode is k = 1.
+ * the same k and the per-launch figure does not wander with it); cold mode is k = 1.
  *
- * The power state (issue #14 round 2): the in-kernel clock probe is the truth, NVML is context.
- * On the H200 NVML's reasons and clocks lag: the GEMM ceiling's probe read 1498-1515 MHz while
- * NVML said 1980 MHz and no reasons, and small cases flipped between "full-clock" and
- * "power-capped" whatever their clock. So the warm-up runs until the probe clock is steady
+ * The power state: the in-kernel clock probe is the truth, NVML is context (its reasons and
+ * clocks lag the clock: docs/measurements/h200-bench.md). So the warm-up runs until the probe clock is steady
  * (kg_probe_steady), the label comes from the sampled probe clock relative to the max
  * (kg_power_label_probe: a coarse band, stable across processes), and NVML's polls are recorded
  * beside it (nvml_label, nvml_steady, nvml_held, reasons, power). */
@@ -429,7 +427,7 @@ double kg_clock_window_mhz(const unsigned long long *before, const unsigned long
     return best;
 }
 
-/* ---- energy per launch (issue #25; bench.h, kg_bench_energy_summarize) --------------------- */
+/* ---- energy per launch (bench.h, kg_bench_energy_summarize) -------------------------------- */
 
 const char *kg_energy_basis_name(kg_energy_basis b)
 {

@@ -47,9 +47,8 @@ typedef struct {
     double power_limit_w;       /* enforced power limit (NaN/0 unknown) */
 } kg_power_poll;
 
-/* NVML's own view (supplementary since issue #14 round 2: on the H200 its reasons and clocks
- * lag the in-kernel probe; the GEMM ceiling read 1498-1515 MHz by the probe while NVML said
- * 1980 MHz, no reasons). The last KG_POWER_WINDOW polls agree: same reasons (KG_POWER_IGNORED
+/* NVML's own view (supplementary: its reasons and clocks lag the in-kernel probe, as measured
+ * in docs/measurements/h200-bench.md). The last KG_POWER_WINDOW polls agree: same reasons (KG_POWER_IGNORED
  * left out), SM clocks within KG_POWER_BAND_REL of the highest. */
 bool kg_power_steady(const kg_power_poll *p, size_t n);
 /* NVML's label: "full-clock" (no reasons beyond KG_POWER_IGNORED), "power-capped"
@@ -64,7 +63,7 @@ void kg_power_label(char *buf, size_t n, bool have_nvml, unsigned long long reas
  *     KG_PROBE_BAND_FULL of each other over >= KG_PROBE_SPAN_FULL_S;
  *   below it: within KG_PROBE_BAND_LOW over >= KG_PROBE_SPAN_HEAVY_S (a power-hungry case: its
  *     own cap) or KG_PROBE_SPAN_LIGHT_S (a light case: a residual throttle of an earlier heavy
- *     case recovers in plateaus, 1515 -> 1734 -> 1949 -> 1980 MHz on the H200);
+ *     case recovers in plateaus, each steady for tens of ms);
  * and never before the minimum warm-up (KG_HEAVY_WARMUP_MIN_S for a heavy case: one launch >=
  * KG_HEAVY_LAUNCH_US or compute-bound, so the cap has engaged; else 0), at most
  * KG_POWER_WARMUP_MAX_S. */

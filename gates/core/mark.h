@@ -34,12 +34,12 @@ typedef struct {
     char *kernels;        /* kernels the case ran when the mark was set ("a;b"), for the record */
     int k;                /* launches per timed replay the mark was measured with (0 = unknown):
                            * a run against this mark reuses it, so the figure never depends on
-                           * a k chosen afresh by calibration (issue #14) */
+                           * a k chosen afresh by calibration */
     char *power_state;    /* the power state the mark was measured in ("full-clock",
                            * "power-capped", ...; NULL = unknown): runs compare only against a
                            * mark of their own state */
-    /* issue #25 (the decided basis hides power): what users pay, beside a replay-clock-
-     * normalised value. 0 = absent (marks written before): not gated on them. */
+    /* What users pay, beside a replay-clock-normalised value (that basis hides power).
+     * 0 = absent (marks written before): not gated on them. */
     double measured_median_us;  /* the measured (not normalised) time per launch */
     double measured_spread_rel; /* its relative half-width across the processes that set it */
     double energy_per_launch_mj;/* NVML total-energy delta over the timed replays / launches */

@@ -39,8 +39,8 @@
 #define KG_RV_DEC_SAME "SAME"
 #define KG_RV_DEC_IMPROVED "IMPROVED"
 #define KG_RV_DEC_REGRESSED "REGRESSED"
-#define KG_RV_DEC_UNPROVEN "UNPROVEN"           /* issue #14: mark from too few processes */
-#define KG_RV_DEC_STATE_DIFFERS "STATE_DIFFERS" /* issue #14: mark of another power state */
+#define KG_RV_DEC_UNPROVEN "UNPROVEN"           /* mark from too few processes */
+#define KG_RV_DEC_STATE_DIFFERS "STATE_DIFFERS" /* mark of another power state */
 /* figures.decision of ab */
 #define KG_RV_AB_SAME "SAME"
 #define KG_RV_AB_B_FASTER "B_FASTER"
@@ -171,7 +171,7 @@
 #define KG_RK_BS_MIN_CLOCK_FRAC "min_clock_frac"
 #define KG_RK_BS_BAND_FLOOR "band_floor"
 #define KG_RK_BS_ABS_FLOOR "abs_floor_us"
-#define KG_RK_BS_COMPUTE_FLOOR "compute_floor" /* reports before issue #14 only (no such floor) */
+#define KG_RK_BS_COMPUTE_FLOOR "compute_floor" /* older reports only (no such floor now) */
 #define KG_RK_BS_MIN_MARK_RUNS "min_mark_runs"  /* --min-mark-runs */
 #define KG_RK_BS_MARKS "marks"                /* the marks file, "(none)" */
 #define KG_RK_BENCH_DEVICE_CLASS "device_class"
@@ -199,7 +199,7 @@
 #define KG_RK_BENCH_NVML_END "nvml_end"
 #define KG_RK_BENCH_WALL "wall_s"
 
-/* counters (the counters gate's run-level record, issue #18) */
+/* counters (the counters gate's run-level record) */
 #define KG_RK_COUNTERS "counters"
 #define KG_RK_CT_DEVICE_CLASS "device_class"
 #define KG_RK_CT_CHIP "chip"                  /* CUPTI's chip name, "GH100" */
@@ -427,7 +427,7 @@
 #define KG_FIG_MARK_DATE "date"
 #define KG_FIG_MARK_RUN_ID "run_id"
 #define KG_FIG_MARK_KERNELS "kernels"     /* "a;b": the kernels the mark ran */
-/* issue #14: what the run and the mark were measured with, the processes behind a decision */
+/* what the run and the mark were measured with, the processes behind a decision */
 #define KG_FIG_MARK_K "k"                 /* mark.k: launches per replay the mark used */
 #define KG_FIG_MARK_POWER_STATE "power_state" /* mark.power_state */
 #define KG_FIG_RUN_K "run_k"              /* launches per replay of this run */
@@ -450,7 +450,7 @@
 #define KG_FIG_PLACEMENT_MEDIANS "placement_medians_us" /* placements >= 2: each one's median */
 #define KG_FIG_PLACEMENT_HALF "placement_half_rel" /* the placement-level half-width */
 #define KG_FIG_PS_PLACEMENT_STARTS "placement_starts" /* per_sample: each placement's first index */
-/* issue #25: what users pay, beside the decided (replay-clock-normalised) basis */
+/* what users pay, beside the decided (replay-clock-normalised) basis */
 #define KG_FIG_MEASURED_MEDIAN "measured_median_us" /* mark.measured_median_us */
 #define KG_FIG_MEASURED_SPREAD "measured_spread_rel" /* the run's (also the mark's) measured spread */
 #define KG_FIG_MEASURED_CHANGE "measured_time_change_rel" /* vs mark.measured_median_us, > 0 slower */
@@ -525,7 +525,7 @@
 #define KG_FIG_PS_SM_CLOCK "sm_clock_mhz" /* null where not measured */
 #define KG_FIG_PS_WINDOW_CLOCK "window_sm_clock_mhz" /* during the replay; null: not measured */
 #define KG_FIG_PS_DROPPED "dropped_index"
-/* issue #14: launch count and power state (bench_engine.c, bench_power.c) */
+/* launch count and power state (bench_engine.c, bench_power.c) */
 #define KG_FIG_LAUNCHES_SOURCE "launches_source"  /* "mark" | "flag" | "calibrated" | "cold" */
 #define KG_FIG_BLOCKING_START "blocking_start"    /* replays held behind the blocking kernel */
 #define KG_FIG_BLOCK_TIMEOUTS "blocking_timeouts" /* samples whose block timed out */
@@ -535,7 +535,7 @@
 #define KG_FIG_POWER_HELD "held"          /* every sample's probe clock stayed in its band */
 #define KG_FIG_POWER_WARMUP "warmup_s"    /* back-to-back warm-up (outside the budget) */
 #define KG_FIG_POWER_POLLS "polls"        /* NVML polls while sampling */
-/* issue #14 round 2: the state from the clock probe, NVML beside it */
+/* the state from the clock probe, NVML beside it */
 #define KG_FIG_POWER_CLOCK_SOURCE "clock_source"     /* "probe" | "none" */
 #define KG_FIG_POWER_HEAVY "heavy"                   /* warmed as power-hungry */
 #define KG_FIG_POWER_WARMUP_MIN "warmup_min_s"       /* the minimum warm-up in force */
@@ -559,7 +559,7 @@
 /* also KG_FIG_NVML_MEM_CLOCK, KG_FIG_NVML_POWER, KG_FIG_NVML_POWER_LIMIT,
  * KG_FIG_NVML_TEMPERATURE (last poll) */
 
-/* ---- counters figures (gate "counters", issue #18) ------------------------------------------ */
+/* ---- counters figures (gate "counters") ----------------------------------------------------- */
 
 #define KG_FIG_CT_DECISION "decision"         /* OK | REGRESSED | MODEL_WRONG | NO_DATA */
 #define KG_FIG_CT_WHY "why"
@@ -610,7 +610,7 @@
 #define KG_FIG_AB_A_EXE "a_exe"
 #define KG_FIG_AB_B_EXE "b_exe"
 
-/* counters gate, issue #25: counts that time nothing, excess traffic, the replay and flush */
+/* counters gate: counts that time nothing, excess traffic, the replay and flush */
 #define KG_FIG_CT_DRAM_RATIO "dram_ratio"     /* DRAM bytes / bytes_moved (excess check) */
 #define KG_FIG_CT_BYTES_BINDING "bytes_binding" /* the case declares its bytes binding */
 #define KG_FIG_CT_LAUNCH_EMPTY "launch_empty" /* a capture of launch() held no node */

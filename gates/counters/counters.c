@@ -1,4 +1,4 @@
-/* Counters gate (issue #18): per case, outside any timed region, one launch() under CUPTI's
+/* Counters gate: per case, outside any timed region, one launch() under CUPTI's
  * range profiler (counters_cupti.c: one range per kernel, kernel replay for the passes the
  * metrics need), summed per launch; decided (counters_decide.c, pure) against the declared
  * work model (bytes_moved, flops) and the case's counter marks. Without profiling permission,

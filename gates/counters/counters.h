@@ -1,4 +1,4 @@
-/* The counters gate's internals (issue #18): the metric table (counters_metrics.c, pure), the
+/* The counters gate's internals: the metric table (counters_metrics.c, pure), the
  * pure decision against the declared work model and the marks (counters_decide.c), the CUPTI
  * range-profiler session (counters_cupti.c), the gate (counters.c) and its figures
  * (counters_figures.c). Docs: docs/counters.md. */
@@ -160,8 +160,8 @@ typedef struct {
 /* kg_ct_verdict.mark_moves: a counter mark is set when the case has none, and moves only when
  * this run beats it by the margin a regression would need the other way (tolerance, occupancy
  * step, sysmem rel + abs); DRAM bytes of a case under 2x L2 (not gated) never move once set.
- * A ratchet that took every lucky count would lock in one process's L2 state: on the H200 a
- * second identical production run moved 20 counter marks by noise alone. */
+ * A ratchet that took every lucky count would lock in one process's L2 state (an identical
+ * second production run would move marks by noise alone). */
 #define KG_CT_MV_DRAM 0x01u
 #define KG_CT_MV_INST 0x02u
 #define KG_CT_MV_SPILL 0x04u

@@ -1,5 +1,5 @@
 /* Leave the L2 clean and cold before a profiled pass, as `ncu --cache-control all` does
- * (issue #25: without it axpy n=33554433 counted 137.3 MB of DRAM writes where ncu counts
+ * (without it axpy n=33554433 counted 137.3 MB of DRAM writes where ncu counts
  * 115.9 MB: dirty lines of earlier work were written back inside the range).
  *
  * The CUDA runtime has no "flush and invalidate L2" call (cudaCtxResetPersistingL2Cache only

@@ -133,7 +133,7 @@ static void ct_derive_tensor(kg_ct_counts *c)
     double h = ct_get(c, KG_CT_TENSOR_HMMA), g = ct_get(c, KG_CT_TENSOR_GMMA);
     /* Tensor-core use is read from the hmma / gmma instruction counters only: on GH100 the
      * generic pipe counter (sm__inst_executed_pipe_tensor) also counts HFMA2, so a bf16 GEMM
-     * through packed HFMA2 would pass for a tensor-core one (issue #25). Without the hmma
+     * through packed HFMA2 would pass for a tensor-core one. Without the hmma
      * counter the use is unknown (NaN: not checked), never the generic count. */
     c->tensor = isnan(h) ? NAN : isnan(g) ? h : h + g;
     c->tensor_flops = NAN;

@@ -179,7 +179,7 @@ int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is
             rc = KG_ERR(KG_EINVAL, "--marks-branch '%s': not a valid reference name", marks_ref);
             goto cleanup;
         }
-        /* issue #28: never a tag or remote-tracking ref, whoever calls (marks_ref.c checks
+        /* never a tag or remote-tracking ref, whoever calls (marks_ref.c checks
          * the command lines before any work) */
         if (strncmp(name, "refs/heads/", 11) != 0) {
             rc = KG_ERR(KG_EINVAL, "--marks-branch '%s': marks are committed only on a branch "

@@ -41,9 +41,8 @@ int kg_um_begin(kg_um_counts *c);
 int kg_um_end(kg_um_counts *c);
 
 /* Kernel arguments in managed or mapped host memory (cupti_watch.c) and the unified-memory
- * counters (here) are experimental, off unless KGATE_HOTPATH_HOST_MEMORY=1: on the H200
- * (driver 580, CUDA 13) neither saw its planted defect (a 16-byte store through a mapped host
- * pointer; managed memory the host rewrote before every launch), so they prove nothing yet. */
+ * counters (here) are experimental, off unless KGATE_HOTPATH_HOST_MEMORY=1: until a GPU run
+ * shows them catching their planted defects they prove nothing (measured: docs/measurements/h200-bench.md). */
 bool kg_hp_host_memory_checks(void);
 
 #ifdef __cplusplus

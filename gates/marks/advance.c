@@ -225,7 +225,7 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     m->driver = xstrdup(o->driver ? o->driver : "unknown");
     m->cuda = xstrdup(o->cuda ? o->cuda : "unknown");
     m->set_by = xstrdup(o->set_by);
-    /* what users pay (issue #25): the figures as measured, the spreads of the processes */
+    /* what users pay: the figures as measured, the spreads of the processes */
     m->measured_median_us = o->measured_median > 0 ? o->measured_median : 0;
     m->measured_spread_rel = m->measured_median_us > 0 ? fmin(0.999, o->measured_spread) : 0;
     m->energy_per_launch_mj = o->energy_mj > 0 ? o->energy_mj : 0;
@@ -249,7 +249,7 @@ void kg_advance_now(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* An optional figure of what users pay (issue #25): absent or null is 0; else a finite number
+/* An optional figure of what users pay: absent or null is 0; else a finite number
  * >= 0. */
 static int adv_opt_num(double *out, const cJSON *fig, const char *key, const char *name,
                        const char *cs)
@@ -273,7 +273,7 @@ static int adv_pay(kg_advance_obs *o, const cJSON *fig, const char *name, const 
     KG_TRY(adv_opt_num(&o->energy_mj, fig, KG_FIG_ENERGY_PER_LAUNCH, name, cs));
     KG_TRY(adv_opt_num(&o->energy_spread, fig, KG_FIG_ENERGY_SPREAD, name, cs));
     if (!cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEASURED_SPREAD))
-        o->measured_median = 0; /* a report from before issue #25: no spread, no figure */
+        o->measured_median = 0; /* a report from before no spread, no figure */
 cleanup:
     return rc;
 }
@@ -320,7 +320,7 @@ cleanup:
     return rc;
 }
 
-/* The counters gate's rows (issue #18): a recorded production report's counters rows become
+/* The counters gate's rows: a recorded production report's counters rows become
  * the candidate marks `run --production` proposed (production_counters.c). The figures'
  * mark_moves names the metrics the gate's rule let set or move; each is read from its figure
  * (kg_ct_mark_defs), a count is exact (band 0, one sample), and kg_advance_apply ratchets it

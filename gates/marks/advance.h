@@ -44,7 +44,7 @@ typedef struct {
     int n_single;          /* IMPROVED / NO_MARK results of one process: never candidates */
     kg_advance_cand *cands;
     size_t n_cands;
-    /* issue #28, what the replay guard (kg_advance_guard) compares: the run's started_at and
+    /* what the replay guard (kg_advance_guard) compares: the run's started_at and
      * commit under test (NULL when absent), and the marks commit its own marks_update names
      * (a report of a run that already committed its advance; NULL otherwise). */
     char *started_at;
@@ -66,7 +66,7 @@ typedef struct {
     kg_direction direction;
     double median, ci_lo, ci_hi, band, samples;
     const char *commit, *date, *driver, *cuda, *set_by;
-    /* issue #14: the separate processes behind the decision (figures.processes, default 1),
+    /* the separate processes behind the decision (figures.processes, default 1),
      * their envelope of medians (processes >= 2), and what they were measured with */
     int processes;
     double env_lo, env_hi;
@@ -74,7 +74,7 @@ typedef struct {
     const char *power_state; /* NULL = unknown */
     bool exact;             /* a hardware count (counters gate), not a timing: near-deterministic,
                              * so one process is enough (runs 1, no envelope, band as given) */
-    /* issue #25: what users pay (0 = absent): figures.raw_median_us and measured_spread_rel,
+    /* what users pay (0 = absent): figures.raw_median_us and measured_spread_rel,
      * energy_per_launch_mj and energy_spread_rel, the mark's measured_* and energy_* */
     double measured_median, measured_spread, energy_mj, energy_spread;
 } kg_advance_obs;
@@ -100,7 +100,7 @@ int kg_advance_check_production(const cJSON *root, const char *name);
  * `refname` or HEAD. KG_EREFUSED otherwise. */
 int kg_advance_check_commit(const cJSON *root, kg_git *g, const char *refname, const char *name);
 
-/* The replay guard (issue #28, advance_guard.c): a signature binds a report's content, not its
+/* The replay guard (advance_guard.c): a signature binds a report's content, not its
  * freshness, so before the ratchet runs on the marks `m` of the commit `base` (NULL: a branch
  * not created yet) a report is refused (KG_EREFUSED naming the rule) when
  *   replay:    its run id is already applied on `base` (a `Run-Id:` trailer of a kgate commit

@@ -1,4 +1,4 @@
-/* The replay guard (issue #28, see advance.h): an old signed report must not undo a lowering,
+/* The replay guard (see advance.h): an old signed report must not undo a lowering,
  * be applied twice, or move a mark set from newer code. What it reads is recorded additively:
  * every advance commit already carries `Run-Id: <run>`, every lowering and removal now carries
  * `Kgate-Lowered: {"device_class","case","metric","at"}`; the marks themselves carry the

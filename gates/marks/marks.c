@@ -244,7 +244,7 @@ static int mk_merge_check(const kg_mark *cur, const kg_mark *run)
 
 /* One figure and its spread merged: the union of the intervals [v(1-s), v(1+s)] of the mark
  * and the run (a spread never narrows); the value its centre. One side without it (a mark
- * from before issue #25, a run without NVML energy): the other side's. */
+ * from before these figures, a run without NVML energy): the other side's. */
 static void mk_merge_interval(double *v, double *s, double cv, double cs, double rv, double rs)
 {
     if (!(cv > 0) || !(rv > 0)) {
@@ -257,7 +257,7 @@ static void mk_merge_interval(double *v, double *s, double cv, double cs, double
     *s = fmin((hi - lo) / (hi + lo), 0.999);
 }
 
-/* The measured time and the energy per launch (issue #25) of a merge. */
+/* The measured time and the energy per launch of a merge. */
 static void mk_merge_power(kg_mark *mk, const kg_mark *cur, const kg_mark *run)
 {
     mk_merge_interval(&mk->measured_median_us, &mk->measured_spread_rel, cur->measured_median_us,
@@ -457,7 +457,7 @@ static int mk_case_id(const pctx *pc, const char *id)
 }
 
 /* k (launches per timed replay) and power_state (a label such as "full-clock"), both optional
- * (0 / NULL: unknown, as in marks written before issue #14). The label is the bench engine's
+ * (0 / NULL: unknown, as in older marks). The label is the bench engine's
  * (kg_power_label): "full-clock", "power-capped", "thermal", "other:<reason>+<reason>". */
 static int mk_k_state(const pctx *pc, const kg_mark *t)
 {
@@ -478,7 +478,7 @@ cleanup:
     return rc;
 }
 
-/* The measured time and energy per launch with their spreads (issue #25), optional: a value
+/* The measured time and energy per launch with their spreads, optional: a value
  * finite and > 0 with a spread in [0, 0.999], or both absent (0). */
 static int mk_power_figures(const pctx *pc, const kg_mark *t)
 {
@@ -694,7 +694,7 @@ cleanup:
     return rc;
 }
 
-/* Bytes first (issue #28): a BOM or invalid UTF-8 is refused with where it is, so the file is
+/* Bytes first: a BOM or invalid UTF-8 is refused with where it is, so the file is
  * repaired, not silently reinterpreted. */
 static int mk_check_bytes(const pctx *pc, const char *text)
 {

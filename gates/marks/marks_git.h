@@ -40,7 +40,7 @@ typedef struct {
     bool tip_exists;
     kg_marks *marks;         /* marks at the tip (empty when the file is not there yet) */
     /* the commit the update function's attempt builds on (set before each call of it), so it
-     * can read that history (the replay guard, issue #28) */
+     * can read that history (the replay guard) */
     git_oid attempt_base;
     bool attempt_has_base;
 } kg_marks_target;

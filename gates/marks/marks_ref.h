@@ -20,7 +20,7 @@ extern "C" {
 /* The branch production commits marks on: `given` (--marks-branch), else $KGATE_MARKS_BRANCH,
  * else "kgate-marks". NULL for "HEAD" (the checked-out branch: kg_marks_git_opts.marks_ref). */
 const char *kg_marks_branch_default(const char *given);
-/* issue #28: marks are committed only on a branch. `branch` (--marks-branch or
+/* marks are committed only on a branch. `branch` (--marks-branch or
  * $KGATE_MARKS_BRANCH as given; NULL: the default) must be HEAD, refs/heads/NAME or a short
  * branch name NAME (not starting with '-', a valid refs/heads/NAME): a tag, remote-tracking
  * ref, note or any other ref is KG_EINVAL naming `flag` and what it is. */

@@ -8,7 +8,7 @@
 #include "bench/bench.h"
 #include "core/report_keys.h"
 #include "production/production.h"
-#include "production/production_counters.h" /* issue #18: counter marks */
+#include "production/production_counters.h" /* counter marks */
 
 static void pr_why(kg_advance_input *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void pr_why(kg_advance_input *in, const char *fmt, ...)
@@ -124,7 +124,7 @@ int kg_advance_from_run(kg_advance_input **out, const kg_run *run, const char *s
     kg_run_counts(run, in->counts);
     KG_TRY(pr_rows(in, run, set_by));
     pr_coverage(in, run);
-    /* issue #18: the counters gate's marks ratchet too (gates/production/production_counters.c) */
+    /* the counters gate's marks ratchet too (gates/production/production_counters.c) */
     KG_TRY(kg_advance_counters_from_run(in, run, set_by));
     *out = in;
     in = NULL;
@@ -143,7 +143,7 @@ typedef struct {
 static int adv_update(kg_marks *m, void *ud, char **message)
 {
     adv_ud *u = ud;
-    /* issue #28: replay, freshness and ancestry, against the commit this attempt builds on
+    /* replay, freshness and ancestry, against the commit this attempt builds on
      * (after a lost race or a rejected push, the new tip's history is checked again) */
     int rc = kg_advance_guard(u->t->git, u->t->attempt_has_base ? &u->t->attempt_base : NULL, m,
                               u->in, u->name);
@@ -233,7 +233,7 @@ cleanup:
 }
 
 
-/* ---- run --production's bench: N separate processes, combined per case (issue #14) ------- */
+/* ---- run --production's bench: N separate processes, combined per case ------------------- */
 
 typedef struct {
     kg_run_row *rows;     /* this pass's bench rows (typed results owned here) */

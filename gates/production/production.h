@@ -17,7 +17,7 @@ extern "C" {
  * kg_advance_parse: all_passed only with a GPU, no FAIL/ERROR/SKIP, every gate over every case. */
 int kg_advance_from_run(kg_advance_input **out, const kg_run *run, const char *set_by);
 
-/* run --production's bench (issue #14): the bench gate over the selection in n separate
+/* run --production's bench: the bench gate over the selection in n separate
  * processes (each pass in a fresh worker: a new process and CUDA context, its rows kept out of
  * the report), then one report row and typed row per case from kg_bench_combine: the median of
  * the per-process medians, IMPROVED only when every process was IMPROVED on its own, REGRESSED

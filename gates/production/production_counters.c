@@ -1,4 +1,4 @@
-/* The counters gate's part of the production step (issue #18): the typed counters rows of a
+/* The counters gate's part of the production step: the typed counters rows of a
  * run become candidate marks for kg_advance_apply, the ratchet every bench mark goes through:
  * a mark only improves (lower DRAM bytes / instructions / spills / sysmem, higher occupancy /
  * tensor instructions), and only a run in which everything passed is committed (the caller's

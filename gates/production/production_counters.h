@@ -1,4 +1,4 @@
-/* `run --production` for the counters gate (issue #18): a passing run's counters become
+/* `run --production` for the counters gate: a passing run's counters become
  * candidate counter marks, ratcheted like bench marks (production_counters.c). */
 #ifndef KG_PRODUCTION_COUNTERS_H
 #define KG_PRODUCTION_COUNTERS_H

@@ -74,7 +74,7 @@ static void cm_side(kg_cmp_row *r, int s, const kg_export_row *x)
     r->rel_l2[s] = cm_num(x->figures, KG_FIG_PARITY_REL_L2);
 }
 
-/* A clock-normalised median (a capped row, issue #14) is not comparable with a measured one,
+/* A clock-normalised median (a capped row) is not comparable with a measured one,
  * nor with one of another normalisation (an older kgate's "clock-normalised", by the probe's
  * clock): when the sides' time_basis differ (absent: measured), each side that is not measured
  * has its measured times (raw_median_us; its half-width at least its placement-level one), or

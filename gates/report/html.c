@@ -337,7 +337,7 @@ int kg_export_html(const cJSON *report, const char *path)
     kg_sbuf_puts(&b, "</p>\n<h2>This run against the marks</h2>\n");
     chart_marks(&b, &v);
     chart_ceiling(&b, &v);
-    KG_TRY(kg_roofline_html(&b, report)); /* issue #18: the counters gate's points */
+    KG_TRY(kg_roofline_html(&b, report)); /* the counters gate's points */
     kg_sbuf_puts(&b, "<h2>Results</h2>\n");
     results_table(&b, &v);
     provenance(&b, report);

@@ -1,4 +1,4 @@
-/* The roofline of a run (issue #18): one point per case from the counters gate (measured
+/* The roofline of a run: one point per case from the counters gate (measured
  * FLOP per DRAM byte, achieved TFLOP/s), ceilings from the bench gate's measurements in the
  * same run, drawn as a log-log SVG (pure: tests/test_roofline.c draws synthetic rows). */
 #ifndef KG_ROOFLINE_H

@@ -322,9 +322,9 @@ cleanup:
  * timed against the marks so far (--marks, a copy), so it reuses their k: a run of another k
  * would not merge. 1 when there is no GPU. */
 #define ST_TWIN_PROCESSES 3
-/* Seconds of timing per bench case in the selftest: 0.3 s is >= 300 samples of >= 1 ms
- * replays, a CI of the median far inside the 0.5% floor, and keeps the bench column of
- * `kgate run` to ~4 short processes. */
+/* Seconds of timing per bench case in the selftest: 0.3 s is at most ~75 replays of >= 4 ms
+ * (and never fewer than the bench's 15 samples), and keeps the bench column of `kgate run` to
+ * ~4 short processes. */
 #define ST_BENCH_BUDGET "0.3"
 static int st_twin_marks(st_matrix *m, const st_env *e, const char *marks, int *no_gpu)
 {
@@ -368,7 +368,7 @@ cleanup:
 
 /* The bench column. A slow variant "defect/bench/<family>/+<p>pct" is judged against the mark of
  * its clean twin "defect/bench/<family>/clean": selftest sets that mark from 3 separate
- * processes of the twin (merged, so the band carries the cross-process spread: issue #14),
+ * processes of the twin (merged, so the band carries the cross-process spread),
  * copies it to every variant's id, then benches twins and variants in a fresh process with the
  * bench's own floors. The twin must come out SAME (else a false alarm), each variant REGRESSED
  * (+1% is only observed). */

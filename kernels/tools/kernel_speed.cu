@@ -80,7 +80,7 @@ static int cublas_launch(void *c, cudaStream_t s)
 }
 
 
-/* ---- variants that were tried (docs/kernels.md): same device code as the library, other
+/* ---- variants that were tried (docs/measurements/h200-kernels.md): same device code as the library, other
  * knobs; each is timed like a case and compared with the shipped kernel's output. ---------- */
 
 #define SMV(name, T, VEC, R, NR, KEEP)                                                          \

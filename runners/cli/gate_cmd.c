@@ -1,5 +1,5 @@
-/* `kgate parity|preflight|hotpath|bench`: one command over one gate of the table. The options
- * are the common table and the gate's own; the usage is generated from both. */
+/* `kgate <gate>`, for every gate of the table (kg_gates[]): one command over that gate. The
+ * options are the common table and the gate's own; the usage is generated from both. */
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"

@@ -77,7 +77,7 @@ static const kg_opt run_opt_table[] = {
 };
 
 static const char run_description[] =
-    "Run every gate (parity, preflight, hot-path, bench) over the selected cases into one\n"
+    "Run every gate (kgate --help lists them) over the selected cases into one\n"
     "report. --diagnostic (the default) is non-certifying: it never writes the marks file,\n"
     "never commits, never pushes; --marks-ref REF decides against the marks file at REF (the\n"
     "marks branch, e.g. origin/kgate-marks) instead of the work tree's. --production commits,\n"

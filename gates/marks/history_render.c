@@ -329,7 +329,7 @@ static void hr_page_head(kg_sbuf *b, const char *rev, size_t nrec, size_t nchart
                     "@media (max-width:600px){body{margin:8px}}\n"
                     "table{border-collapse:collapse;font-size:12px;margin:6px 0 4px}\n"
                     "td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;"
-                    "overflow-wrap:anywhere;vertical-align:top}\n"
+                    "overflow-wrap:break-word;vertical-align:top}\n" /* no mid-word break */
                     "td.num{text-align:right;white-space:nowrap}\n"
                     "p.meta{color:#555;font-size:12px;margin:0 0 8px;overflow-wrap:anywhere}\n"
                     "</style></head><body>\n<h1>kgate run history</h1>\n<p class=\"meta\">");

@@ -117,11 +117,15 @@ static void ht_axis_draw(kg_sbuf *b, const ht_axis *a)
                    a->rows_h);
 }
 
-/* A case's label line: the id on the left (cut to leave room), its figure on the right. */
+/* A case's label line: the id on the left (cut to leave room), its figure on the right; a rule
+ * above it between cases. */
 static void ht_row_label(kg_sbuf *b, const ht_axis *a, double y, const char *id,
                          const char *figure)
 {
     char cut[300];
+    if (y > a->y0)
+        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                          "stroke=\"#d8dde6\"/>", a->x0, y, a->x1, y);
     double fw = kg_svg_text_width(figure, HT_FS);
     kg_svg_fit_text(cut, sizeof cut, id, HT_FS, a->x1 - a->x0 - fw - 12);
     kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">", a->x0 + 2, y + 13);

@@ -38,6 +38,25 @@ expect_grep "a point outside the plot area of its chart .*a regressed dot past t
     "the check missed the point outside its plot"
 check "the clean twin passes" 0 "1 point\(s\) inside their plots" -- "$S" --check "$T/clean.html" 800
 
+# The results table's script, in Chromium: the verdict menu, the text filter, a sort by change
+# (descending: the +3.20% regression first, rows without a change last); its controls shown.
+KG=$BUILD/runners/kgate
+"$KG_PYTHON3" "$SRC/tests/data/h200_variants.py" "$SRC/tests/data/h200-run-report.json" "$T/dec.json" decided \
+    && "$KG" report --from "$T/dec.json" --html "$T/dec.html" >/dev/null 2>&1 || bad "the decided report"
+cp "$SRC/tests/render_table_probe.js" "$T/probe.js"
+sed 's#</body>#<script src="probe.js"></script></body>#' "$T/dec.html" >"$T/dec-probe.html"
+timeout 120 "$(command -v chromium || command -v chromium-browser)" --headless --no-sandbox --disable-gpu \
+    --user-data-dir="$T/profile" --dump-dom "file://$T/dec-probe.html" 2>/dev/null | grep -o 'PROBE .*</pre>' >"$T/probe"
+expect_grep "hidden=false \| attention: 3 of 150 rows \| text: 8 of 150 rows \| change desc first: reduce_sum/n=67108869/f32 \+3.20% / last - sort=descending" \
+    "$T/probe" "the table's filter or sort: $(cat "$T/probe")"
+# its defect twin: the page without the table's script (as with scripts off) shows no controls
+sed 's#<script>(function(){var t=document.getElementById(.results.).*</script>##' "$T/dec-probe.html" >"$T/noscript.html"
+grep -q "getElementById('results')" "$T/noscript.html" && bad "the twin still has the table's script"
+timeout 120 "$(command -v chromium || command -v chromium-browser)" --headless --no-sandbox --disable-gpu \
+    --user-data-dir="$T/profile" --dump-dom "file://$T/noscript.html" 2>/dev/null >"$T/noscript.dom"
+grep -q 'PROBE hidden=false' "$T/noscript.dom" && bad "the probe passed without the table's script" || ok
+grep -q '<div id="rf" class="filter" hidden' "$T/noscript.dom" && ok || bad "without the script the controls show"
+
 # The real pages.
 check "screenshots" 0 "comment: .*comment.png" -- "$S" --build "$BUILD" --out "$T/shots"
 for n in report-cpu marks-history report h200-report-chart history comment; do

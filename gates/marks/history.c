@@ -354,7 +354,7 @@ static void hist_html(kg_sbuf *b, const hist_walk *h, const char *const *series,
                       "content=\"width=device-width\"><title>kgate marks "
                       "history: ");
     kg_sbuf_xml(b, h->o->case_id);
-    kg_sbuf_printf(b, "</title><style>td,th{vertical-align:top}td:last-child{overflow-wrap:anywhere}"
+    kg_sbuf_printf(b, "</title><style>td,th{vertical-align:top}td:last-child{overflow-wrap:break-word}"
                       ".chart,.scroll{overflow-x:auto;max-width:100%%}</style></head>"
                       "<body style=\"font-family:sans-serif\">\n<div class=\"chart\">");
     hist_svg(b, h, series, ns);

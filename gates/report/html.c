@@ -17,8 +17,8 @@ static const char css[] =
     "margin:10px 0}.meta{color:#555;overflow-wrap:anywhere}table{border-collapse:collapse;margin:6px 0}"
     ".scroll{overflow-x:auto;max-width:100%}" /* a table wider than a phone scrolls, alone */
     "td,th{border:1px solid #d8dde6;padding:3px 8px;text-align:left;vertical-align:top}"
-    "td:first-child{overflow-wrap:break-word;min-width:12em}" /* ids break at <wbr> only */
-    "td:last-child{overflow-wrap:anywhere;min-width:14em}"
+    "td:first-child{overflow-wrap:break-word;min-width:10em}" /* ids break at <wbr> only */
+    "td:last-child{overflow-wrap:anywhere;min-width:10em}"
     "td:nth-child(2){white-space:nowrap}"
     "th{background:#f3f5f9}th.sortable{cursor:pointer}th[aria-sort=ascending]::after{content:' \\25B2'}"
     "th[aria-sort=descending]::after{content:' \\25BC'}"
@@ -60,12 +60,12 @@ static bool has_mark(const kg_export_row *r)
  * edge; the table and the title keep the true figure). */
 #define CH_PCT_MIN -100.0
 #define CH_PCT_MAX 400.0
-static double clamp_pct(double x)
+static double ht_clamp_pct(double x)
 {
     return isnan(x) ? 0 : fmin(fmax(x, CH_PCT_MIN), CH_PCT_MAX);
 }
 
-static double band_of(const kg_export_row *r)
+static double ht_band(const kg_export_row *r)
 {
     return isnan(r->band_pct) ? 0 : fmin(fmax(r->band_pct, 0), 100);
 }
@@ -145,7 +145,7 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
         const kg_export_row *r = &v->rows[i];
         if (!has_mark(r))
             continue;
-        double c = clamp_pct(r->change_pct), band = band_of(r);
+        double c = ht_clamp_pct(r->change_pct), band = ht_band(r);
         lo = fmin(lo, fmin(c, -band)), hi = fmax(hi, fmax(c, band));
         rows++;
     }
@@ -169,14 +169,14 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
         const kg_export_row *r = &v->rows[i];
         if (!has_mark(r))
             continue;
-        double y = a.y0 + k++ * HT_ROW, yc = y + 26, band = band_of(r);
+        double y = a.y0 + k++ * HT_ROW, yc = y + 26, band = ht_band(r);
         snprintf(fig, sizeof fig, "%+.2f%% %s", r->change_pct, r->decision ? r->decision : "");
         ht_row_label(b, &a, y, r->case_id, fig);
         kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
                           "fill=\"#2da44e\" fill-opacity=\"0.22\"/>", ht_x(&a, -band), yc - 6,
                        fmax(ht_x(&a, band) - ht_x(&a, -band), 1.0));
         kg_sbuf_printf(b, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>",
-                       ht_x(&a, clamp_pct(r->change_pct)), yc, dot_color(r));
+                       ht_x(&a, ht_clamp_pct(r->change_pct)), yc, dot_color(r));
         kg_sbuf_xml(b, r->case_id);
         kg_sbuf_printf(b, ": %.3f vs mark %.3f (%+.2f%%, band ±%.2f%%) ", r->time_us, r->mark_us,
                        r->change_pct, band);
@@ -313,15 +313,15 @@ static const char table_js[] =
     "c.textContent=n+' of '+rows.length+' rows'}"
     "function key(r,i){var x=r.cells[i].textContent.trim();"
     "return /^[+\\u2212\\-\\u00b1]?[0-9]/.test(x)?parseFloat(x.replace(/[+\\u00b1]/,'')):x}"
-    "function cmp(a,b,i){var x=key(a,i),y=key(b,i),nx=typeof x=='number',ny=typeof y=='number';"
-    "return nx&&ny?x-y:nx?-1:ny?1:x.localeCompare(y)}"
+    "function cmp(a,b,i,d){var x=key(a,i),y=key(b,i),nx=typeof x=='number',ny=typeof y=='number';"
+    "return nx&&ny?(x-y)*d:nx?-1:ny?1:x.localeCompare(y)*d}" /* '-' last either way */
     "var hs=t.tHead.rows[0].cells;[].forEach.call(hs,function(h,i){h.tabIndex=0;"
     "h.title='sort by '+h.textContent;h.className+=' sortable';"
     "h.onclick=h.onkeydown=function(e){if(e.type=='keydown'&&e.key!='Enter')return;"
     "var d=h.getAttribute('aria-sort')=='ascending'?-1:1;"
     "[].forEach.call(hs,function(o){o.removeAttribute('aria-sort')});"
     "h.setAttribute('aria-sort',d>0?'ascending':'descending');"
-    "rows.sort(function(a,b){return cmp(a,b,i)*d||a.kgo-b.kgo});"
+    "rows.sort(function(a,b){return cmp(a,b,i,d)||a.kgo-b.kgo});"
     "rows.forEach(function(r){tb.appendChild(r)})}});"
     "q.oninput=s.onchange=f;f()})();";
 

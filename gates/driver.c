@@ -27,6 +27,8 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
 {
     int rc = 0;
     memset(run, 0, sizeof *run);
+    run->began_s = kg_now_s();
+    run->open_part = -1;
     run->command = command;
     run->opts = *o;
     KG_TRY(kg_select(&run->sel, reg, o->filter, o->tag));
@@ -93,9 +95,10 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
     if (heading && !run->env.quiet)
         printf("\n== %s ==\n", g->name);
     fflush(stdout);
-    if (run->isolated)
-        return kg_worker_gate(run, reg, g, opts);
-    return drv_gate_local(run, reg, g, opts);
+    kg_run_part_begin(run, g->name);
+    int rc = run->isolated ? kg_worker_gate(run, reg, g, opts) : drv_gate_local(run, reg, g, opts);
+    kg_run_part_end(run);
+    return rc;
 }
 
 int kg_run_fresh_worker(kg_run *run)
@@ -138,6 +141,7 @@ int kg_run_write(kg_run *run)
     int rc = 0;
     if (!run->opts.report_path)
         return 0;
+    kg_report_set_extra(run->rep, KG_RK_TIMING, kg_run_timing_json(run));
     KG_TRY(kg_report_write(run->rep, run->opts.report_path));
     printf("report: %s\n", run->opts.report_path);
 cleanup:

@@ -147,6 +147,16 @@ typedef struct {
 
 /* One run: a selection of cases, the gates run over it so far, their typed results, the
  * report. */
+/* Where a run's wall time went (run_timing.c): one part per name (a gate, "selftest", ...);
+ * a name that comes again (run --production's bench passes) adds to its part. */
+#define KG_RUN_PARTS_MAX 24
+typedef struct {
+    char name[64];
+    double wall_s, started_s;    /* started_s > 0: the part is open (kg_run_part_begin) */
+    int cases;
+    double phase_s[KG_PHASE_N];  /* its cases' summed phase seconds */
+} kg_run_part;
+
 typedef struct {
     const char *command;         /* "parity", "run", ... */
     kg_common_opts opts;
@@ -163,6 +173,10 @@ typedef struct {
                                     no worker is alive (after a fault the next case starts one) */
     bool incomplete;             /* interrupted (SIGINT/SIGTERM): the report says so */
     bool header_done;            /* the current gate's table header was printed */
+    double began_s;              /* kg_now_s() at kg_run_begin */
+    kg_run_part parts[KG_RUN_PARTS_MAX];
+    size_t n_parts;
+    int open_part;               /* index of the open part, -1: none */
 } kg_run;
 
 /* The front half of every command: select cases (KG_ENOTFOUND when none), check the report
@@ -191,6 +205,18 @@ int kg_run_write_partial(kg_run *run);
 /* kg_run_summary + kg_run_write; the error's exit code when rc < 0. Frees nothing. */
 int kg_run_finish(kg_run *run, int rc);
 void kg_run_free(kg_run *run);
+
+/* ---- where the time went (run_timing.c) ---- */
+/* Open the part `name` (its cases' phase seconds add to it until kg_run_part_end). */
+void kg_run_part_begin(kg_run *run, const char *name);
+/* Close the open part; prints "<name>: N cases in S s (setup ..., ...)" unless quiet. */
+void kg_run_part_end(kg_run *run);
+/* A part timed by its caller (the selftest's passes, which run in child processes). */
+void kg_run_part_add(kg_run *run, const char *name, double wall_s, int cases);
+/* One recorded case's phase seconds, into the open part. */
+void kg_run_part_case(kg_run *run, const double phase_s[KG_PHASE_N]);
+/* {total_s, parts: [{name, wall_s, cases, phases}]} for the report. */
+cJSON *kg_run_timing_json(const kg_run *run);
 
 /* Record one result: the report row and the typed row (res->data taken over). */
 int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,

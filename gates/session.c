@@ -135,6 +135,7 @@ int kg_session_case(kg_gate_session *s, const kg_case_desc *d, const kg_gate_env
         if (!env->quiet)
             drv_print_row(g, d, res);
     }
+    kg_phase_case_end();
     *fig = (res->data && g->figures) ? g->figures(d, res) : NULL;
     return rc;
 }
@@ -155,7 +156,13 @@ int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
                   kg_case_result *res, cJSON *fig)
 {
     int rc = 0;
+    double ph[KG_PHASE_N];
+    bool timed = kg_phase_times(g->name, d->id, ph);
     KG_TRY(kg_report_add(run->rep, g->name, d->id, res->verdict, res->message, fig));
+    if (timed) {
+        kg_report_row_timing(run->rep, ph);
+        kg_run_part_case(run, ph);
+    }
     KG_TRY(drv_push(run, g, d, res));
     res->data = NULL;
 cleanup:

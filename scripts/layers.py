@@ -58,7 +58,8 @@ def place(rel):
         if len(parts) == 2:
             if parts[1] == "gate.h":
                 return (1, "gate.h")
-            if parts[1] in ("driver.c", "gates.c", "driver.h", "gates.h", "session.c", "worker.c"):
+            if parts[1] in ("driver.c", "gates.c", "driver.h", "gates.h", "session.c", "worker.c",
+                            "run_timing.c"):
                 return (2, "driver")
             return (None, "gates")
         if parts[1] == "core":

@@ -86,6 +86,12 @@ check "parity bad timeout" 2 "--case-timeout: expected seconds" -- "$KG" parity 
 check "run --budget" 3 "" -- "$KG" run --diagnostic --skip-selftest --budget 0.25 --band-floor 0.01 \
     --filter '^axpy/n=1/' --seed 1
 check "run bad budget" 2 "--budget: expected seconds in .0, 3600., got '0'" -- "$KG" run --diagnostic --budget 0
+# The selftest's certificate is for diagnostic runs; a production run always runs it fresh.
+check "run --production --reuse-selftest" 2 "always runs its selftest fresh" -- "$KG" run --production --reuse-selftest
+check "run --reuse-selftest --skip-selftest" 2 "one or the other" -- "$KG" run --diagnostic --reuse-selftest --skip-selftest
+check "run bad max age" 2 "--selftest-max-age: expected hours" -- "$KG" run --diagnostic --reuse-selftest --selftest-max-age 0
+# Without a GPU there is no certificate to take, and a fresh selftest runs (and says so).
+check "run --reuse-selftest, no GPU" 3 "no certificate to reuse \\(no GPU\\)" -- "$KG" run --diagnostic --reuse-selftest --filter '^axpy/n=1/' --seed 1
 # A usage error is the error and one usage line on stderr, nothing on stdout (not the whole
 # help with the error scrolled away above it).
 usage_err_short() { # usage_err_short CMD: $T/out and $T/err of a usage error of `kgate CMD`

@@ -181,11 +181,29 @@ static int check_device(void)
     return kg_test_done("test_fill --gpu");
 }
 
+/* A fill large enough to be split over host threads writes exactly the bits of the one-element
+ * function at every index, for 4-byte and 2-byte dtypes, from 0 and from an offset. */
+static void check_host_threads(void)
+{
+    enum { BIG = (1 << 21) + 4097 };
+    static uint32_t w[BIG];
+    static uint16_t h[BIG];
+    size_t bad = 0;
+    CHECK(kg_fill_host(w, KG_DTYPE_F32, BIG, 11, KG_FILL_UNIFORM, -1, 1) == 0);
+    for (size_t i = 0; i < BIG; i++)
+        bad += w[i] != kg_fill_element(11, i, KG_DTYPE_F32, KG_FILL_UNIFORM, -1, 1);
+    CHECK(kg_fill_host_at(h, KG_DTYPE_BF16, 12345, BIG, 12, KG_FILL_NORMAL, 0, 2) == 0);
+    for (size_t i = 0; i < BIG; i++)
+        bad += h[i] != (uint16_t)kg_fill_element(12, 12345 + i, KG_DTYPE_BF16, KG_FILL_NORMAL, 0, 2);
+    CHECK_MSG(bad == 0, "%zu values of a threaded fill differ from the element function", bad);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--gpu") == 0)
         return check_device();
     check_host();
     check_host_slices();
+    check_host_threads();
     return kg_test_done("test_fill");
 }

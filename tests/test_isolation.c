@@ -134,6 +134,32 @@ static void check_fault(kg_run *run, const char *id, const char *cls, const char
               r ? r->res.message : "", words);
 }
 
+/* Every row carries its phase seconds (the faulted ones too, from the shared page), the hung
+ * case's work reaches the watchdog's limit, and the gate's part counts every case. */
+static void check_timing(kg_run *run, int n)
+{
+    const cJSON *it;
+    int timed = 0;
+    double hang = -1;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(kg_report_json(run->rep), KG_RK_RESULTS)) {
+        const cJSON *t = cJSON_GetObjectItem(it, KG_RES_TIMING);
+        timed += t != NULL;
+        if (t && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_CASE)), "t/hang") == 0)
+            hang = cJSON_GetNumberValue(cJSON_GetObjectItem(t, KG_RK_PHASE_WORK));
+    }
+    CHECK_MSG(timed == n, "%d of %d rows carry their timing", timed, n);
+    CHECK_MSG(hang >= 1.4, "the hung case's work is %.3f s, want the watchdog's 1.5 s", hang);
+    cJSON *tj = kg_run_timing_json(run);
+    const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(tj, KG_RK_TIMING_PARTS), 0);
+    CHECK(p0 && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_NAME)),
+                       "parity") == 0);
+    CHECK(p0 && cJSON_GetNumberValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_CASES)) == n);
+    CHECK(p0 && cJSON_GetNumberValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_WALL)) >= hang);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(tj, KG_RK_TIMING_TOTAL)) >=
+          cJSON_GetNumberValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_WALL)));
+    cJSON_Delete(tj);
+}
+
 static void test_faults(kg_registry *reg)
 {
     kg_run run;
@@ -166,6 +192,7 @@ static void test_faults(kg_registry *reg)
           !fault_class(&run, "t/error"));
     CHECK_MSG(strstr(row_of(&run, "t/segv")->res.message, "(launch)") != NULL,
               "the phase of the fault is not named");
+    check_timing(&run, 13);
     kg_run_free(&run);
 }
 

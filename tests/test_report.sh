@@ -169,7 +169,17 @@ if [ -s "$T/d.json" ] && [ "$(nv FAIL "$T/d.json")" -gt 0 ]; then
     has "$T/dfs.md" "### Needs attention"
     has "$T/dfs.md" '| preflight | ❌ FAIL |'
     has "$T/dfs.md" 'local memory: 64 B/thread'
+    # Where the time went: the run's parts and its slowest cases, from the report's timing.
+    has "$T/dfs.md" '### Where the time went'
+    has "$T/dfs.md" '| preflight | '
+    has "$T/dfs.md" 'slowest cases:'
+    [ "$(jq '[.timing.parts[].name] | index("preflight") != null' "$T/d.json")" = true ] && ok \
+        || bad "the defects run's timing has no preflight part"
+    [ "$(jq '[.results[] | select(.timing)] | length' "$T/d.json")" = "$(jq '.results | length' "$T/d.json")" ] \
+        && ok || bad "a result without its timing"
 else bad "the defects run wrote no report with failures"; fi
+# A report from before timing (the recorded H200 run) has no such section.
+hasnt "$T/ds.md" 'Where the time went'
 
 # A run without a GPU (exit 3) is never headlined "passed": "incomplete: no GPU", in the
 # Markdown, the HTML title, headline and banner; failures still say so after it.

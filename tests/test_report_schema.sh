@@ -135,7 +135,7 @@ groups = [("KG_RES_", ["result"]), ("KG_FIG_PARITY_", ["parity_figures", "parity
           ("KG_FIG_CT_", ["counters_figures"]),
           ("KG_FIG_", ["bench_figures", "bench_decided", "mark", "kernel_trace", "nvml"]),
           ("KG_RK_", [None, "provenance", "device", "selftest", "preflight_info", "bench_info",
-                      "counters_info", "marks_update"])]
+                      "counters_info", "marks_update", "phase_seconds"])]
 seen, bad = set(), [f"{m} is not a string key: {v}" for m, v in undeclared
                     if not v.startswith(("KG_", "\\"))]  # an alias, a list
 for prefix, parts in groups:

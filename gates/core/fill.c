@@ -1,6 +1,8 @@
 /* kg_fill_host: the host side of the counter-based fills (kgate/fill_element.h; the device side
  * is fill.cu). Compiled with -ffp-contract=off (gates/CMakeLists.txt) so no FMA changes a bit. */
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/kg_core.h"
 #include "kgate/fill_element.h"
 
@@ -26,6 +28,59 @@ int kg_fill_check(kg_dtype dtype, size_t n, kg_fill_dist dist, double a, double 
     return 0;
 }
 
+/* One slice [i0, i1) of a fill: each element is a function of (seed, its index) alone, so any
+ * split over threads writes the same bits as one loop. */
+typedef struct {
+    void *dst;
+    kg_dtype dtype;
+    size_t offset, i0, i1;
+    uint64_t seed;
+    int dist;
+    double a, b;
+} fl_slice;
+
+static void *fl_run(void *arg)
+{
+    const fl_slice *s = arg;
+    if (kg_dtype_size(s->dtype) == 4) {
+        uint32_t *d = s->dst;
+        for (size_t i = s->i0; i < s->i1; i++)
+            d[i] = kg_fill_element(s->seed, s->offset + i, s->dtype, s->dist, s->a, s->b);
+    } else {
+        uint16_t *d = s->dst;
+        for (size_t i = s->i0; i < s->i1; i++)
+            d[i] = (uint16_t)kg_fill_element(s->seed, s->offset + i, s->dtype, s->dist, s->a,
+                                             s->b);
+    }
+    return NULL;
+}
+
+/* Large fills (a reference's host inputs: 134 M values for softmax 32768x4096) over up to 16
+ * host threads; a thread that cannot start leaves its slice to this one. */
+static void fl_parallel(const fl_slice *all)
+{
+    enum { FL_MAX_THREADS = 16 };
+    size_t n = all->i1, nt = 1;
+    long hw = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n >= ((size_t)1 << 20) && hw > 1)
+        nt = hw > FL_MAX_THREADS ? FL_MAX_THREADS : (size_t)hw;
+    fl_slice sl[FL_MAX_THREADS];
+    pthread_t th[FL_MAX_THREADS];
+    bool started[FL_MAX_THREADS] = { false };
+    for (size_t k = 0; k < nt; k++) {
+        sl[k] = *all;
+        sl[k].i0 = n * k / nt;
+        sl[k].i1 = n * (k + 1) / nt;
+        started[k] = k > 0 && pthread_create(&th[k], NULL, fl_run, &sl[k]) == 0;
+    }
+    for (size_t k = 0; k < nt; k++)
+        if (!started[k])
+            fl_run(&sl[k]);
+    for (size_t k = 1; k < nt; k++)
+        if (started[k])
+            pthread_join(th[k], NULL);
+}
+
 int kg_fill_host_at(void *dst, kg_dtype dtype, size_t offset, size_t n, uint64_t seed,
                     kg_fill_dist dist, double a, double b)
 {
@@ -36,15 +91,9 @@ int kg_fill_host_at(void *dst, kg_dtype dtype, size_t offset, size_t n, uint64_t
         return KG_ERR(KG_EINVAL, "kg_fill_host: NULL destination");
     if (offset > SIZE_MAX - n)
         return KG_ERR(KG_EINVAL, "kg_fill_host_at: offset %zu + n %zu overflows", offset, n);
-    if (kg_dtype_size(dtype) == 4) {
-        uint32_t *d = dst;
-        for (size_t i = 0; i < n; i++)
-            d[i] = kg_fill_element(seed, offset + i, dtype, (int)dist, a, b);
-    } else {
-        uint16_t *d = dst;
-        for (size_t i = 0; i < n; i++)
-            d[i] = (uint16_t)kg_fill_element(seed, offset + i, dtype, (int)dist, a, b);
-    }
+    fl_slice all = { .dst = dst, .dtype = dtype, .offset = offset, .i0 = 0, .i1 = n,
+                     .seed = seed, .dist = (int)dist, .a = a, .b = b };
+    fl_parallel(&all);
     return 0;
 }
 

@@ -46,7 +46,8 @@ static int in_outputs(kg_case_io *io, const char *id)
 
 int kg_instance_open(kg_instance *inst, const kg_case_desc *desc, uint64_t seed, int device)
 {
-    kg_phase_set(NULL, NULL, "setup");
+    in_phase saved;
+    in_phase_enter(&saved, "setup"); /* and back to the gate's phase: its time is not setup's */
     int rc = 0;
     memset(inst, 0, sizeof *inst);
     inst->desc = desc;
@@ -61,7 +62,9 @@ int kg_instance_open(kg_instance *inst, const kg_case_desc *desc, uint64_t seed,
     KG_TRY(in_outputs(&inst->io, desc->id));
 cleanup:
     if (rc < 0)
-        kg_instance_close(inst);
+        kg_instance_close(inst); /* a failed setup stays named: a fault in it surfaced there */
+    else
+        in_phase_leave(&saved);
     return rc;
 }
 

@@ -294,6 +294,21 @@ bool kg_phase_is_case(const char *case_id);
 void kg_phase_evidence_set(const char *text);
 /* Parent side: the evidence into buf (n bytes, "" when none); true when there is some. */
 bool kg_phase_evidence_get(char *buf, size_t n);
+/* Where a case's wall time went: kg_phase_set charges the time since the last change to the
+ * kind of the phase it leaves (setup, prepare, reference and teardown by their names, every
+ * other phase is the gate's own work); a new case starts from zero. */
+enum { KG_PHASE_SETUP, KG_PHASE_PREPARE, KG_PHASE_REFERENCE, KG_PHASE_WORK, KG_PHASE_TEARDOWN,
+       KG_PHASE_N };
+const char *kg_phase_kind_name(int kind);
+/* The case's account is closed (worker side, after run_case). */
+void kg_phase_case_end(void);
+/* The seconds per kind of the recorded case if it is `case_id` in `gate` (true), a still open
+ * phase counted until now (a worker that died in it); zeros and false for another case. */
+bool kg_phase_times(const char *gate, const char *case_id, double out[KG_PHASE_N]);
+/* {wall_s, setup_s, prepare_s, reference_s, work_s, teardown_s} (report_keys.h) */
+cJSON *kg_report_phase_json(const double s[KG_PHASE_N]);
+/* The last recorded result gets its phase seconds (results[].timing). */
+void kg_report_row_timing(kg_report *r, const double s[KG_PHASE_N]);
 
 /* ---- exit codes (only the command line and the driver turn errors into them) ------------ */
 

@@ -1,6 +1,7 @@
 /* The JSON report every command writes: context (tool, device, seed, mode, provenance) and one
  * result per (gate, case). Diagnostic reports are stamped non-certifying at the top level. */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -206,6 +207,38 @@ int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdic
     cJSON_AddItemToObject(o, KG_RES_FIGURES, figures ? figures : cJSON_CreateObject());
     cJSON_AddItemToArray(r->results, o);
     return 0;
+}
+
+/* Seconds to the tenth of a millisecond: wall-clock accounting, not a measurement. */
+static double rep_round_s(double s) { return s > 0 ? floor(s * 1e4 + 0.5) / 1e4 : 0; }
+
+cJSON *kg_report_phase_json(const double s[KG_PHASE_N])
+{
+    static const char *const keys[KG_PHASE_N] = {
+        [KG_PHASE_SETUP] = KG_RK_PHASE_SETUP,         [KG_PHASE_PREPARE] = KG_RK_PHASE_PREPARE,
+        [KG_PHASE_REFERENCE] = KG_RK_PHASE_REFERENCE, [KG_PHASE_WORK] = KG_RK_PHASE_WORK,
+        [KG_PHASE_TEARDOWN] = KG_RK_PHASE_TEARDOWN,
+    };
+    cJSON *o = cJSON_CreateObject();
+    double sum = 0;
+    for (int k = 0; k < KG_PHASE_N; k++)
+        sum += s[k];
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, KG_RK_PHASE_WALL, rep_round_s(sum));
+    for (int k = 0; k < KG_PHASE_N; k++)
+        cJSON_AddNumberToObject(o, keys[k], rep_round_s(s[k]));
+    return o;
+}
+
+void kg_report_row_timing(kg_report *r, const double s[KG_PHASE_N])
+{
+    cJSON *row = cJSON_GetArrayItem(r->results, cJSON_GetArraySize(r->results) - 1);
+    cJSON *t = kg_report_phase_json(s);
+    if (row && t)
+        cJSON_AddItemToObject(row, KG_RES_TIMING, t);
+    else
+        cJSON_Delete(t);
 }
 
 void kg_report_counts_full(const kg_report *r, int counts[KG_VERDICT_N])

@@ -135,6 +135,15 @@
 #define KG_RK_ST_FALSE_ALARMS "false_alarms"
 #define KG_RK_ST_NOT_RUN "not_run"
 #define KG_RK_ST_INFORMATIONAL "informational"
+#define KG_RK_ST_CERTIFICATE "certificate"    /* reused: the certificate these rows come from */
+/* selftest.certificate, and the certificate file (runners/cli/selftest_cert.c) */
+#define KG_RK_CERT_CREATED_AT "created_at"
+#define KG_RK_CERT_AGE "age_s"
+#define KG_RK_CERT_BUILD "build"              /* SHA-256 of the kgate runner */
+#define KG_RK_CERT_CATALOGUE "catalogue"      /* SHA-256 of the defect runner */
+#define KG_RK_CERT_DRIVER "driver"
+#define KG_RK_CERT_GPU_UUID "gpu_uuid"
+#define KG_RK_CERT_SEED "seed"
 
 /* preflight (the preflight gate's inputs) */
 #define KG_RK_PREFLIGHT "preflight"
@@ -216,6 +225,21 @@
 #define KG_RK_MS_COMMIT "commit"              /* kind "ref": the commit read */
 /* an interrupted run (SIGINT/SIGTERM): the results so far */
 #define KG_RK_INCOMPLETE "incomplete"
+/* timing: where the run's wall time went (host wall clock, seconds; not a kernel timing) */
+#define KG_RK_TIMING "timing"
+#define KG_RK_TIMING_TOTAL "total_s"          /* kg_run_begin to the report's writing */
+#define KG_RK_TIMING_PARTS "parts"            /* [{name, wall_s, cases, phases}] in run order */
+#define KG_RK_TIMING_NAME "name"              /* a gate, "selftest", "selftest/<pass>", ... */
+#define KG_RK_TIMING_WALL "wall_s"
+#define KG_RK_TIMING_CASES "cases"            /* results recorded in this part */
+#define KG_RK_TIMING_PHASES "phases"          /* the cases' summed phase seconds (below) */
+/* phase seconds: one key per kind (core/phase.c), in results[].timing and parts[].phases */
+#define KG_RK_PHASE_WALL "wall_s"             /* their sum */
+#define KG_RK_PHASE_SETUP "setup_s"
+#define KG_RK_PHASE_PREPARE "prepare_s"
+#define KG_RK_PHASE_REFERENCE "reference_s"
+#define KG_RK_PHASE_WORK "work_s"
+#define KG_RK_PHASE_TEARDOWN "teardown_s"
 #define KG_RK_MV_CASE "case"                  /* moved[]: one mark that moved */
 #define KG_RK_MV_DEVICE_CLASS "device_class"
 #define KG_RK_MV_METRIC "metric"
@@ -230,6 +254,7 @@
 #define KG_RES_VERDICT "verdict"          /* PASS WARN FAIL SKIP ERROR XFAIL XPASS */
 #define KG_RES_MESSAGE "message"
 #define KG_RES_FIGURES "figures"          /* object, {} when the gate has none */
+#define KG_RES_TIMING "timing"            /* phase seconds of this case in this gate (optional) */
 
 /* ---- a faulted case (any gate; verdict ERROR): figures.fault ---------------------------------- */
 #define KG_FIG_FAULT "fault"              /* in the figures of any gate: */

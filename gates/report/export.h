@@ -51,6 +51,9 @@ void kg_sbuf_md_code(kg_sbuf *b, const char *s, size_t max);
 void kg_sbuf_free(kg_sbuf *b);
 /* Write the buffer to path ("-" = stdout) atomically; KG_ENOMEM if an append failed. */
 int kg_sbuf_write(kg_sbuf *b, const char *path);
+/* "Where the time went" (the report's timing and its slowest cases) in Markdown; nothing for
+ * a report without timing (report/timing_md.c). */
+void kg_export_md_timing(kg_sbuf *b, const cJSON *report);
 
 /* One result with the figures the outputs show (NAN when the gate did not report them), each
  * read from its one key in core/report_keys.h (view.c row_figures). */

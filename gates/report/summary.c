@@ -180,6 +180,7 @@ int kg_export_markdown(const cJSON *report, const char *path)
     md_headline(&b, &v);
     md_counts(&b, &v);
     md_tables(&b, &v);
+    kg_export_md_timing(&b, report);
     KG_TRY(kg_sbuf_write(&b, path));
 cleanup:
     kg_sbuf_free(&b);

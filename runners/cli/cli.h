@@ -3,6 +3,7 @@
 #ifndef KG_CLI_H
 #define KG_CLI_H
 
+#include <limits.h>
 #include "gate.h"
 #include "bench/bench.h"
 #include "counters/counters.h"
@@ -28,6 +29,20 @@ int kg_selftest_defects_path(char *buf, size_t n, const char *given);
  * false: its own gates run over the same clean cases right after, and a FAIL there blocks too. */
 int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
                     const char *keep_dir, bool with_clean, int *exit_code);
+/* The selftest's certificate (selftest_cert.c): what a passing selftest was proved for. */
+typedef struct {
+    char build[65], catalogue[65];   /* SHA-256 of this runner and of the defect runner */
+    char driver[64], gpu_uuid[64];
+    char path[PATH_MAX];             /* its file in the runner's cache */
+} kg_selftest_cert_key;
+int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects, const kg_device_info *dev);
+/* Pure: 0 when `cert` holds for `k` at now_s, else 1 with the reason in why. */
+int kg_selftest_cert_invalid(const cJSON *cert, const kg_selftest_cert_key *k, double now_s,
+                             double max_age_s, char *why, size_t n);
+int kg_selftest_cert_save(const kg_report *rep, const kg_selftest_cert_key *k, uint64_t seed);
+/* 1: the certificate's rows and summary are in rep; 0: none valid (why says why); <0 error. */
+int kg_selftest_cert_reuse(kg_report *rep, const kg_selftest_cert_key *k, double max_age_s,
+                           char *why, size_t n);
 int kg_cmd_report(kg_registry *reg, int argc, char **argv);
 int kg_cmd_compare(kg_registry *reg, int argc, char **argv);
 int kg_cmd_status(kg_registry *reg, int argc, char **argv);

@@ -13,7 +13,8 @@
 #include "core/report_keys.h"
 
 typedef struct {
-    bool production, diagnostic, quiet, skip_selftest;
+    bool production, diagnostic, quiet, skip_selftest, reuse_selftest;
+    double selftest_max_age_h;   /* --selftest-max-age (0: not given; RUN_CERT_MAX_AGE_H) */
     int bench_processes;   /* --bench-processes (0: not given; production default 3) */
     const char *defects;
     const char *marks_branch, *read_ref;
@@ -21,6 +22,19 @@ typedef struct {
 } run_opts;
 
 #define RUN_BENCH_PROCESSES 3 /* the default: a mark of 3 processes meets --min-mark-runs 3 */
+#define RUN_CERT_MAX_AGE_H 24.0
+
+static int run_opt_max_age(void *opts, const char *v)
+{
+    int rc = 0;
+    double x = 0;
+    KG_TRY(kg_parse_double("--selftest-max-age", v, &x));
+    if (!(x > 0 && x <= 24 * 365))
+        return KG_ERR(KG_EINVAL, "--selftest-max-age: expected hours in (0, 8760], got '%s'", v);
+    ((run_opts *)opts)->selftest_max_age_h = x;
+cleanup:
+    return rc;
+}
 
 static int run_opt_bench_processes(void *opts, const char *v)
 {
@@ -43,6 +57,11 @@ static const kg_opt run_opt_table[] = {
     KG_OPT_BOOL_("quiet", run_opts, quiet, "no per-gate tables"),
     KG_OPT_STRING_("defects", "PATH", run_opts, defects, "the defect runner of the selftest"),
     KG_OPT_BOOL_("skip-selftest", run_opts, skip_selftest, "diagnostic runs only"),
+    KG_OPT_BOOL_("reuse-selftest", run_opts, reuse_selftest,
+                 "diagnostic: take the certificate of a passing selftest on this GPU, driver, "
+                 "build and catalogue ($KGATE_CACHE_DIR) instead of a fresh selftest"),
+    KG_OPT_FN_("selftest-max-age", "H", run_opt_max_age, 0,
+               "--reuse-selftest: the oldest certificate taken, in hours (default 24)"),
     KG_OPT_FN_("bench-processes", "N", run_opt_bench_processes, 0,
                "--production: time the bench in N separate processes (default 3, 2..16)"),
     KG_OPT_STRING_("marks", "FILE", run_opts, mo.marks_path,
@@ -177,6 +196,11 @@ static int run_check(const run_opts *ro)
     if (ro->production && ro->skip_selftest)
         return KG_ERR(KG_EINVAL, "run: --skip-selftest is for diagnostic runs only (a "
                                  "production run whose selftest did not pass certifies nothing)");
+    if (ro->production && ro->reuse_selftest)
+        return KG_ERR(KG_EINVAL, "run: --reuse-selftest is for diagnostic runs only (a "
+                                 "production run always runs its selftest fresh)");
+    if (ro->skip_selftest && ro->reuse_selftest)
+        return KG_ERR(KG_EINVAL, "run: --skip-selftest and --reuse-selftest: one or the other");
     return 0;
 }
 
@@ -276,21 +300,70 @@ static void run_commit(kg_run *run, kg_marks_target *t)
     kg_git_free(g);
 }
 
+static int run_result_count(const kg_run *run)
+{
+    int n[KG_VERDICT_N], total = 0;
+    kg_report_counts_full(run->rep, n);
+    for (int v = 0; v < KG_VERDICT_N; v++)
+        total += n[v];
+    return total;
+}
+
+/* --reuse-selftest: 1 when a valid certificate's rows are in the report (said so), else 0. */
+static int run_selftest_reused(kg_run *run, const run_opts *ro, const kg_selftest_cert_key *k)
+{
+    char why[512] = "";
+    double age_h = ro->selftest_max_age_h > 0 ? ro->selftest_max_age_h : RUN_CERT_MAX_AGE_H;
+    int rc = kg_selftest_cert_reuse(run->rep, k, age_h * 3600, why, sizeof why);
+    if (rc < 0)
+        return rc;
+    if (!run->env.quiet && rc == 1)
+        printf("selftest: reused the certificate %s (same build, catalogue, driver %s and GPU; "
+               "at most %.0f h old)\n", k->path, k->driver, age_h);
+    else if (!run->env.quiet)
+        printf("selftest: no certificate to reuse (%s): a fresh selftest\n", why);
+    return rc;
+}
+
+/* The selftest: a valid certificate (--reuse-selftest), else fresh; a fresh one that passed on
+ * a GPU leaves its certificate for later diagnostic runs. */
+static int run_selftest(kg_run *run, const run_opts *ro, const char *defects)
+{
+    int rc = 0, st_code = 0, before = run_result_count(run);
+    double t0 = kg_now_s();
+    kg_common_opts st_opts = run->opts;
+    kg_selftest_cert_key k;
+    bool keyed = !run->no_gpu && kg_selftest_cert_key_make(&k, defects, &run->dev) == 0;
+    st_opts.filter = NULL; /* the whole catalogue: --filter selects the cases under test */
+    if (!run->env.quiet)
+        printf("\n== selftest ==\n");
+    fflush(stdout);
+    if (ro->reuse_selftest && !keyed && !run->env.quiet)
+        printf("selftest: no certificate to reuse (%s): a fresh selftest\n",
+               run->no_gpu ? "no GPU" : kg_error_last());
+    rc = ro->reuse_selftest && keyed ? run_selftest_reused(run, ro, &k) : 0;
+    if (rc == 0) {
+        KG_TRY(kg_selftest_run(run->rep, defects, &st_opts, NULL, false, &st_code));
+        if (keyed && st_code == KG_EXIT_PASS && kg_selftest_cert_save(run->rep, &k,
+                                                                      run->opts.seed) < 0)
+            printf("selftest: the certificate was not saved: %s\n", kg_error_last());
+    }
+    rc = rc < 0 ? rc : 0;
+    kg_run_part_add(run, "selftest", kg_now_s() - t0, run_result_count(run) - before);
+    if (!run->env.quiet)
+        printf("selftest: %d rows in %.2f s\n", run_result_count(run) - before, kg_now_s() - t0);
+cleanup:
+    return rc;
+}
+
 /* The selftest first (a run whose gates no longer catch their defects certifies nothing), then
  * every gate of the table. */
-static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, const char *defects,
-                         int bench_processes)
+static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, const run_opts *ro,
+                         const char *defects, int bench_processes)
 {
     int rc = 0;
-    if (defects[0]) {
-        int st_code = 0;
-        kg_common_opts st_opts = run->opts;
-        st_opts.filter = NULL; /* the whole catalogue: --filter selects the cases under test */
-        if (!run->env.quiet)
-            printf("\n== selftest ==\n");
-        fflush(stdout);
-        KG_TRY(kg_selftest_run(run->rep, defects, &st_opts, NULL, false, &st_code));
-    }
+    if (defects[0])
+        KG_TRY(run_selftest(run, ro, defects));
     cJSON *gl = cJSON_CreateArray();
     for (size_t i = 0; i < kg_n_gates; i++) {
         cJSON_AddItemToArray(gl, cJSON_CreateString(kg_gates[i]->name));
@@ -359,7 +432,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
         printf("kgate: no GPU: this production run cannot commit\n");
     run_commit(&run, t);
     kg_cli_bench_source(&g.bench, &run);
-    KG_TRY(run_gates_all(&run, reg, &g, defects, ro.production ? ro.bench_processes : 0));
+    KG_TRY(run_gates_all(&run, reg, &g, &ro, defects, ro.production ? ro.bench_processes : 0));
     code = kg_run_summary(&run);
     if (ro.production)
         rc = run_production(&run, t, &ro.mo, code);

@@ -1,0 +1,95 @@
+/* "Where the time went" in the Markdown summary: the run's parts and its slowest cases, from
+ * the report's timing (gates/run_timing.c) and results[].timing (core/phase.c). */
+#include <stdlib.h>
+#include <string.h>
+#include "report/export.h"
+
+#define TM_SLOWEST 10
+
+static double tm_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *const tm_phase_keys[] = { KG_RK_PHASE_SETUP, KG_RK_PHASE_PREPARE,
+                                             KG_RK_PHASE_REFERENCE, KG_RK_PHASE_WORK,
+                                             KG_RK_PHASE_TEARDOWN };
+
+static void tm_phase_cells(kg_sbuf *b, const cJSON *ph)
+{
+    for (size_t k = 0; k < sizeof tm_phase_keys / sizeof tm_phase_keys[0]; k++) {
+        double s = tm_num(ph, tm_phase_keys[k]);
+        if (ph && s >= 0.0005)
+            kg_sbuf_printf(b, " %.3f |", s);
+        else
+            kg_sbuf_puts(b, " |");
+    }
+}
+
+static void tm_parts(kg_sbuf *b, const cJSON *timing)
+{
+    const cJSON *p;
+    kg_sbuf_printf(b, "### Where the time went\n\n%.1f s in all (wall clock of the runner).\n\n"
+                      "| part | wall s | results | setup | prepare | reference | work | teardown |\n"
+                      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                   tm_num(timing, KG_RK_TIMING_TOTAL));
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(timing, KG_RK_TIMING_PARTS)) {
+        kg_sbuf_puts(b, "| ");
+        kg_sbuf_md(b, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_NAME)),
+                   64);
+        kg_sbuf_printf(b, " | %.2f | %.0f |", tm_num(p, KG_RK_TIMING_WALL),
+                       tm_num(p, KG_RK_TIMING_CASES));
+        tm_phase_cells(b, cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_PHASES));
+        kg_sbuf_puts(b, "\n");
+    }
+}
+
+static int tm_slower(const void *a, const void *b)
+{
+    double x = tm_num(cJSON_GetObjectItemCaseSensitive(*(const cJSON *const *)a, KG_RES_TIMING),
+                      KG_RK_PHASE_WALL);
+    double y = tm_num(cJSON_GetObjectItemCaseSensitive(*(const cJSON *const *)b, KG_RES_TIMING),
+                      KG_RK_PHASE_WALL);
+    return (x < y) - (x > y);
+}
+
+static void tm_slowest(kg_sbuf *b, const cJSON *results)
+{
+    const cJSON *it;
+    size_t n = 0, cap = (size_t)cJSON_GetArraySize(results);
+    const cJSON **rows = cap ? malloc(cap * sizeof *rows) : NULL;
+    if (!rows)
+        return;
+    cJSON_ArrayForEach(it, results)
+        if (cJSON_GetObjectItemCaseSensitive(it, KG_RES_TIMING) && n < cap)
+            rows[n++] = it;
+    qsort(rows, n, sizeof *rows, tm_slower);
+    if (n)
+        kg_sbuf_printf(b, "\nThe %zu slowest cases:\n\n| gate | case | wall s | setup | prepare | "
+                          "reference | work | teardown |\n| --- | --- | ---: | ---: | ---: | "
+                          "---: | ---: | ---: |\n", n < TM_SLOWEST ? n : TM_SLOWEST);
+    for (size_t i = 0; i < n && i < TM_SLOWEST; i++) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(rows[i], KG_RES_TIMING);
+        kg_sbuf_puts(b, "| ");
+        kg_sbuf_md(b, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rows[i], KG_RES_GATE)),
+                   32);
+        kg_sbuf_puts(b, " | ");
+        kg_sbuf_md_code(b, cJSON_GetStringValue(
+                               cJSON_GetObjectItemCaseSensitive(rows[i], KG_RES_CASE)), 160);
+        kg_sbuf_printf(b, " | %.3f |", tm_num(t, KG_RK_PHASE_WALL));
+        tm_phase_cells(b, t);
+        kg_sbuf_puts(b, "\n");
+    }
+    free(rows);
+}
+
+void kg_export_md_timing(kg_sbuf *b, const cJSON *report)
+{
+    const cJSON *timing = cJSON_GetObjectItemCaseSensitive(report, KG_RK_TIMING);
+    if (!cJSON_IsObject(timing))
+        return; /* a report from before timing, or a command that writes none */
+    tm_parts(b, timing);
+    tm_slowest(b, cJSON_GetObjectItemCaseSensitive(report, KG_RK_RESULTS));
+    kg_sbuf_puts(b, "\n");
+}

@@ -74,11 +74,13 @@ configure_package_config_file(
   ${PROJECT_BINARY_DIR}/cmake/kgateConfig.cmake
   INSTALL_DESTINATION ${KG_INSTALL_CMAKEDIR}
   NO_SET_AND_CHECK_MACRO)
-# 0.x: the API may change between minor versions, so only the same minor is compatible.
+# From 1.0 on, a major version keeps the API (the release tags: vX moves across X.Y.Z,
+# docs/production-ci.md "Versions and releases"), so any release of the same major that is not
+# older than the one asked for is compatible.
 write_basic_package_version_file(
   ${PROJECT_BINARY_DIR}/cmake/kgateConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
-  COMPATIBILITY SameMinorVersion)
+  COMPATIBILITY SameMajorVersion)
 install(FILES
   ${PROJECT_BINARY_DIR}/cmake/kgateConfig.cmake
   ${PROJECT_BINARY_DIR}/cmake/kgateConfigVersion.cmake

@@ -10,10 +10,13 @@ its own folder):
     0  gates/core/                                        errors, files, registry, report, ...
     1  gates/parity/ gates/preflight/ gates/hotpath/ gates/bench/ gates/counters/ one folder per gate; one gate
        never depends on another; gates/gate.h (the gate interface) is shared by them
-    2  gates/driver.c gates/gates.c gates/session.c      the driver, the one gate table, the
-       gates/worker.c                                     in-process session, case isolation
-    3  gates/marks/ gates/report/
-    4  runners/cli/                                       one file per command
+    2  gates/driver/                                      the driver, the one gate table, the
+                                                          in-process session, case isolation
+    3  gates/git/ gates/report/                           libgit2 plumbing; exporters, status, HTTP
+    4  gates/marks/                                       marks format, advance, marks on git
+    5  gates/history/ gates/production/                   run history; the production step
+       gates/selftest/ gates/ab/                          the selftest's engine; the ab gate
+    6  runners/cli/                                       one file per command
     include/kgate/ (the public API) may be included from any layer; runners/*.c (the mains) sit
     above everything.
 
@@ -44,7 +47,11 @@ import sys
 
 GATE_FOLDERS = ("parity", "preflight", "hotpath", "bench", "counters")
 LAYER_NAMES = {-1: "public API", 0: "0: core", 1: "1: gates", 2: "2: driver",
-               3: "3: marks, report", 4: "4: command line", 5: "mains"}
+               3: "3: git, report", 4: "4: marks", 5: "5: history, production",
+               6: "6: command line", 7: "mains"}
+# Folders under gates/ above the gates, by layer.
+FOLDER_LAYERS = {"driver": 2, "git": 3, "report": 3, "marks": 4, "history": 5, "production": 5,
+                 "selftest": 5, "ab": 5}
 SOURCE_EXTS = (".c", ".cc", ".cpp", ".cxx", ".cu")
 HEADER_EXTS = (".h", ".hh", ".hpp", ".cuh", ".inc")
 
@@ -58,21 +65,18 @@ def place(rel):
         if len(parts) == 2:
             if parts[1] == "gate.h":
                 return (1, "gate.h")
-            if parts[1] in ("driver.c", "gates.c", "driver.h", "gates.h", "session.c", "worker.c",
-                            "run_timing.c"):
-                return (2, "driver")
             return (None, "gates")
         if parts[1] == "core":
             return (0, "core")
         if parts[1] in GATE_FOLDERS:
             return (1, parts[1])
-        if parts[1] in ("marks", "report"):
-            return (3, parts[1])
+        if parts[1] in FOLDER_LAYERS:
+            return (FOLDER_LAYERS[parts[1]], parts[1])
         return (None, "gates/" + parts[1])
     if parts[0] == "runners":
         if len(parts) >= 3 and parts[1] == "cli":
-            return (4, "cli")
-        return (5, "runners")
+            return (6, "cli")
+        return (7, "runners")
     return (None, parts[0])
 
 
@@ -317,7 +321,8 @@ def main():
     say = sys.stderr if a.dot == "-" else sys.stdout
 
     targets = a.target or ["kgate", "kgate_core", "kgate_parity", "kgate_preflight", "kgate_hotpath",
-                           "kgate_bench", "kgate_counters", "kgate_driver", "kgate_marks", "kgate_report"]
+                           "kgate_bench", "kgate_counters", "kgate_driver", "kgate_git", "kgate_report", "kgate_marks",
+                           "kgate_history", "kgate_production", "kgate_selftest", "kgate_ab"]
     units, how = [], "compile_commands.json"
     for t in targets:
         units += from_compile_commands(build, source, t) or []

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include "gate.h"
+#include "driver/driver.h"
 #include "kg_test.h"
 
 static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return KG_EINTERNAL; }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench/bench.h"
-#include "marks/production.h"
+#include "production/production.h"
 #include "fake_run.h"
 #include "kg_test.h"
 

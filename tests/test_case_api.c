@@ -4,7 +4,7 @@
  * exit-code policy, per-case settings against the flags, tags in the selection, and the
  * registry's checks of the new fields. */
 #include <string.h>
-#include "gate.h"
+#include "driver/driver.h"
 #include "core/report_keys.h"
 #include "bench/bench.h"
 #include "parity/parity.h"

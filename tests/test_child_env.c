@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "gate.h"
+#include "driver/driver.h"
 #include "kg_test.h"
 
 extern char **environ;

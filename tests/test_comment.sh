@@ -150,6 +150,40 @@ gh_kg mention "$TOKEN" --from-report "$T/mention.json" --dry-run; rc=$?
     || bad "mentions: exit $rc $(grep -a octocat "$T/mention.out")"
 grep -q "$(printf '\u202e')\|$(printf '\u2066')\|$(printf '\u2069')" "$T/mention.out" && bad "bidi controls reached the body" || ok
 
+# 4. The A/B (issue #27 item 1) and every case's change (issue #30 item 5): an ab report beside
+# the run's makes the marks informational, adds the A/B table and the collapsed table of every
+# case's change, slowest first, with the GPU; each report linked to its own outputs.
+jq '{schema, command: "ab", mode: "diagnostic", device, seed, results: [
+  {gate: "ab", case: "reduce_sum/n=67108869/f32", verdict: "FAIL", message: "B_SLOWER",
+   figures: {decision: "B_SLOWER", ratio_median: 1.0197, ratio_ci_lo: 1.013, ratio_ci_hi: 1.02, rounds: 10}},
+  {gate: "ab", case: "gemm/m=8192/f16", verdict: "PASS", message: "B_FASTER",
+   figures: {decision: "B_FASTER", ratio_median: 0.95, ratio_ci_lo: 0.94, ratio_ci_hi: 0.96, rounds: 10}}]}' \
+    "$REPORT" >"$T/ab.json"
+gh_kg ab "$TOKEN" --from-report "$REPORT" --report-url https://ci.example/artifacts/1 \
+    --from-report "$T/ab.json" --report-url https://ci.example/artifacts/1 \
+    --from-report "$H200" --report-url https://ci.example/artifacts/2 --dry-run; rc=$?
+A=$T/ab.out
+[ "$rc" -eq 0 ] && ok || { bad "ab: exit $rc"; cat "$T/ab.err"; }
+grep -qx "## kgate: 1 slower than the base (A/B), 1 failure, 1 error (1 above the marks, informational)" "$A" && ok \
+    || bad "ab: headline $(sed -n 2p "$A")"
+grep -qF '| `reduce_sum/n=67108869/f32` | NVIDIA H200/sm\_90, GPU 0 (GPU-babe2e95) | 1.0197 | 1.0130..1.0200 | B\_SLOWER (fails) |' "$A" \
+    || grep -qF '| `reduce_sum/n=67108869/f32` | NVIDIA H200/sm_90, GPU 0 (GPU-babe2e95) | 1.0197 | 1.0130..1.0200 | B_SLOWER (fails) |' "$A" \
+    && ok || bad "ab: A/B row $(grep -a 'reduce_sum' "$A" | head -2)"
+grep -q '^### Above the marks (informational' "$A" && ! grep -q '^### Regressions' "$A" && ok || bad "ab: marks not informational"
+grep -q 'B_SLOWER' <(sed -n '/^### Failures/,/^###/p' "$A") && bad "ab: B_SLOWER listed as a failure" || ok
+grep -q '^<details><summary>Every case.s change ([0-9]* rows, slowest first)</summary>' "$A" && grep -qx '</details>' "$A" \
+    && ok || bad "ab: no collapsed table of every change"
+CH=$(sed -n '/^<details>/,/^<\/details>/p' "$A" | awk -F' \\| ' 'NR > 4 && $3 != "-" && $3 != "" { print $3 }' | tr -d '+')
+[ -n "$CH" ] && [ "$CH" = "$(printf '%s\n' "$CH" | sort -g -r)" ] && ok || bad "ab: changes not slowest first: $(echo $CH)"
+[ "$(printf '%s\n' "$CH" | head -1)" = "3.20" ] && ok || bad "ab: first change $(printf '%s\n' "$CH" | head -1)"
+grep -qF '| +1.97 | base (A/B) | B' "$A" && grep -qF '| +3.20 | mark | REGRESSED |' "$A" && ok || bad "ab: change rows against mark and base"
+grep -qF '](https://ci.example/artifacts/1) · [' "$A" && grep -qF '](https://ci.example/artifacts/2)' "$A" \
+    && [ "$(grep -c 'artifacts/1)' "$A")" = 1 ] && ok || bad "ab: per-report links $(grep -a 'HTML report' "$A")"
+grep -q 'actions/runs/99' "$A" && bad "ab: the run page linked though every report has its own link" || ok
+gh_kg abnolinks "$TOKEN" --report-url https://ci.example/a --from-report "$REPORT" --from-report "$H200" \
+    --report-url https://ci.example/b --dry-run; rc=$?
+[ "$rc" -eq 2 ] && grep -q "one after each --from-report" "$T/abnolinks.err" && ok || bad "ab: unpaired links: exit $rc"
+
 # The token appears in no output, log or state file.
 grep -rlF "$TOKEN" "$T" && bad "the token leaked into the files above" || ok
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The public header stands alone: include/kgate/kgate.h compiles by itself, and with its macros
+# The public header stands alone: include/kgate/kgate.h (the umbrella) and each of its parts
+# (kgate/{error,case,registry,sweep,fill,cli}.h) compile by themselves, and with its macros
 # and inline helpers in use, as C11 and as C++17 with -Wall -Wextra -Werror -pedantic, using
 # kgate's own compilers (and clang/clang++ too where installed); and it includes nothing
 # internal. So does the optional kgate.hpp (the returning check macros), where a function
@@ -8,13 +9,15 @@
 . "$(dirname "$0")/lib.sh"
 : "${KG_SOURCE_DIR:?}" "${KG_BUILD_DIR:?}"
 H="$SRC/include/kgate/kgate.h"
+PARTS=(error case registry sweep fill cli)
 CC=$(cmake_cache CMAKE_C_COMPILER) CXX=$(cmake_cache CMAKE_CXX_COMPILER)
 inc=(-I"$SRC/include")
 IFS=, read -r -a cuda_dirs <<<"${1:-}"
 for d in "${cuda_dirs[@]}"; do [ -n "$d" ] && inc+=(-isystem "$d"); done
 
 # Only the C library, the CUDA runtime API and other public kgate headers may be included.
-for h in "$H" "$SRC/include/kgate/kgate.hpp"; do
+for h in "$H" "$SRC/include/kgate/kgate.hpp" "${PARTS[@]/#/$SRC/include/kgate/}"; do
+    case $h in *.hpp) ;; *kgate.h) ;; *) h=$h.h ;; esac
     if grep -nE '^[[:space:]]*#[[:space:]]*include' "$h" \
         | grep -vE '<(stddef|stdint|stdbool|stdarg)\.h>|<cuda_runtime_api\.h>|"kgate/[a-z_]+\.h"'; then
         bad "$(basename "$h") includes something beyond the C library, the CUDA runtime API and kgate/"
@@ -23,6 +26,15 @@ done
 
 printf '#include "kgate/kgate.h"\n' >"$T/alone.c"
 printf '#include "kgate/kgate.h"\n' >"$T/alone.cpp"
+# Each part alone (the umbrella is not the only way in).
+for p in "${PARTS[@]}"; do
+    printf '#include "kgate/%s.h"\n' "$p" >"$T/part_$p.c"
+    cp "$T/part_$p.c" "$T/part_$p.cpp"
+done
+# The planted defect: a part without its own includes does not stand alone, and the check says so.
+mkdir -p "$T/bare/kgate"
+grep -v '#include "kgate/' "$SRC/include/kgate/registry.h" >"$T/bare/kgate/registry_bare.h"
+printf '#include "kgate/registry_bare.h"\n' >"$T/bare.c"
 # The macros a case author uses, expanded under the same flags (kernels live in .cu files, so
 # KG_KERNEL is left to the example's build).
 cat >"$T/use.c" <<'EOF'
@@ -86,7 +98,7 @@ EOF
 WARN=(-Wall -Wextra -Werror -pedantic)
 compile_with() { # compile_with CC CXX
     local cc=$1 cxx=$2
-    for f in alone use ret; do
+    for f in alone use ret "${PARTS[@]/#/part_}"; do
         check "$f as C11 ($cc)" 0 "" -- "$cc" -std=c11 "${WARN[@]}" -Wstrict-prototypes -Wshadow \
             "${inc[@]}" -fsyntax-only "$T/$f.c"
         check "$f as C++17 ($cxx)" 0 "" -- "$cxx" -std=c++17 "${WARN[@]}" -Wshadow "${inc[@]}" \
@@ -94,6 +106,8 @@ compile_with() { # compile_with CC CXX
     done
 }
 compile_with "$CC" "$CXX"
+check "a part without its includes does not compile alone ($CC)" 1 "kg_case_desc" -- "$CC" -std=c11 \
+    -I"$T/bare" "${inc[@]}" -fsyntax-only "$T/bare.c"
 check "KG_CUDA_CHECK past an initialization is rejected in C++ ($CXX)" 1 "cross|bypass" -- "$CXX" -std=c++17 \
     "${inc[@]}" -fsyntax-only "$T/cross.cpp"
 if command -v clang >/dev/null 2>&1 && command -v clang++ >/dev/null 2>&1 \

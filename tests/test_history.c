@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kg_test.h"
-#include "marks/run_history.h"
-#include "marks/trend.h"
+#include "history/run_history.h"
+#include "history/trend.h"
 
 static kg_trend_layout lay;
 

@@ -82,6 +82,14 @@ jq '.signature.value = "00"' "$T/good.json" >"$T/sig.json"; adv "malformed signa
 jq '.signature.alg = "none"' "$T/good.json" >"$T/sig2.json"; adv "signature alg none" "'signature'" "$T/sig2.json"
 env -u KGATE_REPORT_KEY "$KG" marks advance --from-report "$T/good.json" >"$T/out" 2>&1; rc=$?; tried=$((tried+1))
 [ "$rc" -eq 2 ] && [ "$(state)" = "$S0" ] && grep -q "KGATE_REPORT_KEY is not set" "$T/out" && { refused=$((refused+1)); unchanged=$((unchanged+1)); ok; } || { bad "no key: not refused"; cat "$T/out"; }
+# `kgate report --verify-signature` (the fork relay's check, issue #27 item 6): the signed base
+# passes, an edited copy, another key and no key are refused.
+"$KG" report --from "$T/good.json" --verify-signature >"$T/out" 2>&1 && grep -q "signature verified" "$T/out" \
+    && ok || { bad "report --verify-signature: the signed base"; cat "$T/out"; }
+hostile "report --verify-signature of an edited report" "signature does not match" "$KG" report --from "$T/tamper.json" --verify-signature
+KGATE_REPORT_KEY=another-key-0123456789abcdef hostile "report --verify-signature, another key" "signature does not match" \
+    "$KG" report --from "$T/good.json" --verify-signature
+KGATE_REPORT_KEY= hostile "report --verify-signature without a key" "KGATE_REPORT_KEY" "$KG" report --from "$T/good.json" --verify-signature
 KGATE_REPORT_KEY=short hostile "a key under 16 characters" "at least 16" "$KG" marks advance --from-report "$T/good.json"
 # ---- JSON that readers disagree on ---------------------------------------------------------
 sed -E 's/"certifying":[[:space:]]*true,/"certifying": true, "certifying": false,/' "$T/good.json" >"$T/dup.json"

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/report_keys.h"
-#include "gate.h"
+#include "driver/driver.h"
 #include "kg_test.h"
 
 static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return 0; }

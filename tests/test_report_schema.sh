@@ -149,7 +149,7 @@ for prefix, parts in groups:
             bad.append(f"{m} \"{v}\" is not in the schema's {parts}")
     for k in sorted(where - set(mine.values()) - {"fault"}):  # figures.fault: a shared $ref
         bad.append(f"the schema's {parts} document \"{k}\", which no {prefix}* macro defines")
-# A case of any gate can fault (gates/worker.c): every gate's figures take figures.fault.
+# A case of any gate can fault (gates/driver/worker.c): every gate's figures take figures.fault.
 bad += [f"$defs/{g}_figures has no fault (a faulted {g} row would fail the schema)"
         for g in ("parity", "preflight", "hotpath", "bench", "counters", "ab")
         if s["$defs"][f"{g}_figures"].get("properties", {}).get("fault") != {"$ref": "#/$defs/fault"}]

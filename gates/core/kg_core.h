@@ -75,6 +75,10 @@ extern const size_t kg_n_common_opts;
 int kg_parse_u64(const char *flag, const char *s, uint64_t *out);
 int kg_parse_int(const char *flag, const char *s, int lo, int hi, int *out);
 int kg_parse_double(const char *flag, const char *s, double *out);
+/* The offset of the first byte of s[0..n) that is not strict UTF-8 (overlong forms,
+ * surrogates and code points above U+10FFFF are invalid), or (size_t)-1 when it all is.
+ * Marks files, --reason, --author and every mark string must be UTF-8 (issue #28). */
+size_t kg_utf8_bad(const char *s, size_t n);
 
 /* Cases selected by a filter: indexes into the registry. KG_ENOTFOUND when none match. */
 typedef struct {

@@ -135,6 +135,10 @@
 #define KG_RK_ST_FALSE_ALARMS "false_alarms"
 #define KG_RK_ST_NOT_RUN "not_run"
 #define KG_RK_ST_INFORMATIONAL "informational"
+#define KG_RK_ST_PASSES "passes"              /* [{name, wall_s, cases}]: each child pass */
+#define KG_RK_ST_PASS_NAME "name"             /* "<runner>/<gate>", e.g. "faults/parity" */
+#define KG_RK_ST_PASS_WALL "wall_s"           /* the child's own wall time */
+#define KG_RK_ST_PASS_CASES "cases"           /* its results */
 #define KG_RK_ST_CERTIFICATE "certificate"    /* reused: the certificate these rows come from */
 /* selftest.certificate, and the certificate file (runners/cli/selftest_cert.c) */
 #define KG_RK_CERT_CREATED_AT "created_at"

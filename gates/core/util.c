@@ -316,3 +316,26 @@ const char *kg_env(const char *name)
     const char *v = getenv(name);
     return v && *v ? v : NULL;
 }
+
+size_t kg_utf8_bad(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (len == 0 || i + len > n)
+            return i;
+        unsigned cp = len == 1 ? c : c & (0xff >> (len + 1));
+        for (size_t k = 1; k < len; k++) {
+            if ((u[i + k] & 0xC0) != 0x80)
+                return i;
+            cp = (cp << 6) | (u[i + k] & 0x3F);
+        }
+        static const unsigned min_cp[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+        if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return i;
+        i += len;
+    }
+    return (size_t)-1;
+}

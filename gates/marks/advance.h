@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include "core/kg_core.h"
 #include "core/report_keys.h"
-#include "marks/git.h"
+#include "git/git.h"
 #include "marks/marks.h"
 
 #ifdef __cplusplus

@@ -4,7 +4,7 @@
  * under test that the repository holds. A hand-made "fully passing" report fails one of them. */
 #include <stdlib.h>
 #include <string.h>
-#include "gate.h"
+#include "driver/driver.h"
 #include "marks/advance.h"
 
 static const char *ar_str(const cJSON *o, const char *k)

@@ -412,29 +412,6 @@ static int get_int(const pctx *pc, const cJSON *obj, const char *key, bool requi
     return 0;
 }
 
-size_t kg_marks_utf8_bad(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = u[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (len == 0 || i + len > n)
-            return i;
-        unsigned cp = len == 1 ? c : c & (0xff >> (len + 1));
-        for (size_t k = 1; k < len; k++) {
-            if ((u[i + k] & 0xC0) != 0x80)
-                return i;
-            cp = (cp << 6) | (u[i + k] & 0x3F);
-        }
-        static const unsigned min_cp[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-        if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return i;
-        i += len;
-    }
-    return (size_t)-1;
-}
-
 static bool iso_utc(const char *s)
 {
     struct tm tm;
@@ -457,7 +434,7 @@ static int mk_str(const pctx *pc, const char *field, const char *v, bool require
         if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
             return PERR(pc, "field '%s' contains a control character (byte %zu)", field,
                         (size_t)(p - (const unsigned char *)v));
-    size_t bad = kg_marks_utf8_bad(v, len);
+    size_t bad = kg_utf8_bad(v, len);
     if (bad != (size_t)-1)
         return PERR(pc, "field '%s' is not valid UTF-8 (byte %zu)", field, bad);
     if (isspace((unsigned char)v[0]) || isspace((unsigned char)v[len - 1]))
@@ -699,7 +676,7 @@ static int mk_check_bytes(const pctx *pc, const char *text)
     if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
         return KG_ERR(KG_EPARSE, "%s: starts with a UTF-8 byte-order mark (bytes 0-2, EF BB BF): "
                                  "save it without one", pc->name);
-    if ((bad = kg_marks_utf8_bad(text, strlen(text))) != (size_t)-1)
+    if ((bad = kg_utf8_bad(text, strlen(text))) != (size_t)-1)
         return KG_ERR(KG_EPARSE, "%s: not valid UTF-8 at byte offset %zu (0x%02x): repair or "
                                  "re-save the file as UTF-8", pc->name, bad,
                       (unsigned char)text[bad]);

@@ -34,10 +34,6 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name);
  * power_state [a-z0-9_:+.-]{1,63}. KG_EPARSE naming `name` (NULL: "(marks)"),
  * the mark and the field. */
 int kg_mark_validate(const kg_mark *mk, const char *name);
-/* The offset of the first byte of s[0..n) that is not strict UTF-8 (overlong forms,
- * surrogates and code points above U+10FFFF are invalid), or (size_t)-1 when it all is.
- * Marks files, --reason, --author and every mark string must be UTF-8 (issue #28). */
-size_t kg_marks_utf8_bad(const char *s, size_t n);
 /* Canonical text (sorted by key, stable formatting) so diffs are minimal; caller frees. */
 int kg_marks_serialize(char **out, const kg_marks *m);
 /* Atomic save: temp file, fsync, rename. */

@@ -5,7 +5,7 @@
 #ifndef KG_MARKS_GIT_H
 #define KG_MARKS_GIT_H
 
-#include "marks/git.h"
+#include "git/git.h"
 #include "marks/marks.h"
 
 #ifdef __cplusplus

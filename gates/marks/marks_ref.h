@@ -6,7 +6,7 @@
 #ifndef KG_MARKS_REF_H
 #define KG_MARKS_REF_H
 
-#include "marks/git.h"
+#include "git/git.h"
 #include "marks/marks.h"
 
 #ifdef __cplusplus

@@ -22,6 +22,8 @@
 #include "report/http.h"
 
 #define CM_MAX_ROWS 60   /* per table or list: a comment stays far below GitHub's 65536 */
+#define CM_MAX_ALL 250   /* rows of the collapsed table of every case's change */
+#define CM_GPU_LABEL 160
 #define CM_PAGE 100      /* comments per page when looking for the marker */
 #define CM_MAX_PAGES 50
 /* The forge API's keys of a comment or note (both APIs spell them alike); not report keys, so
@@ -41,16 +43,41 @@
 /* The counts the headline is made of, over every report. */
 typedef struct {
     int regressions, failures, errors, faults, no_gpu, incomplete, diagnostic, results;
+    int ab_reports, ab_slower; /* `kgate ab` reports given; their B_SLOWER cases */
 } cm_counts;
+
+static bool cm_is_ab(const kg_export_row *r)
+{
+    return strcmp(r->gate, KG_RV_GATE_AB) == 0;
+}
 
 static bool cm_regressed(const kg_export_row *r)
 {
-    return r->decision && strcmp(r->decision, "REGRESSED") == 0;
+    return !cm_is_ab(r) && r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0;
+}
+
+static bool cm_ab_slower(const kg_export_row *r)
+{
+    return cm_is_ab(r) && r->decision && strcmp(r->decision, KG_RV_AB_B_SLOWER) == 0;
 }
 
 static bool cm_failed(const kg_export_row *r)
 {
-    return !cm_regressed(r) && (r->verdict == KG_VERDICT_FAIL || r->verdict == KG_VERDICT_XPASS);
+    return !cm_regressed(r) && !cm_ab_slower(r) &&
+           (r->verdict == KG_VERDICT_FAIL || r->verdict == KG_VERDICT_XPASS);
+}
+
+static double cm_fig(const kg_export_row *r, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(r->figures, key);
+    return cJSON_IsNumber(x) && isfinite(x->valuedouble) ? x->valuedouble : NAN;
+}
+
+/* A row's change in percent, positive = slower: against the mark (bench), or B against A
+ * (ab: the median ratio). NAN when it has none. */
+static double cm_change(const kg_export_row *r)
+{
+    return cm_is_ab(r) ? (cm_fig(r, KG_FIG_AB_RATIO_MEDIAN) - 1.0) * 100.0 : r->change_pct;
 }
 
 static const char *cm_device(const kg_export_view *v)
@@ -63,10 +90,12 @@ static void cm_count(cm_counts *c, const kg_export_view *v)
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
         c->regressions += cm_regressed(r);
+        c->ab_slower += cm_ab_slower(r);
         c->failures += cm_failed(r);
         c->errors += r->verdict == KG_VERDICT_ERROR;
         c->faults += r->fault_class != NULL;
     }
+    c->ab_reports += v->command && strcmp(v->command, KG_RV_GATE_AB) == 0;
     c->no_gpu += v->no_gpu;
     c->incomplete += v->incomplete;
     c->diagnostic += v->diagnostic;
@@ -79,7 +108,11 @@ static void cm_headline(kg_sbuf *b, const cm_counts *c)
     char buf[64];
     const char *sep = "";
     kg_sbuf_puts(b, "## kgate: ");
-    if (c->regressions) {
+    if (c->ab_slower) {
+        kg_sbuf_printf(b, "%d slower than the base (A/B)", c->ab_slower);
+        sep = ", ";
+    }
+    if (c->regressions && !c->ab_reports) {
         kg_sbuf_puts(b, kg_fmt_count(buf, sizeof buf, c->regressions, "regression"));
         sep = ", ";
     }
@@ -101,6 +134,8 @@ static void cm_headline(kg_sbuf *b, const cm_counts *c)
     }
     if (!*sep)
         kg_sbuf_puts(b, c->results ? "all gates passed" : "no results");
+    if (c->regressions && c->ab_reports)
+        kg_sbuf_printf(b, " (%d above the marks, informational)", c->regressions);
     kg_sbuf_puts(b, "\n\n");
     if (c->diagnostic)
         kg_sbuf_puts(b, "**DIAGNOSTIC (non-certifying)**: at least one report is not a "
@@ -108,13 +143,16 @@ static void cm_headline(kg_sbuf *b, const cm_counts *c)
 }
 
 /* The one table of what regressed, across every report. */
-static void cm_regressions(kg_sbuf *b, const kg_export_view *views, size_t n, int total)
+static void cm_regressions(kg_sbuf *b, const kg_export_view *views, size_t n, int total,
+                           bool informational)
 {
     char ch[32], tol[32], mark[32], now[32];
     int shown = 0;
     if (!total)
         return;
-    kg_sbuf_puts(b, "### Regressions\n\n| case | device | change % | tolerance % | mark us | "
+    kg_sbuf_puts(b, informational ? "### Above the marks (informational: the A/B decides a pull "
+                                    "request)\n\n" : "### Regressions\n\n");
+    kg_sbuf_puts(b, "| case | device | change % | tolerance % | mark us | "
                     "now us |\n| --- | --- | ---: | ---: | ---: | ---: |\n");
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < views[k].n && shown < CM_MAX_ROWS; i++) {
@@ -169,18 +207,164 @@ static void cm_list(kg_sbuf *b, const kg_export_view *views, size_t n, bool erro
     kg_sbuf_puts(b, "\n");
 }
 
+/* A GPU's label in the tables: the device class, the ordinal and the UUID's first characters
+ * when the report has them ("NVIDIA H200/sm_90, GPU 0 (GPU-1a2b3c4d)"). */
+static void cm_gpu_label(char *buf, size_t n, const kg_export_view *v, const cJSON *report)
+{
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
+    const cJSON *ord = cJSON_GetObjectItemCaseSensitive(dev, KG_RK_DEVICE_ORDINAL);
+    const cJSON *uuid = cJSON_GetObjectItemCaseSensitive(dev, KG_RK_DEVICE_UUID);
+    size_t len = (size_t)snprintf(buf, n, "%s", cm_device(v));
+    if (len < n && cJSON_IsNumber(ord) && ord->valuedouble >= 0 && ord->valuedouble < 4096)
+        len += (size_t)snprintf(buf + len, n - len, ", GPU %d", (int)ord->valuedouble);
+    if (len < n && cJSON_IsString(uuid) && uuid->valuestring[0])
+        snprintf(buf + len, n - len, " (%.12s)", uuid->valuestring);
+}
+
+/* One row of the tables sorted by change. */
+typedef struct {
+    const kg_export_row *r;
+    size_t k;      /* the report it is from */
+    double change; /* percent, positive = slower; NAN: none (sorted last) */
+} cm_item;
+
+static int cm_item_cmp(const void *a, const void *b)
+{
+    const cm_item *x = a, *y = b;
+    if (isnan(x->change) != isnan(y->change))
+        return isnan(x->change) ? 1 : -1;
+    if (!isnan(x->change) && x->change != y->change)
+        return x->change > y->change ? -1 : 1;
+    int c = strcmp(x->r->case_id, y->r->case_id);
+    return c ? c : (x->k < y->k ? -1 : x->k > y->k);
+}
+
+/* The A/B rows (ab_only) or every bench and A/B row that ran, worst change first. */
+static size_t cm_collect(cm_item **out, const kg_export_view *views, size_t n, bool ab_only)
+{
+    size_t m = 0, cap = 0;
+    for (size_t k = 0; k < n; k++)
+        cap += views[k].n;
+    *out = calloc(cap ? cap : 1, sizeof **out);
+    if (!*out)
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < views[k].n; i++) {
+            const kg_export_row *r = &views[k].rows[i];
+            bool bench = strcmp(r->gate, KG_RV_GATE_BENCH) == 0;
+            if (!(cm_is_ab(r) || (bench && !ab_only)) || r->verdict == KG_VERDICT_SKIP)
+                continue;
+            (*out)[m++] = (cm_item){ .r = r, .k = k, .change = cm_change(r) };
+        }
+    qsort(*out, m, sizeof **out, cm_item_cmp);
+    return m;
+}
+
+/* The A/B table: per case and GPU, B/A (the head over its base), the 95% CI and the decision. */
+static void cm_ab_table(kg_sbuf *b, const kg_export_view *views, size_t n,
+                        char (*gpu)[CM_GPU_LABEL])
+{
+    cm_item *it = NULL;
+    char ra[32], lo[32], hi[32];
+    size_t m = cm_collect(&it, views, n, true);
+    if (m) {
+        kg_sbuf_puts(b, "### A/B: this pull request (B) against its base (A), same GPU, same "
+                        "job\n\n| case | GPU | B/A | 95% CI | decision |\n"
+                        "| --- | --- | ---: | --- | --- |\n");
+        for (size_t i = 0; i < m && i < CM_MAX_ROWS; i++) {
+            const kg_export_row *r = it[i].r;
+            kg_sbuf_puts(b, "| ");
+            kg_sbuf_md_code(b, r->case_id, 200);
+            kg_sbuf_puts(b, " | ");
+            kg_sbuf_md(b, gpu[it[i].k], CM_GPU_LABEL);
+            kg_sbuf_printf(b, " | %s | %s..%s | ",
+                           kg_fmt_num(ra, sizeof ra, cm_fig(r, KG_FIG_AB_RATIO_MEDIAN), "%.4f"),
+                           kg_fmt_num(lo, sizeof lo, cm_fig(r, KG_FIG_AB_RATIO_CI_LO), "%.4f"),
+                           kg_fmt_num(hi, sizeof hi, cm_fig(r, KG_FIG_AB_RATIO_CI_HI), "%.4f"));
+            kg_sbuf_md(b, r->decision ? r->decision : kg_verdict_name(r->verdict), 40);
+            kg_sbuf_puts(b, cm_ab_slower(r) ? " (fails) |\n" : " |\n");
+        }
+        if (m > CM_MAX_ROWS)
+            kg_sbuf_printf(b, "\n... and %zu more (see the report)\n", m - CM_MAX_ROWS);
+        kg_sbuf_puts(b, "\n");
+    }
+    free(it);
+}
+
+/* Collapsed: every case's change against its mark (bench) or its base (A/B), worst first. */
+static void cm_all_changes(kg_sbuf *b, const kg_export_view *views, size_t n,
+                           char (*gpu)[CM_GPU_LABEL])
+{
+    cm_item *it = NULL;
+    char ch[32], now[32];
+    size_t m = cm_collect(&it, views, n, false);
+    if (m) {
+        kg_sbuf_printf(b, "<details><summary>Every case's change (%zu rows, slowest first)"
+                          "</summary>\n\n| case | GPU | change %% | against | decision | now us |\n"
+                          "| --- | --- | ---: | --- | --- | ---: |\n", m);
+        for (size_t i = 0; i < m && i < CM_MAX_ALL; i++) {
+            const kg_export_row *r = it[i].r;
+            kg_sbuf_puts(b, "| ");
+            kg_sbuf_md_code(b, r->case_id, 200);
+            kg_sbuf_puts(b, " | ");
+            kg_sbuf_md(b, gpu[it[i].k], CM_GPU_LABEL);
+            kg_sbuf_printf(b, " | %s%s | %s | ", isnan(it[i].change) || it[i].change < 0 ? "" : "+",
+                           kg_fmt_num(ch, sizeof ch, it[i].change, "%.2f"),
+                           cm_is_ab(r) ? "base (A/B)" : isnan(r->mark_us) ? "no mark" : "mark");
+            kg_sbuf_md(b, r->decision ? r->decision : kg_verdict_name(r->verdict), 40);
+            kg_sbuf_printf(b, " | %s |\n", kg_fmt_num(now, sizeof now, r->time_us, "%.2f"));
+        }
+        if (m > CM_MAX_ALL)
+            kg_sbuf_printf(b, "\n... and %zu more (see the report)\n", m - CM_MAX_ALL);
+        kg_sbuf_puts(b, "\n</details>\n\n");
+    }
+    free(it);
+}
+
 /* The link (--report-url, else the CI run or job page) and the reports the comment is from. */
-static void cm_footer(kg_sbuf *b, const kg_export_view *views, size_t n, const kg_comment_opts *o)
+static bool cm_url_ok(const char *u)
+{
+    return u && (strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0) &&
+           strlen(u) < 1024 && !strpbrk(u, " ()<>[]\n\r\t\"'`");
+}
+
+/* Each GPU's own link (--report-url after its --from-report), one per distinct URL. */
+static bool cm_links(kg_sbuf *b, size_t n, const kg_comment_opts *o, char (*gpu)[CM_GPU_LABEL])
+{
+    int shown = 0;
+    if (!o->report_urls)
+        return false;
+    for (size_t k = 0; k < n && k < o->n_reports; k++) {
+        bool dup = false;
+        if (!cm_url_ok(o->report_urls[k]))
+            continue;
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = o->report_urls[j] && strcmp(o->report_urls[j], o->report_urls[k]) == 0;
+        if (dup)
+            continue;
+        kg_sbuf_puts(b, shown++ ? " · [" : "HTML report: [");
+        kg_sbuf_md(b, gpu[k], CM_GPU_LABEL);
+        kg_sbuf_printf(b, "](%s)", o->report_urls[k]);
+    }
+    if (shown)
+        kg_sbuf_puts(b, "\n\n");
+    return shown > 0;
+}
+
+static void cm_footer(kg_sbuf *b, const kg_export_view *views, size_t n, const kg_comment_opts *o,
+                      char (*gpu)[CM_GPU_LABEL])
 {
     char url[1024] = "";
-    if (o->report_url)
+    if (cm_links(b, n, o, gpu))
+        ; /* each GPU's outputs linked */
+    else if (o->report_url)
         snprintf(url, sizeof url, "%s", o->report_url);
     else if (kg_env("GITHUB_SERVER_URL") && kg_env("GITHUB_REPOSITORY") && kg_env("GITHUB_RUN_ID"))
         snprintf(url, sizeof url, "%s/%s/actions/runs/%s", kg_env("GITHUB_SERVER_URL"),
                  kg_env("GITHUB_REPOSITORY"), kg_env("GITHUB_RUN_ID"));
     else if (kg_env("CI_PIPELINE_URL"))
         snprintf(url, sizeof url, "%s", kg_env("CI_PIPELINE_URL"));
-    if (url[0] && !strpbrk(url, " ()<>\n"))
+    if (url[0] && cm_url_ok(url))
         kg_sbuf_printf(b, "[HTML report](%s)\n\n", url);
     kg_sbuf_printf(b, "<sub>%zu report%s:", n, n == 1 ? "" : "s");
     for (size_t k = 0; k < n; k++) {
@@ -204,24 +388,32 @@ int kg_comment_body(kg_sbuf *out, const cJSON *const *reports, size_t n,
     cm_counts c = { 0 };
     size_t built = 0;
     kg_export_view *views = calloc(n ? n : 1, sizeof *views);
-    if (!views)
-        return KG_ERR(KG_ENOMEM, "out of memory");
+    char (*gpu)[CM_GPU_LABEL] = calloc(n ? n : 1, sizeof *gpu);
+    if (!views || !gpu) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory");
+        goto cleanup;
+    }
     for (; built < n; built++)
         KG_TRY(kg_export_view_build(&views[built], reports[built]));
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         cm_count(&c, &views[k]);
+        cm_gpu_label(gpu[k], sizeof gpu[k], &views[k], reports[k]);
+    }
     kg_sbuf_puts(out, KG_COMMENT_MARKER "\n");
     cm_headline(out, &c);
-    cm_regressions(out, views, n, c.regressions);
+    cm_ab_table(out, views, n, gpu);
+    cm_regressions(out, views, n, c.regressions, c.ab_reports > 0);
     cm_list(out, views, n, false, c.failures);
     cm_list(out, views, n, true, c.errors);
-    cm_footer(out, views, n, o);
+    cm_all_changes(out, views, n, gpu);
+    cm_footer(out, views, n, o, gpu);
     if (out->err)
         rc = KG_ERR(KG_ENOMEM, "out of memory");
 cleanup:
     for (size_t k = 0; k < built; k++)
         kg_export_view_free(&views[k]);
     free(views);
+    free(gpu);
     return rc;
 }
 

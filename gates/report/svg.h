@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "report/export.h" /* kg_sbuf */
+#include "core/sbuf.h" /* kg_sbuf */
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 /* "Where the time went" in the Markdown summary: the run's parts and its slowest cases, from
- * the report's timing (gates/run_timing.c) and results[].timing (core/phase.c). */
+ * the report's timing (gates/driver/run_timing.c) and results[].timing (core/phase.c). */
 #include <stdlib.h>
 #include <string.h>
 #include "report/export.h"

@@ -1,5 +1,5 @@
 /* Planted faults: cases that crash, trap or hang, each followed by a clean case that must still
- * PASS in the same run (a fault costs only its own verdict: gates/worker.c). The device faults
+ * PASS in the same run (a fault costs only its own verdict: gates/driver/worker.c). The device faults
  * are axpy_kernel's own body (axpy_impl.cuh) with a fault policy whose after() hook plants the
  * fault; the host faults wrap the axpy case's launch or setup. expect_reason "fault:<class>":
  * the selftest counts one as caught when the parity gate reports ERROR "FAULT <class>".

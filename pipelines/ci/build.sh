@@ -19,6 +19,12 @@
 #   KGATE_SELF=true           the project is kgate itself (runner runners/kgate, no package)
 #   KGATE_BUNDLE              the bundle to write (default kgate-runners.tar.gz)
 #   CCACHE_DIR                ccache's directory (the CI caches it); ccache is used when installed
+#   KGATE_AB_BASE             pull/merge requests: the commit the PR is compared with (GitHub: HEAD^1
+#                             of the merge commit, the target it merges into; GitLab: the MR's diff
+#                             base). Its tree is built too (same kgate, same ccache: a second build
+#                             directory) and bundled as bin/base/<runner>, the A side of the GPU
+#                             jobs' `kgate ab`. A base that does not build is a warning: the bundle
+#                             then has no base and the GPU jobs say the A/B could not run.
 # `build.sh --print-kgate-key` prints the cache key of this kgate tree and architectures.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,7 +35,7 @@ kb_key() {
     # Every file that changes what kgate builds, and the architectures: a changed kgate (or a
     # moved tag) never reuses a stale install.
     local h
-    h=$(cd "$ksrc" && find . -path ./.git -prune -o -path './build*' -prune -o -type f \
+    h=$(cd "$ksrc" && find . -path ./.git -prune -o -path './build*' -prune -o -path ./.kgate-base -prune -o -type f \
             \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' \
                -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.in' -o -name '*.json' \) \
             -print | LC_ALL=C sort | xargs -d '\n' sha256sum | sha256sum | cut -c1-16)
@@ -37,7 +43,10 @@ kb_key() {
 }
 
 if [ "${1:-}" = --print-kgate-key ]; then kb_key; exit 0; fi
-[ $# -eq 0 ] || die "unknown argument '$1' (only --print-kgate-key)"
+install_only=0 # --install-kgate: only kgate, built from this tree into KGATE_INSTALL_DIR (cached);
+               # the workflow_run relay's trusted kgate, which never builds the pull request
+if [ "${1:-}" = --install-kgate ]; then install_only=1; shift; KGATE_SELF=false KGATE_PREFIX=""; fi
+[ $# -eq 0 ] || die "unknown argument '$1' (only --print-kgate-key, --install-kgate)"
 
 archs=${KGATE_CUDA_ARCHITECTURES:-}
 [ -n "$archs" ] || die "KGATE_CUDA_ARCHITECTURES is empty: set the GPUs' architectures, e.g. 90 (H100/H200)"
@@ -83,6 +92,7 @@ else
         echo "$key" > "$prefix/.kgate-key"
     fi
 fi
+if [ "$install_only" = 1 ]; then echo "kgate-ci build: kgate installed in $prefix"; exit 0; fi
 if [ -n "$prefix" ]; then
     [ -n "${KGATE_RUNNER:-}" ] || die "KGATE_RUNNER is empty: name the runner executable (kgate_add_runner's NAME), relative to the build directory"
     runner=$KGATE_RUNNER
@@ -100,12 +110,47 @@ cmake "${cfg[@]}"
 cmake --build "$bld" --parallel "$(nproc)"
 command -v ccache >/dev/null 2>&1 && { ccache -s 2>/dev/null | sed -n '1,12p' || true; }
 
+# ---- the A/B base (pull/merge requests) -------------------------------------------------------
+# The base tree sits in .kgate-base/ of the checkout, laid out like it, so that ccache (basedir =
+# the checkout, no hashed directory) finds the head's objects for every file the PR left alone.
+top=$(git -C "$proj" rev-parse --show-toplevel 2>/dev/null || echo "$proj")
+btop="$top/.kgate-base"
+base_sha="" base_note="" base_bld=""
+kb_base() {
+    local rev=$1 sha rel bproj bbld bcfg
+    sha=$(git -C "$top" rev-parse --verify -q "$rev^{commit}" 2>/dev/null) ||
+        { git -C "$top" fetch --quiet --no-tags --depth=1 origin "$rev" 2>/dev/null &&
+          sha=$(git -C "$top" rev-parse --verify -q "$rev^{commit}" 2>/dev/null); } ||
+        { base_note="the base commit '$rev' is not in the checkout and cannot be fetched"; return 1; }
+    rm -rf "$btop" && mkdir -p "$btop"
+    git -C "$top" archive --format=tar "$sha" | tar -xf - -C "$btop" ||
+        { base_note="git archive of $sha failed"; return 1; }
+    rel=${proj#"$top"}
+    bproj="$btop$rel"
+    bbld="$bproj/${KGATE_BUILD_DIR:-build}"
+    bcfg=("${cfg[@]}")
+    bcfg[1]=$bproj bcfg[3]=$bbld # -S and -B
+    echo "kgate-ci build: the A/B base ${sha:0:12} in $bbld"
+    if ! { cmake "${bcfg[@]}" && cmake --build "$bbld" --parallel "$(nproc)"; } >"$btop.log" 2>&1; then
+        tail -20 "$btop.log" >&2
+        base_note="the base ${sha:0:12} does not build (its log is above)"; return 1
+    fi
+    { [ -f "$bbld/$runner" ] && [ -x "$bbld/$runner" ]; } ||
+        { base_note="the base ${sha:0:12} made no $runner"; return 1; }
+    base_sha=$sha base_bld=$bbld
+}
+if [ -n "${KGATE_AB_BASE:-}" ]; then
+    if ! kb_base "$KGATE_AB_BASE"; then
+        echo "kgate-ci build: WARNING: no A/B base: $base_note; the GPU jobs gate the bench against the marks" >&2
+    fi
+fi
+
 # ---- the bundle ------------------------------------------------------------------------------
 { [ -f "$bld/$runner" ] && [ -x "$bld/$runner" ]; } ||
     die "KGATE_RUNNER: $bld/$runner is not an executable the build made (the kgate_add_runner NAME, relative to $bld)"
 [ -x "$defects" ] || die "the defect runner $defects is missing (KGATE_DEFECTS_PATH)"
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage" "$btop" "$btop.log"' EXIT
 mkdir -p "$stage/bin" "$stage/share/kgate/defects" "$stage/ci"
 name=$(basename "$runner")
 [ "$name" != kgate-defects ] || die "KGATE_RUNNER: the runner must not be named kgate-defects"
@@ -115,9 +160,17 @@ for f in preflight_defects_baseline.json preflight_defects_allowlist.json; do
     [ -f "$fixtures/$f" ] || die "the defect runner's fixture $fixtures/$f is missing"
     cp "$fixtures/$f" "$stage/share/kgate/defects/"
 done
-cp "$here/build.sh" "$here/gate.sh" "$here/report.sh" "$stage/ci/"
+cp "$here/build.sh" "$here/gate.sh" "$here/report.sh" "$here/relay.sh" "$stage/ci/"
 cp "$ksrc/scripts/deps.sh" "$stage/ci/deps.sh" # the GPU and report jobs' packages
 printf 'KGATE_RUNNER_NAME=%s\n' "$name" > "$stage/kgate-runners.env"
+if [ -n "$base_sha" ]; then
+    mkdir -p "$stage/bin/base"
+    cp "$base_bld/$runner" "$stage/bin/base/$name"
+    printf 'KGATE_AB_BASE_SHA=%s\n' "$base_sha" >> "$stage/kgate-runners.env"
+    "$stage/bin/base/$name" list >/dev/null || die "bin/base/$name list failed: the base runner does not start"
+elif [ -n "${KGATE_AB_BASE:-}" ]; then
+    printf 'KGATE_AB_NOTE=%s\n' "$base_note" | tr -d '\r' >> "$stage/kgate-runners.env"
+fi
 # Both runners must start here (no GPU needed for `list`): a broken link fails the build job,
 # not every GPU job.
 "$stage/bin/$name" list >/dev/null || die "bin/$name list failed: the runner does not start"
@@ -125,4 +178,4 @@ printf 'KGATE_RUNNER_NAME=%s\n' "$name" > "$stage/kgate-runners.env"
 tmp="$bundle.tmp.$$"
 tar -czf "$tmp" -C "$stage" .
 mv -f "$tmp" "$bundle"
-echo "kgate-ci build: $bundle: bin/$name, bin/kgate-defects ($(du -h "$bundle" | cut -f1))"
+echo "kgate-ci build: $bundle: bin/$name, bin/kgate-defects${base_sha:+, bin/base/$name (${base_sha:0:12})} ($(du -h "$bundle" | cut -f1))"

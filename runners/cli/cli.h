@@ -4,11 +4,13 @@
 #define KG_CLI_H
 
 #include <limits.h>
-#include "gate.h"
+#include "driver/driver.h"
 #include "bench/bench.h"
 #include "counters/counters.h"
 #include "marks/marks.h"
 #include "marks/marks_ref.h"
+#include "ab/ab.h"
+#include "selftest/selftest.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,12 +25,6 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks(kg_registry *reg, int argc, char **argv);
 int kg_cmd_history(kg_registry *reg, int argc, char **argv); /* history.c: the run history */
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv);
-/* Selftest: every gate over the defect runner and this runner's clean cases (selftest.c). */
-int kg_selftest_defects_path(char *buf, size_t n, const char *given);
-/* with_clean: also run every gate over this runner's clean cases (false alarms). `run` passes
- * false: its own gates run over the same clean cases right after, and a FAIL there blocks too. */
-int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,
-                    const char *keep_dir, bool with_clean, int *exit_code);
 /* The selftest's certificate (selftest_cert.c): what a passing selftest was proved for. */
 typedef struct {
     char build[65], catalogue[65];   /* SHA-256 of this runner and of the defect runner */

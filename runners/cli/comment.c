@@ -11,6 +11,10 @@ typedef struct {
     kg_comment_opts o;
     const char *paths[CM_MAX_REPORTS];
     size_t n;
+    const char *urls[CM_MAX_REPORTS]; /* each report's own --report-url */
+    const char *first_url;            /* the one given when only one is */
+    size_t n_urls;
+    bool url_unpaired;                /* a --report-url before any --from-report */
 } comment_args;
 
 static int comment_from_report(void *opts, const char *v)
@@ -24,9 +28,15 @@ static int comment_from_report(void *opts, const char *v)
 
 static int comment_report_url(void *opts, const char *v)
 {
+    comment_args *a = opts;
     if (!kg_status_url_ok(v))
         return KG_ERR(KG_EINVAL, "--report-url: expected an http(s) URL, got '%s'", v);
-    ((comment_args *)opts)->o.report_url = v;
+    if (a->n == 0)
+        a->url_unpaired = true;
+    else
+        a->urls[a->n - 1] = v;
+    if (!a->n_urls++)
+        a->first_url = v;
     return 0;
 }
 
@@ -46,7 +56,8 @@ static const kg_opt comment_table[] = {
     KG_OPT_FN_("from-report", "REPORT.json", comment_from_report, 0,
                "a kgate report; repeat it, one per GPU of the matrix"),
     KG_OPT_FN_("report-url", "URL", comment_report_url, 0,
-               "the HTML report's link (default: the CI run or pipeline page)"),
+               "the HTML report's link (default: the CI run or pipeline page); given\n"
+               "after each --from-report, that report's own (its GPU's outputs)"),
     KG_OPT_BOOL_("dry-run", comment_args, o.dry_run, "print the body and send nothing"),
     KG_OPT_FN_("platform", "github|gitlab", comment_platform, 0,
                "the API (default: detected from GITHUB_ACTIONS / GITLAB_CI)"),
@@ -64,7 +75,10 @@ static const char comment_description[] =
     "Create or update the one kgate comment of the pull/merge request (found again by its\n"
     "hidden marker <!-- kgate-comment -->): the verdict across every report given (one per\n"
     "GPU of the matrix), one table of what regressed (case, device, change %, tolerance %),\n"
-    "the failures, errors and faults, and the link to the HTML report.\n"
+    "the failures, errors and faults, a collapsed table of every case's change (against its\n"
+    "mark, or its base), and the link to the HTML report. A `kgate ab` report adds the A/B\n"
+    "table (B/A, 95% CI, decision; B_SLOWER fails) and makes the marks' regressions\n"
+    "informational: a pull request's bench verdict is its A/B.\n"
     "GitHub (GITHUB_ACTIONS=true): $GITHUB_API_URL/repos/$GITHUB_REPOSITORY/issues/PR/comments,\n"
     "  PR from KGATE_PR_NUMBER or GITHUB_REF (refs/pull/N/merge); token KGATE_STATUS_TOKEN or\n"
     "  GITHUB_TOKEN (needs pull-requests: write).\n"
@@ -92,6 +106,16 @@ int kg_cmd_comment(kg_registry *reg, int argc, char **argv)
         kg_opt_cmd_usage(stderr, &cmd);
         rc = KG_ERR(KG_EINVAL, "comment: --from-report REPORT.json is required");
         goto cleanup;
+    }
+    if (a.n_urls == 1) {
+        a.o.report_url = a.first_url; /* one link for the whole comment, as before */
+    } else if (a.n_urls > 1) {
+        if (a.url_unpaired) {
+            rc = KG_ERR(KG_EINVAL, "--report-url: give one, or one after each --from-report "
+                                   "(its own link)");
+            goto cleanup;
+        }
+        a.o.report_urls = a.urls;
     }
     for (size_t i = 0; i < a.n; i++)
         KG_TRY(kg_report_load(&reps[i], a.paths[i]));

@@ -1,13 +1,13 @@
 /* `kgate history append|render`: every run on record. append takes a report's bench rows
- * onto the history branch (gates/marks/run_history.h); render draws them
- * (gates/marks/history_render.h). */
+ * onto the history branch (gates/history/run_history.h); render draws them
+ * (gates/history/history_render.h). */
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
 #include "core/report_keys.h"
 #include "report/export.h"
-#include "marks/history_render.h"
-#include "marks/run_history.h"
+#include "history/history_render.h"
+#include "history/run_history.h"
 
 typedef struct {
     const char *report, *repo, *branch, *remote, *author, *email;

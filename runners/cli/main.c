@@ -12,7 +12,7 @@ typedef struct {
 } kg_command;
 
 /* One line per command that is not a gate; `kgate <gate>` is every gate of the one table
- * (gates/gates.c), with its summary from its struct (gate_cmd.c). */
+ * (gates/driver/gates.c), with its summary from its struct (gate_cmd.c). */
 static const kg_command commands[] = {
     { "list", kg_cmd_list, "list the registered cases (no GPU needed)" },
     { "selftest", kg_cmd_selftest, "prove every gate catches its planted defects" },

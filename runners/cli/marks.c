@@ -1,12 +1,12 @@
 /* `kgate marks show|diff|lower|history|advance`: the release manager's view of the high-water
  * marks. `lower` is the only way a mark goes down: an explicit commit carrying the reason.
- * Each subcommand declares its own flags; the history is drawn by gates/marks/history.c. */
+ * Each subcommand declares its own flags; the history is drawn by gates/history/history.c. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "cli/cli.h"
 #include "marks/advance.h"
-#include "marks/history.h"
+#include "history/history.h"
 #include "marks/marks_git.h"
 #include "marks/marks_ref.h"
 
@@ -255,7 +255,7 @@ static int marks_text_check(const char *flag, const char *v)
             return KG_ERR(KG_EINVAL, "%s: contains a control character at byte %zu (one line of "
                                      "text: it goes into a mark and a commit message)", flag,
                           (size_t)(p - (const unsigned char *)v));
-    size_t bad = kg_marks_utf8_bad(v, strlen(v));
+    size_t bad = kg_utf8_bad(v, strlen(v));
     if (bad != (size_t)-1)
         return KG_ERR(KG_EINVAL, "%s: not valid UTF-8 at byte %zu (it goes into a mark and a "
                                  "commit message)", flag, bad);

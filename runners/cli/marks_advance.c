@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
-#include "marks/production.h"
+#include "production/production.h"
 #include "marks/marks_ref.h"
 
 static const char advance_description[] =

@@ -7,6 +7,7 @@
 
 typedef struct {
     const char *from, *junit, *markdown, *html;
+    bool verify; /* --verify-signature: the report's HMAC with $KGATE_REPORT_KEY, first */
 } report_opts;
 
 static const kg_opt report_table[] = {
@@ -18,13 +19,16 @@ static const kg_opt report_table[] = {
                    "Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request note)"),
     KG_OPT_STRING_("html", "OUT.html", report_opts, html,
                    "standalone HTML report with inline SVG charts (no network needed)"),
+    KG_OPT_BOOL_("verify-signature", report_opts, verify,
+                 "refuse (exit 2) unless the report is signed with $KGATE_REPORT_KEY"),
 };
 
 static const char report_description[] =
     "Convert a kgate report (from any command) into the files CI systems read.\n"
     "An output may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag,\n"
     "malformed report or unwritable output path (checked before anything is written),\n"
-    "4 a write failed after those checks.\n";
+    "4 a write failed after those checks. --verify-signature checks the report's signature\n"
+    "with $KGATE_REPORT_KEY before anything else (alone: only that).\n";
 
 /* An output that is the input (same file: same device and inode, whatever the path) would be
  * overwritten by what is made of it. */
@@ -51,6 +55,10 @@ static int report_convert(const report_opts *o)
             KG_TRY(kg_path_check_writable(outs[i]));
         }
     KG_TRY(kg_report_load(&rep, o->from));
+    if (o->verify) {
+        KG_TRY(kg_report_json_verify(rep, kg_env(KG_REPORT_KEY_ENV), o->from));
+        fprintf(stderr, "report: %s: signature verified\n", o->from);
+    }
     if (o->junit)
         KG_TRY(kg_export_junit(rep, o->junit));
     if (o->markdown)
@@ -83,8 +91,9 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
         rc = KG_ERR(KG_EINVAL, "report: --from REPORT.json is required");
         goto cleanup;
     }
-    if (!o.junit && !o.markdown && !o.html) {
-        rc = KG_ERR(KG_EINVAL, "report: nothing to write: give --junit, --markdown or --html");
+    if (!o.junit && !o.markdown && !o.html && !o.verify) {
+        rc = KG_ERR(KG_EINVAL, "report: nothing to write: give --junit, --markdown or --html "
+                               "(or --verify-signature)");
         goto cleanup;
     }
     KG_TRY(report_convert(&o));

@@ -1,7 +1,7 @@
 /* `kgate run --production|--diagnostic`: every gate of the table over the selected cases into
  * one report (through the driver); in production, and only when every gate passed for every
  * case on a GPU, the marks of IMPROVED and NO_MARK cases advance through one libgit2 commit.
- * The production step (gates/marks/production.c) advances from the typed results of the run;
+ * The production step (gates/production/production.c) advances from the typed results of the run;
  * `kgate marks advance --from-report` (marks_advance.c) drives it from a recorded report. */
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "marks/advance.h"
 #include "marks/marks_git.h"
-#include "marks/production.h"
+#include "production/production.h"
 #include "core/report_keys.h"
 
 typedef struct {
@@ -309,6 +309,22 @@ static int run_result_count(const kg_run *run)
     return total;
 }
 
+/* The selftest's passes as parts of the run's timing ("selftest/<runner>/<gate>"): children
+ * that ran at once, so their times overlap the selftest's own. */
+static void run_selftest_parts(kg_run *run)
+{
+    const cJSON *p;
+    char name[96];
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(cJSON_GetObjectItem(kg_report_json(run->rep),
+                                                                  KG_RK_SELFTEST),
+                                              KG_RK_ST_PASSES)) {
+        snprintf(name, sizeof name, "selftest/%s",
+                 cJSON_GetStringValue(cJSON_GetObjectItem(p, KG_RK_ST_PASS_NAME)));
+        kg_run_part_add(run, name, cJSON_GetNumberValue(cJSON_GetObjectItem(p, KG_RK_ST_PASS_WALL)),
+                        (int)cJSON_GetNumberValue(cJSON_GetObjectItem(p, KG_RK_ST_PASS_CASES)));
+    }
+}
+
 /* --reuse-selftest: 1 when a valid certificate's rows are in the report (said so), else 0. */
 static int run_selftest_reused(kg_run *run, const run_opts *ro, const kg_selftest_cert_key *k)
 {
@@ -344,6 +360,7 @@ static int run_selftest(kg_run *run, const run_opts *ro, const char *defects)
     rc = ro->reuse_selftest && keyed ? run_selftest_reused(run, ro, &k) : 0;
     if (rc == 0) {
         KG_TRY(kg_selftest_run(run->rep, defects, &st_opts, NULL, false, &st_code));
+        run_selftest_parts(run);
         if (keyed && st_code == KG_EXIT_PASS && kg_selftest_cert_save(run->rep, &k,
                                                                       run->opts.seed) < 0)
             printf("selftest: the certificate was not saved: %s\n", kg_error_last());

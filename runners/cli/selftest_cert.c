@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,22 +48,23 @@ cleanup:
     return rc;
 }
 
-/* The kernel module's version ("580.159.04"), else the CUDA driver API's ("cuda 13.0"). */
+/* The kernel module's version ("580.159.04": the first token of /proc/driver/nvidia/version's
+ * first line that is digits and dots), else the CUDA driver API's ("cuda 13.0"). */
 static void sc_driver(char *buf, size_t n, const kg_device_info *dev)
 {
     char line[512];
     FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    const char *p = NULL;
-    if (f && fgets(line, sizeof line, f) && (p = strstr(line, "Kernel Module"))) {
-        p += strlen("Kernel Module");
-        while (*p == ' ' || *p == '\t')
-            p++;
-        size_t len = strcspn(p, " \t\n");
-        snprintf(buf, n, "%.*s", (int)(len < 60 ? len : 60), p);
-    } else {
+    bool found = false;
+    if (f && fgets(line, sizeof line, f))
+        for (char *t = strtok(line, " \t\n"); t && !found; t = strtok(NULL, " \t\n"))
+            if (t[0] >= '0' && t[0] <= '9' && strchr(t, '.') &&
+                strspn(t, "0123456789.") == strlen(t)) {
+                snprintf(buf, n, "%.60s", t);
+                found = true;
+            }
+    if (!found)
         snprintf(buf, n, "cuda %d.%d", dev->driver_version / 1000,
                  (dev->driver_version % 1000) / 10);
-    }
     if (f)
         fclose(f);
 }

@@ -47,7 +47,7 @@ FAULT_TAIL = ["rmsnorm: launching grid (4096,1,1) block (256,1,1) <bf16> & \"row
 
 
 def fault(res, cls, what, phase, tail, **extra):
-    """What gates/worker.c writes for a case whose worker faulted (verdict ERROR)."""
+    """What gates/driver/worker.c writes for a case whose worker faulted (verdict ERROR)."""
     res["figures"]["fault"] = {"class": cls, **extra, "gate": res["gate"], "phase": phase,
                                "output_tail": tail}
     prior = res["message"]

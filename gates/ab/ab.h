@@ -1,0 +1,39 @@
+/* The ab gate: same-session A/B of two runner builds (rounds of A then B as child processes,
+ * then one paired decision per case). Not in the gate table: `kgate ab` (runners/cli/ab_cmd.c)
+ * runs the rounds, then the gate through the driver. */
+#ifndef KG_AB_H
+#define KG_AB_H
+
+#include "gate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kg_ab_state kg_ab_state;
+
+typedef struct {
+    int rounds;
+    const char *budget;         /* passed through to `bench --budget` (checked here) */
+    const char *mode;
+    double band_floor;
+    const char *exe[2];         /* the positional A_EXE B_EXE */
+    const struct kg_ab_state *rounds_done; /* set by the command: the rounds already run */
+} kg_ab_opts;
+
+extern const kg_ab_opts kg_ab_opts_init;
+extern const struct kg_gate kg_gate_ab;
+
+/* Each side's path, when it names one, is an executable file. */
+int kg_ab_check_exes(const kg_ab_opts *o);
+/* Every round, A then B, before any case is decided (the cases are those of the reports). */
+int kg_ab_rounds(kg_ab_state **out, const kg_ab_opts *o, const kg_gate_env *env);
+/* The cases of the A/B reports as a registry the driver can loop over (ids owned by st);
+ * without a GPU, NULL: this runner's own cases (each SKIP). */
+int kg_ab_registry(kg_registry **out, const kg_ab_state *st, kg_registry *reg);
+void kg_ab_state_free(kg_ab_state *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

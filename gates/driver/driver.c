@@ -1,0 +1,181 @@
+/* The driver: everything around a gate's run_case (gate.h). One case loop, one rule for a
+ * case's own error, one SKIP without a GPU, one console table from the declared columns, one
+ * place that adds report rows, one exit-code policy. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/report_keys.h"
+#include "driver/driver.h"
+
+int kg_exit_code_for_counts(const int counts[KG_VERDICT_N])
+{
+    return counts[KG_VERDICT_FAIL] || counts[KG_VERDICT_XPASS] ? KG_EXIT_GATE_FAILED
+           : counts[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME
+           : counts[KG_VERDICT_SKIP]  ? KG_EXIT_NO_GPU
+                                      : KG_EXIT_PASS;
+}
+
+static void drv_print_device(const kg_device_info *d)
+{
+    printf("device %d: %s (sm_%d%d, %d SMs, %s), driver CUDA %d.%d, runtime %d.%d\n", d->ordinal,
+           d->name, d->cc_major, d->cc_minor, d->sm_count, d->uuid, d->driver_version / 1000,
+           (d->driver_version % 1000) / 10, d->runtime_version / 1000,
+           (d->runtime_version % 1000) / 10);
+}
+
+int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
+                 const kg_registry *reg, const char *banner)
+{
+    int rc = 0;
+    memset(run, 0, sizeof *run);
+    run->began_s = kg_now_s();
+    run->open_part = -1;
+    run->command = command;
+    run->opts = *o;
+    KG_TRY(kg_select(&run->sel, reg, o->filter, o->tag));
+    KG_TRY(kg_selection_exclude(&run->sel, reg, o->exclude));
+    if (o->report_path)
+        KG_TRY(kg_path_check_writable(o->report_path));
+    if (!run->opts.seed_set)
+        run->opts.seed = kg_seed_fresh();
+    KG_TRY(kg_report_new(&run->rep, command, o->diagnostic));
+    kg_report_set_seed(run->rep, run->opts.seed);
+    if (kg_self_exe(run->self_exe, sizeof run->self_exe) < 0)
+        run->self_exe[0] = '\0'; /* preflight then reads /proc/self/exe itself */
+    run->env = (kg_gate_env){ .seed = run->opts.seed, .device = o->device, .dev = NULL,
+                              .diagnostic = o->diagnostic, .quiet = o->quiet,
+                              .self_exe = run->self_exe[0] ? run->self_exe : NULL,
+                              .filter = o->filter,
+                              .rep = run->rep };
+    printf("kgate %s: seed %llu (reproduce with --seed %llu), %zu case(s)%s%s\n", command,
+           (unsigned long long)run->opts.seed, (unsigned long long)run->opts.seed, run->sel.n,
+           banner ? ", " : (o->diagnostic ? ", diagnostic (non-certifying)" : ""),
+           banner ? banner : "");
+    /* The worker probes the device: this process never touches CUDA (worker.c). */
+    rc = kg_worker_start(run);
+    if (rc == 1)
+        rc = kg_device_open(&run->dev, o->device);
+    if (rc == KG_ENODEV) {
+        printf("kgate: %s: GPU checks are skipped\n", kg_error_last());
+        kg_report_set_no_device(run->rep, kg_error_last());
+        run->no_gpu = true;
+        rc = 0;
+    } else if (rc == 0) {
+        run->env.dev = &run->dev;
+        kg_report_set_device(run->rep, &run->dev);
+        drv_print_device(&run->dev);
+    }
+cleanup:
+    return rc;
+}
+
+static int drv_gate_local(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
+                          const void *opts)
+{
+    int rc = 0;
+    kg_gate_session s;
+    KG_TRY(kg_session_begin(&s, g, opts, &run->env, true));
+    for (size_t i = 0; i < run->sel.n; i++) {
+        const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[i]);
+        kg_case_result res;
+        cJSON *fig = NULL;
+        rc = kg_session_case(&s, d, &run->env, &res, &fig);
+        if (rc == 0)
+            rc = kg_run_record(run, g, d, &res, fig);
+        else if (res.data && g->result_free)
+            g->result_free(res.data);
+        KG_TRY(rc);
+    }
+cleanup:
+    return kg_session_end(&s, &run->env, rc);
+}
+
+int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts,
+                bool heading)
+{
+    if (heading && !run->env.quiet)
+        printf("\n== %s ==\n", g->name);
+    fflush(stdout);
+    kg_run_part_begin(run, g->name);
+    int rc = run->isolated ? kg_worker_gate(run, reg, g, opts) : drv_gate_local(run, reg, g, opts);
+    kg_run_part_end(run);
+    return rc;
+}
+
+int kg_run_fresh_worker(kg_run *run)
+{
+    if (!run->isolated)
+        return 0; /* KGATE_ISOLATION=0: one process */
+    kg_worker_stop(run); /* the next case spawns a fresh worker (wk_case); none alive: no-op */
+    return 1;
+}
+
+void kg_run_counts(const kg_run *run, int counts[KG_VERDICT_N5])
+{
+    kg_report_counts(run->rep, counts);
+}
+
+int kg_run_summary(const kg_run *run)
+{
+    int n[KG_VERDICT_N];
+    kg_report_counts_full(run->rep, n);
+    int total = 0;
+    for (int v = 0; v < KG_VERDICT_N; v++)
+        total += n[v];
+    /* Each result counted once, so the counts add up to the total ("31 cases: 1 passed, 30
+     * warnings"); a run's results are cases x gates. */
+    printf("%s%s: %d %s: %d passed, %d warnings, %d failed, %d errors, %d skipped",
+           strcmp(run->command, "run") == 0 ? "\n" : "", run->command, total,
+           (size_t)total == run->sel.n ? (total == 1 ? "case" : "cases")
+                                       : (total == 1 ? "result" : "results"),
+           n[KG_VERDICT_PASS], n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR],
+           n[KG_VERDICT_SKIP]);
+    if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
+        printf(", %d expected failures (XFAIL), %d unexpected passes (XPASS)",
+               n[KG_VERDICT_XFAIL], n[KG_VERDICT_XPASS]);
+    printf("\n");
+    return kg_exit_code_for_counts(n);
+}
+
+int kg_run_write(kg_run *run)
+{
+    int rc = 0;
+    if (!run->opts.report_path)
+        return 0;
+    kg_report_set_extra(run->rep, KG_RK_TIMING, kg_run_timing_json(run));
+    KG_TRY(kg_report_write(run->rep, run->opts.report_path));
+    printf("report: %s\n", run->opts.report_path);
+cleanup:
+    return rc;
+}
+
+int kg_run_write_partial(kg_run *run)
+{
+    if (!run->incomplete || !run->rep)
+        return 0;
+    kg_report_set_extra(run->rep, KG_RK_INCOMPLETE, cJSON_CreateTrue());
+    return kg_run_write(run);
+}
+
+int kg_run_finish(kg_run *run, int rc)
+{
+    int code;
+    if (rc < 0 && run->incomplete)
+        (void)kg_run_write_partial(run);
+    if (rc < 0 || !run->rep)
+        return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
+    code = kg_run_summary(run);
+    rc = kg_run_write(run);
+    return rc < 0 ? kg_cli_fail(rc) : code;
+}
+
+void kg_run_free(kg_run *run)
+{
+    kg_worker_stop(run);
+    for (size_t i = 0; i < run->n_rows; i++)
+        if (run->rows[i].res.data && run->rows[i].gate->result_free)
+            run->rows[i].gate->result_free(run->rows[i].res.data);
+    free(run->rows);
+    kg_report_free(run->rep);
+    kg_selection_free(&run->sel);
+    memset(run, 0, sizeof *run);
+}

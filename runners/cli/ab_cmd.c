@@ -1,0 +1,64 @@
+/* `kgate ab A_EXE B_EXE`: its arguments and the calls into the ab gate (gates/ab/ab.c). */
+#include <stdio.h>
+#include "cli/cli.h"
+
+static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bool *help)
+{
+    int rc = 0;
+    const char *pos[3] = { NULL };
+    size_t npos = 0;
+    const kg_opt_table tables[] = {
+        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co },
+        { .opts = kg_gate_ab.opts, .n = kg_gate_ab.n_opts, .target = o },
+    };
+    const kg_opt_cmd cmd = { .command = "ab", .synopsis_tail = "A_EXE B_EXE",
+                             .description = kg_gate_ab.description, .tables = tables,
+                             .n_tables = 2 };
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, pos, 3, &npos));
+    if (*help)
+        return 0;
+    if (npos != 2) {
+        kg_opt_cmd_usage(stderr, &cmd);
+        return KG_ERR(KG_EINVAL, "ab: expected two runner executables A_EXE B_EXE, got %zu "
+                                 "argument(s)", npos);
+    }
+    o->exe[0] = pos[0];
+    o->exe[1] = pos[1];
+    KG_TRY(kg_ab_check_exes(o));
+    if (!co->seed_set) { /* the runners need it before the report exists */
+        co->seed = kg_seed_fresh();
+        co->seed_set = true;
+    }
+cleanup:
+    return rc;
+}
+
+int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
+{
+    int rc = 0;
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    kg_ab_opts o = kg_ab_opts_init;
+    kg_run run = { 0 };
+    kg_ab_state *st = NULL;
+    kg_registry *cases = NULL;
+    bool help = false;
+    char banner[1200];
+    KG_TRY(ab_parse(&o, &co, argc, argv, &help));
+    if (help)
+        return KG_EXIT_PASS;
+    printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n",
+           o.exe[0], o.exe[1], o.rounds, (unsigned long long)co.seed);
+    kg_gate_env env = { .seed = co.seed, .device = co.device, .filter = co.filter };
+    KG_TRY(kg_ab_rounds(&st, &o, &env));
+    KG_TRY(kg_ab_registry(&cases, st, reg));
+    o.rounds_done = st;
+    snprintf(banner, sizeof banner, "A/B of %s and %s", o.exe[0], o.exe[1]);
+    KG_TRY(kg_run_begin(&run, "ab", &co, cases ? cases : reg, banner));
+    KG_TRY(kg_run_gate(&run, cases ? cases : reg, &kg_gate_ab, &o, false));
+cleanup:
+    rc = kg_run_finish(&run, rc);
+    kg_run_free(&run);
+    kg_registry_free(cases);
+    kg_ab_state_free(st);
+    return rc;
+}

@@ -57,6 +57,8 @@ static void test_fit(void)
               t.step, t.n, t.decimals);
     kg_svg_ticks_fit(&t, NAN, INFINITY, 5); /* nothing finite: still an axis */
     CHECK(t.n >= 2 && isfinite(t.lo) && isfinite(t.hi) && t.hi > t.lo);
+    kg_svg_ticks_fit(&t, -1e308, 1e308, 5); /* hostile: wider than a double */
+    CHECK(t.n >= 2 && isfinite(t.lo) && isfinite(t.hi) && t.hi > t.lo && t.step > 0);
     kg_svg_ticks_fit(&t, 3, 1, 5); /* reversed */
     CHECK(t.lo <= 1 && t.hi >= 3);
 }

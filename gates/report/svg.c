@@ -1,4 +1,5 @@
 /* The charts' shared axis, text and element helpers (svg.h). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,13 +48,18 @@ void kg_svg_ticks_fit(kg_svg_ticks *t, double lo, double hi, int max_ticks)
         max_ticks = 2;
     svg_range(&lo, &hi);
     double step = kg_svg_nice_step((hi - lo) / (max_ticks - 1));
-    for (int guard = 0; guard < 8; guard++) {
+    t->n = 0;
+    for (int guard = 0; guard < 8 && isfinite(hi - lo); guard++) {
         double a = floor(lo / step + 1e-9), z = ceil(hi / step - 1e-9);
         if (z - a + 1 <= max_ticks) {
             t->lo = a * step, t->hi = z * step, t->n = (int)(z - a) + 1;
             break;
         }
         step = kg_svg_nice_step(step * 1.5); /* 1 -> 2 -> 5 -> 10 */
+    }
+    if (t->n == 0) { /* a range no double step spans (1e308 wide): its two ends */
+        t->lo = lo, t->hi = hi, t->n = 2;
+        step = isfinite(hi - lo) ? hi - lo : DBL_MAX;
     }
     t->step = step;
     if (t->n < 2) {

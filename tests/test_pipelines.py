@@ -103,7 +103,7 @@ def gh_workflow(path, own):
               "%s: %s does not build (the build job does, once)" % (tag, name))
         perms = job.get("permissions", {})
         if perms.get("contents") == "write":
-            check(job.get("environment") == "marks-writer" and name in ("production", "lower-mark"),
+            check(job.get("environment") == "marks-writer" and name in ("production", "lower-mark", "merge"),
                   "%s: contents: write only in the marks-writer jobs, not %s" % (tag, name))
     gh_plan(tag, jobs)
     for name in ("gate", "production"):
@@ -154,6 +154,27 @@ def gh_workflow(path, own):
               "%s: dispatch lowers a mark with a reason" % tag)
         check(low.get("environment") == "marks-writer", "%s: lower-mark in marks-writer" % tag)
         check("workflow_dispatch" in str(rep.get("if")), "%s: no report job for a lowering" % tag)
+        # issue #27: the GPU matrix is sharded per model, and one job merges and advances
+        plan_steps = jobs.get("plan", {}).get("steps", [])
+        planned = [gpu_list(st.get("env", {}).get("GPUS", "")) for st in plan_steps if st.get("id") == "gpus"]
+        for name in ("gate", "production"):
+            inc = jobs[name]["strategy"]["matrix"]["include"]
+            if isinstance(inc, str):  # from the plan job, the one place the matrix is written
+                inc = planned[0] if planned else []
+            for model in {m["model"] for m in inc}:
+                mine = sorted(m["shard"] for m in inc if m["model"] == model)
+                n = len(mine)
+                check(mine == sorted("%d/%d" % (i, n) for i in range(1, n + 1)),
+                      "%s: %s: %s's GPUs are shards 1..%d of %d, got %s" % (tag, name, model, n, n, mine))
+            check(uses(jobs[name], act + "gate")[0]["with"].get("shard") == "${{ matrix.shard }}",
+                  "%s: %s passes its shard" % (tag, name))
+        mj = jobs["merge"]
+        check("production" in mj.get("needs", []) and "default_branch" in mj["if"] and "push" in mj["if"]
+              and "!cancelled()" in mj["if"], "%s: merge after the production matrix, default branch only" % tag)
+        check(mj.get("environment") == "marks-writer" and "ci/merge.sh" in steps_text(mj["steps"])
+              and "KGATE_REPORT_KEY" in yaml.safe_dump(mj) and "KGATE_REPORT_KEY" in yaml.safe_dump(prod),
+              "%s: merge.sh in marks-writer; shards signed and verified with KGATE_REPORT_KEY" % tag)
+        check("merge" in rep.get("needs", []), "%s: the report job waits for the merged reports" % tag)
 
 
 def needs_of(job):
@@ -511,13 +532,13 @@ def gl_cases():
         ("push of a lowering commit: no pipeline",
          dict(main, CI_PIPELINE_SOURCE="push", CI_COMMIT_MESSAGE="kgate: lower axpy (reason)"), []),
         ("push of a code commit: production",
-         dict(main, CI_PIPELINE_SOURCE="push", CI_COMMIT_MESSAGE="Faster axpy"), ["build", "production", "report"]),
+         dict(main, CI_PIPELINE_SOURCE="push", CI_COMMIT_MESSAGE="Faster axpy"), ["build", "merge", "production", "report"]),
         ("web pipeline, lower-mark, HEAD a marks commit: lower-mark runs",
          dict(lower, CI_COMMIT_MESSAGE=marks), ["build", "lower-mark"]),
         ("web pipeline, lower-mark, HEAD a code commit: lower-mark runs",
          dict(lower, CI_COMMIT_MESSAGE="Faster axpy"), ["build", "lower-mark"]),
         ("web pipeline without KGATE_ACTION on a marks-commit HEAD: production",
-         dict(main, CI_PIPELINE_SOURCE="web", CI_COMMIT_MESSAGE=marks), ["build", "production", "report"]),
+         dict(main, CI_PIPELINE_SOURCE="web", CI_COMMIT_MESSAGE=marks), ["build", "merge", "production", "report"]),
         ("merge request: gate", mr, ["build", "gate", "report"]),
         ("push of another branch: no pipeline",
          {"CI_PIPELINE_SOURCE": "push", "CI_DEFAULT_BRANCH": "main", "CI_COMMIT_BRANCH": "topic",

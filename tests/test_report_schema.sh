@@ -61,6 +61,11 @@ gen selftest 3 "$KG" selftest --seed 3
 gen ab 3 "$KG" ab "$KG" "$KG" --rounds 3
 gen defects-preflight 1 "$KD" preflight
 gen defects-run 1 "$KD" run --diagnostic --skip-selftest --seed 4
+# issue #27: shard reports and their merge
+gen shard1 3 "$KG" parity --seed 2 --shard 1/2
+gen shard2 3 "$KG" parity --seed 2 --shard 2/2
+"$KG" report --merge "$T/merged.json" "$T/shard1.json" "$T/shard2.json" >"$T/merged.out" 2>&1
+[ $? -eq 3 ] && [ -s "$T/merged.json" ] && ok || { bad "report --merge"; tail -5 "$T/merged.out"; }
 # run --production (in a scratch repository: marks live in git) refuses to advance without a
 # GPU and says so in marks_update.
 (
@@ -98,6 +103,8 @@ reject "an unknown verdict" '.results[0].verdict = "MAYBE"'
 reject "an unknown summary verdict" '.summary.XFAILED = 1'
 reject "an unknown gate" '.results[0].gate = "lint"'
 reject "an unknown top-level key" '.wall_s = 3'
+reject "a shard without its index" 'del(.shard.index)' "$T/shard1.json"
+reject "a merged report with an index" '.shard.index = 1' "$T/merged.json"
 reject "an undeclared device field" '.device.memory = 1'
 reject "a certifying diagnostic run" '.certifying = true'
 reject "a hotpath row without its checks" \

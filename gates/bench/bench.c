@@ -19,6 +19,7 @@ typedef struct {
     cJSON *nvml_start;
     double w0;
     double l2_bytes;        /* the device's L2: which working sets the copy ceiling bounds */
+    char gpu[64];           /* this GPU's UUID: a mark set on another is judged wider */
 } bg_state;
 
 static double bg_now(void)
@@ -94,6 +95,7 @@ static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
     if (g->abs_floor_us > 0)
         st->dopt.abs_floor_us = g->abs_floor_us;
     kg_device_class(env->dev, st->cls, sizeof st->cls);
+    snprintf(st->gpu, sizeof st->gpu, "%s", env->dev->uuid);
     st->l2_bytes = env->dev->l2_bytes > 0 ? env->dev->l2_bytes : 0;
     st->w0 = bg_now();
     *state = st; /* bg_end frees it, also after a failure here */
@@ -154,6 +156,9 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     int rc = 0;
     const kg_mark *mk = st->g->lookup ? st->g->lookup(st->g->marks, st->cls, d->id, b->metric)
                                       : NULL;
+    kg_mark xg;
+    char xnote[400];
+    mk = kg_bench_mark_on_gpu(&xg, mk, st->gpu, xnote, sizeof xnote); /* issue #27 */
     kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
                          b->r.kept, b->compute_bound, b->r.k,
                          b->r.power.probe ? b->r.decided_state : NULL,
@@ -168,6 +173,7 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
         b->mark.device_class = b->mark.case_id = b->mark.metric = NULL;
         b->mark.commit = b->mark.date = b->mark.run_id = NULL;
         b->mark.driver = b->mark.cuda = b->mark.set_by = b->mark.kernels = NULL;
+        b->mark.gpu_uuid = b->mark.gpu_serial = NULL;
         snprintf(b->mark_kernels, sizeof b->mark_kernels, "%s", mk->kernels ? mk->kernels : "");
         /* e.g. cuBLAS picked another kernel than the mark's */
         b->kernels_changed = b->mark_kernels[0] && b->kernels[0] &&
@@ -195,6 +201,10 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
              b->r.power.steady && !b->r.power.held ? " (did not hold)" : "",
              blk, b->r.dropped ? "; throttled samples dropped" : "",
              b->kernels_changed ? "; kernels differ from the mark's" : "");
+    if (xnote[0]) {
+        size_t at = strlen(res->message);
+        snprintf(res->message + at, sizeof res->message - at, "; %s", xnote);
+    }
 cleanup:
     return rc;
 }

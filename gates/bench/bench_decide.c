@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench/bench.h"
+#include "core/fleet.h"
 #include "core/report_keys.h"
 
 const char *kg_bench_decision_name(kg_bench_decision d)
@@ -614,4 +615,18 @@ bool kg_bench_ceiling_exceeded(char *why, size_t n, const kg_ceiling_obs *o)
         return true;
     return bd_above(why, n, "bf16 GEMM", "TFLOP/s", o->tflops, o->gemm_tflops, scale,
                     ci + gs + KG_CEIL_HEADROOM, hint);
+}
+
+const kg_mark *kg_bench_mark_on_gpu(kg_mark *tmp, const kg_mark *mark, const char *gpu_uuid,
+                                    char *note, size_t n)
+{
+    if (n)
+        note[0] = '\0';
+    if (!mark || !mark->gpu_uuid || !gpu_uuid || strcmp(mark->gpu_uuid, gpu_uuid) == 0)
+        return mark;
+    *tmp = *mark;
+    tmp->band_rel = kg_fleet_xgpu_band(note, n, mark->band_rel, mark->gpu_uuid, gpu_uuid,
+                                       mark->xgpu_gpus >= 2 ? mark->xgpu_spread_rel : -1,
+                                       (size_t)mark->xgpu_gpus);
+    return tmp;
 }

@@ -153,6 +153,12 @@ int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *m
                      const kg_decide_opts *o);
 /* The decision's figures (for a report row), NULL on out of memory. */
 cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark);
+/* The mark a run on `gpu_uuid` is decided against (issue #27, core/fleet.h): mark itself on the
+ * GPU that set it (or either UUID unknown); else a copy in *tmp (its strings borrowed) whose
+ * band is the mark's plus the class's cross-GPU spread it records, with the row's note in
+ * note (n bytes; "" when none). mark may be NULL (returned). */
+const kg_mark *kg_bench_mark_on_gpu(kg_mark *tmp, const kg_mark *mark, const char *gpu_uuid,
+                                    char *note, size_t n);
 
 /* Figures no kernel can reach (issue #25: a launcher on stream 0 left the timed graph empty
  * and the bench reported 0.0097 us and 13874727.9 GB/s). A row's GB/s above the copy ceiling,

@@ -1,9 +1,47 @@
 /* Device probing: the one place that decides "no GPU" and describes the GPU in reports. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <cuda_runtime_api.h>
 #include "core/kg_core.h"
 #include "core/report_keys.h"
+
+/* The board's serial through NVML (issue #27 item 3: every figure knows its GPU; the UUID
+ * comes from the runtime, the serial only from NVML, loaded with dlopen as the bench does).
+ * Unavailable (no NVML, a board without one, a MIG or virtual GPU): "" and the reason. */
+static void dev_serial(kg_device_info *info)
+{
+    typedef int (*init_fn)(void);
+    typedef int (*by_uuid_fn)(const char *, void **);
+    typedef int (*serial_fn)(void *, char *, unsigned);
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL), *dev = NULL;
+    init_fn init = NULL, shutdown = NULL;
+    by_uuid_fn by_uuid = NULL;
+    serial_fn serial = NULL;
+    int e = -1;
+    info->serial[0] = '\0';
+    if (!lib) {
+        snprintf(info->serial_why, sizeof info->serial_why, "NVML not loadable (libnvidia-ml.so.1)");
+        return;
+    }
+    *(void **)&init = dlsym(lib, "nvmlInit_v2");
+    *(void **)&shutdown = dlsym(lib, "nvmlShutdown");
+    *(void **)&by_uuid = dlsym(lib, "nvmlDeviceGetHandleByUUID");
+    *(void **)&serial = dlsym(lib, "nvmlDeviceGetSerial");
+    if (!init || !shutdown || !by_uuid || !serial || init() != 0) {
+        snprintf(info->serial_why, sizeof info->serial_why, "NVML did not initialise");
+    } else {
+        if ((e = by_uuid(info->uuid, &dev)) == 0)
+            e = serial(dev, info->serial, sizeof info->serial);
+        if (e != 0 || !info->serial[0]) {
+            info->serial[0] = '\0';
+            snprintf(info->serial_why, sizeof info->serial_why, "NVML: %s (code %d)",
+                     e == 3 ? "not supported on this board" : "no serial for this device", e);
+        }
+        shutdown();
+    }
+    dlclose(lib);
+}
 
 int kg_device_open(kg_device_info *info, int ordinal)
 {
@@ -48,6 +86,7 @@ int kg_device_open(kg_device_info *info, int ordinal)
     (void)cudaGetLastError();
     KG_CUDA_CHECK(cudaDriverGetVersion(&info->driver_version));
     KG_CUDA_CHECK(cudaRuntimeGetVersion(&info->runtime_version));
+    dev_serial(info);
 cleanup:
     return rc;
 }
@@ -70,6 +109,13 @@ cJSON *kg_device_to_json(const kg_device_info *d)
         return NULL;
     cJSON_AddStringToObject(o, KG_RK_DEVICE_NAME, d->name);
     cJSON_AddStringToObject(o, KG_RK_DEVICE_UUID, d->uuid);
+    if (d->serial[0]) {
+        cJSON_AddStringToObject(o, KG_RK_DEVICE_SERIAL, d->serial);
+    } else {
+        cJSON_AddNullToObject(o, KG_RK_DEVICE_SERIAL);
+        cJSON_AddStringToObject(o, KG_RK_DEVICE_SERIAL_WHY, d->serial_why[0] ? d->serial_why
+                                                                              : "not probed");
+    }
     kg_device_class(d, cls, sizeof cls);
     cJSON_AddStringToObject(o, KG_RK_DEVICE_CLASS, cls);
     snprintf(buf, sizeof buf, "%d.%d", d->cc_major, d->cc_minor);

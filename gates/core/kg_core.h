@@ -23,6 +23,8 @@ typedef struct {
     int ordinal;
     char name[256];
     char uuid[64];           /* "GPU-xxxxxxxx-..." */
+    char serial[64];         /* the board's serial (NVML), "" when unavailable: */
+    char serial_why[128];    /* why not ("NVML: not supported on this board", ...) */
     int cc_major, cc_minor;
     int sm_count;
     int driver_version;      /* e.g. 13000 */
@@ -59,6 +61,11 @@ typedef struct {
     const char *exclude;     /* --exclude REGEX: cases left out after --filter */
     double case_timeout_s;   /* --case-timeout: the watchdog's limit per case (0: the gate's) */
     const char *tag;         /* --tag T[,U]: only cases with one of these tags; NULL = all */
+    int shard_index, shard_count; /* --shard I/N (1-based; count 0: not sharded) */
+    /* The expected seconds of a case's bench from its marks (<= 0: unknown) and its context:
+     * set by the commands that load marks (run, bench); NULL balances by case count. */
+    double (*shard_weight)(const void *ctx, const char *case_id);
+    const void *shard_ctx;
 } kg_common_opts;
 
 #define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
@@ -97,6 +104,21 @@ void kg_selection_free(kg_selection *s);
 /* Drop the selected cases whose id matches `exclude` (NULL: none); KG_ENOTFOUND when no case
  * is left. */
 int kg_selection_exclude(kg_selection *s, const kg_registry *reg, const char *exclude);
+
+/* --shard I/N (core/shard.c; the rule is at the top of that file). */
+#define KG_SHARD_MAX 1024
+#define KG_SHARD_CASE_COST_S 1.0 /* seconds a case costs the gates besides the bench's replays */
+int kg_shard_parse(const char *v, int *index, int *count);
+/* Pure: shard_of[i] in 1..count for each of the n cases (ids[i], weight_s[i] its marks'
+ * expected seconds, <= 0 unknown; weight_s may be NULL), longest first to the least loaded. */
+int kg_shard_assign(int *shard_of, const char *const *ids, const double *weight_s, size_t n,
+                    int count);
+/* SHA-256 (hex) of the ids sorted, one per line: the selection's hash. */
+int kg_shard_hash_ids(char hex[65], const char *const *ids, size_t n);
+/* Keep this shard's cases of sel (o->shard_index of o->shard_count); *info is report.shard.
+ * KG_EINVAL without o->seed_set or with more shards than cases. */
+int kg_shard_select(kg_selection *sel, const kg_registry *reg, const kg_common_opts *o,
+                    cJSON **info);
 
 /* Replace every occurrence of `secret` in s, in place, by "***" (a shorter secret by as many
  * stars as it has characters): messages, logs and reports never carry a token. */

@@ -374,6 +374,12 @@ static int opt_common_report(void *opts, const char *v)
     return 0;
 }
 
+static int opt_common_shard(void *opts, const char *v)
+{
+    kg_common_opts *o = opts;
+    return kg_shard_parse(v, &o->shard_index, &o->shard_count);
+}
+
 const kg_opt kg_common_opt_table[] = {
     KG_OPT_FN_("filter", "REGEX", opt_common_filter, 0,
                "select the cases whose id or a tag matches (POSIX extended regex; default: "
@@ -389,5 +395,7 @@ const kg_opt kg_common_opt_table[] = {
                    "the watchdog's limit for one case (default: 120 s, bench 60 s + 20 x budget)"),
     KG_OPT_STRING_("tag", "T[,U]", kg_common_opts, tag,
                    "select only the cases with one of these tags (kg_case_desc.tags)"),
+    KG_OPT_FN_("shard", "I/N", opt_common_shard, 0,
+               "run part I of N of the selection (needs --seed; merge: kgate report --merge)"),
 };
 const size_t kg_n_common_opts = KG_ARRAY_LEN(kg_common_opt_table);

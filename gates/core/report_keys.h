@@ -111,6 +111,8 @@
 #define KG_RK_DEVICE "device"
 #define KG_RK_DEVICE_NAME "name"
 #define KG_RK_DEVICE_UUID "uuid"
+#define KG_RK_DEVICE_SERIAL "serial"      /* the board's serial (NVML); null when unavailable */
+#define KG_RK_DEVICE_SERIAL_WHY "serial_why" /* why the serial is null */
 #define KG_RK_DEVICE_CLASS "class"        /* report.device.class: the marks' device key */
 #define KG_RK_DEVICE_CC "compute_capability"
 #define KG_RK_DEVICE_ORDINAL "ordinal"
@@ -244,6 +246,25 @@
 #define KG_RK_PHASE_REFERENCE "reference_s"
 #define KG_RK_PHASE_WORK "work_s"
 #define KG_RK_PHASE_TEARDOWN "teardown_s"
+/* shard (`--shard I/N`, core/shard.c; a merged report, report/merge.c): the part a run is */
+#define KG_RK_SHARD "shard"
+#define KG_RK_SHARD_INDEX "index"             /* I of I/N (absent in a merged report) */
+#define KG_RK_SHARD_COUNT "count"             /* N */
+#define KG_RK_SHARD_SELECTION_N "selection_n" /* cases of the whole selection (every shard) */
+#define KG_RK_SHARD_SELECTION_HASH "selection_hash"   /* SHA-256 of its ids, sorted */
+#define KG_RK_SHARD_ASSIGNMENT_HASH "assignment_hash" /* SHA-256 of "id\tweight" lines */
+#define KG_RK_SHARD_BALANCE "balance"         /* KG_RV_SHARD_BALANCE_* */
+#define KG_RK_SHARD_CASES "cases"             /* the ids this shard ran (merged: all) */
+#define KG_RK_SHARD_MERGED "merged"           /* true: `kgate report --merge` wrote it */
+#define KG_RK_SHARD_PARTS "parts"             /* merged: [{index, report, run_id, ...}] */
+#define KG_RK_SHARD_PART_REPORT "report"      /* the shard report's path, as given */
+#define KG_RK_SHARD_PART_RUN_ID "run_id"
+#define KG_RK_SHARD_PART_STARTED_AT "started_at"
+#define KG_RK_SHARD_PART_DEVICE_UUID "device_uuid" /* null without a GPU */
+#define KG_RK_SHARD_PART_DEVICE_SERIAL "device_serial" /* null when unavailable */
+#define KG_RK_SHARD_PART_RUNNER "runner"      /* provenance RUNNER_NAME/CI_RUNNER_DESCRIPTION */
+#define KG_RV_SHARD_BALANCE_MARKS "marks"
+#define KG_RV_SHARD_BALANCE_COUNT "case count"
 #define KG_RK_MV_CASE "case"                  /* moved[]: one mark that moved */
 #define KG_RK_MV_DEVICE_CLASS "device_class"
 #define KG_RK_MV_METRIC "metric"

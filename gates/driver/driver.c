@@ -39,6 +39,11 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
         run->opts.seed = kg_seed_fresh();
     KG_TRY(kg_report_new(&run->rep, command, o->diagnostic));
     kg_report_set_seed(run->rep, run->opts.seed);
+    if (o->shard_count) { /* after every other selection rule: a part of what they selected */
+        cJSON *shard = NULL;
+        KG_TRY(kg_shard_select(&run->sel, reg, o, &shard));
+        kg_report_set_extra(run->rep, KG_RK_SHARD, shard);
+    }
     if (kg_self_exe(run->self_exe, sizeof run->self_exe) < 0)
         run->self_exe[0] = '\0'; /* preflight then reads /proc/self/exe itself */
     run->env = (kg_gate_env){ .seed = run->opts.seed, .device = o->device, .dev = NULL,

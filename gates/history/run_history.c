@@ -131,7 +131,25 @@ static int rh_check(const kg_history_rec *r, const char *where)
 typedef struct {
     kg_history_rec top;      /* the report-level fields every record shares */
     const char *path;
+    const cJSON *parts;      /* a merged report's shard.parts: each case's own GPU */
 } rh_report;
+
+/* The GPU a case ran on in a merged report: its part's (shard.parts[].cases). */
+static void rh_part_gpu(kg_history_rec *r, const rh_report *t)
+{
+    const cJSON *p, *c;
+    cJSON_ArrayForEach(p, t->parts)
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_CASES))
+    if (cJSON_IsString(c) && strcmp(c->valuestring, r->case_id) == 0) {
+        const char *u = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_UUID));
+        const char *sn = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_SERIAL));
+        snprintf(r->gpu_uuid, sizeof r->gpu_uuid, "%s", u ? u : "");
+        snprintf(r->gpu_serial, sizeof r->gpu_serial, "%s", sn ? sn : "");
+        return;
+    }
+}
 
 static int rh_top(rh_report *t, const cJSON *root, bool *has_device)
 {
@@ -156,7 +174,15 @@ static int rh_top(rh_report *t, const cJSON *root, bool *has_device)
         snprintf(where, sizeof where, "%s: " KG_RK_DEVICE, p);
         KG_TRY(rh_text(t->top.device_class, sizeof t->top.device_class, dev, KG_RK_DEVICE_CLASS,
                        where, true));
+        KG_TRY(rh_text(t->top.gpu_uuid, sizeof t->top.gpu_uuid, dev, KG_RK_DEVICE_UUID, where,
+                       false));
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(dev, KG_RK_DEVICE_SERIAL)))
+            KG_TRY(rh_text(t->top.gpu_serial, sizeof t->top.gpu_serial, dev, KG_RK_DEVICE_SERIAL,
+                           where, false));
     }
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(root, KG_RK_SHARD);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sh, KG_RK_SHARD_MERGED)))
+        t->parts = cJSON_GetObjectItemCaseSensitive(sh, KG_RK_SHARD_PARTS);
 cleanup:
     return rc;
 }
@@ -199,6 +225,8 @@ static int rh_row(kg_history_rec *r, const rh_report *t, const cJSON *row, size_
     *r = t->top;
     snprintf(where, sizeof where, "%s: " KG_RK_RESULTS "[%zu]", t->path, i);
     KG_TRY(rh_text(r->case_id, sizeof r->case_id, row, KG_RES_CASE, where, true));
+    if (t->parts)
+        rh_part_gpu(r, t);
     if (!cJSON_IsObject(fig) || !cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEDIAN))
         return 0; /* SKIP, ERROR: nothing measured */
     KG_TRY(rh_text(r->metric, sizeof r->metric, fig, KG_FIG_METRIC, where, true));
@@ -305,6 +333,10 @@ int kg_history_rec_json(char **out, const kg_history_rec *r)
         ok = ok && cJSON_AddNumberToObject(o, KG_HK_MARK, r->mark);
     else
         ok = ok && cJSON_AddNullToObject(o, KG_HK_MARK);
+    if (r->gpu_uuid[0])
+        ok = ok && cJSON_AddStringToObject(o, KG_HK_GPU_UUID, r->gpu_uuid);
+    if (r->gpu_serial[0])
+        ok = ok && cJSON_AddStringToObject(o, KG_HK_GPU_SERIAL, r->gpu_serial);
     if (ok)
         *out = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
@@ -345,6 +377,8 @@ int kg_history_rec_parse(kg_history_rec *r, const char *line, size_t len, const 
     KG_TRY(rh_text(r->mode, sizeof r->mode, o, KG_HK_MODE, name, true));
     KG_TRY(rh_text(r->decision, sizeof r->decision, o, KG_HK_DECISION, name, false));
     KG_TRY(rh_num(&r->mark, o, KG_HK_MARK, name, false, -1));
+    KG_TRY(rh_text(r->gpu_uuid, sizeof r->gpu_uuid, o, KG_HK_GPU_UUID, name, false));
+    KG_TRY(rh_text(r->gpu_serial, sizeof r->gpu_serial, o, KG_HK_GPU_SERIAL, name, false));
     r->samples = (long)samples;
     r->k = (long)k;
     KG_TRY(rh_check(r, name));

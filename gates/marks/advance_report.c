@@ -50,6 +50,11 @@ int kg_advance_check_production(const cJSON *root, const char *name)
         return KG_ERR(KG_EREFUSED, "%s: not a `kgate run` report of schema " KG_RV_SCHEMA
                                    " (fields '" KG_RK_SCHEMA "', '" KG_RK_COMMAND "')", name);
     KG_TRY(ar_gates(root, name));
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(root, KG_RK_SHARD);
+    if (sh && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sh, KG_RK_SHARD_MERGED)))
+        return KG_ERR(KG_EREFUSED, "%s: a shard report (field '" KG_RK_SHARD "') never advances "
+                                   "marks alone: merge every shard (kgate report --merge OUT "
+                                   "SHARD.json...) and advance from the merged report", name);
     cJSON_ArrayForEach(it, res)
     {
         const char *g = ar_str(it, KG_RES_GATE);

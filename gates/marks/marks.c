@@ -30,7 +30,7 @@ void kg_mark_clear(kg_mark *mk)
 {
     char **s[] = { &mk->device_class, &mk->case_id, &mk->metric, &mk->commit, &mk->date,
                    &mk->run_id, &mk->driver, &mk->cuda, &mk->set_by, &mk->kernels,
-                   &mk->power_state };
+                   &mk->power_state, &mk->gpu_uuid, &mk->gpu_serial };
     for (size_t i = 0; i < KG_ARRAY_LEN(s); i++) {
         free(*s[i]);
         *s[i] = NULL;
@@ -131,7 +131,7 @@ static int copy_mark(kg_mark *dst, const kg_mark *src)
     *dst = *src;
     dst->device_class = dst->case_id = dst->metric = dst->commit = dst->date = NULL;
     dst->run_id = dst->driver = dst->cuda = dst->set_by = dst->kernels = NULL;
-    dst->power_state = NULL;
+    dst->power_state = dst->gpu_uuid = dst->gpu_serial = NULL;
     KG_TRY(dup_str(&dst->device_class, src->device_class));
     KG_TRY(dup_str(&dst->case_id, src->case_id));
     KG_TRY(dup_str(&dst->metric, src->metric));
@@ -143,6 +143,8 @@ static int copy_mark(kg_mark *dst, const kg_mark *src)
     KG_TRY(dup_str(&dst->set_by, src->set_by));
     KG_TRY(dup_str(&dst->kernels, src->kernels));
     KG_TRY(dup_str(&dst->power_state, src->power_state));
+    KG_TRY(dup_str(&dst->gpu_uuid, src->gpu_uuid));
+    KG_TRY(dup_str(&dst->gpu_serial, src->gpu_serial));
 cleanup:
     if (rc < 0)
         kg_mark_clear(dst);
@@ -587,6 +589,27 @@ cleanup:
     return rc;
 }
 
+/* Issue #27: the GPU that set the mark and what the class's history taught it (t borrows the
+ * strings). */
+static int parse_mark_fleet(const pctx *pc, const cJSON *e, kg_mark *t)
+{
+    int rc = 0;
+    const char *uuid = NULL, *serial = NULL;
+    KG_TRY(get_str(pc, e, "gpu_uuid", false, &uuid));
+    KG_TRY(get_str(pc, e, "gpu_serial", false, &serial));
+    KG_TRY(mk_str(pc, "gpu_uuid", uuid, false));
+    KG_TRY(mk_str(pc, "gpu_serial", serial, false));
+    KG_TRY(get_num(pc, e, "xgpu_spread_rel", false, 0, false, 0.999, &t->xgpu_spread_rel));
+    KG_TRY(get_int(pc, e, "xgpu_gpus", false, 2, &t->xgpu_gpus));
+    KG_TRY(get_int(pc, e, "history_runs", false, 1, &t->history_runs));
+    if (cJSON_HasObjectItem(e, "xgpu_spread_rel") != (t->xgpu_gpus > 0))
+        return PERR(pc, "fields 'xgpu_spread_rel' and 'xgpu_gpus' come together");
+    t->gpu_uuid = (char *)uuid;
+    t->gpu_serial = (char *)serial;
+cleanup:
+    return rc;
+}
+
 /* The provenance object of a mark entry (t borrows its strings). */
 static int parse_mark_provenance(const pctx *pc, const cJSON *e, kg_mark *t)
 {
@@ -627,7 +650,9 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
                                         "runs", "env_lo", "env_hi", "kernels", "k",
                                         "power_state", "measured_median_us",
                                         "measured_spread_rel", "energy_per_launch_mj",
-                                        "energy_spread_rel", "provenance" };
+                                        "energy_spread_rel", "provenance", "gpu_uuid",
+                                        "gpu_serial", "xgpu_spread_rel", "xgpu_gpus",
+                                        "history_runs" };
     int rc = 0;
     const char *dc, *id, *metric, *dir, *kernels, *power_state;
     kg_mark t;
@@ -657,6 +682,7 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
     KG_TRY(get_int(pc, e, "k", false, 1, &t.k));
     KG_TRY(get_str(pc, e, "power_state", false, &power_state));
     KG_TRY(parse_mark_provenance(pc, e, &t));
+    KG_TRY(parse_mark_fleet(pc, e, &t));
     t.device_class = (char *)dc;
     t.case_id = (char *)id;
     t.metric = (char *)metric;
@@ -824,6 +850,16 @@ static int mk_mark_json(cJSON *arr, const kg_mark *k)
         cJSON_AddNumberToObject(o, "energy_per_launch_mj", k->energy_per_launch_mj);
         cJSON_AddNumberToObject(o, "energy_spread_rel", k->energy_spread_rel);
     }
+    if (k->gpu_uuid && *k->gpu_uuid)
+        cJSON_AddStringToObject(o, "gpu_uuid", k->gpu_uuid);
+    if (k->gpu_serial && *k->gpu_serial)
+        cJSON_AddStringToObject(o, "gpu_serial", k->gpu_serial);
+    if (k->xgpu_gpus >= 2) {
+        cJSON_AddNumberToObject(o, "xgpu_spread_rel", k->xgpu_spread_rel);
+        cJSON_AddNumberToObject(o, "xgpu_gpus", k->xgpu_gpus);
+    }
+    if (k->history_runs > 0)
+        cJSON_AddNumberToObject(o, "history_runs", k->history_runs);
     if (!(p = cJSON_AddObjectToObject(o, "provenance")))
         return KG_ENOMEM;
     cJSON_AddStringToObject(p, "commit", or_unknown(k->commit));

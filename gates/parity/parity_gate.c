@@ -106,6 +106,7 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     kg_phase_set(NULL, NULL, "reference");
     KG_TRY(d->reference(inst.state, inst.stream, ref));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
+    kg_phase_set(NULL, NULL, "compare"); /* the gate's own work again, not the reference's */
     KG_TRY(kg_parity_compare_outputs(pr, out, ref, d->ref_dtype, inst.io.outputs,
                                      inst.io.n_outputs, &d->parity));
     res->verdict = pr->pass ? KG_VERDICT_PASS : KG_VERDICT_FAIL;

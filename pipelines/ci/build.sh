@@ -160,7 +160,7 @@ for f in preflight_defects_baseline.json preflight_defects_allowlist.json; do
     [ -f "$fixtures/$f" ] || die "the defect runner's fixture $fixtures/$f is missing"
     cp "$fixtures/$f" "$stage/share/kgate/defects/"
 done
-cp "$here/build.sh" "$here/gate.sh" "$here/report.sh" "$here/relay.sh" "$stage/ci/"
+cp "$here/build.sh" "$here/gate.sh" "$here/report.sh" "$here/relay.sh" "$here/merge.sh" "$stage/ci/"
 cp "$ksrc/scripts/deps.sh" "$stage/ci/deps.sh" # the GPU and report jobs' packages
 printf 'KGATE_RUNNER_NAME=%s\n' "$name" > "$stage/kgate-runners.env"
 if [ -n "$base_sha" ]; then

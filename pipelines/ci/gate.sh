@@ -27,7 +27,9 @@
 # Markdown summary is appended to, e.g. $GITHUB_STEP_SUMMARY), KGATE_AB (auto: the A/B when the
 # bundle has a base runner; off: never, the marks decide the bench), KGATE_AB_ARGS (more `kgate
 # ab` flags, split on spaces: --rounds N, --budget S; the A/B selects the cases the run's
-# --filter/--exclude/--tag of KGATE_RUN_ARGS select).
+# --filter/--exclude/--tag of KGATE_RUN_ARGS select), KGATE_SHARD (I/N: this job's part of the
+# selection; production then commits nothing, ci/merge.sh advances from the merged report) and
+# KGATE_SEED (the matrix's one seed; default the pipeline's id).
 # Exit: kgate run's code (0 pass, 1 gate failed, 2 usage, 3 no GPU, 4 runtime error), with a PR's
 # bench-vs-marks regressions not counted when the A/B ran; else the A/B's code (1: B slower on a
 # case); 1 when the gates passed but the guard refused the PR; 4 when they passed but the
@@ -157,7 +159,17 @@ if [ "$mode" = diagnostic ]; then
 else
     [ -n "$marks" ] || die "KGATE_MARKS_BRANCH is empty: production commits the marks to that branch"
     args+=(--production --marks-branch "$marks" --push origin)
+    # The advance learns each band from the class's run history (issue #27): origin's copy.
+    [ -z "$hist" ] || kg_fetch "$hist" || echo "kgate-ci gate: no branch '$hist' on origin yet: bands from the setting processes alone"
     [ -n "$push_token" ] && export KGATE_GIT_TOKEN="$push_token"
+fi
+# --shard I/N (issue #27): this job runs part I of N of the selection, with the seed every job
+# of the matrix shares (KGATE_SEED, else the pipeline's id); ci/merge.sh merges the parts.
+if [ -n "${KGATE_SHARD:-}" ]; then
+    [[ "$KGATE_SHARD" =~ ^[0-9]+/[0-9]+$ ]] || die "KGATE_SHARD: expected I/N (e.g. 2/4), got '$KGATE_SHARD'"
+    seed=${KGATE_SEED:-${GITHUB_RUN_ID:-${CI_PIPELINE_ID:-}}}
+    [[ "$seed" =~ ^[0-9]+$ ]] || die "KGATE_SHARD needs KGATE_SEED (digits; default: the pipeline's id), got '$seed'"
+    args+=(--shard "$KGATE_SHARD" --seed "$seed")
 fi
 # shellcheck disable=SC2206 # KGATE_RUN_ARGS is split on spaces on purpose
 args+=(${KGATE_RUN_ARGS:-})

@@ -22,6 +22,9 @@ static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bo
         return KG_ERR(KG_EINVAL, "ab: expected two runner executables A_EXE B_EXE, got %zu "
                                  "argument(s)", npos);
     }
+    if (co->shard_count)
+        return KG_ERR(KG_EINVAL, "ab: --shard is not supported (both sides time every selected "
+                                 "case; split an A/B with --filter)");
     o->exe[0] = pos[0];
     o->exe[1] = pos[1];
     KG_TRY(kg_ab_check_exes(o));

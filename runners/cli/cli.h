@@ -11,6 +11,7 @@
 #include "marks/marks_ref.h"
 #include "ab/ab.h"
 #include "selftest/selftest.h"
+#include "marks/advance.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,6 +88,19 @@ void kg_cli_counters_share(kg_counters_gate_opts *o, const kg_marks *marks, cons
  * compared file, writable). */
 int kg_cli_counters_check_save(const kg_counters_gate_opts *o);
 int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o);
+
+/* --shard (shard.c): a case's bench seconds from its marks (kg_common_opts.shard_weight), set
+ * on co by the commands that load marks; `report --merge OUT SHARD...`: the exit code of the
+ * merged rows (kg_exit_code_for_counts), or <0 with the refusal set. */
+double kg_cli_shard_weight(const void *marks, const char *case_id);
+void kg_cli_shard_weigh(kg_common_opts *co, const kg_marks *marks);
+int kg_cli_report_merge(const char *out, const char *const *shards, size_t n);
+/* fleet.c (issue #27): before the ratchet, each candidate's GPU (dev, else the report's device
+ * or merged parts) and what the class's run history teaches its band (history/history_fleet.h). */
+int kg_cli_fleet_learn(kg_advance_input *in, kg_git *g, const kg_device_info *dev,
+                       const cJSON *report);
+/* `kgate history offsets` (history_offsets.c): per-GPU offsets of a case from the history. */
+int kg_cmd_history_offsets(int argc, char **argv);
 
 #ifdef __cplusplus
 }

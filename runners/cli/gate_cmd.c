@@ -35,8 +35,10 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
     KG_TRY(gc_parse(g, &co, opts, argc, argv, &help));
     if (help)
         goto cleanup;
-    if (g == &kg_gate_bench)
+    if (g == &kg_gate_bench) {
         KG_TRY(kg_cli_bench_prepare(&bench, opts));
+        kg_cli_shard_weigh(&co, bench.marks); /* --shard: balanced by the marks it decides on */
+    }
     if (g == &kg_gate_counters) {
         KG_TRY(kg_cli_counters_prepare(&ct_marks, opts));
         KG_TRY(kg_cli_counters_check_save(opts));

@@ -252,6 +252,7 @@ int kg_cmd_history(kg_registry *reg, int argc, char **argv)
     static const char usage[] =
         "usage: kgate history append --report R.json [--repo DIR] [--branch B] [--push]\n"
         "       kgate history render --out DIR [--case REGEX] [--device CLASS]\n"
+        "       kgate history offsets --case ID [--device CLASS] [--metric M]\n"
         "(kgate history <subcommand> --help for its options)\n";
     const char *sub = argc >= 2 ? argv[1] : NULL;
     int rc;
@@ -263,10 +264,12 @@ int kg_cmd_history(kg_registry *reg, int argc, char **argv)
         rc = hist_append(argc - 1, argv + 1);
     else if (sub && strcmp(sub, "render") == 0)
         rc = hist_render(argc - 1, argv + 1);
+    else if (sub && strcmp(sub, "offsets") == 0) /* issue #27: per-GPU offsets */
+        rc = kg_cmd_history_offsets(argc - 1, argv + 1);
     else {
         fputs(usage, stderr);
         rc = sub ? KG_ERR(KG_EINVAL, "history: unknown subcommand '%s'", sub)
-                 : KG_ERR(KG_EINVAL, "history: expected a subcommand (append, render)");
+                 : KG_ERR(KG_EINVAL, "history: expected a subcommand (append, render, offsets)");
     }
     return rc < 0 ? kg_cli_fail(rc) : KG_EXIT_PASS;
 }

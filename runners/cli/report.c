@@ -6,7 +6,7 @@
 #include "report/export.h"
 
 typedef struct {
-    const char *from, *junit, *markdown, *html;
+    const char *from, *junit, *markdown, *html, *merge;
     bool verify; /* --verify-signature: the report's HMAC with $KGATE_REPORT_KEY, first */
 } report_opts;
 
@@ -21,6 +21,8 @@ static const kg_opt report_table[] = {
                    "standalone HTML report with inline SVG charts (no network needed)"),
     KG_OPT_BOOL_("verify-signature", report_opts, verify,
                  "refuse (exit 2) unless the report is signed with $KGATE_REPORT_KEY"),
+    KG_OPT_STRING_("merge", "OUT.json", report_opts, merge,
+                   "merge the shard reports given after it (--shard I/N) into OUT.json"),
 };
 
 static const char report_description[] =
@@ -28,7 +30,10 @@ static const char report_description[] =
     "An output may be '-' for standard output. Needs no GPU. Exit codes: 0 written, 2 bad flag,\n"
     "malformed report or unwritable output path (checked before anything is written),\n"
     "4 a write failed after those checks. --verify-signature checks the report's signature\n"
-    "with $KGATE_REPORT_KEY before anything else (alone: only that).\n";
+    "with $KGATE_REPORT_KEY before anything else (alone: only that).\n"
+    "--merge OUT.json SHARD.json...: the reports of one run's shards (--shard I/N) into one:\n"
+    "each signature verified (KGATE_REPORT_KEY), overlapping, missing or mismatched shards\n"
+    "refused (exit 2), the merged report signed; exit code of its merged rows, as a run's.\n";
 
 /* An output that is the input (same file: same device and inode, whatever the path) would be
  * overwritten by what is made of it. */
@@ -82,10 +87,22 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
                        .tables = &table, .n_tables = 1 };
     bool help;
     int rc = 0;
+    const char *shards[KG_SHARD_MAX];
+    size_t n_shards = 0;
     KG_UNUSED(reg);
-    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
+    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, shards, KG_SHARD_MAX, &n_shards));
     if (help)
         goto cleanup;
+    if (o.merge && (o.from || o.junit || o.markdown || o.html))
+        rc = KG_ERR(KG_EINVAL, "report: --merge takes only shard reports (convert the merged "
+                               "report afterwards with --from)");
+    else if (!o.merge && n_shards)
+        rc = KG_ERR(KG_EINVAL, "report: unexpected argument '%s' (shard reports follow --merge "
+                               "OUT.json)", shards[0]);
+    else if (o.merge)
+        rc = kg_cli_report_merge(o.merge, shards, n_shards);
+    if (rc < 0 || o.merge)
+        return rc < 0 ? kg_cli_fail(rc) : rc;
     if (!o.from) {
         kg_opt_cmd_usage(stderr, &cmd);
         rc = KG_ERR(KG_EINVAL, "report: --from REPORT.json is required");

@@ -402,13 +402,21 @@ static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_op
     kg_advance_input *in = NULL;
     cJSON *summary = NULL;
     KG_TRY(kg_advance_from_run(&in, run, "kgate run --production"));
+    if (run->opts.shard_count) { /* issue #27: one verdict, from the merged shards */
+        snprintf(in->why_not, sizeof in->why_not, "shard %d/%d: a shard never commits; merge "
+                 "the shards' reports (kgate report --merge) and advance from the merged report "
+                 "(kgate marks advance --from-report)", run->opts.shard_index,
+                 run->opts.shard_count);
+        in->all_passed = false;
+    }
     if (!in->all_passed || code != KG_EXIT_PASS) {
         printf("marks: not advancing (production needs every gate passed for every case on "
                "a GPU): %s\n", in->why_not[0] ? in->why_not : "not every gate passed");
         summary = cJSON_CreateObject();
         cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
         cJSON_AddStringToObject(summary, KG_RK_MU_REASON, in->why_not);
-    } else if ((rc = kg_production_advance(t, mo, in, &summary)) < 0) {
+    } else if ((rc = kg_cli_fleet_learn(in, t->git, &run->dev, NULL)) < 0 ||
+               (rc = kg_production_advance(t, mo, in, &summary)) < 0) {
         /* The report still records the run; the exit code says the commit failed. */
         summary = cJSON_CreateObject();
         cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
@@ -439,6 +447,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     run_note_processes(&ro, run_gate_opts(&g, &kg_gate_bench));
     KG_TRY(run_defects(&ro, defects, sizeof defects));
     KG_TRY(run_marks(&ro, &t, &g, run_gate_opts(&g, &kg_gate_bench)));
+    kg_cli_shard_weigh(&co, g.bench.marks); /* --shard: balanced by these marks */
     kg_cli_counters_share(run_gate_opts(&g, &kg_gate_counters), g.bench.marks,
                           ((kg_bench_gate_opts *)run_gate_opts(&g, &kg_gate_bench))->marks_path);
     KG_TRY(kg_run_begin(&run, "run", &co, reg,

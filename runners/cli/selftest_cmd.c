@@ -45,6 +45,11 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
     KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
     if (help)
         goto cleanup;
+    if (o.shard_count) {
+        rc = KG_ERR(KG_EINVAL, "selftest: --shard is not supported (the selftest checks the "
+                               "gates on this GPU: every shard of a run runs it whole)");
+        goto cleanup;
+    }
     KG_TRY(kg_selftest_defects_path(path, sizeof path, so.defects));
     if (o.report_path)
         KG_TRY(kg_path_check_writable(o.report_path));

@@ -1,7 +1,9 @@
 // Injected at the end of a page by scripts/screenshots.sh and run by headless Chromium
 // (--dump-dom): every text cell or label whose content overflows its box (scrollWidth >
-// clientWidth) and every SVG <text> whose box is not inside its <svg> is a problem. The result
-// is one line in a <pre id="kg-check">: KGCHECK {"problems": [...], "width": W, "height": H}.
+// clientWidth), every SVG <text> whose box is not inside its <svg>, every data point (class
+// "pt") whose centre is outside its chart's plot area (class "plot") and a page wider than the
+// window is a problem. The result is one line in a <pre id="kg-check">: KGCHECK {"problems":
+// [...], "points": N (points checked), "width": W, "height": H}.
 (function () {
   var problems = [];
   var cells = 'td,th,h1,h2,h3,h4,p,li,caption,dt,dd,summary,label,pre,figcaption';
@@ -26,6 +28,22 @@
                       short(t.textContent) + '"');
     });
   });
+  var points = 0;
+  document.querySelectorAll('svg').forEach(function (svg) {
+    var plots = [].slice.call(svg.querySelectorAll('.plot')).map(function (p) {
+      return p.getBoundingClientRect();
+    });
+    if (!plots.length) return;
+    svg.querySelectorAll('.pt').forEach(function (pt) {
+      var b = pt.getBoundingClientRect(), x = (b.left + b.right) / 2, y = (b.top + b.bottom) / 2;
+      points++;
+      if (!plots.some(function (r) {
+            return x >= r.left - 0.5 && x <= r.right + 0.5 && y >= r.top - 0.5 && y <= r.bottom + 0.5;
+          }))
+        problems.push('a point outside the plot area of its chart (centre [' + [x, y].map(Math.round) +
+                      ']): "' + short(pt.textContent) + '"');
+    });
+  });
   var page = document.documentElement.scrollWidth, win = window.innerWidth;
   if (page > win + 1)
     problems.push('the page is ' + page + ' px wide in a ' + win + ' px window: what passes the ' +
@@ -34,6 +52,7 @@
   out.id = 'kg-check';
   out.textContent = 'KGCHECK ' + JSON.stringify({
     problems: problems,
+    points: points,
     width: document.documentElement.scrollWidth,
     height: document.documentElement.scrollHeight
   });

@@ -106,6 +106,14 @@ expect_grep 'class="mark"' "$A" "no mark step line"
 expect_grep 'class="whisker"' "$A" "no whiskers"
 expect_grep 'NVIDIA H100 80GB HBM3/sm_90' "$A" "no legend entry for the second class"
 expect_grep 'class="lowered"' "$A" "the lowering is not drawn"
+# run 5 regressed (history_reports.py): ringed; the page's heading is the title, the chart's not
+expect_grep '<circle class="regressed"' "$A" "the regressed run is not ringed"
+nreg=$(git show kgate-history:history/ | grep jsonl | while read -r f; do git show "kgate-history:history/$f"; done | grep '"case":"axpy/' | grep -c '"decision":"REGRESSED"')
+[ "$nreg" -ge 1 ] && [ "$(grep -c 'class="regressed"' "$A")" = "$nreg" ] && ok || bad "want one ring per regressed axpy run ($nreg), got $(grep -c 'class="regressed"' "$A")"
+[ "$(grep -c 'font-weight="bold"' "$A")" = 1 ] && ok || bad "the SVG file lacks its title"
+grep -q 'font-weight="bold"' "$T/charts/index.html" && bad "the page shows each title twice" || ok
+expect_grep '<svg class="trend" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 [0-9]+ [0-9]+" width="100%"|<svg xmlns="http://www.w3.org/2000/svg" class="trend" viewBox="0 0 [0-9]+ [0-9]+" width="100%"' "$A" "the chart does not scale (viewBox, width 100%)"
+expect_grep '>[0-9]+ us</text>' "$A" "the y ticks carry no unit"
 expect_grep '<title>lowered to 150: driver 580 regressed axpy</title>' "$A" "the lowering's reason is not shown"
 expect_grep 'lowered to 150: driver 580 regressed axpy' "$T/charts/index.html" "the page does not list the lowering"
 ! grep -q 'class="lowered"' "$(ls "$T/charts"/*gemm*.svg)" && ok || bad "a lowering drawn on the wrong chart"
@@ -149,6 +157,9 @@ grep -q "skipped edited:$F:$n: " "$T/err" && grep -q "history: $good record(s)" 
 check "append: an edited history" 0 "committed .* on refs/heads/edited" -- "$KG" history append --report "$T/new.json" --branch edited
 grep -q "skipped refs/heads/edited:$F:$n: .*repair: remove line $n of $F" "$T/err" && grep -q "leaves out the 2 unreadable line" "$T/err" && ok || bad "append: the skipped lines are not named"; cat "$T/err"
 [ "$(git show "edited:$F" | grep -c .)" = $((good + 3)) ] && ! git show "edited:$F" | grep -q 'not json' && ok || bad "append: want $good + 3 good records, no bad line"
+# A commit run twice: its second run stands beside the first ("<sha> #2"), not on top of it.
+check "render: a commit run twice" 0 "chart" -- "$KG" history render --out "$T/twice" --branch edited --case '^axpy/'
+expect_grep 'class="xlabel"[^>]*>[0-9a-f]{8} #2<' "$T/twice/index.html" "the second run of a commit has no slot of its own"
 # A NUL byte mid-file: only its line is skipped, the records after it stay.
 { git show "kgate-history:$F" | head -1; printf '\0'; git show "kgate-history:$F" | tail -n +2; } >"$T/nul.jsonl"
 mkbranch nul "$T/nul.jsonl"

@@ -110,10 +110,20 @@ has "$T/r.html" "$(printf '<td class="num">%.3f</td><td class="num">%.3f</td><td
     "$(fig bench "$REG" median_us)" "$(fig bench "$REG" mark.value)")"
 has "$T/r.html" "$(printf ': %.3f vs mark %.3f (+3.20%%, band ±0.66%%) REGRESSED</title>' \
     "$(fig bench "$REG" median_us)" "$(fig bench "$REG" mark.value)")"
-grep -qiE '(src|href|action)=["'\'']?(https?:)?//|url\(|@import|<script|<link' "$T/r.html" \
+grep -qiE '(src|href|action)=["'\'']?(https?:)?//|url\(|@import|<script[^>]*src|<link' "$T/r.html" \
     && bad "HTML references an external resource" || ok
 grep -qiE 'https?://' "$T/r.html" && bad "HTML mentions an http(s) URL" || ok
 hasnt "$T/r.html" 'id="diagnostic"'
+# The charts scale to the page; the table filters and sorts where scripts run (its controls are
+# hidden without them); a case id breaks only at / , = (no mid-token break); the ceiling named.
+has "$T/r.html" '<svg id="chart-marks" viewBox="0 0 640 '
+has "$T/r.html" 'width="100%" style="max-width:640px;height:auto'
+has "$T/r.html" '<div id="rf" class="filter" hidden>'
+has "$T/r.html" "<script>(function(){var t=document.getElementById('results')"
+has "$T/r.html" '<code>axpy/<wbr>n=<wbr>33554433/<wbr>f32</code>'
+has "$T/r.html" '% <span class="meta">of copy</span>'
+has "$T/r.html" 'of GEMM</text>'
+has "$T/r.html" 'against a device copy at 4203 GB/s'
 # Each inline chart is well-formed XML (what an SVG renderer needs).
 "$PY" - "$T/r.html" <<'PY' && ok || bad "inline SVG is not well-formed"
 import re, sys, xml.etree.ElementTree as ET

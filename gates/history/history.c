@@ -8,6 +8,7 @@
 #include "marks/marks_git.h"
 #include "marks/marks_ref.h"
 #include "core/sbuf.h"
+#include "report/svg.h"
 
 /* One chart's geometry (SVG user units): the plot is HIST_PLOT_H tall and at least
  * HIST_MIN_W - HIST_L - HIST_R wide; the bottom margin, the right margin and the width are
@@ -20,7 +21,6 @@
 #define HIST_EM 0.62          /* monospace advance, in em (DejaVu Sans Mono 0.602) */
 #define HIST_SIN35 0.5736
 #define HIST_COS35 0.8192
-#define HIST_FONT "DejaVu Sans Mono, Menlo, Consolas, monospace"
 
 typedef struct {
     char commit[13], author[64], date[24], set_by[96], series[200];
@@ -38,6 +38,8 @@ typedef struct {
 typedef struct {
     double lo, hi, dx, y0, plot_w, h;
     size_t cnt;
+    kg_svg_ticks ticks;    /* nice ticks: [lo, hi] is their range */
+    const char *unit;      /* "us" for a time metric, else none */
 } hist_chart;
 
 /* The whole SVG: its width, and the plot width every chart shares. */
@@ -218,11 +220,11 @@ static hist_chart hist_scale(const hist_walk *h, const char *series, double y0,
             hist_label(buf, sizeof buf, p);
             reach = fmax(reach, hist_text_w(buf, 10) * HIST_SIN35 + 10 * HIST_COS35);
         }
-    if (c.hi <= c.lo)
-        c.hi = c.lo * 1.01 + 1e-9;
     double pad = (c.hi - c.lo) * 0.08;
-    c.lo -= pad;
-    c.hi += pad;
+    kg_svg_ticks_fit(&c.ticks, c.lo - pad, c.hi + pad, 5);
+    c.lo = c.ticks.lo;
+    c.hi = c.ticks.hi;
+    c.unit = strstr(series, "_us") ? "us" : NULL; /* time_us_warm, time_us_cold */
     c.dx = c.cnt > 1 ? c.plot_w / (double)(c.cnt - 1) : 0;
     c.h = HIST_T + HIST_PLOT_H + 14 + reach + 16; /* the labels hang below the plot */
     return c;
@@ -236,12 +238,17 @@ static void hist_frame(kg_sbuf *b, const hist_chart *c, const char *case_id, con
     kg_sbuf_printf(b, " &#8212; ");
     kg_sbuf_xml(b, series);
     kg_sbuf_printf(b, " (mark per commit; shaded: noise band; bar: run CI)</text>\n");
-    kg_sbuf_printf(b, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
-                      "stroke=\"#999\"/>\n", HIST_L, c->y0 + HIST_T, c->plot_w, HIST_PLOT_H);
-    for (int k = 0; k <= 4; k++) {
-        double v = c->lo + (c->hi - c->lo) * k / 4.0;
-        kg_sbuf_printf(b, "<text x=\"%g\" y=\"%g\" font-size=\"11\" text-anchor=\"end\">%.4g"
-                          "</text>\n", HIST_L - 6, hist_y(c, v) + 4, v);
+    kg_sbuf_printf(b, "<rect class=\"plot\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
+                      "fill=\"none\" stroke=\"#999\"/>\n", HIST_L, c->y0 + HIST_T, c->plot_w,
+                   HIST_PLOT_H);
+    for (int k = 0; k < c->ticks.n; k++) { /* 20 us, 20.5 us, 21 us: nice steps, the unit */
+        char lab[48];
+        double v = kg_svg_tick(&c->ticks, k);
+        kg_svg_tick_label(lab, sizeof lab, &c->ticks, v, c->unit, false);
+        kg_sbuf_printf(b, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                          "<text x=\"%g\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
+                       HIST_L, hist_y(c, v), HIST_L + c->plot_w, hist_y(c, v), HIST_L - 6,
+                       hist_y(c, v) + 4, lab);
     }
 }
 
@@ -303,7 +310,7 @@ static void hist_points(kg_sbuf *b, const hist_chart *c, const hist_walk *h, con
         double x = hist_x(c, k++);
         kg_sbuf_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#555\"/>\n", x,
                        hist_y(c, p->ci_lo), x, hist_y(c, p->ci_hi));
-        kg_sbuf_printf(b, "<circle cx=\"%g\" cy=\"%g\" r=\"4\" fill=\"#1f5fa8\"><title>", x,
+        kg_sbuf_printf(b, "<circle class=\"pt\" cx=\"%g\" cy=\"%g\" r=\"4\" fill=\"#1f5fa8\"><title>", x,
                        hist_y(c, p->value));
         kg_sbuf_printf(b, "%s by ", p->commit);
         kg_sbuf_xml(b, p->author);
@@ -332,9 +339,7 @@ static void hist_svg(kg_sbuf *b, const hist_walk *h, const char *const *series, 
         kg_sbuf_printf(&bodies, "</g>\n");
         y0 += c.h;
     }
-    kg_sbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                      "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\">\n", ceil(g.w), ceil(y0),
-                   ceil(g.w), ceil(y0), HIST_FONT);
+    kg_svg_open(b, NULL, "marks-history", g.w, y0, h->o->case_id, true);
     kg_sbuf_puts(b, bodies.p ? bodies.p : "");
     if (bodies.err)
         b->err = true;
@@ -345,14 +350,16 @@ static void hist_svg(kg_sbuf *b, const hist_walk *h, const char *const *series, 
 /* The HTML page: the same SVG, then every point in a table. */
 static void hist_html(kg_sbuf *b, const hist_walk *h, const char *const *series, size_t ns)
 {
-    kg_sbuf_printf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kgate marks "
+    kg_sbuf_printf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+                      "content=\"width=device-width\"><title>kgate marks "
                       "history: ");
     kg_sbuf_xml(b, h->o->case_id);
-    kg_sbuf_printf(b, "</title><style>td,th{vertical-align:top}td:last-child{overflow-wrap:anywhere}"
-                      ".chart{overflow-x:auto}</style></head>"
+    kg_sbuf_printf(b, "</title><style>td,th{vertical-align:top}td:last-child{overflow-wrap:break-word}"
+                      ".chart,.scroll{overflow-x:auto;max-width:100%%}</style></head>"
                       "<body style=\"font-family:sans-serif\">\n<div class=\"chart\">");
     hist_svg(b, h, series, ns);
-    kg_sbuf_printf(b, "</div><table border=\"1\" cellpadding=\"4\" style=\"border-collapse:collapse\">"
+    kg_sbuf_printf(b, "</div><div class=\"scroll\"><table border=\"1\" cellpadding=\"4\" "
+                      "style=\"border-collapse:collapse\">"
                       "<tr><th>commit</th><th>date (UTC)</th><th>moved by</th><th>series</th>"
                       "<th>mark</th><th>band</th><th>run CI</th><th>set by</th></tr>\n");
     for (size_t i = 0; i < h->n; i++) {
@@ -366,7 +373,7 @@ static void hist_html(kg_sbuf *b, const hist_walk *h, const char *const *series,
         kg_sbuf_xml(b, p->set_by);
         kg_sbuf_printf(b, "</td></tr>\n");
     }
-    kg_sbuf_printf(b, "</table></body></html>\n");
+    kg_sbuf_printf(b, "</table></div></body></html>\n");
 }
 
 /* ---- the whole job ------------------------------------------------------------------------ */

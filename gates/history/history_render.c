@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "history/history_render.h"
+#include "core/report_keys.h" /* KG_RV_DEC_REGRESSED */
 #include "marks/marks_git.h"
 #include "marks/marks_ref.h"
 #include "history/trend.h"
@@ -178,8 +179,9 @@ static int hr_intern(const char ***list, size_t *n, const char *s, size_t *at)
 
 typedef struct {
     kg_trend_chart c;
-    const char **xl, **xkeys, **series; /* x labels (short), their full commits */
+    const char **xl, **xkeys, **series; /* x labels (short), their slots' keys */
     char (*shortsha)[16];
+    char (*keys)[96];                   /* a run's slot: "<commit>#<k>", its commit's k-th run */
     kg_trend_point *p;
     kg_trend_note *notes;
     char (*tips)[720];
@@ -195,6 +197,7 @@ static void hr_chart_free(hr_chart *h)
     free(h->xkeys);
     free(h->series);
     free(h->shortsha);
+    free(h->keys);
     free(h->p);
     free(h->notes);
     free(h->tips);
@@ -213,12 +216,13 @@ static int hr_chart_alloc(hr_chart *h, size_t n)
 {
     size_t k = n ? n : 1;
     h->shortsha = calloc(k, sizeof *h->shortsha);
+    h->keys = calloc(k, sizeof *h->keys);
     h->p = calloc(k, sizeof *h->p);
     h->tips = calloc(k, sizeof *h->tips);
     h->latest = calloc(k, sizeof *h->latest);
     h->rec = calloc(k, sizeof *h->rec);
     h->runs = calloc(k, sizeof *h->runs);
-    if (!h->shortsha || !h->p || !h->tips || !h->latest || !h->rec || !h->runs)
+    if (!h->shortsha || !h->keys || !h->p || !h->tips || !h->latest || !h->rec || !h->runs)
         return KG_ERR(KG_ENOMEM, "out of memory");
     return 0;
 }
@@ -252,6 +256,21 @@ static int hr_chart_notes(hr_chart *h, const hr_ctx *x, const kg_history_rec *ke
     return 0;
 }
 
+/* Point k's slot on the x axis: the k-th run of a commit in its series takes the commit's k-th
+ * slot, so repeated runs of one commit stand side by side ("unknown", "unknown #2", ...) and
+ * the first runs of two device classes on one commit share a slot. */
+static void hr_slot(hr_chart *h, size_t k, const kg_history_rec *r, size_t si)
+{
+    size_t occ = 1;
+    for (size_t j = 0; j < k; j++)
+        occ += h->p[j].series == si && strcmp(h->rec[j]->commit, r->commit) == 0;
+    snprintf(h->keys[k], sizeof h->keys[k], "%.72s#%zu", r->commit, occ);
+    if (occ == 1)
+        snprintf(h->shortsha[k], sizeof h->shortsha[k], "%.8s", r->commit);
+    else
+        snprintf(h->shortsha[k], sizeof h->shortsha[k], "%.8s #%zu", r->commit, occ % 10000);
+}
+
 static int hr_chart_build(hr_chart *h, const hr_ctx *x, const kg_history_rec *key)
 {
     int rc = 0;
@@ -263,9 +282,10 @@ static int hr_chart_build(hr_chart *h, const hr_ctx *x, const kg_history_rec *ke
         if (!hr_in_chart(r, key))
             continue;
         size_t nkeys = h->c.nx;
-        snprintf(h->shortsha[k], sizeof h->shortsha[k], "%.8s", r->commit);
-        KG_TRY(hr_intern(&h->xkeys, &nkeys, r->commit, &xi));
-        if (nkeys > h->c.nx) { /* a new commit: its label (two may share one) */
+        KG_TRY(hr_intern(&h->series, &h->c.ns, r->device_class, &si));
+        hr_slot(h, k, r, si);
+        KG_TRY(hr_intern(&h->xkeys, &nkeys, h->keys[k], &xi));
+        if (nkeys > h->c.nx) { /* a new slot: its label (two may share one) */
             const char **nl = realloc(h->xl, nkeys * sizeof *nl);
             if (!nl) {
                 rc = KG_ERR(KG_ENOMEM, "out of memory");
@@ -274,13 +294,13 @@ static int hr_chart_build(hr_chart *h, const hr_ctx *x, const kg_history_rec *ke
             h->xl = nl;
             h->xl[h->c.nx++] = h->shortsha[k];
         }
-        KG_TRY(hr_intern(&h->series, &h->c.ns, r->device_class, &si));
         snprintf(h->tips[k], sizeof h->tips[k], "%.12s %s: median %.4g us, CI [%.4g, %.4g], "
                  "n=%ld, mark %s%.4g, %s %s run %.40s, %s", r->commit, r->device_class, r->median,
                  r->ci_lo, r->ci_hi, r->samples, r->mark < 0 ? "none " : "",
                  r->mark < 0 ? 0.0 : r->mark, r->mode, r->decision, r->run_id, r->date);
         h->p[k] = (kg_trend_point){ .x = xi, .series = si, .median = r->median, .lo = r->ci_lo,
-                                    .hi = r->ci_hi, .mark = r->mark, .tip = h->tips[k] };
+                                    .hi = r->ci_hi, .mark = r->mark, .tip = h->tips[k],
+                                    .regressed = strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0 };
         h->latest[si] = r;
         h->rec[k] = r;
         h->runs[si]++;
@@ -301,26 +321,31 @@ cleanup:
 static void hr_page_head(kg_sbuf *b, const char *rev, size_t nrec, size_t ncharts)
 {
     kg_sbuf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<meta name=\"viewport\" content=\"width=device-width\">"
                     "<title>kgate run history</title>\n<style>\n"
                     "body{font-family:'DejaVu Sans',Arial,sans-serif;margin:16px;color:#222}\n"
                     "h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:18px 0 6px;"
                     "overflow-wrap:anywhere}\n"
-                    ".chart{overflow-x:auto;max-width:100%}\n"
+                    ".chart,.scroll{overflow-x:auto;max-width:100%}\n"
+                    "@media (max-width:600px){body{margin:8px}}\n"
                     "table{border-collapse:collapse;font-size:12px;margin:6px 0 4px}\n"
                     "td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;"
-                    "overflow-wrap:anywhere;vertical-align:top}\n"
+                    "overflow-wrap:break-word;vertical-align:top}\n" /* no mid-word break */
                     "td.num{text-align:right;white-space:nowrap}\n"
                     "p.meta{color:#555;font-size:12px;margin:0 0 8px;overflow-wrap:anywhere}\n"
                     "</style></head><body>\n<h1>kgate run history</h1>\n<p class=\"meta\">");
     kg_sbuf_printf(b, "%zu record(s), %zu chart(s), from ", nrec, ncharts);
     kg_sbuf_xml(b, rev);
-    kg_sbuf_puts(b, ". Dots: a run's median, whiskers: its CI; line: the mark it was decided "
-                    "against (a step: a mark holds until it moves); dashed: a lowering.</p>\n");
+    kg_sbuf_puts(b, ". Dots: a run's median, whiskers: its CI, a red ring: decided REGRESSED; "
+                    "line: the mark it was decided against (a step: a mark holds until it moves); "
+                    "dashed: a lowering. A commit's repeated runs stand side by side (#2, #3)."
+                    "</p>\n");
 }
 
 static void hr_page_table(kg_sbuf *b, const hr_chart *h)
 {
-    kg_sbuf_puts(b, "<table><tr><th>device class</th><th>runs</th><th>latest median (us)</th>"
+    kg_sbuf_puts(b, "<div class=\"scroll\"><table><tr><th>device class</th><th>runs</th>"
+                    "<th>latest median (us)</th>"
                     "<th>CI</th><th>mark</th><th>decision</th><th>commit</th><th>date</th></tr>\n");
     for (size_t s = 0; s < h->c.ns; s++) {
         const kg_history_rec *r = h->latest[s];
@@ -341,7 +366,7 @@ static void hr_page_table(kg_sbuf *b, const hr_chart *h)
         kg_sbuf_xml(b, r->date);
         kg_sbuf_puts(b, "</td></tr>\n");
     }
-    kg_sbuf_puts(b, "</table>\n");
+    kg_sbuf_puts(b, "</table></div>\n");
 }
 
 /* DIR/NNN-<case>-<metric>.svg */
@@ -384,6 +409,7 @@ static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
         kg_sbuf_puts(page, "<section><h2>");
         kg_sbuf_xml(page, h.title);
         kg_sbuf_puts(page, "</h2>\n<div class=\"chart\">");
+        h.c.no_title = true; /* the heading says it */
         kg_trend_svg(page, &h.c, NULL);
         kg_sbuf_puts(page, "</div>\n");
         hr_page_table(page, &h);

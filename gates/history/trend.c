@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "history/trend.h"
+#include "report/svg.h"
 
-#define TR_FONT "DejaVu Sans Mono, Menlo, Consolas, monospace"
 #define TR_EM 0.62          /* advance of a monospace glyph, in em (DejaVu Sans Mono: 0.602) */
 #define TR_TITLE 14.0
 #define TR_TICK 11.0
@@ -15,6 +15,9 @@
 #define TR_PAD 10.0
 #define TR_PLOT_H 260.0
 #define TR_SIN45 0.70710678
+#define TR_REGRESSED "#cf222e"
+/* The legend's last line: what the marks on a run mean. */
+#define TR_KEY "dot: a run's median, bar: its CI, red ring: REGRESSED, line: the mark"
 
 static const char *const tr_palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                           "#ff7f0e", "#17becf", "#8c564b", "#e377c2" };
@@ -35,7 +38,8 @@ double kg_trend_text_width(const char *s, double size)
 typedef struct {
     const kg_trend_chart *c;
     kg_trend_layout *l;
-    double lo, hi, step;     /* y range and tick step */
+    double lo, hi;           /* y range: the first and the last tick */
+    kg_svg_ticks ticks;
     double dx;               /* x slot width */
     size_t every;            /* x label every n-th slot */
     double legend_y;
@@ -48,12 +52,6 @@ static void tr_box(tr_ctx *t, double x, double y, double w, double h)
 }
 
 /* ---- scales --------------------------------------------------------------------------------- */
-
-static double tr_nice(double raw)
-{
-    double e = pow(10, floor(log10(raw))), f = raw / e;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
-}
 
 static void tr_yscale(tr_ctx *t)
 {
@@ -71,14 +69,10 @@ static void tr_yscale(tr_ctx *t)
         lo = 0;
         hi = 1;
     }
-    if (hi - lo < 1e-9 * fmax(1, fabs(hi)))
-        hi = lo + fmax(1e-3, fabs(lo) * 0.02);
     double pad = (hi - lo) * 0.08;
-    t->step = tr_nice((hi - lo + 2 * pad) / 5);
-    t->lo = floor((lo - pad) / t->step) * t->step;
-    t->hi = ceil((hi + pad) / t->step) * t->step;
-    if (t->lo < 0 && lo >= 0)
-        t->lo = 0;
+    kg_svg_ticks_fit(&t->ticks, lo >= 0 ? fmax(0, lo - pad) : lo - pad, hi + pad, 7);
+    t->lo = t->ticks.lo;
+    t->hi = t->ticks.hi;
 }
 
 static double tr_y(const tr_ctx *t, double v)
@@ -100,9 +94,10 @@ static double tr_px(const tr_ctx *t, const kg_trend_point *p)
 
 /* ---- layout: every margin from the text it holds -------------------------------------------- */
 
-static void tr_tick_label(char *buf, size_t n, double v)
+static void tr_tick_label(const tr_ctx *t, char *buf, size_t n, int i)
 {
-    snprintf(buf, n, "%.4g", v);
+    kg_svg_tick_label(buf, n, &t->ticks, kg_svg_tick(&t->ticks, i), t->c->unit ? t->c->unit : "us",
+                      false);
 }
 
 static void tr_layout(tr_ctx *t)
@@ -112,8 +107,8 @@ static void tr_layout(tr_ctx *t)
     char buf[64];
     double ytw = 0, xlw = 0, legw = 0;
     tr_yscale(t);
-    for (double v = t->lo; v <= t->hi + t->step / 2; v += t->step) {
-        tr_tick_label(buf, sizeof buf, v);
+    for (int i = 0; i < t->ticks.n; i++) {
+        tr_tick_label(t, buf, sizeof buf, i);
         ytw = fmax(ytw, kg_trend_text_width(buf, TR_TICK));
     }
     for (size_t i = 0; i < c->nx; i++)
@@ -131,14 +126,16 @@ static void tr_layout(tr_ctx *t)
      * (w + h) * sin45: the left margin must hold the first one, the bottom the longest. */
     double reach = (xlw + TR_XLAB) * TR_SIN45;
     l->plot_x = fmax(TR_PAD + TR_TICK * 1.5 + ytw + 8, reach - t->dx / 2 + TR_PAD);
-    l->plot_y = TR_PAD + TR_TITLE * 1.6;
+    l->plot_y = c->no_title ? TR_PAD : TR_PAD + TR_TITLE * 1.6;
     l->plot_w = t->dx * (double)nx;
     l->plot_h = TR_PLOT_H;
     t->legend_y = l->plot_y + l->plot_h + 8 + reach + 8;
     l->width = l->plot_x + l->plot_w + TR_PAD * 2;
-    l->width = fmax(l->width, TR_PAD * 2 + kg_trend_text_width(c->title, TR_TITLE));
+    if (!c->no_title)
+        l->width = fmax(l->width, TR_PAD * 2 + kg_trend_text_width(c->title, TR_TITLE));
     l->width = fmax(l->width, TR_PAD * 2 + legw);
-    l->height = t->legend_y + (double)c->ns * (TR_LEGEND + 6) + TR_PAD;
+    l->width = fmax(l->width, TR_PAD * 2 + kg_trend_text_width(TR_KEY, TR_LEGEND));
+    l->height = t->legend_y + (double)(c->ns + 1) * (TR_LEGEND + 6) + TR_PAD;
 }
 
 /* ---- drawing -------------------------------------------------------------------------------- */
@@ -159,17 +156,17 @@ static void tr_axes(tr_ctx *t, kg_sbuf *b)
 {
     const kg_trend_layout *l = t->l;
     char buf[64];
-    kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" "
-                      "stroke=\"#999\"/>\n", l->plot_x, l->plot_y, l->plot_w, l->plot_h);
-    for (double v = t->lo; v <= t->hi + t->step / 2; v += t->step) {
-        double y = tr_y(t, v);
+    kg_sbuf_printf(b, "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                      "fill=\"#fff\" stroke=\"#999\"/>\n", l->plot_x, l->plot_y, l->plot_w, l->plot_h);
+    for (int i = 0; i < t->ticks.n; i++) {
+        double y = tr_y(t, kg_svg_tick(&t->ticks, i));
         kg_sbuf_printf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                           "stroke=\"#eee\"/>\n", l->plot_x, y, l->plot_x + l->plot_w, y);
-        tr_tick_label(buf, sizeof buf, v);
+        tr_tick_label(t, buf, sizeof buf, i);
         tr_text(t, b, l->plot_x - 6, y + TR_TICK * 0.35, TR_TICK, "end", NULL, buf);
     }
     /* The y axis title, rotated: its box is the rotated one. */
-    const char *yl = t->c->y_label ? t->c->y_label : "time (us)";
+    const char *yl = t->c->y_label ? t->c->y_label : "median time";
     double w = kg_trend_text_width(yl, TR_TICK), cy = l->plot_y + l->plot_h / 2;
     tr_box(t, TR_PAD - 1, cy - w / 2, TR_TICK * 1.25, w);
     kg_sbuf_printf(b, "<text font-size=\"%g\" text-anchor=\"middle\" transform=\"translate(%.1f,"
@@ -228,13 +225,23 @@ static void tr_points(tr_ctx *t, kg_sbuf *b)
         const kg_trend_point *p = &t->c->p[i];
         const char *col = kg_trend_colour(p->series);
         double x = tr_px(t, p), ylo = tr_y(t, p->lo), yhi = tr_y(t, p->hi);
-        kg_sbuf_printf(b, "<g class=\"run\"><path class=\"whisker\" stroke=\"%s\" d=\"M%.1f %.1f "
-                          "V%.1f M%.1f %.1f h6 M%.1f %.1f h6\"/>", col, x, ylo, yhi, x - 3, ylo,
-                       x - 3, yhi);
-        kg_sbuf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>", x,
-                       tr_y(t, p->median), col);
+        /* the whisker over the dot, 1.5 wide with 8-wide caps: a CI the dot would hide shows */
+        kg_sbuf_printf(b, "<g class=\"run\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+                          "fill=\"%s\" fill-opacity=\"0.55\"><title>", x, tr_y(t, p->median), col);
         kg_sbuf_xml(b, p->tip ? p->tip : "");
-        kg_sbuf_puts(b, "</title></circle></g>\n");
+        kg_sbuf_puts(b, "</title></circle>");
+        kg_sbuf_printf(b, "<path class=\"whisker\" stroke=\"%s\" stroke-width=\"1.5\" d=\"M%.1f "
+                          "%.1f V%.1f M%.1f %.1f h8 M%.1f %.1f h8\"/>", col, x, ylo, yhi, x - 4,
+                       ylo, x - 4, yhi);
+        if (p->regressed)
+            kg_sbuf_printf(b, "<circle class=\"regressed\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" "
+                              "fill=\"none\" stroke=\"%s\" stroke-width=\"2\"><title>", x,
+                           tr_y(t, p->median), TR_REGRESSED);
+        if (p->regressed) {
+            kg_sbuf_xml(b, p->tip ? p->tip : "");
+            kg_sbuf_puts(b, "</title></circle>");
+        }
+        kg_sbuf_puts(b, "</g>\n");
         t->l->whiskers++;
     }
 }
@@ -281,6 +288,8 @@ static void tr_legend(tr_ctx *t, kg_sbuf *b)
                        TR_PAD, y, TR_LEGEND - 2, kg_trend_colour(s));
         tr_text(t, b, TR_PAD + 22, y + TR_LEGEND - 2, TR_LEGEND, "start", NULL, t->c->series[s]);
     }
+    double y = t->legend_y + (double)t->c->ns * (TR_LEGEND + 6);
+    tr_text(t, b, TR_PAD, y + TR_LEGEND - 2, TR_LEGEND, "start", " fill=\"#555\"", TR_KEY);
 }
 
 void kg_trend_svg(kg_sbuf *b, const kg_trend_chart *c, kg_trend_layout *lay)
@@ -290,11 +299,10 @@ void kg_trend_svg(kg_sbuf *b, const kg_trend_chart *c, kg_trend_layout *lay)
     memset(l, 0, sizeof *l);
     tr_ctx t = { .c = c, .l = l };
     tr_layout(&t);
-    kg_sbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"trend\" width=\"%.0f\" "
-                      "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\">\n",
-                   ceil(l->width), ceil(l->height), ceil(l->width), ceil(l->height), TR_FONT);
-    tr_text(&t, b, TR_PAD, TR_PAD + TR_TITLE, TR_TITLE, "start", " font-weight=\"bold\"",
-            c->title);
+    kg_svg_open(b, NULL, "trend", l->width, l->height, c->title, true);
+    if (!c->no_title)
+        tr_text(&t, b, TR_PAD, TR_PAD + TR_TITLE, TR_TITLE, "start", " font-weight=\"bold\"",
+                c->title);
     tr_axes(&t, b);
     for (size_t s = 0; s < c->ns; s++)
         tr_steps(&t, b, s);

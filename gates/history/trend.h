@@ -1,12 +1,14 @@
 /* Trend charts (SVG), pure: no git, no files. One chart per (case, metric): the runs' medians
  * with their CI as whiskers, the mark each run was decided against drawn as a STEP line (a
  * mark holds until it moves: horizontal, then vertical), lowerings annotated, one colour per
- * device class with a legend, x axis by code commit (short sha labels rotated -45 degrees),
- * y axis in microseconds with ticks. Every margin is computed from the text it must hold, so
+ * device class with a legend, regressed runs ringed, x axis by code commit (short sha labels
+ * rotated -45 degrees; a commit's repeated runs side by side, "#2", "#3"), y axis with nice
+ * ticks carrying their unit (report/svg.h); the SVG scales to its container (a viewBox). Every margin is computed from the text it must hold, so
  * no label is clipped; the layout (every text's box) comes back for the tests to check. */
 #ifndef KG_TREND_H
 #define KG_TREND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "core/sbuf.h"
 
@@ -20,6 +22,7 @@ typedef struct {
     double median, lo, hi; /* the run: median and CI */
     double mark;           /* the mark it was decided against; < 0: none */
     const char *tip;       /* tooltip (may be NULL) */
+    bool regressed;        /* decided REGRESSED: ringed in red */
 } kg_trend_point;
 
 typedef struct {
@@ -30,7 +33,9 @@ typedef struct {
 
 typedef struct {
     const char *title;
-    const char *y_label;              /* NULL: "time (us)" */
+    const char *y_label;              /* NULL: "median time" */
+    const char *unit;                 /* of the y ticks; NULL: "us" */
+    bool no_title;                    /* the page shows the title: not again in the SVG */
     const char *const *xlabels;       /* short shas, in x order */
     size_t nx;
     const char *const *series;        /* legend names */

@@ -1,35 +1,44 @@
-/* A standalone HTML report of a kgate run: inline CSS and inline SVG charts (this run against
- * the high-water marks with their noise bands; percent of the measured ceiling), the full result
- * table and the provenance. No script, font, image or style is fetched: it opens offline. */
+/* A standalone HTML report of a kgate run: inline CSS and inline SVG charts that scale to the
+ * page (this run against the high-water marks with their noise bands; percent of the measured
+ * ceiling, named), the full result table (filtered and sorted by one small inline script;
+ * complete without it) and the provenance. No script, font, image or style is fetched: it
+ * opens offline. */
 #include <math.h>
 #include <string.h>
 #include "report/export.h"
 #include "report/roofline.h"
-
-#define CH_W 900.0      /* chart width */
-#define CH_LABEL 330.0  /* left column for case names */
-#define CH_RIGHT 20.0
-#define CH_ROW 24.0
-#define CH_TOP 34.0
+#include "report/svg.h"
 
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2430;background:#fff}"
-    "h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 8px}"
+    "@media (max-width:600px){body{margin:10px}}"
+    "h1{font-size:22px;margin:0 0 8px;overflow-wrap:anywhere}h2{font-size:17px;margin:28px 0 8px}"
     ".banner{background:#fff3cd;border:2px solid #d39e00;padding:10px 14px;font-weight:700;"
-    "margin:10px 0}.meta{color:#555}table{border-collapse:collapse;margin:6px 0}"
+    "margin:10px 0}.meta{color:#555;overflow-wrap:anywhere}table{border-collapse:collapse;margin:6px 0}"
+    ".scroll{overflow-x:auto;max-width:100%}" /* a table wider than a phone scrolls, alone */
     "td,th{border:1px solid #d8dde6;padding:3px 8px;text-align:left;vertical-align:top}"
-    "td:first-child,td:last-child{overflow-wrap:anywhere}td:last-child{min-width:14em}"
-    "td:first-child{min-width:17em}"
-    "td:nth-child(2){white-space:nowrap}" /* long case ids and paths wrap: the table fits */
-    "th{background:#f3f5f9}td.num{text-align:right;font-variant-numeric:tabular-nums;"
-    "white-space:nowrap}"
+    "td:first-child{overflow-wrap:break-word;min-width:10em}" /* ids break at <wbr> only */
+    "td:last-child{overflow-wrap:anywhere;min-width:10em}"
+    "td:nth-child(2){white-space:nowrap}"
+    "th{background:#f3f5f9}th.sortable{cursor:pointer}th[aria-sort=ascending]::after{content:' \\25B2'}"
+    "th[aria-sort=descending]::after{content:' \\25BC'}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    ".filter{margin:6px 0}.filter input{width:16em;max-width:60vw}"
     ".PASS{color:#1a7f37}.WARN{color:#9a6700}.FAIL,.REGRESSED{color:#cf222e;font-weight:700}"
     ".ERROR{color:#8250df;font-weight:700}.SKIP{color:#6e7781}"
     ".XFAIL{color:#1a7f37;font-style:italic}.XPASS{color:#cf222e;font-weight:700}"
     ".fault{background:#8250df;color:#fff;padding:0 4px;border-radius:3px;font-weight:700}"
     ".incomplete{background:#ffebe9;border:2px solid #cf222e;padding:10px 14px;font-weight:700;"
     "margin:10px 0}pre{font-size:12px;margin:4px 0;white-space:pre-wrap}"
-    "svg text{font:12px system-ui,sans-serif;fill:#1d2430}code{font-size:12px}";
+    "svg text{fill:#1d2430}code{font-size:12px}";
+
+/* The two bar-row charts: a viewBox HT_W wide that scales to the page (report/svg.h); each
+ * case a label line (the id on the left, its figure on the right) over its row of the plot. */
+#define HT_W 640.0     /* design width (user units; the page shows it at most this wide) */
+#define HT_FS 12.0     /* font size */
+#define HT_ROW 36.0    /* a case: label line + plot row */
+#define HT_TOP 40.0    /* title and the top tick labels */
+#define HT_BOTTOM 28.0 /* the bottom tick labels */
 
 static const char *dot_color(const kg_export_row *r)
 {
@@ -47,48 +56,97 @@ static bool has_mark(const kg_export_row *r)
     return !isnan(r->change_pct) && r->mark_us > 0;
 }
 
-/* Position on the chart: 1.0 is the mark, > 1 worse (the bench's delta orientation). */
-static double rel_to_mark(const kg_export_row *r) { return 1.0 + r->change_pct / 100.0; }
-
 /* The chart's x range is clamped to [-100%, +400%] (a 1e10x or infinite change is drawn at the
- * edge; the table and the title keep the true figure), so its axis has at most ~50 ticks. */
-#define CH_RATIO_MIN 0.0
-#define CH_RATIO_MAX 5.0
-static double clamp_ratio(double x)
+ * edge; the table and the title keep the true figure). */
+#define CH_PCT_MIN -100.0
+#define CH_PCT_MAX 400.0
+static double ht_clamp_pct(double x)
 {
-    return isnan(x) ? 1.0 : fmin(fmax(x, CH_RATIO_MIN), CH_RATIO_MAX);
+    return isnan(x) ? 0 : fmin(fmax(x, CH_PCT_MIN), CH_PCT_MAX);
 }
 
-static void label(kg_sbuf *b, double y, const char *text)
+static double ht_band(const kg_export_row *r)
 {
-    char cut[64];
-    size_t n = strlen(text);
-    if (n > 46) { /* cut on a character boundary */
-        size_t k = 43;
-        while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80)
-            k--;
-        snprintf(cut, sizeof cut, "%.*s...", (int)k, text);
+    return isnan(r->band_pct) ? 0 : fmin(fmax(r->band_pct, 0), 100);
+}
+
+/* A chart's horizontal geometry: the plot [x0, x1] holds the ticks, and the outer tick labels
+ * (centred on their tick) stay inside the viewBox. */
+typedef struct {
+    kg_svg_ticks t;
+    double x0, x1, y0, rows_h, h;
+    const char *unit;
+    bool sign;
+} ht_axis;
+
+static void ht_axis_fit(ht_axis *a, double lo, double hi, int rows, const char *unit, bool sign)
+{
+    char buf[48];
+    a->unit = unit, a->sign = sign;
+    kg_svg_ticks_fit(&a->t, lo, hi, 8);
+    double half = 0;
+    for (int i = 0; i < a->t.n; i++) {
+        kg_svg_tick_label(buf, sizeof buf, &a->t, kg_svg_tick(&a->t, i), unit, sign);
+        half = fmax(half, kg_svg_text_width(buf, HT_FS) / 2);
     }
-    else
-        snprintf(cut, sizeof cut, "%s", text);
-    kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", CH_LABEL - 8, y + 4);
+    a->x0 = fmax(12, half + 4), a->x1 = HT_W - fmax(12, half + 4);
+    a->y0 = HT_TOP, a->rows_h = rows * HT_ROW, a->h = HT_TOP + a->rows_h + HT_BOTTOM;
+}
+
+static double ht_x(const ht_axis *a, double v)
+{
+    return a->x0 + (v - a->t.lo) / (a->t.hi - a->t.lo) * (a->x1 - a->x0);
+}
+
+/* Grid lines, tick labels above and below the rows, the plot's frame (class "plot": the
+ * render check keeps every point inside it). */
+static void ht_axis_draw(kg_sbuf *b, const ht_axis *a)
+{
+    char buf[48];
+    double yb = a->y0 + a->rows_h;
+    for (int i = 0; i < a->t.n; i++) {
+        double v = kg_svg_tick(&a->t, i), x = ht_x(a, v);
+        kg_svg_tick_label(buf, sizeof buf, &a->t, v, a->unit, a->sign);
+        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
+                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
+                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                       x, a->y0, x, yb, x, a->y0 - 6, buf, x, yb + 16, buf);
+    }
+    kg_sbuf_printf(b, "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                      "fill=\"none\" stroke=\"#d8dde6\"/>\n", a->x0, a->y0, a->x1 - a->x0,
+                   a->rows_h);
+}
+
+/* A case's label line: the id on the left (cut to leave room), its figure on the right; a rule
+ * above it between cases. */
+static void ht_row_label(kg_sbuf *b, const ht_axis *a, double y, const char *id,
+                         const char *figure)
+{
+    char cut[300];
+    if (y > a->y0)
+        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                          "stroke=\"#d8dde6\"/>", a->x0, y, a->x1, y);
+    double fw = kg_svg_text_width(figure, HT_FS);
+    kg_svg_fit_text(cut, sizeof cut, id, HT_FS, a->x1 - a->x0 - fw - 12);
+    kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">", a->x0 + 2, y + 13);
     kg_sbuf_xml(b, cut);
+    kg_sbuf_printf(b, "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", a->x1 - 2, y + 13);
+    kg_sbuf_xml(b, figure);
     kg_sbuf_puts(b, "</text>");
 }
 
-/* This run / mark per case: 1.0 is the mark, the shaded band its noise band. */
+/* This run against the mark per case: 0 is the mark, the shaded band its noise band. */
 static void chart_marks(kg_sbuf *b, const kg_export_view *v)
 {
-    double lo = 0.98, hi = 1.02;
-    int rows = 0;
+    double lo = -2, hi = 2;
+    int rows = 0, k = 0;
+    char fig[96];
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
         if (!has_mark(r))
             continue;
-        double ratio = clamp_ratio(rel_to_mark(r));
-        double band = isnan(r->band_pct) ? 0 : fmin(fmax(r->band_pct / 100, 0), 1);
-        lo = fmin(lo, fmin(ratio, 1 - band));
-        hi = fmax(hi, fmax(ratio, 1 + band));
+        double c = ht_clamp_pct(r->change_pct), band = ht_band(r);
+        lo = fmin(lo, fmin(c, -band)), hi = fmax(hi, fmax(c, band));
         rows++;
     }
     if (!rows) {
@@ -96,97 +154,106 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
                         "figures appear when the bench gate ran against a marks file).</p>\n");
         return;
     }
-    double span = hi - lo;
-    lo -= span * 0.08;
-    hi += span * 0.08;
-    static const double steps[] = { 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2 };
-    lo = fmax(lo, CH_RATIO_MIN - 0.5);
-    hi = fmin(hi, CH_RATIO_MAX + 0.5);
-    double step = steps[KG_ARRAY_LEN(steps) - 1];
-    for (size_t i = 0; i < KG_ARRAY_LEN(steps); i++)
-        if ((hi - lo) / steps[i] <= 8) {
-            step = steps[i];
-            break;
-        }
-    double pw = CH_W - CH_LABEL - CH_RIGHT, h = CH_TOP + rows * CH_ROW + 30;
-#define X(val) (CH_LABEL + ((val) - lo) / (hi - lo) * pw)
-    kg_sbuf_printf(b, "<svg id=\"chart-marks\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
-                      "%.0f\" role=\"img\" aria-label=\"this run against the marks\">\n",
-                   CH_W, h, CH_W, h);
-    kg_sbuf_printf(b, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>", CH_W,
-                   h);
-    kg_sbuf_puts(b, "<text x=\"8\" y=\"16\">change against the mark (left = better, right = "
-                    "worse); shaded: the band a change must clear; dot: this run</text>\n");
-    for (double t = ceil(lo / step) * step; t <= hi + 1e-12; t += step) {
-        double x = X(t);
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%+.*f%%</text>\n",
-                       x, CH_TOP - 8, x, h - 24, x, h - 8, step < 0.01 ? 1 : 0, (t - 1) * 100);
-    }
+    ht_axis a;
+    double pad = (hi - lo) * 0.06;
+    ht_axis_fit(&a, lo - pad, hi + pad, rows, "%", true);
+    kg_svg_open(b, "chart-marks", NULL, HT_W, a.h, "this run against the marks",
+                false);
+    kg_sbuf_printf(b, "<g font-size=\"%g\"><text x=\"%.1f\" y=\"14\">change of the median against "
+                      "its mark (left: faster, right: slower)</text>\n", HT_FS, a.x0);
+    ht_axis_draw(b, &a);
     kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1d2430\" "
-                      "stroke-dasharray=\"4 3\"/>\n", X(1.0), CH_TOP - 8, X(1.0), h - 24);
-    int k = 0;
+                      "stroke-dasharray=\"4 3\"/>\n", ht_x(&a, 0), a.y0, ht_x(&a, 0),
+                   a.y0 + a.rows_h);
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
         if (!has_mark(r))
             continue;
-        double y = CH_TOP + k++ * CH_ROW + CH_ROW / 2, ratio = clamp_ratio(rel_to_mark(r));
-        double band = isnan(r->band_pct) ? 0 : fmin(fmax(r->band_pct / 100, 0), 1);
-        label(b, y, r->case_id);
+        double y = a.y0 + k++ * HT_ROW, yc = y + 26, band = ht_band(r);
+        snprintf(fig, sizeof fig, "%+.2f%% %s", r->change_pct, r->decision ? r->decision : "");
+        ht_row_label(b, &a, y, r->case_id, fig);
         kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
-                          "fill=\"#2da44e\" fill-opacity=\"0.22\"/>",
-                       X(1 - band), y - 6, fmax(X(1 + band) - X(1 - band), 1.0));
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                          "stroke=\"#1d2430\" stroke-width=\"2\"/>", X(1.0), y - 8, X(1.0), y + 8);
-        kg_sbuf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>", X(ratio),
-                       y, dot_color(r));
+                          "fill=\"#2da44e\" fill-opacity=\"0.22\"/>", ht_x(&a, -band), yc - 6,
+                       fmax(ht_x(&a, band) - ht_x(&a, -band), 1.0));
+        kg_sbuf_printf(b, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>",
+                       ht_x(&a, ht_clamp_pct(r->change_pct)), yc, dot_color(r));
         kg_sbuf_xml(b, r->case_id);
         kg_sbuf_printf(b, ": %.3f vs mark %.3f (%+.2f%%, band ±%.2f%%) ", r->time_us, r->mark_us,
-                       (rel_to_mark(r) - 1) * 100, band * 100);
+                       r->change_pct, band);
         kg_sbuf_xml(b, r->decision ? r->decision : "");
         kg_sbuf_puts(b, "</title></circle>\n");
     }
-#undef X
-    kg_sbuf_puts(b, "</svg>\n<p class=\"meta\"><span style=\"color:#cf222e\">&#9679;</span> "
+    kg_sbuf_puts(b, "</g></svg>\n<p class=\"meta\"><span style=\"color:#cf222e\">&#9679;</span> "
                     "regressed &#160; <span style=\"color:#0969da\">&#9679;</span> improved "
                     "&#160; <span style=\"color:#1a7f37\">&#9679;</span> same (within the band)"
-                    " &#160; dashed line: the mark</p>\n");
+                    " &#160; shaded: the band a change must clear &#160; dashed line: the mark"
+                    "</p>\n");
+}
+
+/* Which measured ceiling a row's percentage is of (view.c's choice: the one that bounds the
+ * case, else whichever was measured). */
+static bool ht_of_gemm(const kg_export_row *r)
+{
+    const cJSON *bound = cJSON_GetObjectItemCaseSensitive(r->figures, KG_FIG_BOUND);
+    bool compute = cJSON_IsString(bound) && strcmp(bound->valuestring, KG_RV_BOUND_COMPUTE) == 0;
+    bool copy = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r->figures,
+                                                                 KG_FIG_PCT_COPY_CEILING));
+    bool gemm = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r->figures,
+                                                                KG_FIG_PCT_GEMM_CEILING));
+    return compute ? gemm : !copy;
+}
+
+/* The heading names the ceilings: "copy 4203 GB/s, bf16 GEMM 797 TFLOP/s". */
+static void ht_ceiling_head(kg_sbuf *b, const cJSON *report)
+{
+    const cJSON *ce = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH), KG_RK_BENCH_CEILINGS);
+    const cJSON *copy = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_COPY_GBPS);
+    const cJSON *gemm = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_GEMM_TFLOPS);
+    kg_sbuf_puts(b, "<h2>Percent of the measured ceiling</h2>\n<p class=\"meta\">Each case "
+                    "against the ceiling that bounds it, measured on this device in this run: "
+                    "<b>copy</b> (memory-bound cases: bytes moved / time against a device "
+                    "copy");
+    if (cJSON_IsNumber(copy) && isfinite(copy->valuedouble))
+        kg_sbuf_printf(b, " at %.0f GB/s", copy->valuedouble);
+    kg_sbuf_puts(b, ") or <b>GEMM</b> (compute-bound cases: FLOPs / time against a bf16 "
+                    "cuBLAS GEMM");
+    if (cJSON_IsNumber(gemm) && isfinite(gemm->valuedouble))
+        kg_sbuf_printf(b, " at %.1f TFLOP/s", gemm->valuedouble);
+    kg_sbuf_puts(b, ").</p>\n");
 }
 
 /* Percent of the ceiling measured on the device in the same run. */
-static void chart_ceiling(kg_sbuf *b, const kg_export_view *v)
+static void chart_ceiling(kg_sbuf *b, const kg_export_view *v, const cJSON *report)
 {
-    int rows = 0;
+    int rows = 0, k = 0;
+    char fig[64];
     for (size_t i = 0; i < v->n; i++)
         rows += !isnan(v->rows[i].ceiling_pct);
     if (!rows)
         return;
-    /* 60 px beyond the 100% line for the value label of a full bar ("101.2%") */
-    double pw = CH_W - CH_LABEL - CH_RIGHT - 60, h = CH_TOP + rows * CH_ROW + 30;
-    kg_sbuf_puts(b, "<h2>Percent of the measured ceiling</h2>\n");
-    kg_sbuf_printf(b, "<svg id=\"chart-ceiling\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
-                      "%.0f\" role=\"img\" aria-label=\"percent of ceiling\">\n", CH_W, h, CH_W, h);
-    for (int t = 0; t <= 100; t += 20) {
-        double x = CH_LABEL + t / 100.0 * pw;
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d%%</text>\n",
-                       x, CH_TOP - 8, x, h - 24, x, h - 8, t);
-    }
-    int k = 0;
+    ht_ceiling_head(b, report);
+    ht_axis a;
+    ht_axis_fit(&a, 0, 100, rows, "%", false);
+    kg_svg_open(b, "chart-ceiling", NULL, HT_W, a.h, "percent of the measured ceiling",
+                false);
+    kg_sbuf_printf(b, "<g font-size=\"%g\"><text x=\"%.1f\" y=\"14\">percent of the measured "
+                      "ceiling (copy or GEMM, this run)</text>\n", HT_FS, a.x0);
+    ht_axis_draw(b, &a);
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
         if (isnan(r->ceiling_pct))
             continue;
-        double y = CH_TOP + k++ * CH_ROW + CH_ROW / 2;
-        double w = fmin(fmax(r->ceiling_pct, 0), 100) / 100.0 * pw;
-        label(b, y, r->case_id);
-        kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"14\" fill=\"#0969da\" "
-                          "fill-opacity=\"0.75\"><title>%.1f%%</title></rect>"
-                          "<text x=\"%.1f\" y=\"%.1f\">%.1f%%</text>\n",
-                       CH_LABEL, y - 7, w, r->ceiling_pct, CH_LABEL + w + 4, y + 4,
-                       r->ceiling_pct);
+        double y = a.y0 + k++ * HT_ROW;
+        const char *of = ht_of_gemm(r) ? "GEMM" : "copy";
+        snprintf(fig, sizeof fig, "%.1f%% of %s", r->ceiling_pct, of);
+        ht_row_label(b, &a, y, r->case_id, fig);
+        kg_sbuf_printf(b, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
+                          "fill=\"#0969da\" fill-opacity=\"0.75\"><title>%.1f%% of the %s "
+                          "ceiling</title></rect>\n", a.x0, y + 20,
+                       ht_x(&a, fmin(fmax(r->ceiling_pct, 0), 100)) - a.x0, r->ceiling_pct, of);
     }
-    kg_sbuf_puts(b, "</svg>\n");
+    kg_sbuf_puts(b, "</g></svg>\n");
 }
 
 /* A faulted case's last output lines, folded under its message. */
@@ -206,49 +273,133 @@ static void fault_tail(kg_sbuf *b, const kg_export_row *r)
     kg_sbuf_puts(b, "</pre></details>");
 }
 
+/* A case id that breaks only after '/', ',' and '=' and before an 'x' between digits
+ * ("4096x1024"): <wbr> there, never inside a token. */
+static void ht_id(kg_sbuf *b, const char *id)
+{
+    char seg[512];
+    size_t n = 0;
+    for (const char *p = id ? id : ""; *p; p++) {
+        bool xdim = *p == 'x' && p > id && p[-1] >= '0' && p[-1] <= '9' && p[1] >= '0' &&
+                    p[1] <= '9';
+        if (xdim || n + 2 >= sizeof seg) {
+            seg[n] = '\0';
+            kg_sbuf_xml(b, seg);
+            kg_sbuf_puts(b, xdim ? "<wbr>" : "");
+            n = 0;
+        }
+        seg[n++] = *p;
+        if (*p == '/' || *p == ',' || *p == '=') {
+            seg[n] = '\0';
+            kg_sbuf_xml(b, seg);
+            kg_sbuf_puts(b, "<wbr>");
+            n = 0;
+        }
+    }
+    seg[n] = '\0';
+    kg_sbuf_xml(b, seg);
+}
+
+/* Filtering and sorting the results table: a text box, a verdict menu and sortable headers,
+ * shown only where scripts run (without them the table is complete, in report order). */
+static const char table_js[] =
+    "(function(){var t=document.getElementById('results');if(!t)return;"
+    "var q=document.getElementById('rq'),s=document.getElementById('rv'),"
+    "c=document.getElementById('rc'),tb=t.tBodies[0],rows=[].slice.call(tb.rows);"
+    "document.getElementById('rf').hidden=false;rows.forEach(function(r,i){r.kgo=i});"
+    "function f(){var x=q.value.toLowerCase(),v=s.value,n=0;rows.forEach(function(r){"
+    "var ok=(!x||r.textContent.toLowerCase().indexOf(x)>=0)&&"
+    "(!v||(' '+r.getAttribute('data-v')+' ').indexOf(' '+v+' ')>=0);r.hidden=!ok;n+=ok});"
+    "c.textContent=n+' of '+rows.length+' rows'}"
+    "function key(r,i){var x=r.cells[i].textContent.trim();"
+    "return /^[+\\u2212\\-\\u00b1]?[0-9]/.test(x)?parseFloat(x.replace(/[+\\u00b1]/,'')):x}"
+    "function cmp(a,b,i,d){var x=key(a,i),y=key(b,i),nx=typeof x=='number',ny=typeof y=='number';"
+    "return nx&&ny?(x-y)*d:nx?-1:ny?1:x.localeCompare(y)*d}" /* '-' last either way */
+    "var hs=t.tHead.rows[0].cells;[].forEach.call(hs,function(h,i){h.tabIndex=0;"
+    "h.title='sort by '+h.textContent;h.className+=' sortable';"
+    "h.onclick=h.onkeydown=function(e){if(e.type=='keydown'&&e.key!='Enter')return;"
+    "var d=h.getAttribute('aria-sort')=='ascending'?-1:1;"
+    "[].forEach.call(hs,function(o){o.removeAttribute('aria-sort')});"
+    "h.setAttribute('aria-sort',d>0?'ascending':'descending');"
+    "rows.sort(function(a,b){return cmp(a,b,i,d)||a.kgo-b.kgo});"
+    "rows.forEach(function(r){tb.appendChild(r)})}});"
+    "q.oninput=s.onchange=f;f()})();";
+
+static void ht_table_head(kg_sbuf *b, const kg_export_view *v)
+{
+    static const char *const opt[] = { "FAIL", "REGRESSED", "ERROR", "XPASS", "WARN", "SKIP",
+                                       "PASS", "XFAIL", "IMPROVED" };
+    kg_sbuf_puts(b, "<div id=\"rf\" class=\"filter\" hidden><label>filter <input id=\"rq\" "
+                    "type=\"search\" placeholder=\"case, gate or message\"></label> <label>"
+                    "verdict <select id=\"rv\"><option value=\"\">all</option>"
+                    "<option value=\"attention\">needs attention</option>");
+    for (size_t i = 0; i < KG_ARRAY_LEN(opt); i++)
+        kg_sbuf_printf(b, "<option>%s</option>", opt[i]);
+    kg_sbuf_printf(b, "</select></label> <span id=\"rc\" class=\"meta\">%zu rows</span> "
+                      "<span class=\"meta\">(a header sorts)</span></div>\n", v->n);
+    kg_sbuf_puts(b, "<div class=\"scroll\"><table id=\"results\"><thead><tr><th>case</th>"
+                    "<th>gate</th><th>verdict</th><th>time (µs)</th><th>mark (µs)</th>"
+                    "<th>change</th><th>band</th><th>% of ceiling</th><th>message</th></tr>"
+                    "</thead><tbody>\n");
+}
+
+/* The verdict cell: verdict, fault badge, expectation, decision. */
+static void ht_verdict_cell(kg_sbuf *b, const kg_export_row *r, const char *cls)
+{
+    kg_sbuf_printf(b, "<td class=\"%s\">%s", cls, kg_verdict_name(r->verdict));
+    if (r->fault_class) {
+        kg_sbuf_puts(b, " <span class=\"fault\">FAULT ");
+        kg_sbuf_xml(b, r->fault_class);
+        kg_sbuf_puts(b, "</span>");
+    }
+    if (r->verdict == KG_VERDICT_XFAIL)
+        kg_sbuf_puts(b, " (expected failure)");
+    else if (r->verdict == KG_VERDICT_XPASS)
+        kg_sbuf_puts(b, " (unexpected pass)");
+    if (r->decision) {
+        kg_sbuf_puts(b, " (");
+        kg_sbuf_xml(b, r->decision);
+        kg_sbuf_puts(b, ")");
+    }
+    kg_sbuf_puts(b, "</td>");
+}
+
 static void results_table(kg_sbuf *b, const kg_export_view *v)
 {
     char t[32], m[32], c[32];
-    kg_sbuf_puts(b, "<table id=\"results\"><tr><th>case</th><th>gate</th><th>verdict</th>"
-                    "<th>time (µs)</th><th>mark (µs)</th><th>change</th><th>band</th>"
-                    "<th>% of ceiling</th><th>message</th></tr>\n");
+    ht_table_head(b, v);
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
         const char *cls = r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0
                               ? KG_RV_DEC_REGRESSED : kg_verdict_name(r->verdict);
-        kg_sbuf_puts(b, "<tr><td><code>");
-        kg_sbuf_xml(b, r->case_id);
+        kg_sbuf_printf(b, "<tr data-v=\"%s%s", kg_verdict_name(r->verdict),
+                       r->severity <= 1 ? " attention" : "");
+        if (r->decision) {
+            kg_sbuf_puts(b, " ");
+            kg_sbuf_xml(b, r->decision);
+        }
+        kg_sbuf_puts(b, "\"><td><code>");
+        ht_id(b, r->case_id);
         kg_sbuf_puts(b, "</code></td><td>");
         kg_sbuf_xml(b, r->gate);
-        kg_sbuf_printf(b, "</td><td class=\"%s\">%s", cls, kg_verdict_name(r->verdict));
-        if (r->fault_class) {
-            kg_sbuf_puts(b, " <span class=\"fault\">FAULT ");
-            kg_sbuf_xml(b, r->fault_class);
-            kg_sbuf_puts(b, "</span>");
-        }
-        if (r->verdict == KG_VERDICT_XFAIL)
-            kg_sbuf_puts(b, " (expected failure)");
-        else if (r->verdict == KG_VERDICT_XPASS)
-            kg_sbuf_puts(b, " (unexpected pass)");
-        if (r->decision) {
-            kg_sbuf_puts(b, " (");
-            kg_sbuf_xml(b, r->decision);
-            kg_sbuf_puts(b, ")");
-        }
-        kg_sbuf_printf(b, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>",
+        kg_sbuf_puts(b, "</td>");
+        ht_verdict_cell(b, r, cls);
+        kg_sbuf_printf(b, "<td class=\"num\">%s</td><td class=\"num\">%s</td>",
                        kg_fmt_num(t, sizeof t, r->time_us, "%.3f"),
                        kg_fmt_num(m, sizeof m, r->mark_us, "%.3f"));
         kg_sbuf_printf(b, "<td class=\"num\">%s</td>",
                        kg_fmt_num(c, sizeof c, r->change_pct, "%+.2f%%"));
         kg_sbuf_printf(b, "<td class=\"num\">%s</td>",
                        kg_fmt_num(t, sizeof t, r->band_pct, "±%.2f%%"));
-        kg_sbuf_printf(b, "<td class=\"num\">%s</td><td>",
-                       kg_fmt_num(c, sizeof c, r->ceiling_pct, "%.1f%%"));
+        kg_sbuf_printf(b, "<td class=\"num\">%s", kg_fmt_num(c, sizeof c, r->ceiling_pct, "%.1f%%"));
+        if (!isnan(r->ceiling_pct))
+            kg_sbuf_printf(b, " <span class=\"meta\">of %s</span>", ht_of_gemm(r) ? "GEMM" : "copy");
+        kg_sbuf_puts(b, "</td><td>");
         kg_sbuf_xml(b, r->message);
         fault_tail(b, r);
         kg_sbuf_puts(b, "</td></tr>\n");
     }
-    kg_sbuf_puts(b, "</table>\n");
+    kg_sbuf_puts(b, "</tbody></table></div>\n");
 }
 
 static void provenance(kg_sbuf *b, const cJSON *report)
@@ -256,7 +407,7 @@ static void provenance(kg_sbuf *b, const cJSON *report)
     const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
     const cJSON *ms = cJSON_GetObjectItemCaseSensitive(report, KG_RK_MARKS_SOURCE);
-    kg_sbuf_puts(b, "<h2>Provenance</h2>\n<table>\n");
+    kg_sbuf_puts(b, "<h2>Provenance</h2>\n<div class=\"scroll\"><table>\n");
     const cJSON *groups[] = { prov, cJSON_IsObject(dev) ? dev : NULL,
                               cJSON_IsObject(ms) ? ms : NULL }; /* where the marks came from */
     static const char *const prefix[] = { "", KG_RK_DEVICE ".", KG_RK_MARKS_SOURCE "." };
@@ -271,7 +422,7 @@ static void provenance(kg_sbuf *b, const cJSON *report)
             kg_sbuf_puts(b, "</td></tr>\n");
             cJSON_free(val);
         }
-    kg_sbuf_puts(b, "</table>\n");
+    kg_sbuf_puts(b, "</table></div>\n");
 }
 
 int kg_export_html(const cJSON *report, const char *path)
@@ -336,12 +487,12 @@ int kg_export_html(const cJSON *report, const char *path)
     kg_sbuf_xml(&b, v.run_id ? v.run_id : "?");
     kg_sbuf_puts(&b, "</p>\n<h2>This run against the marks</h2>\n");
     chart_marks(&b, &v);
-    chart_ceiling(&b, &v);
+    chart_ceiling(&b, &v, report);
     KG_TRY(kg_roofline_html(&b, report)); /* the counters gate's points */
     kg_sbuf_puts(&b, "<h2>Results</h2>\n");
     results_table(&b, &v);
     provenance(&b, report);
-    kg_sbuf_puts(&b, "</body></html>\n");
+    kg_sbuf_printf(&b, "<script>%s</script>\n</body></html>\n", table_js);
     KG_TRY(kg_sbuf_write(&b, path));
 cleanup:
     kg_sbuf_free(&b);

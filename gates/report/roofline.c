@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/roofline.h"
+#include "report/svg.h"
 
 static double rf_floor10(double v) { return pow(10, floor(log10(v))); }
 static double rf_ceil10(double v) { return pow(10, ceil(log10(v))); }
@@ -92,16 +93,32 @@ static void rf_roof(kg_sbuf *b, const kg_roof_axes *a, double copy_gbps, double 
                    peak_tflops);
 }
 
+/* What a filled and a hollow point mean, and the roof, in one row at baseline y. */
+static void rf_legend(kg_sbuf *b, double y)
+{
+    kg_sbuf_printf(b, "<g class=\"legend\"><circle cx=\"20\" cy=\"%.1f\" r=\"5\" fill=\"#0969da\" "
+                      "stroke=\"#0969da\" stroke-width=\"1.5\"/><text x=\"30\" y=\"%.1f\">measured "
+                      "FLOPs and DRAM bytes</text>", y - 4, y);
+    kg_sbuf_printf(b, "<circle cx=\"250\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#0969da\" "
+                      "stroke-width=\"1.5\"/><text x=\"260\" y=\"%.1f\">hollow: an FP counter "
+                      "unavailable (a lower bound)</text>", y - 4, y);
+    kg_sbuf_printf(b, "<line x1=\"600\" y1=\"%.1f\" x2=\"624\" y2=\"%.1f\" stroke=\"#1d2430\" "
+                      "stroke-width=\"2\"/><text x=\"630\" y=\"%.1f\">roof (this run)</text></g>\n",
+                   y - 4, y - 4, y);
+}
+
 void kg_roofline_svg(kg_sbuf *b, const kg_roof_point *p, size_t n, double copy_gbps,
                      double peak_tflops)
 {
     kg_roof_axes a;
     kg_roof_axes_fit(&a, p, n, copy_gbps, peak_tflops);
-    kg_sbuf_printf(b, "<svg id=\"chart-roofline\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 "
-                      "%.0f %.0f\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">\n",
-                   KG_ROOF_W, KG_ROOF_H, KG_ROOF_W, KG_ROOF_H);
-    kg_sbuf_printf(b, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n",
-                   KG_ROOF_W, KG_ROOF_H);
+    double h = KG_ROOF_H + 26; /* the legend's row under the axis title */
+    kg_svg_open(b, "chart-roofline", NULL, KG_ROOF_W, h, "roofline of the measured counters",
+                false);
+    kg_sbuf_printf(b, "<g font-size=\"11\"><rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+                      "fill=\"#fff\"/>\n<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                      "height=\"%.1f\" fill=\"none\" stroke=\"#d8dde6\"/>\n", KG_ROOF_W, h, a.px0,
+                   a.py0, a.px1 - a.px0, a.py1 - a.py0);
     rf_grid(b, &a);
     if (rf_ok(copy_gbps) && rf_ok(peak_tflops))
         rf_roof(b, &a, copy_gbps, peak_tflops);
@@ -121,7 +138,8 @@ void kg_roofline_svg(kg_sbuf *b, const kg_roof_point *p, size_t n, double copy_g
         kg_sbuf_printf(b, "%s</title></circle>\n",
                        p[i].hollow ? "; a counter was unavailable: a lower bound" : "");
     }
-    kg_sbuf_puts(b, "</svg>\n");
+    rf_legend(b, h - 8);
+    kg_sbuf_puts(b, "</g></svg>\n");
 }
 
 /* ---- from a report ------------------------------------------------------------------------ */

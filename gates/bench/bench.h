@@ -27,6 +27,9 @@ extern "C" {
 
 /* ---- the gate --------------------------------------------------------------------------- */
 
+/* The gate (bench.c); the driver finds it in its table (gates/driver/gates.c). */
+extern const struct kg_gate kg_gate_bench;
+
 /* The gate's options (its kg_opt table is in bench.c). `marks_path`, `save_marks`: the flags
  * of `kgate bench`, handled by the command layer, which loads the marks and hands the lookup
  * down (marks live above the gates). */

@@ -1,5 +1,6 @@
-/* `kgate parity|preflight|hotpath|bench`: one command over one gate of the table. The options
- * are the common table and the gate's own; the usage is generated from both. */
+/* `kgate <gate>`: one command over one gate of the table. The options are the common table and
+ * the gate's own; the usage is generated from both. A gate with marks hooks gets its marks
+ * loaded before the run and --save-marks after it (gate_marks.c). */
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -22,8 +23,7 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
     int rc = 0, code;
     kg_common_opts co = KG_COMMON_OPTS_INIT;
     kg_run run = { 0 };
-    kg_cli_bench bench = { 0 };
-    kg_marks *ct_marks = NULL; /* the counters gate's (counters_cmd.c) */
+    kg_cli_marks marks = { 0 };
     bool help = false;
     void *opts = calloc(1, g->opts_size ? g->opts_size : 1);
     if (!opts) {
@@ -35,22 +35,15 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
     KG_TRY(gc_parse(g, &co, opts, argc, argv, &help));
     if (help)
         goto cleanup;
-    if (g == &kg_gate_bench)
-        KG_TRY(kg_cli_bench_prepare(&bench, opts));
-    if (g == &kg_gate_counters) {
-        KG_TRY(kg_cli_counters_prepare(&ct_marks, opts));
-        KG_TRY(kg_cli_counters_check_save(opts));
-    }
+    if (g->marks)
+        KG_TRY(kg_cli_marks_prepare(&marks, g, opts));
     KG_TRY(kg_run_begin(&run, g->name, &co, reg, NULL));
     KG_TRY(kg_run_gate(&run, reg, g, opts, false));
-    if (g == &kg_gate_bench)
-        KG_TRY(kg_cli_bench_save(&bench, &run, opts));
-    if (g == &kg_gate_counters)
-        KG_TRY(kg_cli_counters_save(&run, opts));
+    if (g->marks)
+        KG_TRY(kg_cli_marks_save(&marks, &run, g, opts));
 cleanup:
     code = help && rc == 0 ? KG_EXIT_PASS : kg_run_finish(&run, rc);
-    kg_cli_bench_free(&bench);
-    kg_marks_free(ct_marks);
+    kg_cli_marks_free(&marks);
     kg_run_free(&run);
     free(opts);
     return code;

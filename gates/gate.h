@@ -154,6 +154,9 @@ struct kg_gate {
     void (*result_flatten)(void *copy);
     /* The watchdog's limit for one case of this gate (NULL: the default, 120 s). */
     double (*case_timeout_s)(const void *opts);
+    /* True when these options never need the device (preflight --static reads this
+     * executable's cubins): the command may skip opening it. NULL: always needs it. */
+    bool (*deviceless)(const void *opts);
     /* NULL: the gate decides against no marks. */
     const struct kg_gate_marks *marks;
     /* The selftest's scope: the defects of a gate with any of these flags are left out of this

@@ -1,6 +1,7 @@
-/* `kgate <gate>`: one command over one gate of the table. The options are the common table and
- * the gate's own; the usage is generated from both. A gate with marks hooks gets its marks
- * loaded before the run and --save-marks after it (gate_marks.c). */
+/* `kgate <gate>`, for every gate of the table (kg_gates[]): one command over that gate. The
+ * options are the common table and the gate's own; the usage is generated from both.
+ * A gate with marks hooks gets its marks loaded before the run and --save-marks after it
+ * (gate_marks.c). */
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "core/kg_core.h"
+#include "core/mark.h"
 #include "core/opt.h"
 
 #ifdef __cplusplus
@@ -79,12 +80,46 @@ static inline void kg_cell_verdict(char *buf, size_t n, const kg_case_desc *d,
 #define KG_COL_NUM(k, h, w, fmt, T, field) \
     { .key = (k), .header = (h), .width = (w), .format = (fmt), .offset = offsetof(T, field) }
 
+/* What a gate needs of the driver, the selftest and the production step: they ask these flags
+ * (and the marks hooks below), never a gate's name. */
 enum {
     KG_GATE_NEEDS_GPU = 1u << 0, /* without a GPU every case is SKIP ("no CUDA device") */
-    KG_GATE_STATIC = 1u << 1,    /* decides without a GPU too (preflight's static path) */
-    KG_GATE_MULTILINE = 1u << 2  /* a result prints n_lines table lines (preflight: one per
+    KG_GATE_MULTILINE = 1u << 2, /* a result prints n_lines table lines (preflight: one per
                                     kernel and architecture); else one, or "id ERROR message" */
+    KG_GATE_DEVICE_WIDE = 1u << 3, /* it times or counts device-wide (a concurrent process would
+                                      be in its figures): the selftest runs it alone, after the
+                                      correctness gates */
+    KG_GATE_PRODUCTION_PASSES = 1u << 4, /* run --production runs it in --bench-processes fresh
+                                            processes and combines them per case
+                                            (gates/production/) */
+    KG_GATE_SELFTEST_TWINS = 1u << 5, /* the selftest judges its defects (correct kernels that
+                                         differ in speed) against marks it sets from their clean
+                                         twins, not in the concurrent pass */
+    KG_GATE_SELFTEST_FAULTS = 1u << 6 /* the selftest also runs the planted faults through it
+                                         (every fault class, under a short watchdog) */
 };
+
+/* A gate that decides against marks. The marks live above the gates: the command layer loads
+ * the file (--marks, --marks-ref), hands the lookup down through the slots of the gate's
+ * options struct and, for --save-marks, merges the marks the gate's typed results set. */
+typedef struct {
+    const char **path;           /* --marks FILE (the command layer rewrites it to what it read) */
+    const char **ref;            /* --marks-ref REF; NULL: the gate reads marks from files only */
+    const char **save;           /* --save-marks FILE */
+    kg_mark_lookup_fn *lookup;   /* set by the command layer; NULL: no marks */
+    const void **marks;
+} kg_gate_marks_slots;
+
+struct kg_gate_marks {
+    /* The slots of `opts` (the gate's options struct). */
+    void (*slots)(void *opts, kg_gate_marks_slots *out);
+    /* The marks one typed result sets for --save-marks: at most `max` into out, their count
+     * returned. Strings are borrowed from d, data and `stamp`, whose provenance fields
+     * (commit, date, run_id, driver, cuda, set_by) every mark carries. */
+    size_t (*row_marks)(kg_mark *out, size_t max, const kg_case_desc *d, const void *data,
+                        const kg_mark *stamp);
+};
+#define KG_GATE_MARKS_MAX 16 /* the most marks row_marks returns for one result */
 
 struct kg_gate {
     const char *name;            /* "parity": the command, the report's gate, selftest column */
@@ -119,6 +154,15 @@ struct kg_gate {
     void (*result_flatten)(void *copy);
     /* The watchdog's limit for one case of this gate (NULL: the default, 120 s). */
     double (*case_timeout_s)(const void *opts);
+    /* True when these options never need the device (preflight --static reads this
+     * executable's cubins): the command may skip opening it. NULL: always needs it. */
+    bool (*deviceless)(const void *opts);
+    /* NULL: the gate decides against no marks. */
+    const struct kg_gate_marks *marks;
+    /* The selftest's scope: the defects of a gate with any of these flags are left out of this
+     * gate, where running them proves nothing (the bench's slow variants differ only in speed,
+     * the counters' defects only in traffic; their cells show "-"). */
+    unsigned selftest_skips;
 };
 
 /* A session that saw only some of the cases (its worker was replaced): end() must not act on

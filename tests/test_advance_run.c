@@ -10,6 +10,8 @@
 #include "fake_run.h"
 #include "kg_test.h"
 
+extern const struct kg_gate kg_gate_parity; /* a row of another gate (the driver's table) */
+
 /* A bench row as bench.c leaves it: engine summary, decision, context. */
 static int g_processes = 3; /* the processes behind every bench row bench_row makes */
 

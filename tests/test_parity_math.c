@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "parity/parity.h"
+#include "gate.h"
 #include "kg_test.h"
 
 static kg_parity_policy tol(double a, double r, double c)
@@ -135,5 +136,17 @@ int main(void)
 
     check_small_sizes(&loose);
     check_bitwise_bf16(&loose);
+
+    /* Isolation ships the parity gate's whole typed result (it shipped sizeof(kg_parity_result),
+     * the first member, so the parent's row was another type than in-process): the flattened
+     * copy keeps every output and clears only the names. */
+    CHECK(kg_gate_parity.result_size == sizeof(kg_parity_outputs));
+    kg_parity_outputs po;
+    memset(&po, 0, sizeof po);
+    po.n = 2, po.worst_i = 1, po.pass = true, po.name[0] = "out", po.out[1].rel_l2 = 0.5;
+    CHECK(kg_gate_parity.result_flatten != NULL);
+    if (kg_gate_parity.result_flatten)
+        kg_gate_parity.result_flatten(&po);
+    CHECK(po.n == 2 && po.worst_i == 1 && po.pass && po.out[1].rel_l2 == 0.5 && !po.name[0]);
     return kg_test_done("test_parity_math");
 }

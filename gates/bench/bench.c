@@ -525,11 +525,61 @@ static const char bg_description[] =
     "--save-marks FILE merges this run's medians into FILE (for proofs and A/B; never the\n"
     "committed marks, which only `run --production` advances).\n";
 
+/* The marks (gate.h): the slots of the options, and the mark one row sets (--save-marks). */
+static void bg_marks_slots(void *opts, kg_gate_marks_slots *out)
+{
+    kg_bench_gate_opts *o = opts;
+    *out = (kg_gate_marks_slots){ .path = &o->marks_path, .ref = &o->marks_ref,
+                                  .save = &o->save_marks, .lookup = &o->lookup,
+                                  .marks = &o->marks };
+}
+
+static size_t bg_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, const void *data,
+                           const kg_mark *stamp)
+{
+    const kg_bench_row *b = data;
+    const kg_summary *s = &b->r.sum;
+    kg_mark *mk = out;
+    if (max < 1)
+        return 0;
+    *mk = *stamp; /* the provenance; the rest is the row's */
+    mk->device_class = (char *)b->device_class;
+    mk->case_id = (char *)d->id;
+    mk->metric = (char *)b->metric;
+    mk->direction = KG_LOWER_IS_BETTER;
+    mk->value = mk->run_median = s->median;
+    mk->ci_lo = s->ci_lo;
+    mk->ci_hi = s->ci_hi;
+    mk->band_rel = (s->ci_hi - s->ci_lo) / (2 * s->median);
+    mk->samples = (int)b->r.kept;
+    mk->runs = 1;
+    mk->kernels = b->kernels[0] ? (char *)b->kernels : NULL;
+    /* What the row was measured with: a later run against this mark reuses k, and compares
+     * only within its power state. */
+    mk->k = b->v.run_k;
+    mk->power_state = b->v.run_power_state[0] ? (char *)b->v.run_power_state : NULL;
+    /* What users pay (issue #25): gated beside a replay-clock-normalised value. */
+    mk->measured_median_us = b->v.run_measured;
+    mk->measured_spread_rel = b->v.run_measured ? b->v.run_measured_spread : 0;
+    mk->energy_per_launch_mj = b->v.run_energy;
+    mk->energy_spread_rel = b->v.run_energy ? b->v.run_energy_spread : 0;
+    if (b->v.processes >= 2) {
+        mk->runs = b->v.processes;
+        mk->env_lo = b->v.env_lo;
+        mk->env_hi = b->v.env_hi;
+    }
+    return 1;
+}
+
+static const struct kg_gate_marks bg_marks = { .slots = bg_marks_slots,
+                                               .row_marks = bg_row_marks };
+
 const struct kg_gate kg_gate_bench = {
     .name = "bench",
     .summary = "time cases; noise-band decision against high-water marks",
     .description = bg_description,
-    .flags = KG_GATE_NEEDS_GPU,
+    .flags = KG_GATE_NEEDS_GPU | KG_GATE_DEVICE_WIDE | KG_GATE_PRODUCTION_PASSES |
+             KG_GATE_SELFTEST_TWINS,
     .opts = bg_opts,
     .n_opts = KG_ARRAY_LEN(bg_opts),
     .opts_size = sizeof(kg_bench_gate_opts),
@@ -544,4 +594,5 @@ const struct kg_gate kg_gate_bench = {
     .end = bg_end,
     .columns = kg_bench_columns,
     .n_columns = KG_BENCH_N_COLUMNS,
+    .marks = &bg_marks,
 };

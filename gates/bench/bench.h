@@ -27,6 +27,9 @@ extern "C" {
 
 /* ---- the gate --------------------------------------------------------------------------- */
 
+/* The gate (bench.c); the driver finds it in its table (gates/driver/gates.c). */
+extern const struct kg_gate kg_gate_bench;
+
 /* The gate's options (its kg_opt table is in bench.c). `marks_path`, `save_marks`: the flags
  * of `kgate bench`, handled by the command layer, which loads the marks and hands the lookup
  * down (marks live above the gates). */
@@ -85,8 +88,11 @@ typedef struct {
 
 /* bench_figures.c: the report figures of a row, the run-level record, the table. */
 cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res);
+/* The console table. Its length is the gate's n_columns: bench_figures.c checks at compile time
+ * that KG_BENCH_N_COLUMNS is the count of the definition's initializer (a column added or
+ * removed without it is a build error, never a blank or a lost column). */
 #define KG_BENCH_N_COLUMNS 11
-extern const kg_gate_column kg_bench_columns[KG_BENCH_N_COLUMNS];
+extern const kg_gate_column kg_bench_columns[];
 
 #ifdef __cplusplus
 }

@@ -11,12 +11,12 @@
 const char *kg_bench_decision_name(kg_bench_decision d)
 {
     switch (d) {
-    case KG_BENCH_NO_MARK: return "NO_MARK";
-    case KG_BENCH_SAME: return "SAME";
-    case KG_BENCH_IMPROVED: return "IMPROVED";
-    case KG_BENCH_REGRESSED: return "REGRESSED";
-    case KG_BENCH_UNPROVEN: return "UNPROVEN";
-    case KG_BENCH_STATE_DIFFERS: return "STATE_DIFFERS";
+    case KG_BENCH_NO_MARK: return KG_RV_DEC_NO_MARK;
+    case KG_BENCH_SAME: return KG_RV_DEC_SAME;
+    case KG_BENCH_IMPROVED: return KG_RV_DEC_IMPROVED;
+    case KG_BENCH_REGRESSED: return KG_RV_DEC_REGRESSED;
+    case KG_BENCH_UNPROVEN: return KG_RV_DEC_UNPROVEN;
+    case KG_BENCH_STATE_DIFFERS: return KG_RV_DEC_STATE_DIFFERS;
     }
     return "?";
 }

@@ -130,8 +130,6 @@ void kg_bench_env_free(kg_bench_env *e)
 
 cJSON *kg_bench_env_nvml_json(kg_bench_env *e) { return kg_nvml_snapshot(e->nvml); }
 
-bool kg_bench_block_available(const kg_bench_env *e) { return e->block_ok; }
-
 int kg_bench_block(kg_bench_env *e, cudaStream_t s)
 {
     if (!e->block_ok)
@@ -415,7 +413,7 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
     int rc = 0;
     float ms = 0;
     unsigned long long *after = e->stamp_dev + 2 * e->n_slots, e0 = 0;
-    const bool blocking = kg_bench_block_available(e);
+    const bool blocking = e->block_ok;
     o->mhz = o->window = o->mj = NAN;
     if (d->prepare)
         KG_TRY(d->prepare(state, s));

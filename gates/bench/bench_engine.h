@@ -203,7 +203,6 @@ void kg_bench_poll_track(kg_bench_env *e, kg_power_track *t, bool force);
 int kg_bench_block(kg_bench_env *e, cudaStream_t s);
 void kg_bench_block_release(kg_bench_env *e);
 bool kg_bench_block_timed_out(const kg_bench_env *e);
-bool kg_bench_block_available(const kg_bench_env *e);
 /* The state's report object (the row's power_state, also each ceiling's). */
 cJSON *kg_power_state_json(const kg_power_state *ps);
 

@@ -286,7 +286,7 @@ static void bf_cell_median(char *buf, size_t n, const kg_case_desc *d,
     snprintf(buf, n, "%.4f", ((const kg_bench_row *)res->data)->r.sum.median);
 }
 
-const kg_gate_column kg_bench_columns[KG_BENCH_N_COLUMNS] = {
+const kg_gate_column kg_bench_columns[] = {
     KG_COL_CASE(-44),
     { .key = KG_FIG_DECISION, .header = "decision", .width = -9, .cell = bf_cell_decision },
     { .key = KG_FIG_MEDIAN, .header = "median_us", .width = 11, .cell = bf_cell_median },
@@ -299,3 +299,5 @@ const kg_gate_column kg_bench_columns[KG_BENCH_N_COLUMNS] = {
     { .key = KG_FIG_TFLOPS, .header = "TFLOP/s", .width = 8, .cell = bf_cell_tflops },
     { .key = KG_FIG_SM_CLOCK_MEDIAN, .header = "MHz", .width = 6, .cell = bf_cell_mhz },
 };
+_Static_assert(KG_ARRAY_LEN(kg_bench_columns) == KG_BENCH_N_COLUMNS,
+               "KG_BENCH_N_COLUMNS (the gate's n_columns) must count kg_bench_columns");

@@ -71,14 +71,6 @@ void kg_nvml_close(kg_nvml *n)
     free(n);
 }
 
-double kg_nvml_sm_clock(kg_nvml *n)
-{
-    unsigned v = 0;
-    if (n && n->clock && n->clock(n->dev, NVML_CLOCK_SM, &v) == 0)
-        return v;
-    return NAN;
-}
-
 double kg_nvml_sm_max_clock(kg_nvml *n)
 {
     unsigned v = 0;

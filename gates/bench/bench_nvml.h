@@ -29,8 +29,7 @@ bool kg_bench_energy_plausible(double per_launch_mj, double measured_us, double 
 int kg_nvml_energy_mj(kg_nvml *n, unsigned long long *mj);
 /* Why a row has no energy figure, from its energy_rc and summary ("" when it has one). */
 void kg_bench_energy_note(char *buf, size_t n, int energy_rc, const kg_energy_summary *e);
-/* Current / maximum SM clock in MHz, or NaN. */
-double kg_nvml_sm_clock(kg_nvml *n);
+/* The maximum SM clock in MHz, or NaN. */
 double kg_nvml_sm_max_clock(kg_nvml *n);
 /* The maximum SM clock the drop threshold is relative to (device attribute, else NVML; MHz,
  * 0 when unknown). */

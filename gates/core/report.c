@@ -8,8 +8,6 @@
 #include "core/kg_core.h"
 #include "core/report_keys.h"
 
-#define KG_REPORT_SCHEMA "kgate-report/1"
-
 struct kg_report {
     cJSON *root;
     cJSON *results;
@@ -50,28 +48,23 @@ int kg_verdict_parse(const char *s, kg_verdict *out)
 static void add_provenance(cJSON *root)
 {
     /* CI systems name the commit and run; locally KGATE_COMMIT may be set by the caller. */
-    static const char *keys[] = { "KGATE_COMMIT", "GITHUB_SHA", "GITHUB_REPOSITORY",
-                                  "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_REF",
-                                  "GITHUB_WORKFLOW", "GITHUB_EVENT_NAME", "RUNNER_NAME",
-                                  "CI_COMMIT_SHA", "CI_PROJECT_ID", "CI_PROJECT_PATH",
-                                  "CI_PIPELINE_ID", "CI_JOB_ID", "CI_COMMIT_REF_NAME",
-                                  "CI_RUNNER_DESCRIPTION", "KGATE_BUILD_TYPE" };
+    static const char *keys[] = { KG_RK_PROV_ENV_KEYS };
     cJSON *p = cJSON_AddObjectToObject(root, KG_RK_PROVENANCE);
     const char *commit = NULL;
     for (size_t i = 0; p && i < KG_ARRAY_LEN(keys); i++) {
         const char *v = getenv(keys[i]);
         if (v && *v) {
             cJSON_AddStringToObject(p, keys[i], v);
-            if (!commit && (strcmp(keys[i], "KGATE_COMMIT") == 0 ||
-                            strcmp(keys[i], "GITHUB_SHA") == 0 ||
-                            strcmp(keys[i], "CI_COMMIT_SHA") == 0))
+            if (!commit && (strcmp(keys[i], KG_RK_PROV_KGATE_COMMIT) == 0 ||
+                            strcmp(keys[i], KG_RK_PROV_GITHUB_SHA) == 0 ||
+                            strcmp(keys[i], KG_RK_PROV_CI_COMMIT_SHA) == 0))
                 commit = v;
         }
     }
     if (p)
         cJSON_AddStringToObject(p, KG_RK_PROV_COMMIT, commit ? commit : "unknown");
 #ifdef KG_BUILD_TYPE
-    if (p && !getenv("KGATE_BUILD_TYPE"))
+    if (p && !getenv(KG_RK_PROV_KGATE_BUILD_TYPE))
         cJSON_AddStringToObject(p, KG_RK_PROV_BUILD_TYPE, KG_BUILD_TYPE);
 #endif
 }
@@ -89,7 +82,7 @@ int kg_report_new(kg_report **out, const char *command, bool diagnostic)
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
-    cJSON_AddStringToObject(r->root, KG_RK_SCHEMA, KG_REPORT_SCHEMA);
+    cJSON_AddStringToObject(r->root, KG_RK_SCHEMA, KG_RV_SCHEMA);
     cJSON *tool = cJSON_AddObjectToObject(r->root, KG_RK_TOOL);
     cJSON_AddStringToObject(tool, KG_RK_TOOL_NAME, "kgate");
     cJSON_AddStringToObject(tool, KG_RK_TOOL_VERSION, KG_VERSION_STRING);

@@ -414,11 +414,48 @@ static const char ct_description[] =
     "without profiling permission or on an unsupported device. KGATE_COUNTERS_LOG=1 logs\n"
     "every CUPTI call.\n";
 
+/* The marks (gate.h): the slots of the options, and the counter marks one row sets for
+ * --save-marks (every count, a diagnostic seed; only a positive, finite count: a count of 0,
+ * e.g. no spills, is stored as no mark, which the decision reads as 0). */
+static void ct_marks_slots(void *opts, kg_gate_marks_slots *out)
+{
+    kg_counters_gate_opts *o = opts;
+    *out = (kg_gate_marks_slots){ .path = &o->marks_path, .save = &o->save_marks,
+                                  .lookup = &o->lookup, .marks = &o->marks };
+}
+
+static size_t ct_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, const void *data,
+                           const kg_mark *stamp)
+{
+    const kg_counters_row *b = data;
+    size_t n = 0;
+    for (size_t i = 0; i < KG_CT_N_MARKS && n < max; i++) {
+        double v = kg_ct_mark_value(&b->c, i);
+        if (!isfinite(v) || !(v > 0))
+            continue;
+        kg_mark *mk = &out[n++];
+        *mk = *stamp;
+        mk->device_class = (char *)b->device_class;
+        mk->case_id = (char *)d->id;
+        mk->band_rel = 0; /* counters: the tolerance is the decision's, not a noise band */
+        mk->samples = 1;
+        mk->runs = 1;
+        mk->metric = (char *)kg_ct_mark_defs[i].metric;
+        mk->direction = kg_ct_mark_defs[i].direction;
+        mk->value = mk->run_median = mk->ci_lo = mk->ci_hi = v;
+    }
+    return n;
+}
+
+static const struct kg_gate_marks ct_marks = { .slots = ct_marks_slots,
+                                               .row_marks = ct_row_marks };
+
 const struct kg_gate kg_gate_counters = {
     .name = "counters",
     .summary = "hardware counters: check the declared work model, ratchet DRAM bytes/instructions",
     .description = ct_description,
-    .flags = KG_GATE_NEEDS_GPU,
+    .flags = KG_GATE_NEEDS_GPU | KG_GATE_DEVICE_WIDE,
+    .selftest_skips = KG_GATE_SELFTEST_TWINS, /* the slow variants move the same bytes */
     .opts = ct_opts,
     .n_opts = KG_ARRAY_LEN(ct_opts),
     .opts_size = sizeof(kg_counters_gate_opts),
@@ -433,4 +470,5 @@ const struct kg_gate kg_gate_counters = {
     .end = ct_end,
     .columns = kg_counters_columns,
     .n_columns = KG_COUNTERS_N_COLUMNS,
+    .marks = &ct_marks,
 };

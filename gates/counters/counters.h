@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* The gate (counters.c); the driver finds it in its table (gates/driver/gates.c). */
+extern const struct kg_gate kg_gate_counters;
+
 /* ---- the metric table (pure) ----------------------------------------------------------- */
 
 /* One wanted figure: the first of its candidate metric names that the device's metric

@@ -679,6 +679,7 @@ const struct kg_gate kg_gate_hotpath = {
     .summary = "no alloc/sync/host copy in the hot path; graph-capturable; deterministic",
     .description = hp_description,
     .flags = KG_GATE_NEEDS_GPU,
+    .selftest_skips = KG_GATE_DEVICE_WIDE, /* speed and traffic: not what the hot path sees */
     .opts = hp_opts,
     .n_opts = KG_ARRAY_LEN(hp_opts),
     .opts_size = sizeof(kg_hotpath_opts),

@@ -8,6 +8,11 @@
 extern "C" {
 #endif
 
+/* The gate (parity_gate.c): its typed result is a kg_parity_outputs, in-process and (whole,
+ * names cleared) from an isolation worker. */
+struct kg_gate;
+extern const struct kg_gate kg_gate_parity;
+
 /* ---- parity (the comparison math, used by other gates too) ----------------------------- */
 
 typedef struct {

@@ -300,11 +300,17 @@ static const char pf_description[] =
     "--static): the static path reads the cubins embedded in this executable (every\n"
     "architecture it carries) and applies the occupancy calculator; no GPU is needed.\n";
 
+static bool pf_deviceless(const void *opts)
+{
+    return opts && ((const kg_preflight_opts *)opts)->force_static;
+}
+
 const struct kg_gate kg_gate_preflight = {
     .name = "preflight",
     .summary = "registers, spills, shared memory, occupancy (static without a GPU)",
     .description = pf_description,
-    .flags = KG_GATE_STATIC | KG_GATE_MULTILINE,
+    .flags = KG_GATE_MULTILINE,
+    .deviceless = pf_deviceless,
     .opts = pf_opts,
     .n_opts = KG_ARRAY_LEN(pf_opts),
     .opts_size = sizeof(kg_preflight_opts),

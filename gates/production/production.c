@@ -488,3 +488,12 @@ cleanup:
         pb_pass_free(&ps[i]);
     return rc;
 }
+
+void kg_production_note(const kg_bench_gate_opts *bo, int processes)
+{
+    int min_runs = bo->min_mark_runs > 0 ? bo->min_mark_runs
+                                         : ((kg_decide_opts)KG_DECIDE_OPTS_INIT).min_mark_runs;
+    if (processes < min_runs)
+        printf("kgate: note: --bench-processes %d < --min-mark-runs %d: the marks this run sets "
+               "will decide UNPROVEN until merged from more processes\n", processes, min_runs);
+}

@@ -33,6 +33,10 @@ int kg_production_bench(kg_run *run, const kg_registry *reg, const kg_bench_gate
 int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
                              const kg_case_desc *d, const kg_bench_gate_opts *bo);
 
+/* run --production's note before any GPU work: marks set from fewer processes than
+ * --min-mark-runs would decide UNPROVEN until merged from more. */
+void kg_production_note(const kg_bench_gate_opts *bo, int processes);
+
 /* Commit the advanced marks of a passing certifying input (compare-and-swap, push if asked);
  * *summary (may be NULL) receives the report's marks_update record. */
 int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,

@@ -326,7 +326,7 @@ cleanup:
  * (and never fewer than the bench's 15 samples), and keeps the bench column of `kgate run` to
  * ~4 short processes. */
 #define ST_BENCH_BUDGET "0.3"
-static int st_twin_marks(st_matrix *m, const st_env *e, const char *marks, int *no_gpu)
+static int st_twin_marks(st_matrix *m, const st_env *e, int g, const char *marks, int *no_gpu)
 {
     int rc = 0;
     kg_child_status cs;
@@ -337,9 +337,11 @@ static int st_twin_marks(st_matrix *m, const st_env *e, const char *marks, int *
     *no_gpu = 0;
     double t0 = kg_now_s();
     for (int i = 0; i < ST_TWIN_PROCESSES; i++) {
-        snprintf(m->where, sizeof m->where, "bench: the clean twins' marks "
-                 "(process %d of %d)", i + 1, ST_TWIN_PROCESSES);
-        const char *argv[] = { e->defects_exe, "bench", "--filter", "^defect/bench/.*/clean$",
+        snprintf(m->where, sizeof m->where, "%s: the clean twins' marks "
+                 "(process %d of %d)", st_gates_name(g), i + 1, ST_TWIN_PROCESSES);
+        char filter[160];
+        snprintf(filter, sizeof filter, "^defect/%s/.*/clean$", st_gates_name(g));
+        const char *argv[] = { e->defects_exe, st_gates_name(g), "--filter", filter,
                                "--seed", e->seed, "--device", e->device, "--budget",
                                ST_BENCH_BUDGET, "--save-marks", marks, "--report", rep,
                                i ? "--marks" : NULL, prev, NULL };
@@ -357,11 +359,11 @@ static int st_twin_marks(st_matrix *m, const st_env *e, const char *marks, int *
             return 0;
         }
         if (cs.code != 0)
-            return KG_ERR(KG_EINTERNAL, "selftest: child `%s bench` setting the clean twins' "
+            return KG_ERR(KG_EINTERNAL, "selftest: child `%s %s` setting the clean twins' "
                                         "marks (process %d of %d) %s (log: %s)", e->defects_exe,
-                          i + 1, ST_TWIN_PROCESSES, cs.why, log);
+                          st_gates_name(g), i + 1, ST_TWIN_PROCESSES, cs.why, log);
     }
-    st_pass_add((st_matrix *)m, "twins", "bench marks", kg_now_s() - t0, ST_TWIN_PROCESSES);
+    st_pass_add(m, "twins", st_gates_name(g), kg_now_s() - t0, ST_TWIN_PROCESSES);
 cleanup:
     return rc;
 }
@@ -372,21 +374,21 @@ cleanup:
  * copies it to every variant's id, then benches twins and variants in a fresh process with the
  * bench's own floors. The twin must come out SAME (else a false alarm), each variant REGRESSED
  * (+1% is only observed). */
-static int st_run_bench(st_matrix *m, const st_env *e)
+static int st_run_twins(st_matrix *m, const st_env *e, int g)
 {
-    int rc = 0, no_gpu = 0, g = st_gate_index("bench");
+    int rc = 0, no_gpu = 0;
     char marks[PATH_MAX], rekeyed[PATH_MAX];
     kg_marks *mk = NULL;
     snprintf(marks, sizeof marks, "%s/bench-twin-marks.json", e->tmpdir);
     snprintf(rekeyed, sizeof rekeyed, "%s/bench-variant-marks.json", e->tmpdir);
-    KG_TRY(st_twin_marks(m, e, marks, &no_gpu));
+    KG_TRY(st_twin_marks(m, e, g, marks, &no_gpu));
     if (no_gpu)
         return 0;
     KG_TRY(kg_marks_load(&mk, marks));
     size_t nmarks = kg_marks_count(mk);
     for (size_t r = 0; r < m->n; r++) {
         const char *id = m->rows[r].id, *slash = strrchr(id, '/');
-        if (!m->rows[r].expect_gate || strcmp(m->rows[r].expect_gate, "bench") != 0 || !slash)
+        if (!m->rows[r].expect_gate || strcmp(m->rows[r].expect_gate, st_gates_name(g)) != 0 || !slash)
             continue;
         char twin[512];
         snprintf(twin, sizeof twin, "%.*s/clean", (int)(slash - id), id);
@@ -547,21 +549,12 @@ static void st_print(const st_matrix *m)
 /* The scope of the selftest: a defect of gate X is left out of gate Y where running it there
  * proves nothing. The bench's slow variants are correct kernels that only differ in speed (their
  * clean twins still run every gate); the counters defects differ only in traffic, which the
- * hotpath does not see. Their cells stay "-" (not run) in the matrix. */
-static const struct {
-    const char *expect_gate, *gate;
-} st_scope_out[] = {
-    { "bench", "parity" }, { "bench", "hotpath" }, { "bench", "counters" },
-    { "counters", "hotpath" },
-};
-
+ * hotpath does not see (each gate's selftest_skips, gate.h). Their cells stay "-" (not run) in
+ * the matrix. */
 static bool st_scope_skips(const st_row *r, const char *gate)
 {
-    for (size_t i = 0; r->expect_gate && i < KG_ARRAY_LEN(st_scope_out); i++)
-        if (strcmp(r->expect_gate, st_scope_out[i].expect_gate) == 0 &&
-            strcmp(gate, st_scope_out[i].gate) == 0)
-            return true;
-    return false;
+    const struct kg_gate *eg = kg_gate_find(r->expect_gate), *g = kg_gate_find(gate);
+    return eg && g && eg != g && (eg->flags & g->selftest_skips) != 0;
 }
 
 /* base (may be NULL) or-ed with "^<id>$" of every row the scope leaves out of gate: an ERE for
@@ -597,10 +590,10 @@ static int st_scope_exclude(char **out, const st_matrix *m, const char *gate, co
     return 0;
 }
 
-static bool st_gate_is(int g, const char *name) { return strcmp(st_gates_name(g), name) == 0; }
+static bool st_gate_has(int g, unsigned flag) { return (kg_gates[g]->flags & flag) != 0; }
 
-/* bench and counters time and count device-wide: they need the GPU alone. */
-static bool st_serial_gate(int g) { return st_gate_is(g, "bench") || st_gate_is(g, "counters"); }
+/* The gates that time or count device-wide (the bench, the counters) need the GPU alone. */
+static bool st_serial_gate(int g) { return st_gate_has(g, KG_GATE_DEVICE_WIDE); }
 
 #define ST_MAX_JOBS (3 * ST_MAX_GATES)
 typedef struct {
@@ -635,14 +628,14 @@ static int st_start_correctness(st_jobs *js, const st_matrix *m, const st_env *e
         snprintf(header, sizeof header, "selftest: %s over the defect catalogue%s...\n",
                  st_gates_name(g), with_clean ? " and the clean cases" : "");
         KG_TRY(st_job_start(js, m, e, g, header));
-        if (!e->filter && st_gate_is(g, "parity")) {
+        if (!e->filter && st_gate_has(g, KG_GATE_SELFTEST_FAULTS)) {
             st_env fe = *e;
             fe.filter = ST_FAULTS;
             fe.exclude = NULL;
             fe.case_timeout = ST_FAULT_TIMEOUT;
             fe.tag = "faults";
-            snprintf(header, sizeof header, "selftest: parity over the planted faults (watchdog "
-                     "%s s)...\n", ST_FAULT_TIMEOUT);
+            snprintf(header, sizeof header, "selftest: %s over the planted faults (watchdog "
+                     "%s s)...\n", st_gates_name(g), ST_FAULT_TIMEOUT);
             KG_TRY(st_job_start(js, m, &fe, g, header));
         }
         if (with_clean)
@@ -708,10 +701,11 @@ static int st_run_gates(st_matrix *m, const st_env *e, const st_env *clean_env, 
     for (int g = 0; g < ST_NGATES; g++) {
         if (!st_serial_gate(g))
             continue;
-        if (st_gate_is(g, "bench")) {
-            printf("selftest: bench over the slow variants against their clean twins' marks...\n");
+        if (st_gate_has(g, KG_GATE_SELFTEST_TWINS)) {
+            printf("selftest: %s over the slow variants against their clean twins' marks...\n",
+                   st_gates_name(g));
             fflush(stdout);
-            KG_TRY(st_run_bench(m, e));
+            KG_TRY(st_run_twins(m, e, g));
             continue;
         }
         char *ex = NULL;

@@ -48,7 +48,7 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv);
 int kg_cmd_marks_advance(int argc, char **argv); /* run.c: the production step from a report */
 int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv);
 
-/* The marks side shared by `kgate bench` and `kgate counters` (bench_cmd.c): the gates'
+/* The marks side shared by the gates with marks hooks (gate_marks.c): the gates'
  * lookup over kg_marks; --save-marks FILE checked up front (not the compared file, writable,
  * valid if it exists; 0 when save_marks is NULL); FILE's marks to merge into (new when absent)
  * with the date, driver and CUDA versions this run's marks carry. */
@@ -61,33 +61,28 @@ int kg_cli_save_marks_check(const char *marks_path, const char *save_marks);
 int kg_cli_save_marks_open(kg_marks **m, kg_cli_mark_stamp *st, const char *save_marks,
                            const kg_run *run);
 
-/* `kgate bench` around its gate (bench_cmd.c): the marks it decides against (--marks, else
- * $KGATE_MARKS) loaded before the device is touched, and --save-marks. `run` uses the marks
- * part too. */
+/* The marks of a gate with marks hooks (gate.h; gate_marks.c), for `kgate <gate>` and `run`:
+ * loaded before the device is touched (--marks-ref REF, else --marks, else $KGATE_MARKS), the
+ * gate's lookup pointed at them, and --save-marks. */
 typedef struct {
     kg_marks *marks;
     kg_marks *save;
     kg_marks_source src;     /* where `marks` came from (the report's marks_source) */
     char shown[1400];        /* --marks-ref: "REF:PATH", the settings' marks entry */
-} kg_cli_bench;
+} kg_cli_marks;
 
-/* Load the marks (a bad file is exit 2 with or without a GPU), point the gate's lookup at
- * them, check --save-marks (not the compared file, writable, valid if it exists). */
-int kg_cli_bench_prepare(kg_cli_bench *b, kg_bench_gate_opts *o);
+/* Load the marks into g's slots of opts (a bad file is exit 2 with or without a GPU), check
+ * --save-marks (not the compared file, writable, valid if it exists). */
+int kg_cli_marks_prepare(kg_cli_marks *b, const struct kg_gate *g, void *opts);
+/* Point another gate's slots at marks already loaded (`run`: one marks file for every gate). */
+void kg_cli_marks_share(const kg_cli_marks *b, const struct kg_gate *g, void *opts,
+                        const char *path);
 /* The report's marks_source: the file, the ref and commit, or none. */
-void kg_cli_bench_source(const kg_cli_bench *b, const kg_run *run);
-/* Record marks_source, then merge this run's bench rows into --save-marks, if given. */
-int kg_cli_bench_save(kg_cli_bench *b, const kg_run *run, const kg_bench_gate_opts *o);
-void kg_cli_bench_free(kg_cli_bench *b);
-
-/* `kgate counters` (counters_cmd.c): its marks (--marks, else $KGATE_MARKS) loaded before the
- * device is touched; *out is the caller's (kg_marks_free). `run` shares the bench's marks. */
-int kg_cli_counters_prepare(kg_marks **out, kg_counters_gate_opts *o);
-void kg_cli_counters_share(kg_counters_gate_opts *o, const kg_marks *marks, const char *path);
-/* --save-marks FILE: merge this run's counters rows into FILE (checked up front: not the
- * compared file, writable). */
-int kg_cli_counters_check_save(const kg_counters_gate_opts *o);
-int kg_cli_counters_save(const kg_run *run, const kg_counters_gate_opts *o);
+void kg_cli_marks_source(const kg_cli_marks *b, const kg_run *run);
+/* After the gate ran: marks_source (a gate that may read a ref), then the marks of its typed
+ * rows merged into --save-marks, if given. */
+int kg_cli_marks_save(kg_cli_marks *b, const kg_run *run, const struct kg_gate *g, void *opts);
+void kg_cli_marks_free(kg_cli_marks *b);
 
 /* --shard (shard.c): a case's bench seconds from its marks (kg_common_opts.shard_weight), set
  * on co by the commands that load marks; `report --merge OUT SHARD...`: the exit code of the

@@ -1,5 +1,7 @@
 /* `kgate <gate>`, for every gate of the table (kg_gates[]): one command over that gate. The
- * options are the common table and the gate's own; the usage is generated from both. */
+ * options are the common table and the gate's own; the usage is generated from both.
+ * A gate with marks hooks gets its marks loaded before the run and --save-marks after it
+ * (gate_marks.c). */
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -23,8 +25,7 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
     int rc = 0, code;
     kg_common_opts co = KG_COMMON_OPTS_INIT;
     kg_run run = { 0 };
-    kg_cli_bench bench = { 0 };
-    kg_marks *ct_marks = NULL; /* the counters gate's (counters_cmd.c) */
+    kg_cli_marks marks = { 0 };
     bool help = false;
     void *opts = calloc(1, g->opts_size ? g->opts_size : 1);
     if (!opts) {
@@ -36,26 +37,20 @@ int kg_cmd_gate(kg_registry *reg, const struct kg_gate *g, int argc, char **argv
     KG_TRY(gc_parse(g, &co, opts, argc, argv, &help));
     if (help)
         goto cleanup;
-    /* The static preflight reads this executable's cubins: no device, no seed, no worker. */
-    co.no_device = g == &kg_gate_preflight && ((kg_preflight_opts *)opts)->force_static;
-    if (g == &kg_gate_bench) {
-        KG_TRY(kg_cli_bench_prepare(&bench, opts));
-        kg_cli_shard_weigh(&co, bench.marks); /* --shard: balanced by the marks it decides on */
-    }
-    if (g == &kg_gate_counters) {
-        KG_TRY(kg_cli_counters_prepare(&ct_marks, opts));
-        KG_TRY(kg_cli_counters_check_save(opts));
+    /* A deviceless pass (preflight --static) reads this executable's cubins: no device, no
+     * seed, no worker. */
+    co.no_device = g->deviceless && g->deviceless(opts);
+    if (g->marks) {
+        KG_TRY(kg_cli_marks_prepare(&marks, g, opts));
+        kg_cli_shard_weigh(&co, marks.marks); /* --shard: balanced by the marks it decides on */
     }
     KG_TRY(kg_run_begin(&run, g->name, &co, reg, NULL));
     KG_TRY(kg_run_gate(&run, reg, g, opts, false));
-    if (g == &kg_gate_bench)
-        KG_TRY(kg_cli_bench_save(&bench, &run, opts));
-    if (g == &kg_gate_counters)
-        KG_TRY(kg_cli_counters_save(&run, opts));
+    if (g->marks)
+        KG_TRY(kg_cli_marks_save(&marks, &run, g, opts));
 cleanup:
     code = help && rc == 0 ? KG_EXIT_PASS : kg_run_finish(&run, rc);
-    kg_cli_bench_free(&bench);
-    kg_marks_free(ct_marks);
+    kg_cli_marks_free(&marks);
     kg_run_free(&run);
     free(opts);
     return code;

@@ -118,23 +118,24 @@ static int diag_marks_path(char *buf, size_t n, const char *given)
 /* Every gate's options struct, from its _INIT; `run` accepts their non-standalone flags. */
 typedef struct {
     void *opts[8];
-    kg_cli_bench bench;
+    kg_cli_marks marks;    /* the run's one marks file, for every gate with marks hooks */
     char marks_path[4096], tmp_marks[64];
 } run_gates;
 
-static void *run_gate_opts(run_gates *g, const struct kg_gate *gate)
+/* The first gate of the table with these flags (0: with marks hooks), or -1. */
+static int run_gate_with(unsigned flags)
 {
     for (size_t i = 0; i < kg_n_gates; i++)
-        if (kg_gates[i] == gate)
-            return g->opts[i];
-    return NULL;
+        if (flags ? (kg_gates[i]->flags & flags) == flags : kg_gates[i]->marks != NULL)
+            return (int)i;
+    return -1;
 }
 
 static void run_gates_free(run_gates *g)
 {
     for (size_t i = 0; i < kg_n_gates; i++)
         free(g->opts[i]);
-    kg_cli_bench_free(&g->bench);
+    kg_cli_marks_free(&g->marks);
     if (g->tmp_marks[0])
         unlink(g->tmp_marks);
 }
@@ -204,17 +205,6 @@ static int run_check(const run_opts *ro)
     return 0;
 }
 
-/* Marks set from fewer processes than --min-mark-runs would decide UNPROVEN forever. */
-static void run_note_processes(const run_opts *ro, const kg_bench_gate_opts *bo)
-{
-    int min_runs = bo->min_mark_runs > 0 ? bo->min_mark_runs
-                                         : ((kg_decide_opts)KG_DECIDE_OPTS_INIT).min_mark_runs;
-    if (ro->production && ro->bench_processes < min_runs)
-        printf("kgate: note: --bench-processes %d < --min-mark-runs %d: the marks this run sets "
-               "will decide UNPROVEN until merged from more processes\n", ro->bench_processes,
-               min_runs);
-}
-
 /* The selftest needs the defect runner: production insists on it; a diagnostic run without one
  * says so and goes on (defects[0] == '\0'). */
 static int run_defects(const run_opts *ro, char *defects, size_t n)
@@ -232,16 +222,23 @@ static int run_defects(const run_opts *ro, char *defects, size_t n)
     return 0;
 }
 
-/* The marks the bench compares against: production, those at the target ref (a temporary copy
- * unless the checked-out file is the tip); diagnostic, the file in the work tree. */
-static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, kg_bench_gate_opts *bo)
+/* The marks the gates compare against, loaded through the first gate with marks hooks (mi; -1:
+ * none): production, those at the target ref (a temporary copy unless the checked-out file is
+ * the tip); diagnostic, the file in the work tree. */
+static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, int mi)
 {
     int rc = 0;
     char *text = NULL;
+    const char *no_ref = NULL;
+    kg_gate_marks_slots sl = { .ref = &no_ref };
+    if (mi >= 0)
+        kg_gates[mi]->marks->slots(g->opts[mi], &sl);
     if (!ro->production && ro->read_ref) {
-        bo->marks_ref = ro->read_ref; /* a path inside the ref: --marks, else the default */
-        bo->marks_path = ro->mo.marks_path;
-        return kg_cli_bench_prepare(&g->bench, bo);
+        if (mi < 0)
+            return 0;
+        *(sl.ref ? sl.ref : &no_ref) = ro->read_ref;
+        *sl.path = ro->mo.marks_path; /* a path inside the ref: --marks, else the default */
+        return kg_cli_marks_prepare(&g->marks, kg_gates[mi], g->opts[mi]);
     }
     if (!ro->production) {
         ro->mo.marks_path = kg_marks_path_default(ro->mo.marks_path);
@@ -269,14 +266,15 @@ static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, kg_bench_g
     /* No marks file yet (a fresh repository): every case is NO_MARK. An explicit --marks must
      * exist. */
     bool use = ro->mo.marks_path || g->tmp_marks[0] || access(g->marks_path, F_OK) == 0;
-    bo->marks_path = use ? g->marks_path : NULL;
-    if (use)
-        KG_TRY(kg_cli_bench_prepare(&g->bench, bo));
+    if (mi >= 0)
+        *sl.path = use ? g->marks_path : NULL;
+    if (use && mi >= 0)
+        KG_TRY(kg_cli_marks_prepare(&g->marks, kg_gates[mi], g->opts[mi]));
     if (*t && !(*t)->tip_exists && !(*t)->is_head) /* a new branch, seeded from the file */
-        kg_marks_source_set_file(&g->bench.src, access((*t)->abspath ? (*t)->abspath : "", F_OK)
+        kg_marks_source_set_file(&g->marks.src, access((*t)->abspath ? (*t)->abspath : "", F_OK)
                                                     ? NULL : (*t)->abspath);
     if (*t && (*t)->tip_exists && !(*t)->is_head) { /* the report names the branch, not a copy */
-        kg_marks_source *s = &g->bench.src;
+        kg_marks_source *s = &g->marks.src;
         s->kind = "ref";
         snprintf(s->path, sizeof s->path, "%s", (*t)->relpath);
         snprintf(s->ref, sizeof s->ref, "%s", (*t)->refname);
@@ -285,6 +283,17 @@ static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, kg_bench_g
 cleanup:
     free(text);
     return rc;
+}
+
+/* The other gates with marks hooks decide against the marks the first one loaded. */
+static void run_marks_share(run_gates *g, int mi)
+{
+    kg_gate_marks_slots sl;
+    if (mi < 0)
+        return;
+    kg_gates[mi]->marks->slots(g->opts[mi], &sl);
+    for (size_t i = (size_t)mi + 1; i < kg_n_gates; i++)
+        kg_cli_marks_share(&g->marks, kg_gates[i], g->opts[i], *sl.path);
 }
 
 /* Outside CI (no KGATE_COMMIT/GITHUB_SHA/CI_COMMIT_SHA) the code under test is HEAD of the
@@ -384,7 +393,8 @@ static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, cons
     cJSON *gl = cJSON_CreateArray();
     for (size_t i = 0; i < kg_n_gates; i++) {
         cJSON_AddItemToArray(gl, cJSON_CreateString(kg_gates[i]->name));
-        if (kg_gates[i] == &kg_gate_bench && bench_processes >= 2 && !run->no_gpu)
+        if ((kg_gates[i]->flags & KG_GATE_PRODUCTION_PASSES) && bench_processes >= 2 &&
+            !run->no_gpu)
             KG_TRY(kg_production_bench(run, reg, g->opts[i], bench_processes));
         else
             KG_TRY(kg_run_gate(run, reg, kg_gates[i], g->opts[i], true));
@@ -437,19 +447,19 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     kg_run run = { 0 };
     char defects[4096] = "";
     bool help = false;
-    int rc = 0, code = KG_EXIT_PASS, wrc;
+    int rc = 0, code = KG_EXIT_PASS, wrc, pi, mi;
     KG_TRY(run_parse(&ro, &co, &g, argc, argv, &help));
     if (help)
         goto cleanup;
     KG_TRY(run_check(&ro));
     if (ro.production && !ro.bench_processes)
         ro.bench_processes = RUN_BENCH_PROCESSES;
-    run_note_processes(&ro, run_gate_opts(&g, &kg_gate_bench));
+    if (ro.production && (pi = run_gate_with(KG_GATE_PRODUCTION_PASSES)) >= 0)
+        kg_production_note(g.opts[pi], ro.bench_processes);
     KG_TRY(run_defects(&ro, defects, sizeof defects));
-    KG_TRY(run_marks(&ro, &t, &g, run_gate_opts(&g, &kg_gate_bench)));
-    kg_cli_shard_weigh(&co, g.bench.marks); /* --shard: balanced by these marks */
-    kg_cli_counters_share(run_gate_opts(&g, &kg_gate_counters), g.bench.marks,
-                          ((kg_bench_gate_opts *)run_gate_opts(&g, &kg_gate_bench))->marks_path);
+    KG_TRY(run_marks(&ro, &t, &g, mi = run_gate_with(0)));
+    run_marks_share(&g, mi);
+    kg_cli_shard_weigh(&co, g.marks.marks); /* --shard: balanced by these marks */
     KG_TRY(kg_run_begin(&run, "run", &co, reg,
                         ro.production ? "PRODUCTION (certifying: marks advance if every gate "
                                         "passes)"
@@ -457,7 +467,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     if (run.no_gpu && ro.production)
         printf("kgate: no GPU: this production run cannot commit\n");
     run_commit(&run, t);
-    kg_cli_bench_source(&g.bench, &run);
+    kg_cli_marks_source(&g.marks, &run);
     KG_TRY(run_gates_all(&run, reg, &g, &ro, defects, ro.production ? ro.bench_processes : 0));
     code = kg_run_summary(&run);
     if (ro.production)

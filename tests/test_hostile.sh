@@ -83,6 +83,8 @@ jq '.signature.alg = "none"' "$T/good.json" >"$T/sig2.json"; adv "signature alg 
 env -u KGATE_REPORT_KEY "$KG" marks advance --from-report "$T/good.json" >"$T/out" 2>&1; rc=$?; tried=$((tried+1))
 [ "$rc" -eq 2 ] && [ "$(state)" = "$S0" ] && grep -q "KGATE_REPORT_KEY is not set" "$T/out" && { refused=$((refused+1)); unchanged=$((unchanged+1)); ok; } || { bad "no key: not refused"; cat "$T/out"; }
 KGATE_REPORT_KEY=short hostile "a key under 16 characters" "at least 16" "$KG" marks advance --from-report "$T/good.json"
+KGATE_REPORT_KEY='                ' hostile "a key of 16 spaces" "other than white space" "$KG" marks advance --from-report "$T/good.json"
+KGATE_REPORT_KEY=aaaaaaaaaaaaaaaaaaaa hostile "a key of one letter" "8 of them different" "$KG" marks advance --from-report "$T/good.json"
 # ---- JSON that readers disagree on ---------------------------------------------------------
 sed -E 's/"certifying":[[:space:]]*true,/"certifying": true, "certifying": false,/' "$T/good.json" >"$T/dup.json"
 adv "duplicate certifying" "duplicate key: 'certifying'" "$T/dup.json"

@@ -398,6 +398,7 @@ static int wk_spawn(kg_run *run)
     }
     fflush(stdout);
     fflush(stderr);
+    kg_env_hide_initial(); /* case code may read /proc/$PPID/environ */
     pid_t pid = fork();
     if (pid < 0) {
         free(w);

@@ -3,8 +3,9 @@
 # dies by SIGSEGV, writes a duplicate-key or an over-limit report, or hangs (its fds closed,
 # asleep) is an ERROR naming the child and why, exit 4 -- never the "-" columns and exit 3 of
 # a healthy run without a GPU (the control, first). The hang is killed with its process group
-# at KGATE_CHILD_TIMEOUT. No child sees a secret kgate reads, in any encoding (its environment
-# and /proc/self/environ). The fake runner is a script in front of the real kgate-defects.
+# at KGATE_CHILD_TIMEOUT. No child sees a secret kgate reads, in any encoding (its environment,
+# /proc/self/environ, and its parent's /proc/$PPID/environ). The fake runner is a script in
+# front of the real kgate-defects.
 # Usage: test_selftest_children.sh KGATE
 . "$(dirname "$0")/lib.sh"
 KG=$1
@@ -17,7 +18,7 @@ cat >"$FAKE" <<EOS
 # MODE: segv | dup | big | hang | env -- what the preflight child does (env: every child dumps).
 mode=\$(cat "$T/mode")
 if [ "\$mode" = env ]; then
-    { env; echo; tr '\0' '\n' </proc/self/environ; } >>"$T/env-\$1.txt"
+    { env; echo; tr '\0' '\n' </proc/self/environ; echo; tr '\0' '\n' </proc/\$PPID/environ; } >>"$T/env-\$1.txt"
     exec "$REAL" "\$@"
 fi
 [ "\$1" = preflight ] && [ "\$mode" != ok ] || exec "$REAL" "\$@"

@@ -140,6 +140,8 @@ forged "newline in the driver" "field 'driver' contains a control" '.device.driv
 hostile "--author with a newline" "--author" "$KG" marks advance --from-report "$T/good.json" --author $'Eve\nevil: header'
 KGATE_GIT_AUTHOR_NAME=$'Eve\nx' hostile "KGATE_GIT_AUTHOR_NAME with a newline" "KGATE_GIT_AUTHOR_NAME" "$KG" marks advance --from-report "$T/good.json"
 hostile "--email with an angle bracket" "--email" "$KG" marks advance --from-report "$T/good.json" --email 'a>b@x'
+hostile "--email with a C1 control (NEL)" "--email" "$KG" marks advance --from-report "$T/good.json" --email $'a\xc2\x85b@x'
+hostile "--author with a C1 control (CSI)" "--author" "$KG" marks advance --from-report "$T/good.json" --author $'Eve\xc2\x9b31m'
 hostile "lower --reason with a newline" "--reason: contains a control" "$KG" marks lower --case a/n=1 --device "$DEV" --reason $'two\nlines' --to 50
 hostile "lower --case with ESC" "--case: contains a control" "$KG" marks lower --case "a${ESC}[2J" --device "$DEV" --reason x
 hostile "lower --reason over 1000 bytes" "--reason: at most" "$KG" marks lower --case a/n=1 --device "$DEV" --reason "$(printf '%*s' 1200 '' | tr ' ' r)"

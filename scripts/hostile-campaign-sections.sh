@@ -47,7 +47,7 @@ sec_replay() {
         3) c=$(git rev-parse HEAD) rid=run-o5 ;;
         esac
         report "$T/r.json" "$rid" "$(now)" "$c" "a/n=1:IMPROVED:$med"
-        attempt forge 2 "refused by the (ancestry|replay) rule|not in the repository" -- "$KG" marks advance --from-report "$T/r.json"
+        attempt forge 2 "refused by the (ancestry|replay) rule|not in the (repository|history of)" -- "$KG" marks advance --from-report "$T/r.json"
         unchanged "$R" "$s0" "ancestry $i (kind $k)"
     done
     unset KGATE_MARKS_BRANCH
@@ -124,7 +124,7 @@ sec_flags() {
     attempt ok 0 committed -- "$KG" marks advance --from-report "$T/f.json"
     s0=$(state "$R")
     local bads=($'a\nb' $'a\rb' $'\x1b[31mred' $'x\x7f' $'caf\xe9' $'\xc0\xaf' $'\xed\xa0\x80' $'a\tb'
-                $'\xef\xbb\xbfx' $'x\xc2\x85' "$(printf 'r%.0s' $(seq 3000))")
+                $'x\xc2\x85' $'x\xc2\x9b31m' "$(printf 'r%.0s' $(seq 3000))")
     [ "$quick" = 1 ] && bads=($'a\nb' $'caf\xe9')
     for i in $(seq "$(q 0 6)"); do # random byte strings, each with a control or invalid byte
         bads+=("$(printf "x\\x$(printf '%02x' $((RANDOM % 32)))\\x$(printf '%02x' $((RANDOM % 64 + 192)))y")")

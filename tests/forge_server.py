@@ -12,10 +12,12 @@ Comments live in memory (seeded with --seed N unrelated comments per thread, so 
 search pages through ?per_page&page) and are written to --state (JSON) after every change. Every
 request is appended to --log as one JSON line: method, path, auth (whether the auth header
 matched the token in the --token-env variable; the value itself is never written) and JSON body.
-A wrong token is answered 401 with the token it was sent echoed, to check the client redacts it.
+A wrong token is answered 401 with the token it was sent echoed (plain, base64 and hex), to
+check the client redacts it in every form.
 Exits by itself after --max-life seconds.
 """
 import argparse
+import base64
 import json
 import os
 import re
@@ -98,7 +100,9 @@ def main():
                     f.write(json.dumps({"t": time.time(), "method": self.command, "path": u.path,
                                         "query": u.query, "auth": auth, "body": body}) + "\n")
                 if not auth.endswith(":match"):
-                    return self.reply(401, {"message": "Bad credentials: " + sent})
+                    bare = sent.split(" ", 1)[-1].encode()  # echoed plain, base64 and hex too
+                    return self.reply(401, {"message": "Bad credentials: %s (%s, %s)" % (
+                        sent, base64.b64encode(bare).decode(), bare.hex())})
                 code, obj = self.route(u, body)
                 with open(a.state + ".tmp", "w") as f:
                     json.dump(threads, f)

@@ -1,7 +1,8 @@
 /* Least privilege for case code (issue #28, item 9): a case that prints its environment, run in
  * the isolation worker by a test gate (no GPU needed), sees none of the secrets kgate reads --
  * not in environ, not in /proc/self/environ (the bytes the kernel shows of the initial
- * environment), in no encoding (plain, hex, base64) -- while the parent still has them (only it
+ * environment), not in the parent's /proc/$PPID/environ (readable by the same user), in no
+ * encoding (plain, hex, base64) -- while the parent still has them (only it
  * signs, pushes and posts). The secrets are put in this process's initial environment by
  * re-executing it, as CI does. */
 #include <stdio.h>
@@ -28,12 +29,18 @@ static int t_dump(void *s, cudaStream_t st)
         return KG_ERR(KG_EIO, "cannot write the dump");
     for (char **e = environ; *e; e++)
         fprintf(f, "%s\n", *e);
-    FILE *p = fopen("/proc/self/environ", "r");
-    int c;
-    while (p && (c = fgetc(p)) != EOF)
-        fputc(c ? c : '\n', f);
-    if (p)
-        fclose(p);
+    char parent[64];
+    snprintf(parent, sizeof parent, "/proc/%d/environ", (int)getppid());
+    const char *blocks[] = { "/proc/self/environ", parent };
+    for (size_t i = 0; i < KG_ARRAY_LEN(blocks); i++) {
+        FILE *p = fopen(blocks[i], "r");
+        int c;
+        while (p && (c = fgetc(p)) != EOF)
+            fputc(c ? c : '\n', f);
+        fprintf(f, "\n%s=%s\n", i ? "KG_TEST_PARENT_READ" : "KG_TEST_SELF_READ", p ? "yes" : "no");
+        if (p)
+            fclose(p);
+    }
     fclose(f);
     return 0;
 }
@@ -102,6 +109,8 @@ int main(int argc, char **argv)
     char *text = NULL;
     CHECK(kg_file_read(&text, NULL, dump) == 0);
     CHECK_MSG(text && strstr(text, "KG_TEST_ENV_DUMP="), "the case did not dump its environment");
+    CHECK_MSG(text && strstr(text, "KG_TEST_PARENT_READ=yes"), "the case could not read its parent's "
+              "/proc/PID/environ (the check would prove nothing)");
     char hex[2 * sizeof SECRET_VALUE + 1], b64[2 * sizeof SECRET_VALUE];
     hexenc(hex, SECRET_VALUE);
     b64enc(b64, SECRET_VALUE);

@@ -81,6 +81,10 @@ grep -q "updated comment $ID1" "$T/gh2.out" && ok || bad "github update: output 
 # A wrong token: exit 4, the server's echo of it redacted.
 gh_kg ghbad "wrong_$TOKEN" --from-report "$REPORT"; rc=$?
 [ "$rc" -eq 4 ] && grep -q "401" "$T/ghbad.err" && ok || bad "401: exit $rc $(cat "$T/ghbad.err")"
+W=wrong_$TOKEN # the server echoes it in base64 and hex as well: every form redacted (issue #28)
+for enc in "$W" "$(printf %s "$W" | base64 -w0 | cut -c1-24)" "$(printf %s "$W" | od -An -tx1 | tr -d ' \n')"; do
+    grep -qF "$enc" "$T/ghbad.out" "$T/ghbad.err" && bad "401: the echoed token leaked (${enc:0:10}...)" || ok
+done
 
 # 2. GitLab: create, then update in place (PUT), the project path URL-encoded.
 start_server gl

@@ -15,6 +15,17 @@ static int fake_ref(void *s, cudaStream_t st, void *r) { (void)s; (void)st; (voi
 
 int main(void)
 {
+    /* A bad KGATE_CHILD_TIMEOUT never lifts a child's limit (issue #28 item 5). */
+    static const char *const bad_limits[] = { "1e999", "inf", "nan", "-1", "0", "1e30", "x", "5\n" };
+    for (size_t i = 0; i < KG_ARRAY_LEN(bad_limits); i++) {
+        setenv("KGATE_CHILD_TIMEOUT", bad_limits[i], 1);
+        CHECK_MSG(kg_child_limit_s(30) == 30, "KGATE_CHILD_TIMEOUT='%s' gave %g", bad_limits[i],
+                  kg_child_limit_s(30));
+        CHECK(kg_child_limit_s(0) == KG_CHILD_DEFAULT_LIMIT_S);
+    }
+    setenv("KGATE_CHILD_TIMEOUT", "2.5", 1);
+    CHECK(kg_child_limit_s(30) == 2.5);
+    unsetenv("KGATE_CHILD_TIMEOUT");
     kg_registry *reg = NULL;
     CHECK(kg_registry_new(&reg) == 0);
     kg_case_desc d = { .id = "t/n=1/f32", .op = "t", .setup = fake_setup, .launch = fake_launch,

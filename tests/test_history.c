@@ -217,6 +217,8 @@ static void test_merge_bound(void)
     CHECK(kg_history_recs_push(&last, &add.v[add.n - 1]) == 0);
     CHECK(kg_history_merge_text(&text2, &added, text, &last, 500, "t") == 0);
     CHECK(added == 0 && strcmp(text, text2) == 0);
+    free(text2);
+    text2 = NULL;
     CHECK(kg_history_merge_text(&text2, &added, "{\"case\":1}\n", &last, 500, "f.jsonl") ==
           KG_EPARSE);
     CHECK(strstr(kg_error_last(), "f.jsonl:1") != NULL);

@@ -91,6 +91,8 @@ KGATE_REPORT_KEY=another-key-0123456789abcdef hostile "report --verify-signature
     "$KG" report --from "$T/good.json" --verify-signature
 KGATE_REPORT_KEY= hostile "report --verify-signature without a key" "KGATE_REPORT_KEY" "$KG" report --from "$T/good.json" --verify-signature
 KGATE_REPORT_KEY=short hostile "a key under 16 characters" "at least 16" "$KG" marks advance --from-report "$T/good.json"
+KGATE_REPORT_KEY='                ' hostile "a key of 16 spaces" "other than white space" "$KG" marks advance --from-report "$T/good.json"
+KGATE_REPORT_KEY=aaaaaaaaaaaaaaaaaaaa hostile "a key of one letter" "8 of them different" "$KG" marks advance --from-report "$T/good.json"
 # ---- JSON that readers disagree on ---------------------------------------------------------
 sed -E 's/"certifying":[[:space:]]*true,/"certifying": true, "certifying": false,/' "$T/good.json" >"$T/dup.json"
 adv "duplicate certifying" "duplicate key: 'certifying'" "$T/dup.json"
@@ -146,6 +148,8 @@ forged "newline in the driver" "field 'driver' contains a control" '.device.driv
 hostile "--author with a newline" "--author" "$KG" marks advance --from-report "$T/good.json" --author $'Eve\nevil: header'
 KGATE_GIT_AUTHOR_NAME=$'Eve\nx' hostile "KGATE_GIT_AUTHOR_NAME with a newline" "KGATE_GIT_AUTHOR_NAME" "$KG" marks advance --from-report "$T/good.json"
 hostile "--email with an angle bracket" "--email" "$KG" marks advance --from-report "$T/good.json" --email 'a>b@x'
+hostile "--email with a C1 control (NEL)" "--email" "$KG" marks advance --from-report "$T/good.json" --email $'a\xc2\x85b@x'
+hostile "--author with a C1 control (CSI)" "--author" "$KG" marks advance --from-report "$T/good.json" --author $'Eve\xc2\x9b31m'
 hostile "lower --reason with a newline" "--reason: contains a control" "$KG" marks lower --case a/n=1 --device "$DEV" --reason $'two\nlines' --to 50
 hostile "lower --case with ESC" "--case: contains a control" "$KG" marks lower --case "a${ESC}[2J" --device "$DEV" --reason x
 hostile "lower --reason over 1000 bytes" "--reason: at most" "$KG" marks lower --case a/n=1 --device "$DEV" --reason "$(printf '%*s' 1200 '' | tr ' ' r)"

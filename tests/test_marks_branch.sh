@@ -87,6 +87,12 @@ report "$T/rt.json" run-tag "b/n=2:IMPROVED:17:16.8:17.1:0.02"
 for b in refs/tags/v1 refs/remotes/origin/x refs/notes/commits refs/heads/ -x refs/heads/HEAD; do
     check "--marks-branch $b refused" 2 "marks-branch '$b': (marks are committed only on a branch|not a valid reference name)" -- "$KG" marks advance --from-report "$T/rt.json" --marks-branch "$b"
 done
+# Short names git reads as another ref first (found by the campaign): never a branch of that name.
+for b in tags/v1 remotes/origin/x heads/x FETCH_HEAD ORIG_HEAD $'caf\xe9'; do
+    check "--marks-branch $b refused" 2 "(git reads this short name as another ref first|--marks-branch: not valid UTF-8)" -- "$KG" marks advance --from-report "$T/rt.json" --marks-branch "$b"
+done
+[ -z "$(git for-each-ref refs/heads/tags refs/heads/remotes refs/heads/FETCH_HEAD refs/heads/ORIG_HEAD)" ] && ok || bad "a short name that is another ref became a branch"
+
 check "KGATE_MARKS_BRANCH=refs/tags/v1 refused" 2 "KGATE_MARKS_BRANCH 'refs/tags/v1': marks are committed only on a branch .*a tag is never moved" -- env KGATE_MARKS_BRANCH=refs/tags/v1 "$KG" marks advance --from-report "$T/rt.json"
 check "lower on a tag refused" 2 "a tag is never moved" -- "$KG" marks lower --case b/n=2 --device "$DEV" --to 30 --reason x --marks-branch refs/tags/v1
 check "run --production on a remote-tracking ref refused" 2 "a remote-tracking ref is never moved" -- "$KG" run --production --marks-branch refs/remotes/origin/x --filter '^axpy/n=4097/'

@@ -1,7 +1,8 @@
 /* Signed but edited (issue #28, item 6): a signed report whose run_id gains a \u0000 escape
  * (cJSON cuts the string there, so the canonical form is unchanged) or whose null becomes
  * 1e999 (read as inf, printed as null) must be refused, by the strict loader or by the
- * signature check; the unedited report is accepted, and a non-finite number is never signed. */
+ * signature check; the unedited report is accepted, and a non-finite number is never signed.
+ * A key that is no secret (16 spaces, one letter repeated: item 8) signs and verifies nothing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,21 @@ int main(void)
     cJSON_AddNumberToObject(n, "x", INFINITY);
     CHECK_MSG(kg_report_json_sign(n, KEY) < 0, "a non-finite number was signed");
     cJSON_Delete(n);
+    /* No secret (issue #28 item 8): 16 spaces, 16 times one letter, white space padding. */
+    static const char *const weak[] = { "                ", "aaaaaaaaaaaaaaaa",
+                                        "abababababababababab", " \t\n 0123456789abc \t\n" };
+    for (size_t i = 0; i < sizeof weak / sizeof weak[0]; i++) {
+        cJSON *w = cJSON_Parse("{\"x\": 1}");
+        CHECK_MSG(kg_report_json_sign(w, weak[i]) < 0, "weak key %zu accepted for signing", i);
+        CHECK_MSG(strstr(kg_error_last(), "other than white space"), "weak key %zu: '%s'", i,
+                  kg_error_last());
+        CHECK_MSG(kg_report_json_verify(r, weak[i], "r.json") < 0, "weak key %zu verifies", i);
+        cJSON_Delete(w);
+    }
+    cJSON *w = cJSON_Parse("{\"x\": 1}");
+    CHECK_MSG(kg_report_json_sign(w, "0123456789abcdef") == 0, "a 16-character key refused: %s",
+              kg_error_last());
+    cJSON_Delete(w);
     free(esc), free(inf), free(nul);
     cJSON_free(text);
     cJSON_Delete(r);

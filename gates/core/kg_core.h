@@ -140,6 +140,9 @@ const char *kg_str_printable(char *buf, size_t n, const char *s);
  * *out holds environ's pointers, free only the array). Only the parent signs, pushes, posts. */
 bool kg_env_is_secret(const char *entry);
 void kg_env_scrub_self(void);
+/* Moves the secrets out of this process's initial environment block, which a child can read
+ * as /proc/$PPID/environ (kg_env_scrubbed and the worker's fork call it first). */
+void kg_env_hide_initial(void);
 int kg_env_scrubbed(char ***out);
 
 /* Every child process kgate starts runs with a time limit: KGATE_CHILD_TIMEOUT (seconds) when

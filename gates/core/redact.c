@@ -176,9 +176,31 @@ void kg_env_scrub_self(void)
     }
 }
 
+void kg_env_hide_initial(void)
+{
+    /* The kernel shows a process's initial environment block (its bytes as they are now) to
+     * every process of the same user as /proc/PID/environ: a child's case code could read the
+     * parent's secrets there, under /proc/$PPID. Each secret moves to the heap (setenv copies
+     * it; getenv still finds it) and its bytes in the block are wiped. Once per process. */
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    for (char **e = environ; e && *e; e++) {
+        char name[256], *entry = *e, *eq = strchr(entry, '=');
+        size_t n = eq ? (size_t)(eq - entry) : 0;
+        if (!kg_env_is_secret(entry) || n == 0 || n >= sizeof name)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)n, entry);
+        if (setenv(name, eq + 1, 1) == 0 && *e != entry)
+            memset(entry, 0, strlen(entry));
+    }
+}
+
 int kg_env_scrubbed(char ***out)
 {
     size_t n = 0, k = 0;
+    kg_env_hide_initial();
     for (char **e = environ; e && *e; e++)
         n++;
     char **v = calloc(n + 1, sizeof *v);

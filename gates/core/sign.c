@@ -5,6 +5,7 @@
  * cJSON without white space (cJSON_PrintUnformatted: members in file order, numbers and strings
  * as cJSON prints them). A report is loaded strictly (no duplicate key, nothing trailing), so
  * parsing the written file and printing it again gives the bytes that were signed. */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,23 @@
 
 #define KG_SIG_HEX (2 * 32)
 
+/* At least KG_REPORT_KEY_MIN characters other than white space, at least 8 of them
+ * different: 16 spaces or 16 times 'a' is no secret (issue #28 item 8). */
 static int sg_check_key(const char *key)
 {
-    if (!key || strlen(key) < KG_REPORT_KEY_MIN)
-        return KG_ERR(KG_EREFUSED, KG_REPORT_KEY_ENV " must hold at least %d characters (a "
-                                   "random secret: `openssl rand -hex 32`)", KG_REPORT_KEY_MIN);
+    size_t solid = 0, distinct = 0;
+    unsigned char seen[256] = { 0 };
+    for (const unsigned char *p = (const unsigned char *)(key ? key : ""); *p; p++) {
+        if (isspace(*p))
+            continue;
+        solid++;
+        distinct += !seen[*p];
+        seen[*p] = 1;
+    }
+    if (solid < KG_REPORT_KEY_MIN || distinct < 8)
+        return KG_ERR(KG_EREFUSED, KG_REPORT_KEY_ENV " must hold at least %d characters other "
+                                   "than white space, at least 8 of them different (a random "
+                                   "secret: `openssl rand -hex 32`)", KG_REPORT_KEY_MIN);
     return 0;
 }
 

@@ -198,8 +198,16 @@ double kg_child_limit_s(double work_s)
 {
     double v = 0;
     const char *e = kg_env(KG_CHILD_TIMEOUT_ENV);
-    if (e && kg_parse_double(KG_CHILD_TIMEOUT_ENV, e, &v) == 0 && v > 0)
+    if (e && kg_parse_double(KG_CHILD_TIMEOUT_ENV, e, &v) == 0 && v > 0 && v <= 7 * 86400.0)
         return v;
+    static bool warned; /* a bad value never lifts the limit: said once, the default applies */
+    if (e && *e && !warned) {
+        char shown[64];
+        warned = true;
+        fprintf(stderr, "kgate: %s: expected seconds in (0, 604800], got '%s': the default "
+                        "child time limit applies\n", KG_CHILD_TIMEOUT_ENV,
+                kg_str_printable(shown, sizeof shown, e));
+    }
     return work_s > 0 ? work_s : KG_CHILD_DEFAULT_LIMIT_S;
 }
 

@@ -157,16 +157,20 @@ static void wk_send_row(kg_case_result *res, cJSON *fig, const struct kg_gate *g
     h.fig_len = ft ? (uint32_t)strlen(ft) : 0;
     h.data_len = (uint32_t)dn;
     size_t total = sizeof h + h.msg_len + h.fig_len + dn;
-    if ((buf = malloc(total))) {
+    /* The copy is flattened where it is aligned for its type, then packed after the message
+     * and figures (at any offset): result_flatten never sees a misaligned struct. */
+    void *flat = dn ? malloc(dn) : NULL;
+    if ((!dn || flat) && (buf = malloc(total))) {
         char *p = buf;
         memcpy(p, &h, sizeof h), p += sizeof h;
         memcpy(p, res->message, h.msg_len), p += h.msg_len;
         if (ft)
             memcpy(p, ft, h.fig_len), p += h.fig_len;
         if (dn) {
-            memcpy(p, res->data, dn);
+            memcpy(flat, res->data, dn);
             if (g->result_flatten)
-                g->result_flatten(p);
+                g->result_flatten(flat);
+            memcpy(p, flat, dn);
         }
         fflush(stdout);
         fflush(stderr);
@@ -181,6 +185,7 @@ static void wk_send_row(kg_case_result *res, cJSON *fig, const struct kg_gate *g
         (void)wk_send(wk_res_fd, WK_ROW, buf, total, NULL, 0);
     }
     free(buf);
+    free(flat);
     cJSON_free(ft);
 }
 
@@ -399,6 +404,7 @@ static int wk_spawn(kg_run *run)
     }
     fflush(stdout);
     fflush(stderr);
+    kg_env_hide_initial(); /* case code may read /proc/$PPID/environ */
     pid_t pid = fork();
     if (pid < 0) {
         free(w);

@@ -356,7 +356,8 @@ static int id_field(const char *v, const char *flag, const char *env)
     if (n == 0 || n > 256)
         return KG_ERR(KG_EINVAL, "%s (or %s): must be 1..256 characters", flag, env);
     for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-        if (*p < 0x20 || *p == 0x7f || *p == '<' || *p == '>')
+        if (*p < 0x20 || *p == 0x7f || *p == '<' || *p == '>' ||
+            (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)) /* C1 controls too */
             return KG_ERR(KG_EINVAL, "%s (or %s): contains a control character or an angle "
                                      "bracket at byte %zu: refused (it would corrupt the commit)",
                           flag, env, (size_t)(p - (const unsigned char *)v));

@@ -14,6 +14,21 @@ const char *kg_marks_branch_default(const char *given)
     return strcmp(b, KG_MARKS_BRANCH_HEAD) == 0 ? NULL : b;
 }
 
+/* A short name git resolves to another ref before refs/heads/NAME (tags/v1, remotes/o/x,
+ * heads/x, FETCH_HEAD and the other pseudo-refs): marks written there are not what a later
+ * `--marks-ref NAME` or `git show NAME:` reads. */
+static const char *mr_ambiguous(const char *b)
+{
+    static const char *const pre[] = { "tags/", "remotes/", "heads/" };
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
+        if (strncmp(b, pre[i], strlen(pre[i])) == 0)
+            return pre[i];
+    size_t n = strlen(b);
+    if (n > 4 && strcmp(b + n - 4, "HEAD") == 0 && strspn(b, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == n)
+        return "a pseudo-ref";
+    return NULL;
+}
+
 int kg_marks_branch_check(const char *branch, const char *flag)
 {
     char full[1024];
@@ -26,6 +41,13 @@ int kg_marks_branch_check(const char *branch, const char *flag)
                       flag, branch, strncmp(branch, "refs/tags/", 10) == 0 ? "a tag"
                                     : strncmp(branch, "refs/remotes/", 13) == 0
                                         ? "a remote-tracking ref" : "any other ref");
+    const char *amb = qualified ? NULL : mr_ambiguous(branch);
+    if (amb)
+        return KG_ERR(KG_EINVAL, "%s '%.200s': git reads this short name as another ref first "
+                                 "(%s): name the branch in full, refs/heads/%.200s", flag, branch,
+                      amb, branch);
+    if (kg_marks_utf8_bad(branch, strlen(branch)) != (size_t)-1)
+        return KG_ERR(KG_EINVAL, "%s: not valid UTF-8 (a branch name is text)", flag);
     snprintf(full, sizeof full, "%s%.1000s", qualified ? "" : "refs/heads/", branch);
     git_libgit2_init(); /* called before any repository is opened */
     int valid = git_reference_is_valid_name(full);

@@ -172,7 +172,7 @@ cleanup:
 static void transfer_message(char *msg, size_t n, CURLcode e, const http_req *q)
 {
     snprintf(msg, n, "%s", e == CURLE_OK ? "" : (q->errbuf[0] ? q->errbuf : curl_easy_strerror(e)));
-    kg_redact(msg, q->o->secret);
+    kg_redact_all(msg, q->o->secret);
 }
 
 /* The error of the last attempt: the transport's, or the HTTP status with a body excerpt. */
@@ -188,7 +188,7 @@ static int request_failed(CURLcode e, bool retry, int a, const kg_http_response 
     }
     /* Redact the whole body first: a token cut by the excerpt would not match. */
     if (bb->p)
-        kg_redact(bb->p, q->o->secret);
+        kg_redact_all(bb->p, q->o->secret);
     excerpt(ex, sizeof ex, bb->p);
     return KG_ERR(KG_EHTTP, "%s %s: HTTP %ld, %s%s%s%s", q->method, q->safe_url, out->status,
                   status_hint(out->status), ex[0] ? "; response: " : "", ex,
@@ -215,7 +215,7 @@ int kg_http_request(kg_http_response *out, const char *method, const char *url,
     http_req q = { method, url, body, NULL, o, "", "" };
     memset(out, 0, sizeof *out);
     snprintf(q.safe_url, sizeof q.safe_url, "%s", url);
-    kg_redact(q.safe_url, o->secret);
+    kg_redact_all(q.safe_url, o->secret);
     KG_TRY(kg_http_global_init());
     KG_TRY(header_list(&q.headers, headers));
     long delay = o->backoff_ms > 0 ? o->backoff_ms : 1000;
@@ -248,7 +248,7 @@ cleanup:
         out->body = bb.p;
         out->body_len = bb.len;
         if (out->body)
-            kg_redact(out->body, o->secret);
+            kg_redact_all(out->body, o->secret);
         bb.p = NULL;
     }
     free(bb.p);

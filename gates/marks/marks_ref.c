@@ -46,7 +46,7 @@ int kg_marks_branch_check(const char *branch, const char *flag)
         return KG_ERR(KG_EINVAL, "%s '%.200s': git reads this short name as another ref first "
                                  "(%s): name the branch in full, refs/heads/%.200s", flag, branch,
                       amb, branch);
-    if (kg_marks_utf8_bad(branch, strlen(branch)) != (size_t)-1)
+    if (kg_utf8_bad(branch, strlen(branch)) != (size_t)-1)
         return KG_ERR(KG_EINVAL, "%s: not valid UTF-8 (a branch name is text)", flag);
     snprintf(full, sizeof full, "%s%.1000s", qualified ? "" : "refs/heads/", branch);
     git_libgit2_init(); /* called before any repository is opened */

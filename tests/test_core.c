@@ -13,7 +13,7 @@ static int fake_setup(const kg_setup_args *a, void **s, kg_case_io *io)
 static int fake_launch(void *s, cudaStream_t st) { (void)s; (void)st; return 0; }
 static int fake_ref(void *s, cudaStream_t st, void *r) { (void)s; (void)st; (void)r; return 0; }
 
-int main(void)
+static void check_child_limit(void)
 {
     /* A bad KGATE_CHILD_TIMEOUT never lifts a child's limit (issue #28 item 5). */
     static const char *const bad_limits[] = { "1e999", "inf", "nan", "-1", "0", "1e30", "x", "5\n" };
@@ -26,6 +26,10 @@ int main(void)
     setenv("KGATE_CHILD_TIMEOUT", "2.5", 1);
     CHECK(kg_child_limit_s(30) == 2.5);
     unsetenv("KGATE_CHILD_TIMEOUT");
+}
+
+static void check_registry(void)
+{
     kg_registry *reg = NULL;
     CHECK(kg_registry_new(&reg) == 0);
     kg_case_desc d = { .id = "t/n=1/f32", .op = "t", .setup = fake_setup, .launch = fake_launch,
@@ -52,7 +56,10 @@ int main(void)
     CHECK(strstr(kg_error_last(), "matches no case") != NULL);
     CHECK(kg_select(&sel, reg, "([", NULL) == KG_EINVAL);
     kg_registry_free(reg);
+}
 
+static void check_rng(void)
+{
     /* rng: reproducible from the seed, different per seed, never zero */
     kg_rng r1, r2;
     float a[1000], b[1000];
@@ -72,7 +79,10 @@ int main(void)
     CHECK(zeros == 0 && inrange);
     CHECK(kg_case_seed(1, "a") != kg_case_seed(1, "b"));
     CHECK(kg_case_seed(1, "a") == kg_case_seed(1, "a"));
+}
 
+static void check_parse(void)
+{
     /* number parsing names the flag */
     uint64_t u;
     int iv;
@@ -81,7 +91,10 @@ int main(void)
     CHECK(kg_parse_u64("--seed", "-1", &u) == KG_EINVAL);
     CHECK(kg_parse_u64("--seed", "123", &u) == 0 && u == 123);
     CHECK(kg_parse_int("--device", "99999", 0, 1024, &iv) == KG_EINVAL);
+}
 
+static void check_files_and_report(void)
+{
     /* atomic write: content lands whole, no temp file remains */
     char dir[] = "/tmp/kgtestXXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -120,5 +133,14 @@ int main(void)
     free(txt);
     unlink(path);
     rmdir(dir);
+}
+
+int main(void)
+{
+    check_child_limit();
+    check_registry();
+    check_rng();
+    check_parse();
+    check_files_and_report();
     return kg_test_done("test_core");
 }

@@ -365,6 +365,9 @@ void kg_phase_case_end(void);
 /* The seconds per kind of the recorded case if it is `case_id` in `gate` (true), a still open
  * phase counted until now (a worker that died in it); zeros and false for another case. */
 bool kg_phase_times(const char *gate, const char *case_id, double out[KG_PHASE_N]);
+/* Seconds to the tenth of a millisecond (wall-clock accounting, not a measurement); 0 for
+ * a negative or NaN time. */
+double kg_report_round_s(double s);
 /* {wall_s, setup_s, prepare_s, reference_s, work_s, teardown_s} (report_keys.h) */
 cJSON *kg_report_phase_json(const double s[KG_PHASE_N]);
 /* The last recorded result gets its phase seconds (results[].timing). */

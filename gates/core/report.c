@@ -202,8 +202,7 @@ int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdic
     return 0;
 }
 
-/* Seconds to the tenth of a millisecond: wall-clock accounting, not a measurement. */
-static double rep_round_s(double s) { return s > 0 ? floor(s * 1e4 + 0.5) / 1e4 : 0; }
+double kg_report_round_s(double s) { return s > 0 ? floor(s * 1e4 + 0.5) / 1e4 : 0; }
 
 cJSON *kg_report_phase_json(const double s[KG_PHASE_N])
 {
@@ -218,9 +217,9 @@ cJSON *kg_report_phase_json(const double s[KG_PHASE_N])
         sum += s[k];
     if (!o)
         return NULL;
-    cJSON_AddNumberToObject(o, KG_RK_PHASE_WALL, rep_round_s(sum));
+    cJSON_AddNumberToObject(o, KG_RK_PHASE_WALL, kg_report_round_s(sum));
     for (int k = 0; k < KG_PHASE_N; k++)
-        cJSON_AddNumberToObject(o, keys[k], rep_round_s(s[k]));
+        cJSON_AddNumberToObject(o, keys[k], kg_report_round_s(s[k]));
     return o;
 }
 

@@ -1,7 +1,6 @@
 /* Where a run's wall time went: per part (a gate pass, the selftest and its passes) and, from
  * the shared phase page (core/phase.c), per case and kind of phase. Host wall clock: this
  * accounts for the runner's minutes, it is no kernel timing. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/report_keys.h"
@@ -81,14 +80,14 @@ cJSON *kg_run_timing_json(const kg_run *run)
         return NULL;
     }
     double total = run->began_s > 0 ? kg_now_s() - run->began_s : 0;
-    cJSON_AddNumberToObject(o, KG_RK_TIMING_TOTAL, floor(total * 1e4 + 0.5) / 1e4);
+    cJSON_AddNumberToObject(o, KG_RK_TIMING_TOTAL, kg_report_round_s(total));
     for (size_t i = 0; i < run->n_parts; i++) {
         const kg_run_part *p = &run->parts[i];
         cJSON *e = cJSON_CreateObject();
         if (!e)
             break;
         cJSON_AddStringToObject(e, KG_RK_TIMING_NAME, p->name);
-        cJSON_AddNumberToObject(e, KG_RK_TIMING_WALL, floor(p->wall_s * 1e4 + 0.5) / 1e4);
+        cJSON_AddNumberToObject(e, KG_RK_TIMING_WALL, kg_report_round_s(p->wall_s));
         cJSON_AddNumberToObject(e, KG_RK_TIMING_CASES, p->cases);
         cJSON_AddItemToObject(e, KG_RK_TIMING_PHASES, kg_report_phase_json(p->phase_s));
         cJSON_AddItemToArray(parts, e);

@@ -129,7 +129,9 @@ int kg_gemm_bf16_wgmma_launch(const uint16_t *a, const uint16_t *b, float *c, in
 /* ---- cublas_gemm_bf16: the same GEMM as one cublasGemmEx call (cublas_gemm.cu) ------------
  * The reference case presets the workspace (cuBLAS never allocates in launch); the hot-path
  * defect catalogue's informational case is the same case without it (preset_workspace = 0). */
-typedef struct { int m, n, k; int preset_workspace; } kg_cublas_gemm_params;
+/* zero_inputs: A and B all zero (the bench's power defect's clean twin, bench_defects.cu: the
+ * same cycles at less power); 0 everywhere else: random inputs from the seed. */
+typedef struct { int m, n, k; int preset_workspace; int zero_inputs; } kg_cublas_gemm_params;
 int kg_cublas_gemm_setup(const kg_setup_args *args, void **state, kg_case_io *io);
 int kg_cublas_gemm_launch(void *state, cudaStream_t stream);
 int kg_cublas_gemm_reference(void *state, cudaStream_t stream, void *ref_host);

@@ -273,6 +273,76 @@ static void test_energy_plausible(void)
     CHECK_MSG(strstr(note, "imply 3224 W") != NULL, "%s", note);
 }
 
+/* The pay floor: beyond the bands and beyond KG_PAY_FLOOR (25%) what users pay FAILs the row.
+ * The H200 figures of this session's probe (cuBLAS 8192^3 bf16, capped, 2 s windows): random
+ * inputs 1141 mJ per launch at 1.624 ms, zeros 570 mJ at 1.404 ms: energy +100%, time +15.7%. */
+static void test_pay_floor(void)
+{
+    kg_mark m = pay_mark(true);
+    m.energy_per_launch_mj = 570.0;
+    m.measured_median_us = 1404.0;
+    kg_bench_verdict v = decide(&m, pay_obs(1120.0 * 1.003, 1624.0, 1141.0, NORM, true));
+    CHECK_MSG(v.decision == KG_BENCH_SAME && v.pay_gate == KG_PAY_FAILED, "%s: %s",
+              kg_bench_decision_name(v.decision), v.why);
+    CHECK(kg_bench_verdict_fails(&v) && !kg_bench_decision_fails(v.decision));
+    has(&v, "FAIL what users pay regressed (measured time and energy per launch) beyond the "
+            "bands and the 25% pay floor");
+    CHECK(strcmp(kg_bench_pay_gate_name(v.pay_gate), "failed") == 0);
+    /* +20% energy: beyond the band, within the floor: a WARNING, the row passes */
+    m = pay_mark(true);
+    v = decide(&m, pay_obs(1120.0, 1300.0, 840.0, NORM, true));
+    CHECK_MSG(v.pay_gate == KG_PAY_REGRESSED && !kg_bench_verdict_fails(&v), "%s", v.why);
+    has(&v, "within the 25% pay floor");
+    /* +30% measured time, significant, same energy: FAILED on the time */
+    v = decide(&m, pay_obs(1120.0, 1300.0 * 1.30, 700.0, NORM, true));
+    CHECK_MSG(v.pay_gate == KG_PAY_FAILED && kg_bench_verdict_fails(&v), "%s", v.why);
+    has(&v, "regressed (measured time) beyond");
+    /* the floor is an option: at 50% the same +30% is a WARNING */
+    kg_decide_opts d = KG_DECIDE_OPTS_INIT;
+    d.pay_floor = 0.5;
+    kg_bench_obs o = pay_obs(1120.0, 1300.0 * 1.30, 700.0, NORM, true);
+    CHECK(kg_bench_decide(&v, &m, &o, NULL, 0, &d) == 0 && v.pay_gate == KG_PAY_REGRESSED);
+    /* not significant (the intervals overlap) never fails, whatever the change */
+    o = pay_obs(1120.0, 1300.0 * 1.30, 700.0, NORM, true);
+    o.measured_spread_rel = 0.3;
+    v = decide(&m, o);
+    CHECK_MSG(v.pay_gate != KG_PAY_FAILED, "%s", v.why);
+}
+
+/* The energy window: whole update periods of the counter (100 ms on the H200). */
+static void test_energy_window(void)
+{
+    kg_energy_summary e;
+    double t[8], mj[8];
+    for (int i = 0; i < 8; i++) { /* 700 W, 70 J a period, +-1 J */
+        t[i] = 10.0 + 0.1 * i;
+        mj[i] = 1e6 + 70000.0 * i + (i % 2 ? 1000.0 : 0.0);
+    }
+    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 770.0);
+    CHECK_MSG(e.basis == KG_ENERGY_WINDOW && e.units == 5 &&
+                  fabs(e.per_launch_mj - 700.0 * 1624.0 * 1e-3 * (350000.0 + 0.0) / 350000.0) <
+                      0.03 * 1136.8,
+              "basis %d units %zu mj %g", e.basis, e.units, e.per_launch_mj);
+    CHECK(fabs(e.implied_w - (mj[5] - mj[0]) / 0.5 * 1e-3) < 1e-6);
+    CHECK(e.spread_rel > 0 && e.spread_rel < 0.05);
+    CHECK(strcmp(kg_energy_basis_name(e.basis), "window") == 0);
+    /* two periods only: no figure */
+    kg_bench_energy_window(&e, t, mj, 3, 1624.0, 770.0);
+    CHECK(e.basis == KG_ENERGY_NONE && e.per_launch_mj == 0);
+    /* a period above the board's limit: refused, its power kept for the note */
+    mj[3] += 200000.0;
+    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 770.0);
+    CHECK(e.basis == KG_ENERGY_NONE && e.implied_w > 2000.0);
+    /* a counter that went back */
+    mj[3] -= 400000.0;
+    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 770.0);
+    CHECK(e.basis == KG_ENERGY_NONE);
+    /* no launch time: no figure */
+    mj[3] += 200000.0;
+    kg_bench_energy_window(&e, t, mj, 6, 0, 770.0);
+    CHECK(e.basis == KG_ENERGY_NONE);
+}
+
 int main(void)
 {
     test_energy_plausible();
@@ -281,5 +351,7 @@ int main(void)
     test_not_gated();
     test_combined();
     test_energy_summary();
+    test_pay_floor();
+    test_energy_window();
     return kg_test_done("test_bench_pay");
 }

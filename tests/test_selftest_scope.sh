@@ -32,7 +32,7 @@ expect_jq "[$M | select(.expect_gate == \"\" and (.case | startswith(\"defect/fa
                         | .observed | .parity, .preflight, .hotpath, .counters]
            | length > 100 and all(. != \"-\")" "$T/st.json" "a clean case left out of a gate"
 expect_jq "[$M | select(.case | test(\"^defect/bench/.*/clean$\")) | .observed | .parity, .hotpath, .counters]
-           | length == 4 * 3 and all(. != \"-\")" "$T/st.json" "a bench clean twin left out"
+           | length == 5 * 3 and all(. != \"-\")" "$T/st.json" "a bench clean twin left out"
 expect_jq "[$M | select(.expect_gate != \"\" and .expect_gate != \"bench\" and .expect_gate != \"counters\"
                         and (.case | startswith(\"defect/fault/\") | not)) | .observed | .parity, .hotpath]
            | all(. != \"-\")" "$T/st.json" "another defect left out of parity/hotpath"

@@ -179,7 +179,7 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
         b->kernels_changed = b->mark_kernels[0] && b->kernels[0] &&
                              strcmp(b->kernels, b->mark_kernels) != 0;
     }
-    res->verdict = b->v.decision == KG_BENCH_REGRESSED ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
+    res->verdict = kg_bench_verdict_fails(&b->v) ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
     if (res->verdict == KG_VERDICT_PASS && b->r.dropped * 2 > b->r.taken)
         res->verdict = KG_VERDICT_WARN;
     char blk[64] = "";

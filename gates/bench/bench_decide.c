@@ -23,13 +23,20 @@ const char *kg_bench_decision_name(kg_bench_decision d)
 
 bool kg_bench_decision_fails(kg_bench_decision d) { return d == KG_BENCH_REGRESSED; }
 
+bool kg_bench_verdict_fails(const kg_bench_verdict *v)
+{
+    return kg_bench_decision_fails(v->decision) || v->pay_gate == KG_PAY_FAILED;
+}
+
 bool kg_bench_state_decides(bool compute_bound) { return compute_bound; }
 
 static bool bd_known(const char *s) { return s && *s && strcmp(s, "unknown") != 0; }
 
 const char *kg_bench_pay_gate_name(kg_bench_pay_gate g)
 {
-    return g == KG_PAY_REGRESSED ? "regressed" : g == KG_PAY_WITHIN ? "within" : "not-gated";
+    return g == KG_PAY_FAILED      ? "failed"
+           : g == KG_PAY_REGRESSED ? "regressed"
+           : g == KG_PAY_WITHIN    ? "within" : "not-gated";
 }
 
 bool kg_bench_state_normalised(const char *state)
@@ -227,12 +234,13 @@ static void bd_pay_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_dec
     else if (u > 0 && (size_t)u < n)
         snprintf(text + u, n - (size_t)u, "; energy per launch not gated (%s)",
                  me ? "this run has none" : "the mark has none");
-    /* Reported, not failed: on the H200 marks set on a cold GPU met 10 processes on a warm one
-     * (after 45 s of GEMM load) at +14.7..+18.0% measured time, every one beyond this band,
-     * while the normalised basis held within its own (docs/production-ci.md). Until the band
-     * covers the thermal state, a failing verdict here would be a false alarm. */
+    /* Beyond the band: a WARNING; beyond the pay floor too (the thermal spread the band does
+     * not cover, KG_PAY_FLOOR): a failure. */
     if (slow || hungry)
         out->pay_gate = KG_PAY_REGRESSED;
+    if ((slow && out->measured_change_rel > o->pay_floor) ||
+        (hungry && out->energy_change_rel > o->pay_floor))
+        out->pay_gate = KG_PAY_FAILED;
 }
 
 /* The pay rule after the decision's line: a REGRESSED of its own leads the line, its figures
@@ -250,10 +258,13 @@ static void bd_pay_why(kg_bench_verdict *out, const kg_mark *mark, const kg_deci
                                        out->energy_change_rel > out->energy_tol_rel
                                    ? "measured time and energy per launch" : "measured time")
                             : "energy per launch";
-    if (out->pay_gate == KG_PAY_REGRESSED)
-        snprintf(line, sizeof line, "%s; WARNING what users pay regressed (%s; reported, not "
-                 "gating: it moves with the GPU's thermal state beyond the marks' spread): %s",
-                 out->why, which, text);
+    if (out->pay_gate == KG_PAY_FAILED)
+        snprintf(line, sizeof line, "%s; FAIL what users pay regressed (%s) beyond the bands "
+                 "and the %.0f%% pay floor: %s", out->why, which, 100 * o->pay_floor, text);
+    else if (out->pay_gate == KG_PAY_REGRESSED)
+        snprintf(line, sizeof line, "%s; WARNING what users pay regressed (%s; within the %.0f%% "
+                 "pay floor, the GPU's thermal spread beyond the marks' spread: not failing): %s",
+                 out->why, which, 100 * o->pay_floor, text);
     else
         snprintf(line, sizeof line, "%s; %s", out->why, text);
     size_t l = strlen(line); /* the why's size at most: the end says the least */

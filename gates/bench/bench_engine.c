@@ -720,10 +720,17 @@ static int be_summarize(kg_bench_result *res, const kg_bench_env *env, const kg_
         return 0;
     KG_TRY(be_placement_interval(res));
     KG_TRY(be_measured_spread(res));
-    KG_TRY(kg_bench_energy_summarize(&res->energy, res->energy_mj, res->drop, res->taken,
-                                     res->place_start, (size_t)res->placements, res->k,
-                                     o->ci_level));
-    if (res->energy.basis != KG_ENERGY_NONE &&
+    if (res->energy_window.basis == KG_ENERGY_WINDOW)
+        res->energy = res->energy_window;
+    else if (res->energy_window.implied_w > 0) { /* the window's periods were refused */
+        memset(&res->energy, 0, sizeof res->energy);
+        res->energy.implied_w = res->energy_window.implied_w;
+        res->energy_rc = KG_NVML_IMPLAUSIBLE;
+    } else
+        KG_TRY(kg_bench_energy_summarize(&res->energy, res->energy_mj, res->drop, res->taken,
+                                         res->place_start, (size_t)res->placements, res->k,
+                                         o->ci_level));
+    if (res->energy.basis != KG_ENERGY_NONE && res->energy.basis != KG_ENERGY_WINDOW &&
         !kg_bench_energy_plausible(res->energy.per_launch_mj, res->raw_sum.median,
                                    res->power.power_limit_w, &res->energy.implied_w)) {
         double w = res->energy.implied_w;
@@ -762,6 +769,64 @@ cleanup:
     return rc;
 }
 
+/* The energy window (bench_engine.h, kg_bench_energy_window): R replays back-to-back between
+ * two events, the counter polled every KG_ENERGY_POLL_S meanwhile; an edge counts from the
+ * first one seen after the start event completed until the end event completes, so every
+ * period between two edges had the GPU busy throughout. Host clocks stamp the counter's own
+ * updates (an NVML quantity), never the GPU work: its time comes from the events. */
+#define BE_MAX_EDGES 64
+static int be_energy_window(kg_bench_result *res, kg_bench_env *env, const be_replay_arg *ra,
+                            cudaStream_t s)
+{
+    int rc = 0;
+    cudaEvent_t ev[2] = { NULL, NULL };
+    double t[BE_MAX_EDGES], mj[BE_MAX_EDGES];
+    size_t n = 0;
+    unsigned long long last = 0, v = 0;
+    float ms = 0;
+    double replay_us = res->taken ? kg_stats_median(res->all_us, res->taken) * ra->k : 0;
+    if (!(replay_us > 0) || kg_nvml_energy_mj(env->nvml, &last) != 0)
+        return 0;
+    long reps = (long)ceil(KG_ENERGY_WINDOW_S * 1e6 / replay_us);
+    if (reps > 100000)
+        return 0; /* a launch too short to keep the GPU busy from the host's queue */
+    KG_CUDA_CHECK(cudaEventCreate(&ev[0]));
+    KG_CUDA_CHECK(cudaEventCreate(&ev[1]));
+    KG_CUDA_CHECK(cudaEventRecord(ev[0], s));
+    for (long i = 0; i < reps; i++)
+        KG_TRY(replay(ra->exec, ra->d, ra->state, s, ra->k));
+    KG_CUDA_CHECK(cudaEventRecord(ev[1], s));
+    for (;;) {
+        cudaError_t done = cudaEventQuery(ev[1]);
+        if (done != cudaErrorNotReady) {
+            KG_CUDA_CHECK(done);
+            break;
+        }
+        if (kg_nvml_energy_mj(env->nvml, &v) != 0)
+            goto cleanup; /* no figure, the replays still drain below */
+        if (v != last && n < BE_MAX_EDGES && cudaEventQuery(ev[0]) == cudaSuccess &&
+            cudaEventQuery(ev[1]) == cudaErrorNotReady) {
+            t[n] = now_s();
+            mj[n++] = (double)v;
+        }
+        last = v;
+        struct timespec ts = { 0, (long)(KG_ENERGY_POLL_S * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+    KG_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+    res->window_launch_us = ms * 1e3 / ((double)reps * ra->k);
+    kg_power_state *ps = &res->power;
+    double max_w = isfinite(ps->power_limit_w) && ps->power_limit_w > 0 ? 1.10 * ps->power_limit_w
+                                                                        : 1500.0;
+    kg_bench_energy_window(&res->energy_window, t, mj, n, res->window_launch_us, max_w);
+cleanup:
+    (void)cudaStreamSynchronize(s);
+    for (int i = 0; i < 2; i++)
+        if (ev[i])
+            (void)cudaEventDestroy(ev[i]);
+    return rc;
+}
+
 /* One placement p of np: the case's instance on fresh buffers (behind a held shim of
  * kg_bench_shim_bytes for p >= 1), k and the placements chosen on the first, capture, warm-up
  * and sampling into res with the budget split np ways; the kernel trace on the first. */
@@ -797,6 +862,8 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));
+    if (o->compute_bound && p == 0 && res->energy_rc == 0) /* what users pay: its energy */
+        KG_TRY(be_energy_window(res, env, &ra, s));
     if (o->kernels && p == 0) /* the first: a later placement may never come (a shim) */
         KG_TRY(be_trace(res, &ra, s));
 cleanup:

@@ -108,8 +108,13 @@ size_t kg_bench_refloor(double *kept, unsigned char *drop, const double *us, con
  * them). NONE when no kept sample was read or nothing reached KG_ENERGY_MIN_MJ (pure). */
 #define KG_ENERGY_MIN_MJ 100.0
 #define KG_ENERGY_TICK_Z 2.0
-typedef enum { KG_ENERGY_NONE = 0, KG_ENERGY_PER_SAMPLE, KG_ENERGY_PER_PLACEMENT } kg_energy_basis;
-/* "none" | "per-sample" | "per-placement" */
+typedef enum {
+    KG_ENERGY_NONE = 0,
+    KG_ENERGY_PER_SAMPLE,
+    KG_ENERGY_PER_PLACEMENT,
+    KG_ENERGY_WINDOW
+} kg_energy_basis;
+/* "none" | "per-sample" | "per-placement" | "window" */
 const char *kg_energy_basis_name(kg_energy_basis b);
 typedef struct {
     kg_energy_basis basis;
@@ -122,6 +127,22 @@ typedef struct {
 int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const unsigned char *drop,
                               size_t taken, const size_t *starts, size_t np, int k,
                               double ci_level);
+/* The energy window (compute-bound rows): NVML's counter steps once per update period (100 ms
+ * on the H200, measured: 8 updates in 0.84 s of GEMM load), so a sample's delta is 0 or a whole
+ * period's and per-sample figures are noise. Instead the replays run back-to-back for
+ * KG_ENERGY_WINDOW_S after the samples, the counter is polled, and its update edges while the
+ * GPU was busy throughout bound whole periods: edge i at host time t_s[i] (s) with counter
+ * mj[i]. Each period's power is one sample; the power is their mean, the spread the larger of
+ * their t-based 95% half-width and a quarter of the poll interval over the window (edge
+ * timing), relative; the energy per launch is that power times launch_us, the launch's GPU time
+ * (CUDA events) over the same replays. NONE with fewer than KG_ENERGY_MIN_PERIODS periods, a
+ * counter that went back, or a period that implies more than max_w (a refused figure's power in
+ * implied_w) (pure). */
+#define KG_ENERGY_WINDOW_S 0.65
+#define KG_ENERGY_MIN_PERIODS 3
+#define KG_ENERGY_POLL_S 2e-4
+void kg_bench_energy_window(kg_energy_summary *out, const double *t_s, const double *mj,
+                            size_t n_edges, double launch_us, double max_w);
 
 /* The SM clock (MHz) over a sample from the window stamps taken before and after it: slot j =
  * {clock64, globaltimer ns} of SM j (zero where no stamp block ran); each SM stamped at both
@@ -152,7 +173,10 @@ typedef struct {
     double *energy_mj;      /* NVML total energy over each sample's replay (NaN: not read) */
     int energy_rc;          /* the first NVML energy read that failed: its code (0: none;
                              * KG_NVML_NO_LIBRARY: no NVML) */
-    kg_energy_summary energy; /* of the kept samples (kg_bench_energy_summarize) */
+    kg_energy_summary energy; /* of the kept samples (kg_bench_energy_summarize), or of the
+                               * energy window (kg_bench_energy_window) where it ran */
+    kg_energy_summary energy_window; /* the window's (basis NONE: none ran or it failed) */
+    double window_launch_us; /* the launch's GPU time over the energy window (0: none) */
     double measured_spread_rel; /* of raw_sum: max(its CI half-width, the placement-level
                                  * half-width of the measured times) */
     unsigned char *drop;    /* 1 = dropped (clock too low) */

@@ -432,7 +432,47 @@ double kg_clock_window_mhz(const unsigned long long *before, const unsigned long
 const char *kg_energy_basis_name(kg_energy_basis b)
 {
     return b == KG_ENERGY_PER_SAMPLE ? "per-sample"
-           : b == KG_ENERGY_PER_PLACEMENT ? "per-placement" : "none";
+           : b == KG_ENERGY_PER_PLACEMENT ? "per-placement"
+           : b == KG_ENERGY_WINDOW ? "window" : "none";
+}
+
+/* Student's t, two-sided 95%, for df 1..10; 2.228 (df 10) beyond, which is conservative. */
+static double pw_t975(size_t df)
+{
+    static const double t[] = { 12.706, 4.303, 3.182, 2.776, 2.571,
+                                2.447,  2.365, 2.306, 2.262, 2.228 };
+    return df == 0 ? INFINITY : t[(df < 10 ? df : 10) - 1];
+}
+
+void kg_bench_energy_window(kg_energy_summary *out, const double *t_s, const double *mj,
+                            size_t n_edges, double launch_us, double max_w)
+{
+    double sum = 0, sq = 0, span = 0;
+    size_t n = n_edges > 0 ? n_edges - 1 : 0;
+    memset(out, 0, sizeof *out);
+    if (n < KG_ENERGY_MIN_PERIODS || !(launch_us > 0))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        double dt = t_s[i + 1] - t_s[i], de = mj[i + 1] - mj[i];
+        if (!(dt > 0) || !(de >= 0))
+            return; /* the counter went back, or edges out of order: no figure */
+        double w = de / dt * 1e-3; /* mJ/s -> W */
+        if (isfinite(max_w) && max_w > 0 && w > max_w) {
+            out->implied_w = w;
+            return;
+        }
+        sum += w;
+        sq += w * w;
+        span += dt;
+    }
+    double mean = sum / (double)n, var = (sq - sum * mean) / (double)(n - 1);
+    double half = pw_t975(n - 1) * sqrt(fmax(0, var) / (double)n);
+    out->basis = KG_ENERGY_WINDOW;
+    out->per_launch_mj = mean * launch_us * 1e-3; /* W x us = uJ */
+    out->spread_rel = fmin(0.999, fmax(half / mean, 0.25 * KG_ENERGY_POLL_S * n / span));
+    out->units = n;
+    out->total_mj = mj[n] - mj[0];
+    out->implied_w = mean;
 }
 
 /* Per sample: each kept sample's mj / k (vals), the median and max(CI half, placement half). */

@@ -464,6 +464,7 @@
 #define KG_RV_ENERGY_NVML "nvml-total-energy"
 #define KG_FIG_ENERGY_BASIS "energy_basis"         /* "per-sample" | "per-placement" */
 #define KG_FIG_ENERGY_UNITS "energy_units"         /* samples or placements of the median */
+#define KG_FIG_ENERGY_WINDOW_LAUNCH "energy_window_launch_us" /* the window's launch GPU time */
 #define KG_FIG_ENERGY_NOTE "energy_note"           /* why there is no energy figure */
 #define KG_FIG_PAY_GATE "pay_gate"                 /* "regressed" | "within" | "not-gated" */
 #define KG_FIG_PS_ENERGY "energy_mj"               /* per_sample: the counter's delta; null: not read */

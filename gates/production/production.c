@@ -427,7 +427,7 @@ int kg_production_bench_case(kg_run *run, const kg_run_row *const *pr, int n,
     for (int i = 1; i < n; i++)
         if (fabs(per[i].median - comb.median) < fabs(per[near].median - comb.median))
             near = i;
-    kg_case_result res = { .verdict = kg_bench_decision_fails(v.decision) ? KG_VERDICT_FAIL
+    kg_case_result res = { .verdict = kg_bench_verdict_fails(&v) ? KG_VERDICT_FAIL
                                       : warn ? KG_VERDICT_WARN : KG_VERDICT_PASS };
     KG_TRY(pb_combined_row((kg_bench_row **)&res.data, rows[near], &comb, &v, mk));
     pb_sum_samples(res.data, rows, n);

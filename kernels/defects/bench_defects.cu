@@ -328,7 +328,28 @@ BD_FMA_KERNELS(bd_fma_10us_p10);
             WHY                                                                            \
     }
 
+/* What users pay (issue #25 item 8): cuBLAS's bf16 GEMM at 8192^3 (cublas_gemm.cu) on random
+ * inputs against its clean twin on all-zero inputs: the same kernel and cycles, but zeros toggle
+ * nothing and draw less power, so under the H200's power cap the twin runs at a higher clock.
+ * The decided basis (replay-clock-normalised) sees the same cycles; the energy per launch
+ * (measured: 1141 vs 570 mJ, +100%) and the measured time (1.624 vs 1.404 ms, +16%) do not. The
+ * defect must FAIL on its energy per launch; the policy parameter is zero_inputs. */
+static const kg_cublas_gemm_params bd_gemm_zeros = { 8192, 8192, 8192, 1, 1 };
+static const kg_cublas_gemm_params bd_gemm_random = { 8192, 8192, 8192, 1, 0 };
+#define BD_GEMM_CASE(ID, P, GATE, WHY)                                                      \
+    {                                                                                       \
+        ID, "cublas_gemm_bf16", &P, kg_cublas_gemm_setup, kg_cublas_gemm_launch,            \
+            kg_cublas_gemm_reference, kg_cublas_gemm_teardown, KG_DTYPE_F64, "cpu-f64",     \
+            KG_CUBLAS_GEMM_PARITY, 2.0 * 2 * 8192.0 * 8192 + 4.0 * 8192 * 8192,              \
+            2.0 * 8192.0 * 8192 * 8192, NULL, 0, 0, NULL, GATE, WHY                          \
+    }
+
 static const kg_case_desc bd_cases[] = {
+    BD_GEMM_CASE("defect/bench/power_gemm_8192/clean", bd_gemm_zeros, NULL,
+                 "clean twin (cuBLAS 8192^3 on zeros: less power at the same cycles): the mark "
+                 "defect/bench/power_gemm_8192/random is compared against"),
+    BD_GEMM_CASE("defect/bench/power_gemm_8192/random", bd_gemm_random, "bench",
+                 "the same GEMM on random inputs: the same cycles, twice the energy per launch"),
     BD_CASE("defect/bench/copy_256MiB/clean", bd_clean, NULL,
             "clean twin: the mark every defect/bench/copy_256MiB/+<p>pct variant is compared "
             "against"),

@@ -809,7 +809,7 @@ static const kg_kernel_ref hp_bv_k[] = {
  * preset_workspace = 0: the handle only gets cublasSetStream and cuBLAS picks its own
  * workspace. Whether that allocates or syncs in the hot path is what the gate observes and
  * reports. */
-static const kg_cublas_gemm_params hp_gemm_p = { 256, 384, 512, 0 };
+static const kg_cublas_gemm_params hp_gemm_p = { 256, 384, 512, 0, 0 };
 
 /* ---- the catalogue ------------------------------------------------------------------------- */
 

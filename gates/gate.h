@@ -121,6 +121,35 @@ struct kg_gate_marks {
 };
 #define KG_GATE_MARKS_MAX 16 /* the most marks row_marks returns for one result */
 
+/* What the production step (gates/production/) asks of a gate, so that it names none. */
+struct kg_gate_production {
+    /* KG_GATE_PRODUCTION_PASSES: the results of one case from n separate passes (per[i]:
+     * PASS, WARN or FAIL with typed data; n in [1, max_passes]) into one result, out->data
+     * the gate's type (its result_free frees it), and its report figures (*figures; NULL:
+     * none). Prints the case's console line unless env->quiet. The rows stay the caller's. */
+    int (*combine)(kg_case_result *out, cJSON **figures, const kg_case_desc *d,
+                   const kg_case_result *const *per, int n, const void *opts,
+                   const kg_gate_env *env);
+    int max_passes;
+    /* A note before any GPU work on running `passes` passes with these options (NULL: none). */
+    void (*note)(const void *opts, int passes);
+    /* The key of the run-level report record its end() sets: the combined run keeps the last
+     * pass's (NULL: none). */
+    const char *record_key;
+    /* The candidate marks one typed result offers the ratchet (kg_advance_add): at most max
+     * into out, their count returned (0: none). `stamp` carries the run's provenance (commit,
+     * date, driver, cuda, set_by) for every candidate. */
+    size_t (*candidates)(kg_advance_obs *out, size_t max, const kg_case_desc *d,
+                         const kg_case_result *res, const kg_advance_obs *stamp);
+    const char *source;          /* names the candidates in kg_advance_add's messages */
+    bool after_pass;             /* candidates only of a run that passed, every gate over every
+                                    case (else of every row, before that check) */
+    bool counted;                /* its results are the ones the marks message counts
+                                    (kg_advance_input.n_bench, "N bench result(s)") */
+};
+#define KG_GATE_CANDIDATES_MAX 16 /* the most candidates one result offers */
+#define KG_GATE_PASSES_MAX 16     /* the most passes max_passes may allow */
+
 struct kg_gate {
     const char *name;            /* "parity": the command, the report's gate, selftest column */
     const char *summary;         /* one line for `kgate --help` */
@@ -159,6 +188,8 @@ struct kg_gate {
     bool (*deviceless)(const void *opts);
     /* NULL: the gate decides against no marks. */
     const struct kg_gate_marks *marks;
+    /* NULL: the production step only counts its results. */
+    const struct kg_gate_production *production;
     /* The selftest's scope: the defects of a gate with any of these flags are left out of this
      * gate, where running them proves nothing (the bench's slow variants differ only in speed,
      * the counters' defects only in traffic; their cells show "-"). */

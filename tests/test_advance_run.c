@@ -88,7 +88,7 @@ static void compare(const kg_advance_input *t, const kg_advance_input *j)
 }
 
 
-/* ---- run --production's combination of N processes (kg_production_bench_case) ---------- */
+/* ---- run --production's combination of N processes (kg_production_case) ---------- */
 
 static kg_mark g_mark; /* the mark of op/a; op/b has none */
 
@@ -133,7 +133,7 @@ static void fill_combined(kg_run *run, const kg_device_info *dev, const double *
                                         .res = { .verdict = KG_VERDICT_PASS, .data = b } };
                 pr[i] = &rows[i];
             }
-            CHECK(kg_production_bench_case(run, pr, 3, &cases[c], &bo) == 0);
+            CHECK(kg_production_case(run, &kg_gate_bench, pr, 3, &cases[c], &bo) == 0);
             cJSON *res = cJSON_GetObjectItem(kg_report_json(run->rep), "results");
             cJSON *fig = cJSON_GetObjectItem(cJSON_GetArrayItem(res, cJSON_GetArraySize(res) - 1),
                                              "figures");

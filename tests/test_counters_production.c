@@ -1,4 +1,4 @@
-/* `run --production` advances counter marks (gates/production/production_counters.c) through the
+/* `run --production` advances counter marks (gates/counters/counters_production.c) through the
  * bench ratchet: a passing run's counters become candidates where the gate's rule lets them
  * move (kg_ct_verdict.mark_moves: no mark yet, or beaten by the regression margin), a mark
  * moves only when the run beats it (lower DRAM bytes / instructions, higher occupancy / tensor

@@ -2,7 +2,10 @@
 """The gate table (gates/driver/gates.c, kg_gates[]) is the one list of gates (issue #26 item 1);
 every other place that must name them all agrees with it, in its order where it has one:
 each gate's .name in its folder, the driver's CMake LAYERS, scripts/layers.py's GATE_FOLDERS,
-the report schema's gate enums and report_keys.h's KG_RV_GATE_* values.
+the report schema's gate enums and report_keys.h's KG_RV_GATE_* values. And no code under
+gates/ or runners/ names a gate (its kg_gate_<x> object or its name as a string literal)
+outside its own folder, the table and report_keys.h (the report's declared gate values):
+the rest asks the gate interface (docs/internals/gate-interface.md).
 
 usage: test_gate_lists.py SOURCE_DIR          check the tree (exit 0 agree, 1 not)
        test_gate_lists.py SOURCE_DIR --plant  each list with one gate dropped must fail
@@ -64,6 +67,76 @@ def lists(src):
     return out
 
 
+DEF = re.compile(r"^(?:static\s+)?const struct kg_gate kg_gate_(\w+) = \{\s*\.name = \"(\w+)\"", re.M)
+CODE_EXT = (".c", ".h", ".cu", ".cpp")
+NAME_OK = ("gates/driver/gates.c",)          # the table
+LITERAL_OK = NAME_OK + ("gates/core/report_keys.h",)  # and the report's gate values
+# A literal equal to a gate's name that is not the gate, each with why.
+LITERAL_ALLOW = {
+    ("runners/cli/list.c", '"parity"'): "the case's parity kind (kg_case_desc.parity), a field of list --json",
+}
+
+
+def strip_comments(text):
+    """C comments out, string literals kept (a comment may name a gate; code may not)."""
+    return re.sub(r'//[^\n]*|/\*.*?\*/|("(?:\\.|[^"\\])*")',
+                  lambda m: m.group(1) or " ", text, flags=re.S)
+
+
+def sources(src):
+    return {str(f.relative_to(src)): f.read_text(errors="replace")
+            for top in ("gates", "runners") for f in sorted((src / top).rglob("*"))
+            if f.suffix in CODE_EXT and f.is_file()}
+
+
+def gate_defs(files):
+    """{object: (name, folder)} of every gate defined under gates/ (the table's and ab)."""
+    return {m.group(1): (m.group(2), path.rsplit("/", 1)[0] + "/")
+            for path, text in files.items() if path.startswith("gates/")
+            for m in DEF.finditer(text)}
+
+
+def name_leaks(files):
+    """Every (file, what) that names a gate outside its folder, the table and report_keys.h."""
+    leaks = []
+    table_names = {n for n, _ in gate_defs(files).values()} - EXTRA  # ab: also a command name
+    for obj, (name, folder) in sorted(gate_defs(files).items()):
+        sym, lit = re.compile(r"\bkg_gate_%s\b" % obj), '"%s"' % name
+        for path, text in files.items():
+            if path.startswith(folder):
+                continue
+            code = strip_comments(text)
+            if path not in NAME_OK and sym.search(code):
+                leaks.append((path, "kg_gate_" + obj))
+            if (name in table_names and path not in LITERAL_OK and lit in code
+                    and (path, lit) not in LITERAL_ALLOW):
+                leaks.append((path, lit))
+    return leaks
+
+
+def check_names(src, plant):
+    files = sources(src)
+    defs = gate_defs(files)
+    if len(defs) < 5:
+        print("FAIL: found only %d gate definitions (the parsing no longer matches the tree)" % len(defs))
+        return 1
+    if plant:  # a file outside every gate folder that names each gate must be caught, twice
+        caught = 0
+        for obj, (name, _) in defs.items():
+            planted = dict(files)
+            planted["runners/cli/planted.c"] = "int x = &kg_gate_%s != 0; /* \"%s\" */\nconst char *y = \"%s\";\n" % (obj, name, name)
+            want = 2 if name not in EXTRA else 1  # ab's name is a command's too: its symbol only
+            caught += len([1 for p, _ in name_leaks(planted) if p == "runners/cli/planted.c"]) == want
+        print("test_gate_lists --plant: %d of %d planted gate names caught" % (caught, len(defs)))
+        return 0 if caught == len(defs) else 1
+    leaks = name_leaks(files)
+    for path, what in leaks:
+        print("FAIL: %s names the gate %s outside its folder (ask the gate interface, gates/gate.h)"
+              % (path, what))
+    print("test_gate_lists: %d gate definitions, %d names outside their folders" % (len(defs), len(leaks)))
+    return 1 if leaks else 0
+
+
 def check(want, others, quiet=False):
     bad = 0
     for where, names, ordered in others:
@@ -87,10 +160,10 @@ def main():
         for w in missed:
             print("FAIL: a gate dropped from %s went unnoticed" % w)
         print("test_gate_lists --plant: %d lists, %d planted drops missed" % (len(others), len(missed)))
-        return 1 if missed else 0
+        return 1 if missed or check_names(src, True) else 0
     bad = check(want, others)
     print("test_gate_lists: %d gates, %d lists checked, %d disagree" % (len(want), len(others), bad))
-    return 1 if bad else 0
+    return 1 if bad or check_names(src, False) else 0
 
 
 if __name__ == "__main__":

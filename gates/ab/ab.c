@@ -171,7 +171,7 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RAW_MEDIAN);
         if (!cJSON_IsNumber(m))
             m = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEDIAN);
-        if (!g || !id || strcmp(g, "bench") != 0)
+        if (!g || !id || strcmp(g, KG_RV_GATE_BENCH) != 0)
             continue;
         ab_row_error(why, sizeof why, it, fig, co, l2);
         if (!why[0] && (!cJSON_IsNumber(m) || !(m->valuedouble > 0)))
@@ -280,7 +280,7 @@ static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const
     snprintf(devs, sizeof devs, "%d", env->device);
     snprintf(seeds, sizeof seeds, "%llu", (unsigned long long)env->seed);
     args[n++] = o->exe[s];
-    args[n++] = "bench";
+    args[n++] = KG_RV_GATE_BENCH; /* the bench's command is its name, the report's gate value */
     args[n++] = "--seed";
     args[n++] = seeds;
     args[n++] = "--device";
@@ -478,7 +478,8 @@ static const kg_gate_column ab_columns[] = {
 const ab_opts kg_ab_opts_init = { .rounds = 10, .budget = "0.5", .mode = "warm",
                                       .band_floor = 0.005 };
 
-const struct kg_gate kg_gate_ab = {
+/* Not in the gate table: only this folder names it (kg_ab_decide runs it). */
+static const struct kg_gate kg_gate_ab = {
     .name = "ab",
     .summary = "A/B two runner builds, interleaved processes: paired ratio and CI",
     .description = ab_description,
@@ -540,4 +541,19 @@ int kg_ab_registry(kg_registry **out, const ab_state *st, kg_registry *reg)
 cleanup:
     KG_UNUSED(reg);
     return rc;
+}
+
+kg_opt_table kg_ab_opt_table(kg_ab_opts *o)
+{
+    return (kg_opt_table){ .opts = kg_gate_ab.opts, .n = kg_gate_ab.n_opts, .target = o };
+}
+
+const char *kg_ab_description(void)
+{
+    return kg_gate_ab.description;
+}
+
+int kg_ab_decide(kg_run *run, const kg_registry *reg, const kg_ab_opts *o)
+{
+    return kg_run_gate(run, reg, &kg_gate_ab, o, false);
 }

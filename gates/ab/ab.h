@@ -5,6 +5,7 @@
 #define KG_AB_H
 
 #include "gate.h"
+#include "driver/driver.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,7 +23,6 @@ typedef struct {
 } kg_ab_opts;
 
 extern const kg_ab_opts kg_ab_opts_init;
-extern const struct kg_gate kg_gate_ab;
 
 /* Each side's path, when it names one, is an executable file. */
 int kg_ab_check_exes(const kg_ab_opts *o);
@@ -32,6 +32,13 @@ int kg_ab_rounds(kg_ab_state **out, const kg_ab_opts *o, const kg_gate_env *env)
  * without a GPU, NULL: this runner's own cases (each SKIP). */
 int kg_ab_registry(kg_registry **out, const kg_ab_state *st, kg_registry *reg);
 void kg_ab_state_free(kg_ab_state *st);
+
+/* What `kgate ab` needs of the gate, which only this folder names: its option table over o,
+ * the body of its --help, and the gate run through the driver (kg_run_gate) over `reg` once
+ * the rounds are done (o->rounds_done). */
+kg_opt_table kg_ab_opt_table(kg_ab_opts *o);
+const char *kg_ab_description(void);
+int kg_ab_decide(kg_run *run, const kg_registry *reg, const kg_ab_opts *o);
 
 #ifdef __cplusplus
 }

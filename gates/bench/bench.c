@@ -595,4 +595,5 @@ const struct kg_gate kg_gate_bench = {
     .columns = kg_bench_columns,
     .n_columns = KG_BENCH_N_COLUMNS,
     .marks = &bg_marks,
+    .production = &kg_bench_production,
 };

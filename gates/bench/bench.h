@@ -29,6 +29,9 @@ extern "C" {
 
 /* The gate (bench.c); the driver finds it in its table (gates/driver/gates.c). */
 extern const struct kg_gate kg_gate_bench;
+/* Its production hooks (bench_passes.c): run --production's combination of its processes,
+ * its candidate marks. */
+extern const struct kg_gate_production kg_bench_production;
 
 /* The gate's options (its kg_opt table is in bench.c). `marks_path`, `save_marks`: the flags
  * of `kgate bench`, handled by the command layer, which loads the marks and hands the lookup

@@ -4,6 +4,8 @@
 #ifndef KG_MARK_H
 #define KG_MARK_H
 
+#include <stdbool.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,6 +60,28 @@ typedef struct {
  * hands this lookup down (NULL result: no mark). */
 typedef const kg_mark *(*kg_mark_lookup_fn)(const void *marks, const char *device_class,
                                             const char *case_id, const char *metric);
+
+/* One result that may move a mark, as both advance paths see it: a recorded report
+ * (kg_advance_parse, marks/advance.h) and the typed results of the run in memory (a gate's
+ * kg_gate_production.candidates, gate.h). Here, below the gates, so a gate can fill it.
+ * Strings are borrowed. */
+typedef struct {
+    const char *case_id, *decision, *metric;
+    kg_direction direction;
+    double median, ci_lo, ci_hi, band, samples;
+    const char *commit, *date, *driver, *cuda, *set_by;
+    /* the separate processes behind the decision (figures.processes, default 1),
+     * their envelope of medians (processes >= 2), and what they were measured with */
+    int processes;
+    double env_lo, env_hi;
+    int k;                  /* 0 = unknown */
+    const char *power_state; /* NULL = unknown */
+    bool exact;             /* a hardware count (counters gate), not a timing: near-deterministic,
+                             * so one process is enough (runs 1, no envelope, band as given) */
+    /* what users pay (0 = absent): figures.raw_median_us and measured_spread_rel,
+     * energy_per_launch_mj and energy_spread_rel, the mark's measured_* and energy_* */
+    double measured_median, measured_spread, energy_mj, energy_spread;
+} kg_advance_obs;
 
 #ifdef __cplusplus
 }

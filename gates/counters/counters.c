@@ -471,4 +471,5 @@ const struct kg_gate kg_gate_counters = {
     .columns = kg_counters_columns,
     .n_columns = KG_COUNTERS_N_COLUMNS,
     .marks = &ct_marks,
+    .production = &kg_counters_production,
 };

@@ -17,6 +17,8 @@ extern "C" {
 
 /* The gate (counters.c); the driver finds it in its table (gates/driver/gates.c). */
 extern const struct kg_gate kg_gate_counters;
+/* Its production hooks (counters_production.c): its candidate counter marks. */
+extern const struct kg_gate_production kg_counters_production;
 
 /* ---- the metric table (pure) ----------------------------------------------------------- */
 

@@ -321,7 +321,7 @@ cleanup:
 }
 
 /* The counters gate's rows: a recorded production report's counters rows become
- * the candidate marks `run --production` proposed (production_counters.c). The figures'
+ * the candidate marks `run --production` proposed (counters/counters_production.c). The figures'
  * mark_moves names the metrics the gate's rule let set or move; each is read from its figure
  * (kg_ct_mark_defs), a count is exact (band 0, one sample), and kg_advance_apply ratchets it
  * like any mark. A report without mark_moves (before it was recorded) proposes none. */

@@ -59,25 +59,7 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *report, const char *na
                      const char *set_by);
 void kg_advance_input_free(kg_advance_input *in);
 
-/* One bench result as both paths see it: a recorded report (kg_advance_parse) and the typed
- * results of the run in memory (kg_advance_from_run, production.c). Strings are borrowed. */
-typedef struct {
-    const char *case_id, *decision, *metric;
-    kg_direction direction;
-    double median, ci_lo, ci_hi, band, samples;
-    const char *commit, *date, *driver, *cuda, *set_by;
-    /* the separate processes behind the decision (figures.processes, default 1),
-     * their envelope of medians (processes >= 2), and what they were measured with */
-    int processes;
-    double env_lo, env_hi;
-    int k;                  /* 0 = unknown */
-    const char *power_state; /* NULL = unknown */
-    bool exact;             /* a hardware count (counters gate), not a timing: near-deterministic,
-                             * so one process is enough (runs 1, no envelope, band as given) */
-    /* what users pay (0 = absent): figures.raw_median_us and measured_spread_rel,
-     * energy_per_launch_mj and energy_spread_rel, the mark's measured_* and energy_* */
-    double measured_median, measured_spread, energy_mj, energy_spread;
-} kg_advance_obs;
+/* kg_advance_obs, one result as both paths see it, is in core/mark.h (gates fill it). */
 
 /* Count a SAME, or turn an IMPROVED / NO_MARK result into a candidate mark (validated: the
  * interval, the band, an integer sample count); `name` names the source in messages.

@@ -176,7 +176,7 @@ static void rf_point(kg_roof_point *p, const cJSON *results, const char *id, con
     p->case_id = id;
     p->ai = rf_num(f, KG_FIG_CT_AI);
     p->tflops = rf_ok(t) && rf_ok(flops) ? flops / t / 1e12 : NAN;
-    p->time_source = rf_ok(bus) ? "bench" : "counters";
+    p->time_source = rf_ok(bus) ? KG_RV_GATE_BENCH : KG_RV_GATE_COUNTERS;
     p->hollow = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, KG_FIG_CT_FLOPS_PARTIAL));
 }
 

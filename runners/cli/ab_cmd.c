@@ -13,10 +13,10 @@ static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bo
     size_t npos = 0;
     const kg_opt_table tables[] = {
         { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co },
-        { .opts = kg_gate_ab.opts, .n = kg_gate_ab.n_opts, .target = o },
+        kg_ab_opt_table(o),
     };
     const kg_opt_cmd cmd = { .command = "ab", .synopsis_tail = "A_EXE B_EXE",
-                             .description = kg_gate_ab.description, .tables = tables,
+                             .description = kg_ab_description(), .tables = tables,
                              .n_tables = 2, .exit_codes = ab_exit_codes };
     KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, pos, 3, &npos));
     if (*help)
@@ -61,7 +61,7 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     o.rounds_done = st;
     snprintf(banner, sizeof banner, "A/B of %s and %s", o.exe[0], o.exe[1]);
     KG_TRY(kg_run_begin(&run, "ab", &co, cases ? cases : reg, banner));
-    KG_TRY(kg_run_gate(&run, cases ? cases : reg, &kg_gate_ab, &o, false));
+    KG_TRY(kg_ab_decide(&run, cases ? cases : reg, &o));
 cleanup:
     rc = kg_run_finish(&run, rc);
     kg_run_free(&run);

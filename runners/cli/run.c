@@ -395,7 +395,7 @@ static int run_gates_all(kg_run *run, const kg_registry *reg, run_gates *g, cons
         cJSON_AddItemToArray(gl, cJSON_CreateString(kg_gates[i]->name));
         if ((kg_gates[i]->flags & KG_GATE_PRODUCTION_PASSES) && bench_processes >= 2 &&
             !run->no_gpu)
-            KG_TRY(kg_production_bench(run, reg, g->opts[i], bench_processes));
+            KG_TRY(kg_production_passes(run, reg, kg_gates[i], g->opts[i], bench_processes));
         else
             KG_TRY(kg_run_gate(run, reg, kg_gates[i], g->opts[i], true));
     }
@@ -455,7 +455,7 @@ int kg_cmd_run(kg_registry *reg, int argc, char **argv)
     if (ro.production && !ro.bench_processes)
         ro.bench_processes = RUN_BENCH_PROCESSES;
     if (ro.production && (pi = run_gate_with(KG_GATE_PRODUCTION_PASSES)) >= 0)
-        kg_production_note(g.opts[pi], ro.bench_processes);
+        kg_production_note(kg_gates[pi], g.opts[pi], ro.bench_processes);
     KG_TRY(run_defects(&ro, defects, sizeof defects));
     KG_TRY(run_marks(&ro, &t, &g, mi = run_gate_with(0)));
     run_marks_share(&g, mi);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <mbedtls/sha256.h>
 #include "core/kg_core.h"
 
 static int temp_path_for(char *tmp, size_t n, const char *path)
@@ -74,11 +75,17 @@ static int fio_write_stdout(const void *data, size_t len)
 
 int kg_file_write_atomic(const char *path, const void *data, size_t len)
 {
+    if (strcmp(path, "-") == 0)
+        return fio_write_stdout(data, len);
+    return kg_file_write_atomic_parts(path, &data, &len, 1);
+}
+
+int kg_file_write_atomic_parts(const char *path, const void *const *parts, const size_t *lens,
+                               int n)
+{
     int rc = 0, fd = -1;
     char tmp[4096];
     tmp[0] = '\0';
-    if (strcmp(path, "-") == 0)
-        return fio_write_stdout(data, len);
     KG_TRY(temp_path_for(tmp, sizeof tmp, path));
     fio_clean_stale(path);
     fd = mkstemp(tmp);
@@ -87,18 +94,20 @@ int kg_file_write_atomic(const char *path, const void *data, size_t len)
         tmp[0] = '\0';
         goto cleanup;
     }
-    const char *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = KG_ERR(KG_EIO, "%s: write failed: %s", path, strerror(errno));
-            goto cleanup;
+    for (int k = 0; k < n; k++) {
+        const char *p = parts[k];
+        size_t left = lens[k];
+        while (left) {
+            ssize_t w = write(fd, p, left);
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                rc = KG_ERR(KG_EIO, "%s: write failed: %s", path, strerror(errno));
+                goto cleanup;
+            }
+            p += w;
+            left -= (size_t)w;
         }
-        p += w;
-        left -= (size_t)w;
     }
     if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
         rc = KG_ERR(KG_EIO, "%s: fsync failed: %s", path, strerror(errno));
@@ -140,4 +149,68 @@ int kg_path_check_writable(const char *path)
     unlink(tmp);
 cleanup:
     return rc;
+}
+
+/* $KGATE_CACHE_DIR, else $XDG_CACHE_HOME/kgate, else $HOME/.cache/kgate (not created here). */
+int kg_cache_dir(char *buf, size_t n)
+{
+    const char *d = kg_env("KGATE_CACHE_DIR"), *x = kg_env("XDG_CACHE_HOME"), *h = kg_env("HOME");
+    int w;
+    if (d)
+        w = snprintf(buf, n, "%s", d);
+    else if (x)
+        w = snprintf(buf, n, "%s/kgate", x);
+    else if (h)
+        w = snprintf(buf, n, "%s/.cache/kgate", h);
+    else
+        return KG_ERR(KG_ENOTFOUND, "no cache directory (set KGATE_CACHE_DIR)");
+    if (w < 0 || (size_t)w >= n)
+        return KG_ERR(KG_EINVAL, "cache directory path too long (KGATE_CACHE_DIR)");
+    return 0;
+}
+
+/* The SHA-256 of a file's bytes, as 64 hex digits. */
+int kg_file_sha256(char hex[65], const char *path)
+{
+    int rc = 0;
+    unsigned char buf[1 << 16], sum[32];
+    mbedtls_sha256_context c;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return KG_ERR(KG_EIO, "cannot read %s: %s", path, strerror(errno));
+    mbedtls_sha256_init(&c);
+    if (mbedtls_sha256_starts_ret(&c, 0) != 0)
+        { rc = KG_ERR(KG_EINTERNAL, "sha256 failed"); goto cleanup; }
+    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
+        if (mbedtls_sha256_update_ret(&c, buf, n) != 0)
+            { rc = KG_ERR(KG_EINTERNAL, "sha256 failed"); goto cleanup; }
+    if (ferror(f))
+        { rc = KG_ERR(KG_EIO, "cannot read %s", path); goto cleanup; }
+    if (mbedtls_sha256_finish_ret(&c, sum) != 0)
+        { rc = KG_ERR(KG_EINTERNAL, "sha256 failed"); goto cleanup; }
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+cleanup:
+    mbedtls_sha256_free(&c);
+    fclose(f);
+    return rc;
+}
+
+
+/* Each missing directory of the path, private to the user (0700): caches hold their runs. */
+int kg_mkdir_p(const char *dir)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *q = p + 1; *q; q++)
+        if (*q == '/') {
+            *q = '\0';
+            if (mkdir(p, 0700) != 0 && errno != EEXIST)
+                return KG_ERR(KG_EIO, "cannot create the directory %s: %s", p,
+                              strerror(errno));
+            *q = '/';
+        }
+    if (mkdir(p, 0700) != 0 && errno != EEXIST)
+        return KG_ERR(KG_EIO, "cannot create the directory %s: %s", p, strerror(errno));
+    return 0;
 }

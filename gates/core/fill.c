@@ -1,6 +1,7 @@
 /* kg_fill_host: the host side of the counter-based fills (kgate/fill_element.h; the device side
  * is fill.cu). Compiled with -ffp-contract=off (gates/CMakeLists.txt) so no FMA changes a bit. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "core/kg_core.h"
@@ -39,9 +40,8 @@ typedef struct {
     double a, b;
 } fl_slice;
 
-static void *fl_run(void *arg)
+static void fl_run(const fl_slice *s)
 {
-    const fl_slice *s = arg;
     if (kg_dtype_size(s->dtype) == 4) {
         uint32_t *d = s->dst;
         for (size_t i = s->i0; i < s->i1; i++)
@@ -52,33 +52,72 @@ static void *fl_run(void *arg)
             d[i] = (uint16_t)kg_fill_element(s->seed, s->offset + i, s->dtype, s->dist, s->a,
                                              s->b);
     }
+}
+
+enum { KG_PAR_MAX_THREADS = 16 };
+
+int kg_par_threads(void)
+{
+    const char *e = getenv("KGATE_THREADS");
+    long hw = sysconf(_SC_NPROCESSORS_ONLN);
+    if (e && e[0]) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end == '\0' && v >= 1)
+            return v > KG_PAR_MAX_THREADS ? KG_PAR_MAX_THREADS : (int)v;
+    }
+    return hw < 2 ? 1 : hw > KG_PAR_MAX_THREADS ? KG_PAR_MAX_THREADS : (int)hw;
+}
+
+/* Thread t runs slices t, t + nt, t + 2 nt, ...: which thread ran a slice changes nothing. */
+typedef struct {
+    size_t n, parts, first, step;
+    kg_par_fn fn;
+    void *ctx;
+} kg_par_job;
+
+static void *kg_par_run(void *arg)
+{
+    const kg_par_job *j = arg;
+    for (size_t k = j->first; k < j->parts; k += j->step)
+        j->fn(j->ctx, j->n * k / j->parts, j->n * (k + 1) / j->parts, k);
     return NULL;
 }
 
-/* Large fills (a reference's host inputs: 134 M values for softmax 32768x4096) over up to 16
- * host threads; a thread that cannot start leaves its slice to this one. */
+void kg_par_for(size_t n, size_t parts, kg_par_fn fn, void *ctx)
+{
+    size_t nt = (size_t)kg_par_threads();
+    nt = nt > parts ? parts : nt;
+    kg_par_job job[KG_PAR_MAX_THREADS];
+    pthread_t th[KG_PAR_MAX_THREADS];
+    bool started[KG_PAR_MAX_THREADS] = { false };
+    for (size_t t = 0; t < nt; t++) {
+        job[t] = (kg_par_job){ .n = n, .parts = parts, .first = t, .step = nt, .fn = fn,
+                               .ctx = ctx };
+        started[t] = t > 0 && pthread_create(&th[t], NULL, kg_par_run, &job[t]) == 0;
+    }
+    for (size_t t = 0; t < nt; t++)
+        if (!started[t])
+            kg_par_run(&job[t]);
+    for (size_t t = 1; t < nt; t++)
+        if (started[t])
+            pthread_join(th[t], NULL);
+}
+
+static void fl_part(void *ctx, size_t i0, size_t i1, size_t part)
+{
+    fl_slice s = *(const fl_slice *)ctx;
+    KG_UNUSED(part);
+    s.i0 = i0, s.i1 = i1;
+    fl_run(&s);
+}
+
+/* Large fills (a reference's host inputs: 134 M values for softmax 32768x4096) over the host
+ * threads, one slice each; an element does not depend on the split. */
 static void fl_parallel(const fl_slice *all)
 {
-    enum { FL_MAX_THREADS = 16 };
-    size_t n = all->i1, nt = 1;
-    long hw = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n >= ((size_t)1 << 20) && hw > 1)
-        nt = hw > FL_MAX_THREADS ? FL_MAX_THREADS : (size_t)hw;
-    fl_slice sl[FL_MAX_THREADS];
-    pthread_t th[FL_MAX_THREADS];
-    bool started[FL_MAX_THREADS] = { false };
-    for (size_t k = 0; k < nt; k++) {
-        sl[k] = *all;
-        sl[k].i0 = n * k / nt;
-        sl[k].i1 = n * (k + 1) / nt;
-        started[k] = k > 0 && pthread_create(&th[k], NULL, fl_run, &sl[k]) == 0;
-    }
-    for (size_t k = 0; k < nt; k++)
-        if (!started[k])
-            fl_run(&sl[k]);
-    for (size_t k = 1; k < nt; k++)
-        if (started[k])
-            pthread_join(th[k], NULL);
+    size_t parts = all->i1 >= ((size_t)1 << 20) ? (size_t)kg_par_threads() : 1;
+    kg_par_for(all->i1, parts, fl_part, (void *)all);
 }
 
 int kg_fill_host_at(void *dst, kg_dtype dtype, size_t offset, size_t n, uint64_t seed,

@@ -301,6 +301,17 @@ int kg_path_check_writable(const char *path);
 /* Write `len` bytes to `path` atomically (temp + fsync + rename); "-" writes them to standard
  * output, so every output flag takes "-" the same way. */
 int kg_file_write_atomic(const char *path, const void *data, size_t len);
+/* The same for a file made of n parts written one after the other (a header and a payload
+ * without copying them together); a path, never "-". */
+int kg_file_write_atomic_parts(const char *path, const void *const *parts, const size_t *lens,
+                               int n);
+/* The runner's cache directory: $KGATE_CACHE_DIR, else $XDG_CACHE_HOME/kgate, else
+ * $HOME/.cache/kgate; KG_ENOTFOUND when none is set. Not created here. */
+int kg_cache_dir(char *buf, size_t n);
+/* The SHA-256 of a file's bytes as 64 hex digits (a build's id: the runner's own file). */
+int kg_file_sha256(char hex[65], const char *path);
+/* mkdir -p (0700); KG_EIO naming the directory that could not be made. */
+int kg_mkdir_p(const char *dir);
 /* Read a whole file (NUL-terminated); caller frees. Errors name the file and errno: missing is
  * KG_ENOTFOUND, unreadable or a directory KG_EINVAL (exit 2). */
 int kg_file_read(char **out, size_t *len, const char *path);

@@ -26,6 +26,66 @@ double kg_value_at(const void *buf, kg_dtype t, size_t i)
     return NAN;
 }
 
+/* One slice's figures. The sums of a slice are in element order; the slices' are added in
+ * slice order, so the figures depend on n alone, never on the thread count. */
+typedef struct {
+    size_t nonfinite_out, nonfinite_ref, mismatched_bytes, first_bad, max_abs_at;
+    double max_abs, diff2, ref2, out2, dot;
+} pc_part;
+
+typedef struct {
+    const void *out, *ref;
+    kg_dtype od, rd;
+    const kg_parity_policy *p;
+    pc_part *parts;
+} pc_job;
+
+static void pc_slice(void *ctx, size_t i0, size_t i1, size_t k)
+{
+    const pc_job *j = ctx;
+    const kg_parity_policy *p = j->p;
+    size_t es = kg_dtype_size(j->od);
+    pc_part *r = &j->parts[k];
+    memset(r, 0, sizeof *r);
+    r->first_bad = SIZE_MAX;
+    for (size_t i = i0; i < i1; i++) {
+        double o = kg_value_at(j->out, j->od, i), rf = kg_value_at(j->ref, j->rd, i);
+        bool bad = false;
+        if (!isfinite(o)) {
+            r->nonfinite_out++;
+            bad = true;
+        }
+        if (!isfinite(rf)) {
+            r->nonfinite_ref++;
+            bad = true;
+        }
+        if (p->kind == KG_PARITY_BITWISE &&
+            memcmp((const char *)j->out + i * es, (const char *)j->ref + i * es, es) != 0) {
+            r->mismatched_bytes++;
+            bad = true;
+        }
+        if (isfinite(o) && isfinite(rf)) {
+            double d = fabs(o - rf);
+            if (d > r->max_abs) {
+                r->max_abs = d;
+                r->max_abs_at = i;
+            }
+            if (p->kind == KG_PARITY_TOLERANCE && d > p->max_abs)
+                bad = true;
+            r->diff2 += d * d;
+            r->ref2 += rf * rf;
+            r->out2 += o * o;
+            r->dot += o * rf;
+        }
+        if (bad && r->first_bad == SIZE_MAX)
+            r->first_bad = i;
+    }
+}
+
+/* Up to one slice (all that a case of <= 1 M elements has) the sums are those of one serial
+ * loop; a larger output is cut into 1 M-element slices over the host threads (kg_par_for). */
+#define PC_SLICE ((size_t)1 << 20)
+
 int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const void *ref,
                       kg_dtype rd, size_t n, const kg_parity_policy *p)
 {
@@ -37,40 +97,31 @@ int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const
     if (p->kind == KG_PARITY_BITWISE && od != rd)
         return KG_ERR(KG_EINVAL, "parity: bitwise policy needs the reference in the output dtype "
                                  "(%s), got %s", kg_dtype_name(od), kg_dtype_name(rd));
-    size_t es = kg_dtype_size(od);
+    size_t nparts = n ? (n + PC_SLICE - 1) / PC_SLICE : 0;
+    pc_part one, *parts = nparts > 1 ? malloc(nparts * sizeof *parts) : &one;
+    if (!parts)
+        return KG_ERR(KG_ENOMEM, "parity: out of memory for %zu slices", nparts);
+    pc_job job = { .out = out, .ref = ref, .od = od, .rd = rd, .p = p, .parts = parts };
+    kg_par_for(n, nparts, pc_slice, &job);
     double diff2 = 0, ref2 = 0, out2 = 0, dot = 0;
-    for (size_t i = 0; i < n; i++) {
-        double o = kg_value_at(out, od, i), r = kg_value_at(ref, rd, i);
-        bool bad = false;
-        if (!isfinite(o)) {
-            res->nonfinite_out++;
-            bad = true;
+    for (size_t k = 0; k < nparts; k++) { /* in slice order: the first index of a tie wins */
+        const pc_part *r = &parts[k];
+        res->nonfinite_out += r->nonfinite_out;
+        res->nonfinite_ref += r->nonfinite_ref;
+        res->mismatched_bytes += r->mismatched_bytes;
+        if (res->first_bad == SIZE_MAX)
+            res->first_bad = r->first_bad;
+        if (r->max_abs > res->max_abs) {
+            res->max_abs = r->max_abs;
+            res->max_abs_at = r->max_abs_at;
         }
-        if (!isfinite(r)) {
-            res->nonfinite_ref++;
-            bad = true;
-        }
-        if (p->kind == KG_PARITY_BITWISE &&
-            memcmp((const char *)out + i * es, (const char *)ref + i * es, es) != 0) {
-            res->mismatched_bytes++;
-            bad = true;
-        }
-        if (isfinite(o) && isfinite(r)) {
-            double d = fabs(o - r);
-            if (d > res->max_abs) {
-                res->max_abs = d;
-                res->max_abs_at = i;
-            }
-            if (p->kind == KG_PARITY_TOLERANCE && d > p->max_abs)
-                bad = true;
-            diff2 += d * d;
-            ref2 += r * r;
-            out2 += o * o;
-            dot += o * r;
-        }
-        if (bad && res->first_bad == SIZE_MAX)
-            res->first_bad = i;
+        diff2 += r->diff2;
+        ref2 += r->ref2;
+        out2 += r->out2;
+        dot += r->dot;
     }
+    if (parts != &one)
+        free(parts);
     res->rel_l2 = ref2 > 0 ? sqrt(diff2) / sqrt(ref2) : (diff2 > 0 ? INFINITY : 0.0);
     if (ref2 > 0 && out2 > 0)
         res->cosine = dot / (sqrt(ref2) * sqrt(out2));

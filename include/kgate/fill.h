@@ -46,6 +46,17 @@ int kg_fill_host_at(void *dst, kg_dtype dtype, size_t offset, size_t n, uint64_t
 int kg_fill_device_at(void *dev, kg_dtype dtype, size_t offset, size_t n, uint64_t seed,
                       kg_fill_dist dist, double a, double b, cudaStream_t s);
 
+/* The host threads kg_fill_host runs on, for a reference's own loop (a parallel-for over rows):
+ * [0, n) is cut into `parts` slices, slice k = [n*k/parts, n*(k+1)/parts), and fn(ctx, i0, i1,
+ * k) runs once for each, on at most kg_par_threads() threads (a thread that cannot start leaves
+ * its slices to the caller's). The slices depend on n and parts only, never on the thread
+ * count: a reduction that keeps one partial per slice and adds them in slice order is the same
+ * bits on 1 thread or 16. Returns when every slice is done. parts 0 runs nothing. */
+typedef void (*kg_par_fn)(void *ctx, size_t i0, size_t i1, size_t part);
+void kg_par_for(size_t n, size_t parts, kg_par_fn fn, void *ctx);
+/* The bound: $KGATE_THREADS (1..16) where set, else the online CPUs, at most 16. */
+int kg_par_threads(void);
+
 uint16_t kg_f32_to_bf16(float f);  /* round to nearest even */
 float kg_bf16_to_f32(uint16_t h);
 

@@ -14,39 +14,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <mbedtls/sha256.h>
 #include "cli.h"
 #include "core/report_keys.h"
 
 #define SC_SCHEMA "kgate-selftest-certificate/1"
 #define SC_CREATED_UNIX "created_unix" /* the file's own key: epoch seconds */
-
-/* The SHA-256 of a file's bytes, as 64 hex digits. */
-static int sc_file_sha256(char hex[65], const char *path)
-{
-    int rc = 0;
-    unsigned char buf[1 << 16], sum[32];
-    mbedtls_sha256_context c;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return KG_ERR(KG_EIO, "selftest certificate: cannot read %s: %s", path, strerror(errno));
-    mbedtls_sha256_init(&c);
-    if (mbedtls_sha256_starts_ret(&c, 0) != 0)
-        { rc = KG_ERR(KG_EINTERNAL, "selftest certificate: sha256 failed"); goto cleanup; }
-    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
-        if (mbedtls_sha256_update_ret(&c, buf, n) != 0)
-            { rc = KG_ERR(KG_EINTERNAL, "selftest certificate: sha256 failed"); goto cleanup; }
-    if (ferror(f))
-        { rc = KG_ERR(KG_EIO, "selftest certificate: cannot read %s", path); goto cleanup; }
-    if (mbedtls_sha256_finish_ret(&c, sum) != 0)
-        { rc = KG_ERR(KG_EINTERNAL, "selftest certificate: sha256 failed"); goto cleanup; }
-    for (int i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", sum[i]);
-cleanup:
-    mbedtls_sha256_free(&c);
-    fclose(f);
-    return rc;
-}
 
 /* The kernel module's version ("580.159.04": the first token of /proc/driver/nvidia/version's
  * first line that is digits and dots), else the CUDA driver API's ("cuda 13.0"). */
@@ -69,21 +41,16 @@ static void sc_driver(char *buf, size_t n, const kg_device_info *dev)
         fclose(f);
 }
 
-/* $KGATE_CACHE_DIR, else $XDG_CACHE_HOME/kgate, else $HOME/.cache/kgate; one file per GPU. */
+/* The runner's cache directory (kg_cache_dir); one file per GPU. */
 static int sc_path(char *buf, size_t n, const char *uuid)
 {
-    const char *d = getenv("KGATE_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    char dir[PATH_MAX], name[80];
+    char dir[PATH_MAX], name[80], why[256];
     size_t j = 0;
-    if (d && d[0])
-        snprintf(dir, sizeof dir, "%s", d);
-    else if (x && x[0])
-        snprintf(dir, sizeof dir, "%s/kgate", x);
-    else if (h && h[0])
-        snprintf(dir, sizeof dir, "%s/.cache/kgate", h);
-    else
-        return KG_ERR(KG_ENOTFOUND, "selftest certificate: no cache directory (set "
-                      "KGATE_CACHE_DIR)");
+    int rc = kg_cache_dir(dir, sizeof dir);
+    if (rc < 0) { /* the message names the variable; copied, KG_ERR rewrites its buffer */
+        snprintf(why, sizeof why, "%s", kg_error_last());
+        return KG_ERR(rc, "selftest certificate: %s", why);
+    }
     for (const char *p = uuid; *p && j + 1 < sizeof name; p++) /* a file name, whatever it is */
         name[j++] = (char)((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
                            (*p >= 'A' && *p <= 'Z') || *p == '-' ? *p : '_');
@@ -99,8 +66,8 @@ int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects, cons
     char self[PATH_MAX];
     memset(k, 0, sizeof *k);
     KG_TRY(kg_self_exe(self, sizeof self));
-    KG_TRY(sc_file_sha256(k->build, self));
-    KG_TRY(sc_file_sha256(k->catalogue, defects));
+    KG_TRY(kg_file_sha256(k->build, self));
+    KG_TRY(kg_file_sha256(k->catalogue, defects));
     sc_driver(k->driver, sizeof k->driver, dev);
     snprintf(k->gpu_uuid, sizeof k->gpu_uuid, "%s", dev->uuid);
     KG_TRY(sc_path(k->path, sizeof k->path, dev->uuid));
@@ -155,23 +122,6 @@ int kg_selftest_cert_invalid(const cJSON *cert, const kg_selftest_cert_key *k, d
     return 0;
 }
 
-static int sc_mkdir_p(const char *dir)
-{
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *q = p + 1; *q; q++)
-        if (*q == '/') {
-            *q = '\0';
-            if (mkdir(p, 0700) != 0 && errno != EEXIST)
-                return KG_ERR(KG_EIO, "selftest certificate: cannot create %s: %s", p,
-                              strerror(errno));
-            *q = '/';
-        }
-    if (mkdir(p, 0700) != 0 && errno != EEXIST)
-        return KG_ERR(KG_EIO, "selftest certificate: cannot create %s: %s", p, strerror(errno));
-    return 0;
-}
-
 /* After a selftest that passed on a GPU: its summary and rows, and what they were proved for. */
 int kg_selftest_cert_save(const kg_report *rep, const kg_selftest_cert_key *k, uint64_t seed)
 {
@@ -199,7 +149,7 @@ int kg_selftest_cert_save(const kg_report *rep, const kg_selftest_cert_key *k, u
     snprintf(dir, sizeof dir, "%s", k->path);
     if (strrchr(dir, '/'))
         *strrchr(dir, '/') = '\0';
-    KG_TRY(sc_mkdir_p(dir));
+    KG_TRY(kg_mkdir_p(dir));
     if (!(text = cJSON_Print(c)))
         { rc = KG_ERR(KG_ENOMEM, "out of memory for the selftest certificate"); goto cleanup; }
     KG_TRY(kg_file_write_atomic(k->path, text, strlen(text)));

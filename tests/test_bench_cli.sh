@@ -103,6 +103,31 @@ expect_grep "c/same +ERROR +round 1, B: 1.38747e\+07 GB/s is above the measured 
 expect_jq '[.results[] | select(.case=="c/same")][0] | .verdict == "ERROR"' "$T/ab-err.json" \
     "ab report: impossible figure is ERROR"
 
+# Ctrl-C during the rounds (issue #30): the round running is killed at once with what it
+# started, not waited for; the report is incomplete, says where the rounds stopped and decides
+# no case; exit 4. H is a runner whose second call (round 1, B) hangs in a grandchild.
+cat >"$T/H" <<FAKE
+#!/usr/bin/env bash
+if [ -e "$T/h.first" ]; then sleep 300 & echo \$! >"$T/h-sleep.pid"; echo \$\$ >"$T/h.pid"; wait; fi
+touch "$T/h.first"; exec "$T/A" "\$@"
+FAKE
+chmod +x "$T/H"
+"$KG" ab "$T/H" "$T/H" --rounds 3 --seed 1 --report "$T/ab-int.json" >"$T/out" 2>"$T/err" &
+pid=$!
+for i in $(seq 300); do [ -s "$T/h-sleep.pid" ] && break; sleep 0.1; done
+t0=$(date +%s%N); kill -INT "$pid"; wait "$pid"; rc=$?
+dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$rc" -eq 4 ] && grep -q "interrupted by SIGINT in ab: round 1/3, B ($T/H); 0 complete round(s), no case decided: the report is partial (incomplete)" "$T/err" \
+    && ok || { bad "ab SIGINT: exit $rc, want 4 and where it stopped"; cat "$T/out" "$T/err"; }
+[ "$dt" -lt 3000 ] && ok || bad "ab SIGINT took $dt ms (the round was waited for)"
+sleep 0.3
+for f in h.pid h-sleep.pid; do
+    p=$(cat "$T/$f" 2>/dev/null) && [ -r "/proc/$p/stat" ] && [ "$(sed 's/.*) //' "/proc/$p/stat" | cut -c1)" != Z ] \
+        && bad "ab SIGINT: $f $p still running" || ok
+done
+expect_jq '.incomplete == true and (.stopped_at | startswith("ab: round 1/3, B")) and (.results | length) == 0' \
+    "$T/ab-int.json" "ab SIGINT: the report is not incomplete with where it stopped"
+
 # A real run: without a GPU one line and exit 3 with SKIPs (the marks file was still read);
 # with one, the bench runs and decides against the marks.
 run "$KG" bench --filter '^axpy/n=4097/' --marks "$T/good.json" --budget 0.2 --seed 3 --report "$T/r.json"

@@ -177,9 +177,20 @@ if [ -s "$T/d.json" ] && [ "$(nv FAIL "$T/d.json")" -gt 0 ]; then
         || bad "the defects run's timing has no preflight part"
     [ "$(jq '[.results[] | select(.timing)] | length' "$T/d.json")" = "$(jq '.results | length' "$T/d.json")" ] \
         && ok || bad "a result without its timing"
+    # The HTML draws it (issue #29): a bar per part, the slowest cases stacked by phase.
+    "$KG" report --from "$T/d.json" --html "$T/dfh.html" >/dev/null 2>&1 && ok || bad "defects HTML"
+    has "$T/dfh.html" '<h2>Where the time went</h2>'
+    has "$T/dfh.html" '<svg id="chart-timing" viewBox="0 0 640 '
+    grep -qE '<text x="[0-9.]+" y="89.0">preflight</text>' "$T/dfh.html" && ok || bad "no preflight bar label"
+    slowest=$(jq -r '[.results[] | select(.timing)] | max_by(.timing.wall_s) | "\(.gate): \(.case)"' "$T/d.json")
+    sed -n '/<svg id="chart-slowest"/,/<\/svg>/p' "$T/dfh.html" | grep -qF "<title>$slowest: " && ok \
+        || bad "the slowest-cases chart lacks the slowest case ($slowest)"
+    grep -qE '<title>preflight: work [0-9.e+-]+ m?s</title>' "$T/dfh.html" && ok || bad "no work phase drawn"
 else bad "the defects run wrote no report with failures"; fi
 # A report from before timing (the recorded H200 run) has no such section.
 hasnt "$T/ds.md" 'Where the time went'
+"$KG" report --from "$REPORT" --html "$T/dsh.html" >/dev/null 2>&1
+hasnt "$T/dsh.html" 'Where the time went'
 
 # A run without a GPU (exit 3) is never headlined "passed": "incomplete: no GPU", in the
 # Markdown, the HTML title, headline and banner; failures still say so after it.

@@ -206,6 +206,7 @@ typedef struct kg_ab_state {
     bool have_dir;
     int rounds;
     const ab_opts *o;
+    char stopped_at[256];       /* interrupted (SIGINT/SIGTERM): where; "" when not */
 } ab_state;
 
 /* One case's paired comparison. */
@@ -349,14 +350,29 @@ int kg_ab_rounds(ab_state **out, const ab_opts *o, const kg_gate_env *env)
     st->have_dir = true;
     st->o = o;
     st->rounds = st->t.rounds = o->rounds;
-    for (int r = 0; r < o->rounds && !st->no_gpu; r++)
-        for (int s = 0; s < 2 && !st->no_gpu; s++)
-            KG_TRY(ab_side(st, o, env, env->filter, r, s));
+    for (int r = 0; r < o->rounds && !st->no_gpu && !st->stopped_at[0]; r++)
+        for (int s = 0; s < 2 && !st->no_gpu && !st->stopped_at[0]; s++) {
+            /* An interrupt: the running side was killed with its group (kg_child_wait); the
+             * command writes the incomplete report instead of leaving the rounds running. */
+            rc = kg_interrupted() ? KG_EINTERNAL : ab_side(st, o, env, env->filter, r, s);
+            if (rc < 0 && kg_interrupted()) {
+                snprintf(st->stopped_at, sizeof st->stopped_at, "ab: round %d/%d, %c (%s); "
+                         "%d complete round(s), no case decided", r + 1, o->rounds, "AB"[s],
+                         o->exe[s], r);
+                rc = 0;
+            }
+            KG_TRY(rc);
+        }
     *out = st;
     st = NULL;
 cleanup:
     kg_ab_state_free(st);
     return rc;
+}
+
+const char *kg_ab_stopped_at(const ab_state *st)
+{
+    return st && st->stopped_at[0] ? st->stopped_at : NULL;
 }
 
 /* The rounds ran before the driver; the gate decides from them. */

@@ -26,8 +26,12 @@ extern const kg_ab_opts kg_ab_opts_init;
 
 /* Each side's path, when it names one, is an executable file. */
 int kg_ab_check_exes(const kg_ab_opts *o);
-/* Every round, A then B, before any case is decided (the cases are those of the reports). */
+/* Every round, A then B, before any case is decided (the cases are those of the reports).
+ * Interrupted (kg_interrupted), the running side is killed and the rounds stop: 0 with the
+ * rounds so far, and kg_ab_stopped_at says where. */
 int kg_ab_rounds(kg_ab_state **out, const kg_ab_opts *o, const kg_gate_env *env);
+/* Where the rounds were interrupted ("ab: round 2/5, B (EXE); ..."); NULL: they all ran. */
+const char *kg_ab_stopped_at(const kg_ab_state *st);
 /* The cases of the A/B reports as a registry the driver can loop over (ids owned by st);
  * without a GPU, NULL: this runner's own cases (each SKIP). */
 int kg_ab_registry(kg_registry **out, const kg_ab_state *st, kg_registry *reg);

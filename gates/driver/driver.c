@@ -56,6 +56,10 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
         kg_report_set_no_device(run->rep, "not probed: the static path needs no GPU");
         return 0;
     }
+    if (kg_interrupted()) { /* interrupted before the run began (ab's rounds): no worker */
+        kg_report_set_no_device(run->rep, "not probed: the run was interrupted before it");
+        return 0;
+    }
     printf("kgate %s: seed %llu (reproduce with --seed %llu), %zu case(s)%s%s\n", command,
            (unsigned long long)run->opts.seed, (unsigned long long)run->opts.seed, run->sel.n,
            banner ? ", " : (o->diagnostic ? ", diagnostic (non-certifying)" : ""),

@@ -67,8 +67,8 @@ typedef struct {
 
 /* The front half of every command: select cases (KG_ENOTFOUND when none), check the report
  * path, draw a seed when none was given, create the report, print the seed line, open the
- * device (no GPU: one line printed, run->no_gpu). `banner` (may be NULL) replaces the mode
- * words of the seed line. */
+ * device (no GPU: one line printed, run->no_gpu; already interrupted: none probed). `banner`
+ * (may be NULL) replaces the mode words of the seed line. */
 int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
                  const kg_registry *reg, const char *banner);
 /* Run one gate over the selection with its options struct (NULL = its _INIT). The section

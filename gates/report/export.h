@@ -29,6 +29,9 @@ int kg_report_load(cJSON **out, const char *path);
 /* "Where the time went" (the report's timing and its slowest cases) in Markdown; nothing for
  * a report without timing (report/timing_md.c). */
 void kg_export_md_timing(kg_sbuf *b, const cJSON *report);
+/* The same as SVG charts for the HTML report: a bar per part and the slowest cases, each
+ * stacked by phase (report/timing_svg.c). */
+void kg_export_html_timing(kg_sbuf *b, const cJSON *report);
 
 /* One result with the figures the outputs show (NAN when the gate did not report them), each
  * read from its one key in core/report_keys.h (view.c row_figures). */

@@ -491,6 +491,7 @@ int kg_export_html(const cJSON *report, const char *path)
     KG_TRY(kg_roofline_html(&b, report)); /* the counters gate's points */
     kg_sbuf_puts(&b, "<h2>Results</h2>\n");
     results_table(&b, &v);
+    kg_export_html_timing(&b, report);
     provenance(&b, report);
     kg_sbuf_printf(&b, "<script>%s</script>\n</body></html>\n", table_js);
     KG_TRY(kg_sbuf_write(&b, path));

@@ -4,7 +4,7 @@
 
 static const char ab_exit_codes[] =
     "exit codes: 0 B not slower, 1 B slower on a case, 2 usage or input error, 3 no GPU,\n"
-    "            4 runtime error (a bench run failed, a case ERROR)\n";
+    "            4 runtime error (a bench run failed, a case ERROR, interrupted)\n";
 
 static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bool *help)
 {
@@ -56,11 +56,16 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n",
            o.exe[0], o.exe[1], o.rounds, (unsigned long long)co.seed);
     kg_gate_env env = { .seed = co.seed, .device = co.device, .filter = co.filter };
+    kg_interrupt_catch(); /* Ctrl-C: the round running killed at once, the report written */
     KG_TRY(kg_ab_rounds(&st, &o, &env));
     KG_TRY(kg_ab_registry(&cases, st, reg));
     o.rounds_done = st;
     snprintf(banner, sizeof banner, "A/B of %s and %s", o.exe[0], o.exe[1]);
     KG_TRY(kg_run_begin(&run, "ab", &co, cases ? cases : reg, banner));
+    if (kg_ab_stopped_at(st)) { /* the report: incomplete, where it stopped, no verdicts */
+        rc = kg_run_stopped(&run, "%s", kg_ab_stopped_at(st));
+        goto cleanup;
+    }
     KG_TRY(kg_ab_decide(&run, cases ? cases : reg, &o));
 cleanup:
     rc = kg_run_finish(&run, rc);

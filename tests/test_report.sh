@@ -182,10 +182,29 @@ if [ -s "$T/d.json" ] && [ "$(nv FAIL "$T/d.json")" -gt 0 ]; then
     has "$T/dfh.html" '<h2>Where the time went</h2>'
     has "$T/dfh.html" '<svg id="chart-timing" viewBox="0 0 640 '
     grep -qE '<text x="[0-9.]+" y="89.0">preflight</text>' "$T/dfh.html" && ok || bad "no preflight bar label"
-    slowest=$(jq -r '[.results[] | select(.timing)] | max_by(.timing.wall_s) | "\(.gate): \(.case)"' "$T/d.json")
-    sed -n '/<svg id="chart-slowest"/,/<\/svg>/p' "$T/dfh.html" | grep -qF "<title>$slowest: " && ok \
-        || bad "the slowest-cases chart lacks the slowest case ($slowest)"
+    # Slowest first; cases of the same time (many at 0.0001 s) by case id, then gate: the same
+    # report always draws the same first bar and lists the same first row.
+    first='[.results[] | select(.timing)] | sort_by([-.timing.wall_s, .case, .gate]) | first'
+    slowest=$(jq -r "$first"' | "\(.gate): \(.case)"' "$T/d.json")
+    sed -n '/<svg id="chart-slowest"/,/<\/svg>/p' "$T/dfh.html" | grep -o '<title>[^<]*</title>' | head -1 \
+        | grep -qF "<title>$slowest: " && ok \
+        || bad "the slowest-cases chart does not start with the slowest case ($slowest)"
+    slowest_md=$(jq -r "$first"' | "| \(.gate) | `\(.case)` |"' "$T/d.json")
+    sed -n '/slowest cases:/,$p' "$T/dfs.md" | sed -n 5p | grep -qF "$slowest_md" && ok \
+        || bad "the slowest-cases table does not start with the slowest case ($slowest_md)"
     grep -qE '<title>preflight: work [0-9.e+-]+ m?s</title>' "$T/dfh.html" && ok || bad "no work phase drawn"
+    # Every case at the same time, in report order and reversed: the same ten, by case id.
+    jq '.results |= map(if .timing then .timing.wall_s = 0.0001 else . end)' "$T/d.json" >"$T/tie.json"
+    jq '.results |= reverse' "$T/tie.json" >"$T/tier.json"
+    for r in tie tier; do
+        "$KG" report --from "$T/$r.json" --html "$T/$r.html" --markdown "$T/$r.md" >/dev/null 2>&1
+        sed -n '/<svg id="chart-slowest"/,/<\/svg>/p' "$T/$r.html" >"$T/$r.svg"
+        sed -n '/slowest cases:/,$p' "$T/$r.md" | sed -n '5,14p' >"$T/$r.rows"
+    done
+    want=$(jq -r '[.results[] | select(.timing)] | sort_by([.case, .gate]) | .[0:10][] | "| \(.gate) | `\(.case)`"' "$T/tie.json")
+    [ -s "$T/tie.svg" ] && cmp -s "$T/tie.svg" "$T/tier.svg" && cmp -s "$T/tie.rows" "$T/tier.rows" \
+        && [ "$(cut -d' ' -f1-4 "$T/tie.rows")" = "$want" ] && ok \
+        || bad "slowest cases of equal time not in case-id order whatever the report's order"
 else bad "the defects run wrote no report with failures"; fi
 # A report from before timing (the recorded H200 run) has no such section.
 hasnt "$T/ds.md" 'Where the time went'

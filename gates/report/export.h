@@ -29,6 +29,16 @@ int kg_report_load(cJSON **out, const char *path);
 /* "Where the time went" (the report's timing and its slowest cases) in Markdown; nothing for
  * a report without timing (report/timing_md.c). */
 void kg_export_md_timing(kg_sbuf *b, const cJSON *report);
+/* The order of both "slowest cases" (Markdown table, HTML chart): wall seconds descending,
+ * ties (a coarse clock: many cases at 0.0001 s) by case id, then gate, then report position, so
+ * the same report always lists the same cases in the same order. */
+typedef struct {
+    double wall;
+    const char *case_id, *gate; /* NULL sorts as "" */
+    size_t order;               /* position in results[] */
+    const cJSON *item;          /* the result (the caller's; not compared) */
+} kg_export_slow_key;
+int kg_export_slow_cmp(const kg_export_slow_key *a, const kg_export_slow_key *b);
 /* The same as SVG charts for the HTML report: a bar per part and the slowest cases, each
  * stacked by phase (report/timing_svg.c). */
 void kg_export_html_timing(kg_sbuf *b, const cJSON *report);

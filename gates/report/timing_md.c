@@ -45,38 +45,55 @@ static void tm_parts(kg_sbuf *b, const cJSON *timing)
     }
 }
 
-static int tm_slower(const void *a, const void *b)
+int kg_export_slow_cmp(const kg_export_slow_key *a, const kg_export_slow_key *b)
 {
-    double x = tm_num(cJSON_GetObjectItemCaseSensitive(*(const cJSON *const *)a, KG_RES_TIMING),
-                      KG_RK_PHASE_WALL);
-    double y = tm_num(cJSON_GetObjectItemCaseSensitive(*(const cJSON *const *)b, KG_RES_TIMING),
-                      KG_RK_PHASE_WALL);
-    return (x < y) - (x > y);
+    if (a->wall != b->wall)
+        return a->wall < b->wall ? 1 : -1;
+    int c = strcmp(a->case_id ? a->case_id : "", b->case_id ? b->case_id : "");
+    if (!c)
+        c = strcmp(a->gate ? a->gate : "", b->gate ? b->gate : "");
+    return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int tm_slower(const void *a, const void *b) { return kg_export_slow_cmp(a, b); }
+
+/* A result's place in the slowest cases (wall seconds, case, gate, position). */
+static kg_export_slow_key tm_key(const cJSON *r, size_t order)
+{
+    kg_export_slow_key k = {
+        .wall = tm_num(cJSON_GetObjectItemCaseSensitive(r, KG_RES_TIMING), KG_RK_PHASE_WALL),
+        .case_id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_CASE)),
+        .gate = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_GATE)),
+        .order = order,
+        .item = r
+    };
+    return k;
 }
 
 static void tm_slowest(kg_sbuf *b, const cJSON *results)
 {
     const cJSON *it;
     size_t n = 0, cap = (size_t)cJSON_GetArraySize(results);
-    const cJSON **rows = cap ? malloc(cap * sizeof *rows) : NULL;
+    kg_export_slow_key *rows = cap ? malloc(cap * sizeof *rows) : NULL;
     if (!rows)
         return;
-    cJSON_ArrayForEach(it, results)
-        if (cJSON_GetObjectItemCaseSensitive(it, KG_RES_TIMING) && n < cap)
-            rows[n++] = it;
+    cJSON_ArrayForEach(it, results) {
+        if (!cJSON_GetObjectItemCaseSensitive(it, KG_RES_TIMING) || n >= cap)
+            continue;
+        rows[n] = tm_key(it, n);
+        n++;
+    }
     qsort(rows, n, sizeof *rows, tm_slower);
     if (n)
         kg_sbuf_printf(b, "\nThe %zu slowest cases:\n\n| gate | case | wall s | setup | prepare | "
                           "reference | work | teardown |\n| --- | --- | ---: | ---: | ---: | "
                           "---: | ---: | ---: |\n", n < TM_SLOWEST ? n : TM_SLOWEST);
     for (size_t i = 0; i < n && i < TM_SLOWEST; i++) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(rows[i], KG_RES_TIMING);
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(rows[i].item, KG_RES_TIMING);
         kg_sbuf_puts(b, "| ");
-        kg_sbuf_md(b, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rows[i], KG_RES_GATE)),
-                   32);
+        kg_sbuf_md(b, rows[i].gate, 32);
         kg_sbuf_puts(b, " | ");
-        kg_sbuf_md_code(b, cJSON_GetStringValue(
-                               cJSON_GetObjectItemCaseSensitive(rows[i], KG_RES_CASE)), 160);
+        kg_sbuf_md_code(b, rows[i].case_id, 160);
         kg_sbuf_printf(b, " | %.3f |", tm_num(t, KG_RK_PHASE_WALL));
         tm_phase_cells(b, t);
         kg_sbuf_puts(b, "\n");

@@ -27,6 +27,7 @@ static const char *const ts_colors[TS_NPH] = { "#8c959f", "#bf8700", "#8250df", 
 typedef struct {
     const char *label;
     double wall, ph[TS_NPH];
+    kg_export_slow_key key; /* a case's place in the slowest cases (not for the parts) */
 } ts_bar;
 
 static double ts_num(const cJSON *o, const char *key)
@@ -114,8 +115,7 @@ static void ts_chart(kg_sbuf *b, const char *id, const char *title, const ts_bar
 
 static int ts_slower(const void *a, const void *b)
 {
-    double x = ((const ts_bar *)a)->wall, y = ((const ts_bar *)b)->wall;
-    return (x < y) - (x > y);
+    return kg_export_slow_cmp(&((const ts_bar *)a)->key, &((const ts_bar *)b)->key);
 }
 
 /* The results with timing, slowest first (labels "gate: case", owned by `labels`). */
@@ -138,6 +138,9 @@ static size_t ts_slowest(ts_bar **out, char ***labels, const cJSON *results)
             break;
         snprintf((*labels)[n], len, "%s: %s", g ? g : "?", c ? c : "?");
         ts_fill(&(*out)[n], (*labels)[n], ts_num(tm, KG_RK_PHASE_WALL), tm);
+        (*out)[n].key = (kg_export_slow_key){
+            .wall = (*out)[n].wall, .case_id = c, .gate = g, .order = n, .item = it
+        };
         n++;
     }
     qsort(*out, n, sizeof **out, ts_slower);

@@ -1,7 +1,7 @@
 /* `kgate comment --from-report R.json [--from-report R2.json ...]`: the flags of the PR/MR
  * comment (the body and the posting are gates/report/comment.c). */
-#include <string.h>
 #include "cli/cli.h"
+#include "cli/cmd_opts.h"
 #include "report/comment.h"
 #include "report/export.h"
 
@@ -42,33 +42,23 @@ static int comment_report_url(void *opts, const char *v)
 
 static int comment_platform(void *opts, const char *v)
 {
-    comment_args *a = opts;
-    if (strcmp(v, "github") == 0)
-        a->o.plat = KG_STATUS_PLATFORM_GITHUB;
-    else if (strcmp(v, "gitlab") == 0)
-        a->o.plat = KG_STATUS_PLATFORM_GITLAB;
-    else
-        return KG_ERR(KG_EINVAL, "--platform: expected github or gitlab, got '%s'", v);
-    return 0;
+    return kg_cmd_opts_platform(&((kg_comment_opts *)opts)->plat, v);
 }
 
-static const kg_opt comment_table[] = {
+/* The reports and their links (into comment_args), then the posting flags (into its
+ * kg_comment_opts). */
+static const kg_opt comment_reports[] = {
     KG_OPT_FN_("from-report", "REPORT.json", comment_from_report, 0,
                "a kgate report; repeat it, one per GPU of the matrix"),
     KG_OPT_FN_("report-url", "URL", comment_report_url, 0,
                "the HTML report's link (default: the CI run or pipeline page); given\n"
                "after each --from-report, that report's own (its GPU's outputs)"),
-    KG_OPT_BOOL_("dry-run", comment_args, o.dry_run, "print the body and send nothing"),
-    KG_OPT_FN_("platform", "github|gitlab", comment_platform, 0,
-               "the API (default: detected from GITHUB_ACTIONS / GITLAB_CI)"),
-    KG_OPT_DOUBLE_("timeout", "S", comment_args, o.timeout_s, 0, 3600,
-                   "total time per request attempt (default 30)"),
-    KG_OPT_DOUBLE_("connect-timeout", "S", comment_args, o.connect_timeout_s, 0, 3600,
-                   "time to connect, per attempt (default 10)"),
-    KG_OPT_INT_("retries", "N", comment_args, o.retries, 0, 10,
-                "retries on 429, 5xx and network errors, backoff (default 3)"),
-    KG_OPT_BOOL_("verbose", comment_args, o.verbose,
-                 "each attempt and retry on stderr (status, timing)"),
+};
+static const kg_opt comment_post[] = {
+    KG_OPT_BOOL_("dry-run", kg_comment_opts, dry_run, "print the body and send nothing"),
+    KG_CMD_OPT_PLATFORM(comment_platform),
+    KG_CMD_OPTS_HTTP(kg_comment_opts),
+    KG_CMD_OPT_VERBOSE(kg_comment_opts),
 };
 
 static const char comment_description[] =
@@ -92,20 +82,18 @@ static const char comment_exit_codes[] =
 int kg_cmd_comment(kg_registry *reg, int argc, char **argv)
 {
     comment_args a = { .o = KG_COMMENT_OPTS_INIT, .n = 0 };
-    kg_opt_table table = { .opts = comment_table, .n = KG_ARRAY_LEN(comment_table),
-                           .target = &a, .standalone_ok = true };
+    kg_opt_table tables[] = { KG_CMD_OPTS_TABLE(comment_reports, &a),
+                              KG_CMD_OPTS_TABLE(comment_post, &a.o) };
     kg_opt_cmd cmd = { .command = "comment", .description = comment_description,
-                       .tables = &table, .n_tables = 1, .exit_codes = comment_exit_codes };
+                       .tables = tables, .n_tables = KG_ARRAY_LEN(tables),
+                       .exit_codes = comment_exit_codes };
     cJSON *reps[CM_MAX_REPORTS] = { 0 };
-    bool help;
     int rc = 0;
     KG_UNUSED(reg);
-    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
-    if (help)
-        goto cleanup;
+    if ((rc = kg_cmd_opts_parse(&cmd, argc, argv, NULL, 0, NULL)) != 0)
+        goto cleanup; /* --help (1) or a usage error */
     if (!a.n) {
-        kg_opt_cmd_usage(stderr, &cmd);
-        rc = KG_ERR(KG_EINVAL, "comment: --from-report REPORT.json is required");
+        rc = kg_cmd_opts_required(&cmd, "--from-report REPORT.json");
         goto cleanup;
     }
     if (a.n_urls == 1) {

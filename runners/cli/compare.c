@@ -3,6 +3,7 @@
  * error changes, cases only in one (gates/report/compare.c). Needs no GPU. */
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/cmd_opts.h"
 #include "report/compare.h"
 
 typedef struct {
@@ -34,16 +35,14 @@ static int compare_files(const compare_opts *o, const char *fa, const char *fb)
     cJSON *ra = NULL, *rb = NULL;
     kg_compare c = { 0 };
     kg_sbuf out = KG_SBUF_INIT;
-    const char *outs[] = { o->json, o->markdown };
-    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++)
-        if (outs[i] && strcmp(outs[i], "-") != 0)
-            KG_TRY(kg_path_check_writable(outs[i]));
+    const kg_cmd_out outs[] = { { "--json", o->json }, { "--markdown", o->markdown } };
+    KG_TRY(kg_cmd_opts_outputs_check("compare", outs, KG_ARRAY_LEN(outs), NULL));
     KG_TRY(kg_report_load(&ra, fa));
     KG_TRY(kg_report_load(&rb, fb));
     KG_TRY(kg_compare_build(&c, ra, fa, rb, fb));
     for (size_t i = 0; i < c.n_warnings; i++)
         fprintf(stderr, "kgate compare: warning: %s\n", c.warning[i]);
-    if (!(o->json && strcmp(o->json, "-") == 0) && !(o->markdown && strcmp(o->markdown, "-") == 0)) {
+    if (!kg_cmd_opts_stdout(outs, KG_ARRAY_LEN(outs))) { /* the text, unless one of them is */
         kg_compare_text(&c, &out);
         KG_TRY(kg_sbuf_write(&out, "-"));
     }
@@ -51,9 +50,7 @@ static int compare_files(const compare_opts *o, const char *fa, const char *fb)
         KG_TRY(kg_compare_write_json(&c, o->json));
     if (o->markdown)
         KG_TRY(kg_compare_write_markdown(&c, o->markdown));
-    for (size_t i = 0; i < KG_ARRAY_LEN(outs); i++)
-        if (outs[i] && strcmp(outs[i], "-") != 0)
-            fprintf(stderr, "wrote %s\n", outs[i]);
+    kg_cmd_opts_outputs_wrote(outs, KG_ARRAY_LEN(outs));
 cleanup:
     kg_sbuf_free(&out);
     kg_compare_free(&c);
@@ -65,19 +62,16 @@ cleanup:
 int kg_cmd_compare(kg_registry *reg, int argc, char **argv)
 {
     compare_opts o = { .json = NULL };
-    kg_opt_table table = { .opts = compare_table, .n = KG_ARRAY_LEN(compare_table), .target = &o,
-                           .standalone_ok = true };
+    kg_opt_table table = KG_CMD_OPTS_TABLE(compare_table, &o);
     kg_opt_cmd cmd = { .command = "compare", .synopsis_tail = "A.json B.json",
                        .description = compare_description, .tables = &table, .n_tables = 1,
                        .exit_codes = compare_exit_codes };
     const char *pos[3] = { NULL };
     size_t npos = 0;
-    bool help;
     int rc = 0;
     KG_UNUSED(reg);
-    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, pos, 3, &npos));
-    if (help)
-        goto cleanup;
+    if ((rc = kg_cmd_opts_parse(&cmd, argc, argv, pos, 3, &npos)) != 0)
+        goto cleanup; /* --help (1) or a usage error */
     if (npos != 2) {
         kg_opt_cmd_usage(stderr, &cmd);
         rc = KG_ERR(KG_EINVAL, "compare: expected two reports A.json B.json, got %zu "

@@ -2,6 +2,7 @@
  * gates/report/status.c). */
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/cmd_opts.h"
 #include "report/export.h"
 #include "report/status.h"
 
@@ -15,14 +16,7 @@ static int status_target_url(void *opts, const char *v)
 
 static int status_platform(void *opts, const char *v)
 {
-    kg_status_opts *o = opts;
-    if (strcmp(v, "github") == 0)
-        o->plat = KG_STATUS_PLATFORM_GITHUB;
-    else if (strcmp(v, "gitlab") == 0)
-        o->plat = KG_STATUS_PLATFORM_GITLAB;
-    else
-        return KG_ERR(KG_EINVAL, "--platform: expected github or gitlab, got '%s'", v);
-    return 0;
+    return kg_cmd_opts_platform(&((kg_status_opts *)opts)->plat, v);
 }
 
 static int status_context_suffix(void *opts, const char *v)
@@ -46,18 +40,11 @@ static const kg_opt status_table[] = {
                "link of each status (default: the CI run or job page)"),
     KG_OPT_BOOL_("dry-run", kg_status_opts, dry_run,
                  "print the requests (token redacted) and send nothing"),
-    KG_OPT_FN_("platform", "github|gitlab", status_platform, 0,
-               "the API (default: detected from GITHUB_ACTIONS / GITLAB_CI)"),
-    KG_OPT_DOUBLE_("timeout", "S", kg_status_opts, timeout_s, 0, 3600,
-                   "total time per request attempt (default 30)"),
-    KG_OPT_DOUBLE_("connect-timeout", "S", kg_status_opts, connect_timeout_s, 0, 3600,
-                   "time to connect, per attempt (default 10)"),
-    KG_OPT_INT_("retries", "N", kg_status_opts, retries, 0, 10,
-                "retries on 429, 5xx and network errors, backoff (default 3)"),
+    KG_CMD_OPT_PLATFORM(status_platform),
+    KG_CMD_OPTS_HTTP(kg_status_opts),
     KG_OPT_FN_("context-suffix", "TEXT", status_context_suffix, 0,
                "context 'kgate/<gate> (TEXT)': one set per GPU of a fleet"),
-    KG_OPT_BOOL_("verbose", kg_status_opts, verbose,
-                 "each attempt and retry on stderr (status, timing)"),
+    KG_CMD_OPT_VERBOSE(kg_status_opts),
 };
 
 static const char status_description[] =
@@ -77,20 +64,16 @@ static const char status_exit_codes[] =
 int kg_cmd_status(kg_registry *reg, int argc, char **argv)
 {
     kg_status_opts o = KG_STATUS_OPTS_INIT;
-    kg_opt_table table = { .opts = status_table, .n = KG_ARRAY_LEN(status_table), .target = &o,
-                           .standalone_ok = true };
+    kg_opt_table table = KG_CMD_OPTS_TABLE(status_table, &o);
     kg_opt_cmd cmd = { .command = "status", .description = status_description,
                        .tables = &table, .n_tables = 1, .exit_codes = status_exit_codes };
     cJSON *rep = NULL;
-    bool help;
     int rc = 0;
     KG_UNUSED(reg);
-    KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, &help, NULL, 0, NULL));
-    if (help)
-        goto cleanup;
+    if ((rc = kg_cmd_opts_parse(&cmd, argc, argv, NULL, 0, NULL)) != 0)
+        goto cleanup; /* --help (1) or a usage error */
     if (!o.report_path) {
-        kg_opt_cmd_usage(stderr, &cmd);
-        rc = KG_ERR(KG_EINVAL, "status: --from-report REPORT.json is required");
+        rc = kg_cmd_opts_required(&cmd, "--from-report REPORT.json");
         goto cleanup;
     }
     KG_TRY(kg_report_load(&rep, o.report_path));

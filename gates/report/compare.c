@@ -244,7 +244,7 @@ void kg_compare_free(kg_compare *c)
     c->n = c->n_gates = 0;
 }
 
-/* ---- text ---------------------------------------------------------------------------------- */
+/* ---- the tables, text and Markdown --------------------------------------------------------- */
 
 /* Report text on a terminal: control characters as '?', padded to width bytes. */
 static void cm_put(kg_sbuf *b, const char *s, int width)
@@ -297,39 +297,27 @@ static const char *cm_note(char *buf, size_t n, const kg_cmp_row *r)
     return buf;
 }
 
-static void cm_text_row(kg_sbuf *b, const kg_cmp_row *r, bool bench, bool parity, int case_w)
+/* One table format, curl's Curl_protocol style: what a gate's table of changed rows looks like
+ * in it. cm_gate and cm_row print every format through one of these, so a column is added to
+ * the text and the Markdown at once. */
+struct cm_fmt {
+    void (*title)(kg_sbuf *b, const char *gate);   /* before "N cases, M changed" */
+    void (*head)(kg_sbuf *b, bool bench, bool parity, int case_w); /* the column headers */
+    void (*row_open)(kg_sbuf *b, const char *case_id, int case_w);
+    void (*verdict)(kg_sbuf *b, const char *verdict); /* NULL: "-" */
+    void (*figure)(kg_sbuf *b, const char *cell, int width); /* width: the text's printf width */
+    void (*row_close)(kg_sbuf *b, const char *note);
+};
+
+static void cm_text_title(kg_sbuf *b, const char *gate)
 {
-    char x[4][32];
-    kg_sbuf_puts(b, "  ");
-    cm_put(b, r->case_id, case_w + 2);
-    cm_put(b, r->verdict[0], 7);
-    cm_put(b, r->verdict[1], 7);
-    if (bench)
-        kg_sbuf_printf(b, "%12s %12s %9s %-7s ", kg_fmt_num(x[0], 32, r->median[0], "%.3f"),
-                       kg_fmt_num(x[1], 32, r->median[1], "%.3f"),
-                       kg_fmt_num(x[2], 32, r->change_pct, "%+.2f%%"), cm_noise_word(r));
-    if (parity) {
-        kg_sbuf_printf(b, "%11s %11s ", kg_fmt_num(x[0], 32, r->max_abs[0], "%.3g"),
-                       kg_fmt_num(x[1], 32, r->max_abs[1], "%.3g"));
-        kg_sbuf_printf(b, "%11s %11s ", kg_fmt_num(x[2], 32, r->rel_l2[0], "%.3g"),
-                       kg_fmt_num(x[3], 32, r->rel_l2[1], "%.3g"));
-    }
-    char note[96];
-    kg_sbuf_printf(b, "%s\n", cm_note(note, sizeof note, r));
+    kg_sbuf_puts(b, "\n");
+    cm_put(b, gate, 0);
+    kg_sbuf_puts(b, ": ");
 }
 
-static void cm_text_gate(const kg_compare *c, const kg_cmp_gate *g, kg_sbuf *b)
+static void cm_text_head(kg_sbuf *b, bool bench, bool parity, int case_w)
 {
-    bool bench, parity;
-    int case_w;
-    char n[64];
-    kg_sbuf_puts(b, "\n");
-    cm_put(b, g->name, 0);
-    kg_sbuf_printf(b, ": %s, %zu changed\n", kg_fmt_count(n, sizeof n, (int)g->n, "case"),
-                   g->changed);
-    if (!g->changed)
-        return;
-    cm_columns(c, g, &bench, &parity, &case_w);
     kg_sbuf_puts(b, "  ");
     cm_put(b, "case", case_w + 2);
     kg_sbuf_puts(b, "A      B      ");
@@ -339,9 +327,117 @@ static void cm_text_gate(const kg_compare *c, const kg_cmp_gate *g, kg_sbuf *b)
         kg_sbuf_printf(b, "%11s %11s %11s %11s ", "max_abs A", "max_abs B", "rel_l2 A",
                        "rel_l2 B");
     kg_sbuf_puts(b, "\n");
+}
+
+static void cm_text_row_open(kg_sbuf *b, const char *case_id, int case_w)
+{
+    kg_sbuf_puts(b, "  ");
+    cm_put(b, case_id, case_w + 2);
+}
+
+static void cm_text_verdict(kg_sbuf *b, const char *verdict) { cm_put(b, verdict, 7); }
+
+static void cm_text_figure(kg_sbuf *b, const char *cell, int width)
+{
+    kg_sbuf_printf(b, "%*s ", width, cell);
+}
+
+static void cm_text_row_close(kg_sbuf *b, const char *note) { kg_sbuf_printf(b, "%s\n", note); }
+
+static const struct cm_fmt cm_fmt_text = {
+    .title = cm_text_title, .head = cm_text_head, .row_open = cm_text_row_open,
+    .verdict = cm_text_verdict, .figure = cm_text_figure, .row_close = cm_text_row_close,
+};
+
+static void cm_md_title(kg_sbuf *b, const char *gate)
+{
+    kg_sbuf_puts(b, "\n### ");
+    kg_sbuf_md(b, gate, 80);
+    kg_sbuf_puts(b, "\n\n");
+}
+
+static void cm_md_head(kg_sbuf *b, bool bench, bool parity, int case_w)
+{
+    (void)case_w;
+    kg_sbuf_puts(b, "\n| case | A | B |");
+    if (bench)
+        kg_sbuf_puts(b, " A µs | B µs | change | noise |");
+    if (parity)
+        kg_sbuf_puts(b, " max_abs A | max_abs B | rel_l2 A | rel_l2 B |");
+    kg_sbuf_puts(b, " note |\n| --- | --- | --- |");
+    if (bench)
+        kg_sbuf_puts(b, " ---: | ---: | ---: | --- |");
+    if (parity)
+        kg_sbuf_puts(b, " ---: | ---: | ---: | ---: |");
+    kg_sbuf_puts(b, " --- |\n");
+}
+
+static void cm_md_row_open(kg_sbuf *b, const char *case_id, int case_w)
+{
+    (void)case_w;
+    kg_sbuf_puts(b, "| ");
+    kg_sbuf_md_code(b, case_id, 120);
+    kg_sbuf_puts(b, " |");
+}
+
+static void cm_md_verdict(kg_sbuf *b, const char *verdict)
+{
+    kg_sbuf_printf(b, " %s |", cm_or(verdict, "-"));
+}
+
+static void cm_md_figure(kg_sbuf *b, const char *cell, int width)
+{
+    (void)width;
+    kg_sbuf_printf(b, " %s |", cell);
+}
+
+static void cm_md_row_close(kg_sbuf *b, const char *note) { kg_sbuf_printf(b, " %s |\n", note); }
+
+static const struct cm_fmt cm_fmt_md = {
+    .title = cm_md_title, .head = cm_md_head, .row_open = cm_md_row_open,
+    .verdict = cm_md_verdict, .figure = cm_md_figure, .row_close = cm_md_row_close,
+};
+
+/* One changed row: case, verdicts A and B, the bench and parity figures its table has, note. */
+static void cm_row(const struct cm_fmt *f, kg_sbuf *b, const kg_cmp_row *r, bool bench,
+                   bool parity, int case_w)
+{
+    char x[32], note[96];
+    f->row_open(b, r->case_id, case_w);
+    f->verdict(b, r->verdict[0]);
+    f->verdict(b, r->verdict[1]);
+    if (bench) {
+        f->figure(b, kg_fmt_num(x, sizeof x, r->median[0], "%.3f"), 12);
+        f->figure(b, kg_fmt_num(x, sizeof x, r->median[1], "%.3f"), 12);
+        f->figure(b, kg_fmt_num(x, sizeof x, r->change_pct, "%+.2f%%"), 9);
+        f->figure(b, cm_noise_word(r), -7);
+    }
+    if (parity) {
+        f->figure(b, kg_fmt_num(x, sizeof x, r->max_abs[0], "%.3g"), 11);
+        f->figure(b, kg_fmt_num(x, sizeof x, r->max_abs[1], "%.3g"), 11);
+        f->figure(b, kg_fmt_num(x, sizeof x, r->rel_l2[0], "%.3g"), 11);
+        f->figure(b, kg_fmt_num(x, sizeof x, r->rel_l2[1], "%.3g"), 11);
+    }
+    f->row_close(b, cm_note(note, sizeof note, r));
+}
+
+/* A gate's title, its counts and, when any changed, the table of what did. */
+static void cm_gate(const struct cm_fmt *f, const kg_compare *c, const kg_cmp_gate *g,
+                    kg_sbuf *b)
+{
+    bool bench, parity;
+    int case_w;
+    char n[64];
+    f->title(b, g->name);
+    kg_sbuf_printf(b, "%s, %zu changed\n", kg_fmt_count(n, sizeof n, (int)g->n, "case"),
+                   g->changed);
+    if (!g->changed)
+        return;
+    cm_columns(c, g, &bench, &parity, &case_w);
+    f->head(b, bench, parity, case_w);
     for (size_t i = g->first; i < g->first + g->n; i++)
         if (c->rows[i].changed)
-            cm_text_row(b, &c->rows[i], bench, parity, case_w);
+            cm_row(f, b, &c->rows[i], bench, parity, case_w);
 }
 
 void kg_compare_summary_line(const kg_compare *c, kg_sbuf *b)
@@ -359,7 +455,7 @@ void kg_compare_summary_line(const kg_compare *c, kg_sbuf *b)
                    s->only_a, s->only_b);
 }
 
-static void cm_text_head(const kg_compare *c, kg_sbuf *b)
+static void cm_text_files(const kg_compare *c, kg_sbuf *b)
 {
     for (int s = 0; s < 2; s++) {
         kg_sbuf_printf(b, "%s: ", s ? "B" : "A");
@@ -385,63 +481,15 @@ static void cm_text_head(const kg_compare *c, kg_sbuf *b)
 
 void kg_compare_text(const kg_compare *c, kg_sbuf *b)
 {
-    cm_text_head(c, b);
+    cm_text_files(c, b);
     for (size_t i = 0; i < c->n_gates; i++)
-        cm_text_gate(c, &c->gates[i], b);
+        cm_gate(&cm_fmt_text, c, &c->gates[i], b);
     kg_sbuf_puts(b, "\n");
     kg_compare_summary_line(c, b);
     kg_sbuf_puts(b, "\n");
 }
 
 /* ---- Markdown ------------------------------------------------------------------------------ */
-
-static void cm_md_row(kg_sbuf *b, const kg_cmp_row *r, bool bench, bool parity)
-{
-    char x[4][32];
-    kg_sbuf_puts(b, "| ");
-    kg_sbuf_md_code(b, r->case_id, 120);
-    kg_sbuf_printf(b, " | %s | %s |", cm_or(r->verdict[0], "-"), cm_or(r->verdict[1], "-"));
-    if (bench)
-        kg_sbuf_printf(b, " %s | %s | %s | %s |", kg_fmt_num(x[0], 32, r->median[0], "%.3f"),
-                       kg_fmt_num(x[1], 32, r->median[1], "%.3f"),
-                       kg_fmt_num(x[2], 32, r->change_pct, "%+.2f%%"), cm_noise_word(r));
-    if (parity) {
-        kg_sbuf_printf(b, " %s | %s |", kg_fmt_num(x[0], 32, r->max_abs[0], "%.3g"),
-                       kg_fmt_num(x[1], 32, r->max_abs[1], "%.3g"));
-        kg_sbuf_printf(b, " %s | %s |", kg_fmt_num(x[2], 32, r->rel_l2[0], "%.3g"),
-                       kg_fmt_num(x[3], 32, r->rel_l2[1], "%.3g"));
-    }
-    char note[96];
-    kg_sbuf_printf(b, " %s |\n", cm_note(note, sizeof note, r));
-}
-
-static void cm_md_gate(const kg_compare *c, const kg_cmp_gate *g, kg_sbuf *b)
-{
-    bool bench, parity;
-    int case_w;
-    char n[64];
-    kg_sbuf_puts(b, "\n### ");
-    kg_sbuf_md(b, g->name, 80);
-    kg_sbuf_printf(b, "\n\n%s, %zu changed\n", kg_fmt_count(n, sizeof n, (int)g->n, "case"),
-                   g->changed);
-    if (!g->changed)
-        return;
-    cm_columns(c, g, &bench, &parity, &case_w);
-    kg_sbuf_puts(b, "\n| case | A | B |");
-    if (bench)
-        kg_sbuf_puts(b, " A µs | B µs | change | noise |");
-    if (parity)
-        kg_sbuf_puts(b, " max_abs A | max_abs B | rel_l2 A | rel_l2 B |");
-    kg_sbuf_puts(b, " note |\n| --- | --- | --- |");
-    if (bench)
-        kg_sbuf_puts(b, " ---: | ---: | ---: | --- |");
-    if (parity)
-        kg_sbuf_puts(b, " ---: | ---: | ---: | ---: |");
-    kg_sbuf_puts(b, " --- |\n");
-    for (size_t i = g->first; i < g->first + g->n; i++)
-        if (c->rows[i].changed)
-            cm_md_row(b, &c->rows[i], bench, parity);
-}
 
 int kg_compare_write_markdown(const kg_compare *c, const char *path)
 {
@@ -462,7 +510,7 @@ int kg_compare_write_markdown(const kg_compare *c, const char *path)
         kg_sbuf_puts(&b, "\n");
     }
     for (size_t i = 0; i < c->n_gates; i++)
-        cm_md_gate(c, &c->gates[i], &b);
+        cm_gate(&cm_fmt_md, c, &c->gates[i], &b);
     kg_sbuf_puts(&b, "\n**");
     kg_compare_summary_line(c, &b);
     kg_sbuf_puts(&b, "**\n");

@@ -420,12 +420,12 @@ static int ab_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     w->band_floor = o->band_floor;
     w->exe[0] = o->exe[0];
     w->exe[1] = o->exe[1];
-    w->decision = "SAME";
+    w->decision = KG_RV_AB_SAME;
     if (w->p.ci_hi < 1.0 && w->p.median < 1.0 - o->band_floor)
-        w->decision = "B_FASTER";
+        w->decision = KG_RV_AB_B_FASTER;
     else if (w->p.ci_lo > 1.0 && w->p.median > 1.0 + o->band_floor)
-        w->decision = "B_SLOWER";
-    res->verdict = strcmp(w->decision, "B_SLOWER") == 0 ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
+        w->decision = KG_RV_AB_B_SLOWER;
+    res->verdict = strcmp(w->decision, KG_RV_AB_B_SLOWER) == 0 ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
     snprintf(res->message, sizeof res->message, "%s: B/A %.4f (95%% CI %.4f..%.4f, coverage "
              "%.3f, %zu rounds, sign test p %.3g)", w->decision, w->p.median, w->p.ci_lo,
              w->p.ci_hi, w->p.ci_coverage, w->m, w->p.p_sign);

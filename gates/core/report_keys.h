@@ -562,7 +562,14 @@
 
 /* ---- counters figures (gate "counters") ----------------------------------------------------- */
 
-#define KG_FIG_CT_DECISION "decision"         /* OK | REGRESSED | MODEL_WRONG | NO_DATA */
+#define KG_FIG_CT_DECISION "decision"         /* KG_RV_CT_*: OK | REGRESSED | MODEL_WRONG | ... */
+#define KG_RV_CT_OK "OK"
+#define KG_RV_CT_REGRESSED "REGRESSED"
+#define KG_RV_CT_MODEL_WRONG "MODEL_WRONG"
+#define KG_RV_CT_NO_DATA "NO_DATA"
+#define KG_RV_CT_NO_MARK "NO_MARK"
+#define KG_RV_CT_INVALID "INVALID"             /* ERROR: the counts time nothing or cannot be */
+#define KG_RV_CT_EXCESS "EXCESS"               /* WARN: DRAM traffic beyond the work model */
 #define KG_FIG_CT_WHY "why"
 #define KG_FIG_CT_DEVICE_CLASS "device_class"
 #define KG_FIG_CT_KERNELS "kernels"           /* kernels (ranges) in one launch */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/kg_core.h"
+#include "core/report_keys.h"
 
 static int tty_color = -1; /* -1: not decided yet (auto at first use) */
 
@@ -50,11 +51,14 @@ bool kg_color_on(void)
 static const struct {
     const char *word, *sgr;
 } tty_words[] = {
-    { "PASS", "32" },       { "IMPROVED", "32" },  { "B_FASTER", "32" },
-    { "FAIL", "1;31" },     { "REGRESSED", "1;31" }, { "XPASS", "1;31" },
-    { "B_SLOWER", "1;31" }, { "ESCAPED", "1;31" },
-    { "WARN", "33" },       { "UNPROVEN", "33" },  { "STATE_DIFFERS", "33" }, { "XFAIL", "33" },
-    { "ERROR", "35" },      { "SKIP", "36" },      { "NO_MARK", "36" },
+    { KG_RV_VERDICT_PASS, "32" },     { KG_RV_DEC_IMPROVED, "32" },
+    { KG_RV_AB_B_FASTER, "32" },      { KG_RV_VERDICT_FAIL, "1;31" },
+    { KG_RV_DEC_REGRESSED, "1;31" },  { KG_RV_VERDICT_XPASS, "1;31" },
+    { KG_RV_AB_B_SLOWER, "1;31" },    { "ESCAPED", "1;31" }, /* the selftest's matrix */
+    { KG_RV_VERDICT_WARN, "33" },     { KG_RV_DEC_UNPROVEN, "33" },
+    { KG_RV_DEC_STATE_DIFFERS, "33" }, { KG_RV_VERDICT_XFAIL, "33" },
+    { KG_RV_VERDICT_ERROR, "35" },    { KG_RV_VERDICT_SKIP, "36" },
+    { KG_RV_DEC_NO_MARK, "36" },
 };
 
 const char *kg_color_sgr(const char *word, size_t len)

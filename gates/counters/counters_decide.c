@@ -5,17 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 #include "counters/counters.h"
+#include "core/report_keys.h"
 
 const char *kg_ct_decision_name(kg_ct_decision d)
 {
     switch (d) {
-    case KG_CT_OK: return "OK";
-    case KG_CT_REGRESSED: return "REGRESSED";
-    case KG_CT_MODEL_WRONG: return "MODEL_WRONG";
-    case KG_CT_NO_DATA: return "NO_DATA";
-    case KG_CT_NO_MARK: return "NO_MARK";
-    case KG_CT_INVALID: return "INVALID";
-    case KG_CT_EXCESS: return "EXCESS";
+    case KG_CT_OK: return KG_RV_CT_OK;
+    case KG_CT_REGRESSED: return KG_RV_CT_REGRESSED;
+    case KG_CT_MODEL_WRONG: return KG_RV_CT_MODEL_WRONG;
+    case KG_CT_NO_DATA: return KG_RV_CT_NO_DATA;
+    case KG_CT_NO_MARK: return KG_RV_CT_NO_MARK;
+    case KG_CT_INVALID: return KG_RV_CT_INVALID;
+    case KG_CT_EXCESS: return KG_RV_CT_EXCESS;
     }
     return "?";
 }

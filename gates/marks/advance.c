@@ -358,7 +358,7 @@ static int add_counter_cands(kg_advance_input *in, const cJSON *res, const cJSON
     unsigned seen = 0;
     char now[32];
     /* as production: only a passing row the rule decided (OK or NO_MARK) proposes marks */
-    if (!dec || (strcmp(dec, "OK") != 0 && strcmp(dec, "NO_MARK") != 0) || !moves)
+    if (!dec || (strcmp(dec, KG_RV_CT_OK) != 0 && strcmp(dec, KG_RV_CT_NO_MARK) != 0) || !moves)
         return 0;
     if (!cJSON_IsArray(moves))
         return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s must be an array "

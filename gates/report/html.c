@@ -327,8 +327,11 @@ static const char table_js[] =
 
 static void ht_table_head(kg_sbuf *b, const kg_export_view *v)
 {
-    static const char *const opt[] = { "FAIL", "REGRESSED", "ERROR", "XPASS", "WARN", "SKIP",
-                                       "PASS", "XFAIL", "IMPROVED" };
+    static const char *const opt[] = {
+        KG_RV_VERDICT_FAIL, KG_RV_DEC_REGRESSED, KG_RV_VERDICT_ERROR, KG_RV_VERDICT_XPASS,
+        KG_RV_VERDICT_WARN, KG_RV_VERDICT_SKIP,  KG_RV_VERDICT_PASS,  KG_RV_VERDICT_XFAIL,
+        KG_RV_DEC_IMPROVED,
+    };
     kg_sbuf_puts(b, "<div id=\"rf\" class=\"filter\" hidden><label>filter <input id=\"rq\" "
                     "type=\"search\" placeholder=\"case, gate or message\"></label> <label>"
                     "verdict <select id=\"rv\"><option value=\"\">all</option>"

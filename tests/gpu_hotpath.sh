@@ -34,7 +34,7 @@ missed=$(jq -r --slurpfile cat "$T/cat.json" "$WHY"' | .results[] | select(.gate
                 | ($w | ltrimstr("error:")) as $t
                 | select($r.verdict != $v or ($r.message | contains($t) | not))
                 | "\($r.case): \($r.verdict): \($r.message) (want: \($v) \($t))"' "$T/def.json")
-want=17; [ "${KGATE_HOTPATH_HOST_MEMORY:-}" = 1 ] && want=20 # + the experimental host-memory ones
+want=20; [ "${KGATE_HOTPATH_HOST_MEMORY:-}" = 0 ] && want=17 # without the host-memory ones
 [ "$ndef" -ge "$want" ] || bad "only $ndef hotpath defects ran, want $want"
 # The host-function defect is on the right stream and capturable: only the host callback fails.
 [ "$(jq -r '.results[] | select(.case|startswith("defect/hotpath/cudaLaunchHostFunc/")) | [.figures.calls.forbidden[].category] | join(",")' "$T/def.json")" = host-callback ] \
@@ -62,9 +62,9 @@ f() { jq -r --arg c "$1" ".results[] | select(.gate==\"hotpath\" and (.case|star
 [ "$(f defect/hotpath/writes_nothing/ '[.figures.determinism.pass, .figures.graph.pass, .figures.calls.pass] | map(tostring) | join(",")')" = false,false,true ] \
     || bad "writes-nothing defect: want determinism and graph not passing (vacuous), calls PASS"
 f defect/hotpath/writes_nothing/ '.message' | grep -q 'vacuous graph replay' || bad "writes-nothing: graph replay not reported vacuous"
-# The experimental host-memory checks (off by default: on the H200 they saw none of their
-# planted cases; hotpath/um_counters.h) and their cases, with KGATE_HOTPATH_HOST_MEMORY=1 only.
-if [ "${KGATE_HOTPATH_HOST_MEMORY:-}" = 1 ]; then
+# The host-memory checks (hotpath/um_counters.h) and their cases, unless
+# KGATE_HOTPATH_HOST_MEMORY=0 turned them off.
+if [ "${KGATE_HOTPATH_HOST_MEMORY:-}" != 0 ]; then
 [ "$(jq '[.results[] | select(.case|startswith("clean/hotpath/device_mirror/")) | select(.verdict=="PASS")] | length' "$T/clean.json")" = 1 ] \
     || bad "device mirror (clean twin of the mapped host mirror): want PASS"
 

@@ -618,12 +618,22 @@ typedef struct {
     bool is_kernel;
 } cw_fn;
 
-static bool fn_param(const cw_fn *f, size_t i, size_t *size)
+/* CUDA 13's runtime hands cudaLaunchKernel and cuLaunchKernel a CUkernel where the
+ * signature says host stub / CUfunction (measured on the H200: cuFuncGetParamInfo refuses the
+ * handle, cuKernelGetParamInfo takes it), so a function handle that is refused is tried as a
+ * kernel handle, once, and the answer kept in f. */
+static bool fn_param(cw_fn *f, size_t i, size_t *size)
 {
     size_t off;
+    if (!f->is_kernel &&
+        !(g_func_pinfo && g_func_pinfo((CUfunction)f->h, i, &off, size) == CUDA_SUCCESS)) {
+        if (i > 0 || !g_kernel_pinfo)
+            return false;
+        f->is_kernel = true;
+    }
     if (f->is_kernel)
         return g_kernel_pinfo && g_kernel_pinfo((CUkernel)f->h, i, &off, size) == CUDA_SUCCESS;
-    return g_func_pinfo && g_func_pinfo((CUfunction)f->h, i, &off, size) == CUDA_SUCCESS;
+    return true;
 }
 
 static const char *fn_name(const cw_fn *f)
@@ -654,15 +664,16 @@ static const char *arg_memory(uint64_t v)
 
 /* Every 8-byte aligned slot of every parameter (a pointer, or one inside a struct passed by
  * value) queried as a pointer; a managed or host one is a violation naming the kernel and the
- * argument index. Muted (tl_guard) while it queries. */
-static void check_args(kg_cupti_watch *w, const char *api, const cw_fn *f, void **args)
+ * argument index. Muted (tl_guard) while it queries. False when the driver told nothing of
+ * the parameters (the driver-level launch is then checked instead). */
+static bool check_args(kg_cupti_watch *w, const char *api, cw_fn *f, void **args)
 {
     char detail[96];
-    size_t size;
+    size_t size, i;
     if (!args || !f->h)
-        return;
+        return false;
     tl_guard++;
-    for (size_t i = 0; i < 1024 && fn_param(f, i, &size); i++)
+    for (i = 0; i < 1024 && fn_param(f, i, &size); i++)
         for (size_t o = 0; args[i] && o + 8 <= size; o += 8) {
             uint64_t v;
             memcpy(&v, (const char *)args[i] + o, sizeof v);
@@ -675,6 +686,7 @@ static void check_args(kg_cupti_watch *w, const char *api, const cw_fn *f, void 
             break;
         }
     tl_guard--;
+    return i > 0;
 }
 
 typedef cudaError_t (*func_by_symbol_fn)(CUfunction *, const void *);
@@ -697,16 +709,15 @@ static bool check_runtime_launch(kg_cupti_watch *w, uint32_t cbid, const void *p
         tl_guard--;
         if (e != cudaSuccess) {
             (void)cudaGetLastError(); /* never leave the query's error to the launcher */
-            return false;
-        }
-        f = (cw_fn){ cf, false };
+            f = (cw_fn){ (void *)P(cudaLaunchKernel_v7000_params)->func, true }; /* CUDA 13 */
+        } else
+            f = (cw_fn){ cf, false };
         args = P(cudaLaunchKernel_v7000_params)->args;
         break;
     }
     default: return false;
     }
-    check_args(w, api, &f, args);
-    return true;
+    return check_args(w, api, &f, args);
 }
 
 static bool check_driver_launch(kg_cupti_watch *w, uint32_t cbid, const void *p,
@@ -715,8 +726,7 @@ static bool check_driver_launch(kg_cupti_watch *w, uint32_t cbid, const void *p,
     switch (cbid) {
     case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
         cw_fn f = { P(cuLaunchKernel_params)->f, false };
-        check_args(w, api, &f, P(cuLaunchKernel_params)->kernelParams);
-        return true;
+        return check_args(w, api, &f, P(cuLaunchKernel_params)->kernelParams);
     }
     default: return false;
     }

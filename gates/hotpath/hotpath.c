@@ -624,6 +624,7 @@ static int hp_begin(void **state, const void *opts, const kg_gate_env *env)
         free(st); /* no observation possible (a profiler holds CUPTI): every case is ERROR */
         return KG_EUNAVAILABLE;
     }
+    kg_um_arm();
     /* Relaxed outside the capture windows: a hot path that leaks a capture (a fork never
      * joined) must not make the next cases' setup and teardown fail; hp_graph switches to
      * global mode for its own capture. */
@@ -647,6 +648,7 @@ static int hp_end(void *state, const kg_gate_env *env, int rc)
         return 0;
     if (st->relaxed)
         (void)cudaThreadExchangeStreamCaptureMode(&st->saved_mode);
+    kg_um_disarm();
     kg_cupti_watch_free(st->w);
     free(st);
     return 0;

@@ -48,7 +48,9 @@ bool kg_um_migrated(const kg_um_counts *c, char *detail, size_t n)
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static kg_um_counts g_sum;       /* filled by the completion callback (any thread) */
 static unsigned long g_dropped;
-static bool g_enabled;
+static bool g_enabled;           /* the activity kind is on (from kg_um_arm to kg_um_disarm) */
+static bool g_armed;             /* enabled by kg_um_arm: kg_um_end leaves it on */
+static uint64_t g_t0, g_t1;      /* the observed window (CUPTI timestamps); t1 0 while open */
 static int g_cfg;                /* 0 not tried, 1 with CPU faults, 2 without, -1 unavailable */
 static char g_cfg_why[160];
 
@@ -57,6 +59,15 @@ static void CUPTIAPI um_buf_request(uint8_t **buffer, size_t *size, size_t *max_
     *buffer = aligned_alloc(8, UM_BUF_BYTES); /* CUPTI wants 8-byte alignment */
     *size = *buffer ? UM_BUF_BYTES : 0;
     *max_records = 0;
+}
+
+/* Only the records of the observed window count: the activity stays enabled across cases
+ * (the UVM driver reports nothing for an allocation made before it was enabled, measured on
+ * the H200), so a buffer also holds the setups' and prepares' migrations. */
+static bool um_in_window(const CUpti_ActivityUnifiedMemoryCounter3 *u)
+{
+    uint64_t end = u->end > u->start ? u->end : u->start;
+    return g_t0 && end >= g_t0 && (!g_t1 || u->start <= g_t1);
 }
 
 static void CUPTIAPI um_buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
@@ -71,7 +82,8 @@ static void CUPTIAPI um_buf_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
             continue;
         const CUpti_ActivityUnifiedMemoryCounter3 *u =
             (const CUpti_ActivityUnifiedMemoryCounter3 *)rec;
-        kg_um_add(&g_sum, (int)u->counterKind, u->value);
+        if (um_in_window(u))
+            kg_um_add(&g_sum, (int)u->counterKind, u->value);
     }
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
         g_dropped += dropped;
@@ -120,36 +132,71 @@ static void um_configure(void)
 bool kg_hp_host_memory_checks(void)
 {
     const char *e = getenv("KGATE_HOTPATH_HOST_MEMORY");
-    return e && strcmp(e, "1") == 0;
+    return !(e && strcmp(e, "0") == 0);
+}
+
+/* Configure once, register the buffers and enable the kind; false with c->why when not. */
+static bool um_enable(kg_um_counts *c)
+{
+    if (g_cfg == 0)
+        um_configure();
+    if (g_cfg < 0) {
+        snprintf(c->why, sizeof c->why, "%s", g_cfg_why);
+        return false;
+    }
+    if (g_enabled)
+        return true;
+    CUptiResult r = cuptiActivityRegisterCallbacks(um_buf_request, um_buf_complete);
+    if (r == CUPTI_SUCCESS)
+        r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(c->why, sizeof c->why, "cuptiActivityEnable(UNIFIED_MEMORY_COUNTER): %s (%d)",
+                 um_result_name(r), (int)r);
+        return false;
+    }
+    g_enabled = true;
+    return true;
+}
+
+void kg_um_arm(void)
+{
+    kg_um_counts c;
+    memset(&c, 0, sizeof c);
+    if (kg_hp_host_memory_checks() && um_enable(&c))
+        g_armed = true;
+}
+
+void kg_um_disarm(void)
+{
+    if (!g_enabled)
+        return;
+    (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    g_enabled = g_armed = false;
 }
 
 int kg_um_begin(kg_um_counts *c)
 {
     int rc = 0;
+    uint64_t t0 = 0;
     memset(c, 0, sizeof *c);
     if (!kg_hp_host_memory_checks()) {
-        snprintf(c->why, sizeof c->why, "off (KGATE_HOTPATH_HOST_MEMORY=1: experimental, saw no "
-                 "migration on the H200)");
+        snprintf(c->why, sizeof c->why, "off (KGATE_HOTPATH_HOST_MEMORY=0)");
         return 0;
     }
-    if (g_cfg == 0)
-        um_configure();
-    if (g_cfg < 0) {
-        snprintf(c->why, sizeof c->why, "%s", g_cfg_why);
+    if (!um_enable(c))
         return 0;
-    }
+    /* Earlier records out of the buffers first (outside any window: not counted), then open. */
+    pthread_mutex_lock(&g_mu);
+    g_t0 = g_t1 = 0;
+    pthread_mutex_unlock(&g_mu);
+    KG_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    KG_CUPTI_CHECK(cuptiGetTimestamp(&t0));
     pthread_mutex_lock(&g_mu);
     memset(&g_sum, 0, sizeof g_sum);
     g_dropped = 0;
+    g_t0 = t0;
     pthread_mutex_unlock(&g_mu);
-    KG_CUPTI_CHECK(cuptiActivityRegisterCallbacks(um_buf_request, um_buf_complete));
-    CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-    if (r != CUPTI_SUCCESS) {
-        snprintf(c->why, sizeof c->why, "cuptiActivityEnable(UNIFIED_MEMORY_COUNTER): %s (%d)",
-                 um_result_name(r), (int)r);
-        return 0;
-    }
-    g_enabled = true;
     c->available = true;
     c->cpu_faults_counted = g_cfg == 1;
 cleanup:
@@ -159,13 +206,20 @@ cleanup:
 int kg_um_end(kg_um_counts *c)
 {
     int rc = 0;
-    if (!g_enabled)
+    uint64_t t1 = 0;
+    if (!g_enabled || !c->available)
         return 0;
-    g_enabled = false;
-    /* Disable, then flush every buffer (the launches' stream was synchronized first), so the
-     * sums below hold every record of the observed launches. */
-    KG_CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
+    /* Close the window (the launches' stream was synchronized first), then flush every
+     * buffer while the kind is still enabled: disabling first lost the records (H200). */
+    KG_CUPTI_CHECK(cuptiGetTimestamp(&t1));
+    pthread_mutex_lock(&g_mu);
+    g_t1 = t1;
+    pthread_mutex_unlock(&g_mu);
     KG_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    if (!g_armed) {
+        KG_CUPTI_CHECK(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER));
+        g_enabled = false;
+    }
     pthread_mutex_lock(&g_mu);
     bool cpu = c->cpu_faults_counted;
     *c = g_sum;
@@ -174,6 +228,7 @@ int kg_um_end(kg_um_counts *c)
     if (g_dropped)
         snprintf(c->why, sizeof c->why, "%lu unified-memory records dropped by CUPTI",
                  g_dropped);
+    g_t0 = g_t1 = 0;
     pthread_mutex_unlock(&g_mu);
 cleanup:
     if (rc < 0)

@@ -36,13 +36,17 @@ bool kg_um_migrated(const kg_um_counts *c, char *detail, size_t n);
 /* Configure (once per process) and enable the counters; not supported is no error: c->available
  * stays false with the reason in c->why. */
 int kg_um_begin(kg_um_counts *c);
+/* The kind on for the whole gate (its begin, before any case's setup allocates), best effort:
+ * the UVM driver reports no migration of an allocation made before the kind was enabled. */
+void kg_um_arm(void);
+void kg_um_disarm(void);
 /* Flush the activity buffers, disable, and leave the sums in c. Call after begin, also on
  * error paths; after the launches' stream was synchronized. */
 int kg_um_end(kg_um_counts *c);
 
 /* Kernel arguments in managed or mapped host memory (cupti_watch.c) and the unified-memory
- * counters (here) are experimental, off unless KGATE_HOTPATH_HOST_MEMORY=1: until a GPU run
- * shows them catching their planted defects they prove nothing (measured: docs/measurements/h200-bench.md). */
+ * counters (here) are on unless KGATE_HOTPATH_HOST_MEMORY=0 (which also drops their planted
+ * cases from the catalogue): measured catching them on the H200, docs/measurements/h200-bench.md. */
 bool kg_hp_host_memory_checks(void);
 
 #ifdef __cplusplus

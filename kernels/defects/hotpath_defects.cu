@@ -881,8 +881,9 @@ static const kg_case_desc hp_cases[] = {
       NULL, "hotpath", "observe" },
 };
 
-/* The experimental host-memory checks' planted cases (hotpath/um_counters.h): registered only
- * with KGATE_HOTPATH_HOST_MEMORY=1, since on the H200 neither check saw them. */
+/* The host-memory checks' planted cases (hotpath/um_counters.h): registered unless
+ * KGATE_HOTPATH_HOST_MEMORY=0 turns the checks off (a planted case no check looks for would
+ * escape). */
 static const kg_case_desc hp_host_memory_cases[] = {
     { "defect/hotpath/mapped_host_mirror/axpy/n=65536/f32", "axpy", &hp_axpy_p, hp_axpy_setup,
       hp_launch_mapped_mirror, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
@@ -915,7 +916,7 @@ extern "C" int kg_hotpath_defects_register(kg_registry *reg)
 {
     const char *hm = getenv("KGATE_HOTPATH_HOST_MEMORY");
     int rc = kg_registry_add_all(reg, hp_cases, sizeof(hp_cases) / sizeof(hp_cases[0]));
-    if (rc == 0 && hm && strcmp(hm, "1") == 0)
+    if (rc == 0 && !(hm && strcmp(hm, "0") == 0))
         rc = kg_registry_add_all(reg, hp_host_memory_cases,
                                  sizeof(hp_host_memory_cases) / sizeof(hp_host_memory_cases[0]));
     return rc;

@@ -58,7 +58,7 @@ jq -r '.results[0].figures | ["case", "basis", "energy_mJ", "spread%", "units", 
         (.energy_units // "-"),
         (if .energy_per_launch_mj then (.energy_per_launch_mj / .raw_median_us * 1000 | round) else "-" end),
         .raw_median_us, (.measured_spread_rel * 100 * 1000 | round / 1000), (.energy_note // "")]
-       | @tsv' "$T/g.json" | column -t -s $'\t'
+       | @tsv' "$T/g.json" | { command -v column >/dev/null && column -t -s $'\t' || cat; }
 jq -r '.results[0].figures.per_sample.energy_mj | "per-sample energy_mj (first 8): \(.[0:8])"' "$T/g.json"
 # The energy figure is either one a board can draw, or absent with the reason (on the H200 the
 # counter's deltas over samples were 0 or implied kW: its update period is longer than a
@@ -68,7 +68,7 @@ expect_jq '.results[0].figures as $f | $f.measured_spread_rel >= 0
     and (if $f.energy_per_launch_mj then
            $f.energy_source == "nvml-total-energy" and $f.energy_per_launch_mj > 0
            and $f.energy_spread_rel >= 0 and $f.energy_units >= 1
-           and ($f.energy_basis | IN("per-sample", "per-placement"))
+           and ($f.energy_basis | IN("per-sample", "per-placement", "window"))
            and ($f.energy_per_launch_mj / $f.raw_median_us * 1000) as $w | $w > 30 and $w < 1500
          else ($f.energy_note // "") | test("no energy per launch") end)' "$T/g.json" \
     "the GEMM row has an energy per launch no board can draw, or none without saying why"

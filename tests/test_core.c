@@ -91,6 +91,28 @@ static void check_parse(void)
     CHECK(kg_parse_u64("--seed", "-1", &u) == KG_EINVAL);
     CHECK(kg_parse_u64("--seed", "123", &u) == 0 && u == 123);
     CHECK(kg_parse_int("--device", "99999", 0, 1024, &iv) == KG_EINVAL);
+    /* issue #28: strtol skips leading white space; kgate does not */
+    const char *bad_int[] = { " 5", "\t5", "\n5", "+ 5", "", "5 ", "0x10" };
+    for (size_t i = 0; i < sizeof bad_int / sizeof *bad_int; i++)
+        CHECK_MSG(kg_parse_int("--device", bad_int[i], 0, 1024, &iv) == KG_EINVAL &&
+                      strstr(kg_error_last(), "--device") != NULL,
+                  "kg_parse_int accepted '%s'", bad_int[i]);
+    CHECK(kg_parse_int("--device", "-3", -5, 5, &iv) == 0 && iv == -3);
+    CHECK(kg_parse_int("--device", "+4", 0, 5, &iv) == 0 && iv == 4);
+    /* issue #28: a figure is a finite decimal number (strtod also takes hex floats, inf, nan) */
+    double dv = 0;
+    const char *bad_dbl[] = { "0x1p3", "0X10", "inf", "-inf", "infinity", "INF", "nan",
+                              "NaN", "nan(1)", " 1", "\t1", "1 ", "", ".", "e5", "1e", "1e+",
+                              "--1", "1e999", "0x" };
+    for (size_t i = 0; i < sizeof bad_dbl / sizeof *bad_dbl; i++)
+        CHECK_MSG(kg_parse_double("--to", bad_dbl[i], &dv) == KG_EINVAL &&
+                      strstr(kg_error_last(), "--to: expected a number") != NULL,
+                  "kg_parse_double accepted '%s'", bad_dbl[i]);
+    const char *good_dbl[] = { "1", "-2.5", "+3", ".5", "5.", "1e3", "2.5E-2", "0" };
+    const double want_dbl[] = { 1, -2.5, 3, 0.5, 5, 1000, 0.025, 0 };
+    for (size_t i = 0; i < sizeof good_dbl / sizeof *good_dbl; i++)
+        CHECK_MSG(kg_parse_double("--to", good_dbl[i], &dv) == 0 && dv == want_dbl[i],
+                  "kg_parse_double refused '%s'", good_dbl[i]);
 }
 
 static void check_files_and_report(void)

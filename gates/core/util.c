@@ -164,25 +164,60 @@ int kg_parse_u64(const char *flag, const char *s, uint64_t *out)
     return 0;
 }
 
+/* [+-]digits, nothing before it: strtol would skip leading white space. */
+static bool ut_int_text(const char *s)
+{
+    const char *p = s + (*s == '+' || *s == '-');
+    return *p >= '0' && *p <= '9';
+}
+
 int kg_parse_int(const char *flag, const char *s, int lo, int hi, int *out)
 {
-    char *end = NULL;
+    char *end = NULL, shown[96];
     errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || errno || *end || v < lo || v > hi)
-        return KG_ERR(KG_EINVAL, "%s: expected an integer in [%d, %d], got '%s'", flag, lo, hi,
-                      s ? s : "");
+    long v = s && ut_int_text(s) ? strtol(s, &end, 10) : 0;
+    if (!s || !ut_int_text(s) || errno || *end || v < lo || v > hi)
+        return KG_ERR(KG_EINVAL, "%s: expected an integer in [%d, %d], got '%s' (decimal "
+                                 "digits, no space or prefix)", flag, lo, hi,
+                      kg_str_printable(shown, sizeof shown, s ? s : ""));
     *out = (int)v;
     return 0;
 }
 
+/* A decimal number: [+-] digits [. digits] [e [+-] digits], at least one digit before the
+ * exponent, nothing else. strtod alone also takes white space, hex floats ("0x1p3"), "inf",
+ * "infinity" and "nan". */
+static bool ut_decimal_text(const char *s)
+{
+    const char *p = s + (*s == '+' || *s == '-');
+    size_t digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            digits++;
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '+' || p[1] == '-');
+        if (!(*p >= '0' && *p <= '9'))
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
 int kg_parse_double(const char *flag, const char *s, double *out)
 {
-    char *end = NULL;
+    char *end = NULL, shown[96];
     errno = 0;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || !*s || errno || *end || !isfinite(v))
-        return KG_ERR(KG_EINVAL, "%s: expected a number, got '%s'", flag, s ? s : "");
+    bool text = s && ut_decimal_text(s);
+    double v = text ? strtod(s, &end) : 0;
+    if (!text || errno || *end || !isfinite(v))
+        return KG_ERR(KG_EINVAL, "%s: expected a number, got '%s' (a finite decimal number: "
+                                 "no space, hex, inf or nan)", flag,
+                      kg_str_printable(shown, sizeof shown, s ? s : ""));
     *out = v;
     return 0;
 }

@@ -171,9 +171,9 @@ static void check_parse(void)
     CHECK(kg_parse_int("--device", "+4", 0, 5, &iv) == 0 && iv == 4);
     /* issue #28: a figure is a finite decimal number (strtod also takes hex floats, inf, nan) */
     double dv = 0;
-    const char *bad_dbl[] = { "0x1p3", "0X10", "inf", "-inf", "infinity", "INF", "nan",
-                              "NaN", "nan(1)", " 1", "\t1", "1 ", "", ".", "e5", "1e", "1e+",
-                              "--1", "1e999", "0x" };
+    const char *bad_dbl[] = { "0x1p3", "0X10",   "inf", "-inf", "infinity", "INF", "nan",
+                              "NaN",   "nan(1)", " 1",  "\t1",  "1 ",       "",    ".",
+                              "e5",    "1e",     "1e+", "--1",  "1e999",    "0x" };
     for (size_t i = 0; i < sizeof bad_dbl / sizeof *bad_dbl; i++)
         CHECK_MSG(kg_parse_double("--to", bad_dbl[i], &dv) == KG_EINVAL &&
                       strstr(kg_error_last(), "--to: expected a number") != NULL,

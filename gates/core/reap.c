@@ -103,8 +103,7 @@ static size_t rp_orphans(pid_t *out, bool *zombie, size_t cap)
         char *end = NULL, st = 0;
         long v = strtol(e->d_name, &end, 10);
         pid_t pp = 0;
-        if (v <= 0 || *end || !rp_stat((pid_t)v, &pp, &st) || pp != self ||
-            rp_is_tracked((pid_t)v))
+        if (v <= 0 || *end || !rp_stat((pid_t)v, &pp, &st) || pp != self || rp_is_tracked((pid_t)v))
             continue;
         zombie[n] = st == 'Z';
         out[n++] = (pid_t)v;
@@ -134,7 +133,9 @@ int kg_reap_orphans(const char *who)
         }
     }
     if (killed)
-        fprintf(stderr, "kgate: %s: killed %d process(es) an ended child left running outside "
-                        "its process group (first: pid %d)\n", who, killed, (int)first);
+        fprintf(stderr,
+                "kgate: %s: killed %d process(es) an ended child left running outside "
+                "its process group (first: pid %d)\n",
+                who, killed, (int)first);
     return killed;
 }

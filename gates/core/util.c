@@ -177,9 +177,10 @@ int kg_parse_int(const char *flag, const char *s, int lo, int hi, int *out)
     errno = 0;
     long v = s && ut_int_text(s) ? strtol(s, &end, 10) : 0;
     if (!s || !ut_int_text(s) || errno || *end || v < lo || v > hi)
-        return KG_ERR(KG_EINVAL, "%s: expected an integer in [%d, %d], got '%s' (decimal "
-                                 "digits, no space or prefix)", flag, lo, hi,
-                      kg_str_printable(shown, sizeof shown, s ? s : ""));
+        return KG_ERR(KG_EINVAL,
+                      "%s: expected an integer in [%d, %d], got '%s' (decimal "
+                      "digits, no space or prefix)",
+                      flag, lo, hi, kg_str_printable(shown, sizeof shown, s ? s : ""));
     *out = (int)v;
     return 0;
 }
@@ -215,9 +216,10 @@ int kg_parse_double(const char *flag, const char *s, double *out)
     bool text = s && ut_decimal_text(s);
     double v = text ? strtod(s, &end) : 0;
     if (!text || errno || *end || !isfinite(v))
-        return KG_ERR(KG_EINVAL, "%s: expected a number, got '%s' (a finite decimal number: "
-                                 "no space, hex, inf or nan)", flag,
-                      kg_str_printable(shown, sizeof shown, s ? s : ""));
+        return KG_ERR(KG_EINVAL,
+                      "%s: expected a number, got '%s' (a finite decimal number: "
+                      "no space, hex, inf or nan)",
+                      flag, kg_str_printable(shown, sizeof shown, s ? s : ""));
     *out = v;
     return 0;
 }
@@ -298,10 +300,8 @@ int kg_child_spawn(pid_t *pid, const char *const *argv, const char *log, bool ap
     if (got == (ssize_t)sizeof why) { /* it never ran: reaped here */
         while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
             ;
-        rc = why[0] ? KG_ERR(KG_EINVAL, "%s: cannot run '%s': %s", who, argv[0],
-                             strerror(why[1]))
-                    : KG_ERR(KG_EIO, "%s: cannot open its log %s: %s", who, log,
-                             strerror(why[1]));
+        rc = why[0] ? KG_ERR(KG_EINVAL, "%s: cannot run '%s': %s", who, argv[0], strerror(why[1]))
+                    : KG_ERR(KG_EIO, "%s: cannot open its log %s: %s", who, log, strerror(why[1]));
         goto cleanup;
     }
     kg_reap_track(c);

@@ -405,10 +405,13 @@ static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
         if (!first)
             continue;
         if (*ncharts == HR_MAX_CHARTS) { /* issue #28: a flooded history stays a page */
-            fprintf(stderr, "history: drew the first %d (case, metric) charts; the selection "
-                            "holds more: narrow it with --case or --device\n", HR_MAX_CHARTS);
-            kg_sbuf_printf(page, "<p class=\"meta\">The first %d charts; the selection holds "
-                                 "more: narrow it with --case or --device.</p>\n",
+            fprintf(stderr,
+                    "history: drew the first %d (case, metric) charts; the selection "
+                    "holds more: narrow it with --case or --device\n",
+                    HR_MAX_CHARTS);
+            kg_sbuf_printf(page,
+                           "<p class=\"meta\">The first %d charts; the selection holds "
+                           "more: narrow it with --case or --device.</p>\n",
                            HR_MAX_CHARTS);
             break;
         }

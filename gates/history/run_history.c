@@ -529,15 +529,15 @@ static void rh_cap_size(char *buf, size_t *n, const char *name)
         cut++;
     for (size_t i = 0; i < cut; i++)
         lines += buf[i] == '\n';
-    fprintf(stderr, "history: %s would be %zu bytes, over the limit of %zu: its %zu oldest "
-                    "line(s) are left out (the branch's log keeps them)\n", name, *n,
-            KG_HISTORY_MAX_FILE, lines);
+    fprintf(stderr,
+            "history: %s would be %zu bytes, over the limit of %zu: its %zu oldest "
+            "line(s) are left out (the branch's log keeps them)\n",
+            name, *n, KG_HISTORY_MAX_FILE, lines);
     memmove(buf, buf + cut, *n - cut + 1);
     *n -= cut;
 }
 
-static int rh_serialize(char **out, const kg_history_recs *all, const bool *drop,
-                        const char *name)
+static int rh_serialize(char **out, const kg_history_recs *all, const bool *drop, const char *name)
 {
     int rc = 0;
     size_t cap = 4096, n = 0;

@@ -26,7 +26,7 @@ typedef struct {
     const char *rev, *file; /* where the text is: for the messages */
     bool quiet;             /* a retried attempt: named once already */
     size_t lines, bad;
-    size_t first;           /* lines before the part read (a file over the size limit) */
+    size_t first; /* lines before the part read (a file over the size limit) */
 } rg_skips;
 
 /* A file over KG_HISTORY_MAX_FILE is not refused (issue #28: that blocked every append): only
@@ -43,10 +43,11 @@ static size_t rg_tail(const char *p, size_t len, rg_skips *s)
         s->lines++;
     s->first = s->lines;
     if (!s->quiet)
-        fprintf(stderr, "history: %s on %s is %zu bytes, over the limit of %zu: only its newest "
-                        "%zu bytes are read, its first %zu line(s) left out (the branch's log "
-                        "keeps them)\n", s->file, s->rev, len, KG_HISTORY_MAX_FILE, len - off,
-                s->first);
+        fprintf(stderr,
+                "history: %s on %s is %zu bytes, over the limit of %zu: only its newest "
+                "%zu bytes are read, its first %zu line(s) left out (the branch's log "
+                "keeps them)\n",
+                s->file, s->rev, len, KG_HISTORY_MAX_FILE, len - off, s->first);
     return off;
 }
 
@@ -72,10 +73,11 @@ static int rg_flood(const rg_skips *s)
         fprintf(stderr, "history: ... and %zu more unreadable line(s) of %s on %s\n",
                 s->bad - RG_BAD_SHOWN, s->file, s->rev);
     if (s->bad > RG_BAD_FREE && s->bad * 2 > s->lines - s->first)
-        return KG_ERR(KG_EPARSE, "%s on %s: %zu of %zu lines are not history records: more "
-                                 "than half, refused (not a stray line: find the commit that "
-                                 "wrote them, `git log -p %s -- %s`, and revert it)", s->file,
-                      s->rev, s->bad, s->lines - s->first, s->rev, s->file);
+        return KG_ERR(KG_EPARSE,
+                      "%s on %s: %zu of %zu lines are not history records: more "
+                      "than half, refused (not a stray line: find the commit that "
+                      "wrote them, `git log -p %s -- %s`, and revert it)",
+                      s->file, s->rev, s->bad, s->lines - s->first, s->rev, s->file);
     return 0;
 }
 

@@ -334,17 +334,20 @@ static int post_reply_check(const kg_http_response *resp, const gate_status *st,
     const char *key = d->gh ? "state" : "status";
     if (!resp->body || !resp->body_len ||
         kg_json_parse_strict(&j, resp->body, resp->body_len, "reply") < 0) {
-        rc = KG_ERR(KG_EHTTP, "status %s: POST %s answered HTTP %ld with %s: the status is not "
-                              "known to be set", st->ctx, d->url_base, resp->status,
+        rc = KG_ERR(KG_EHTTP,
+                    "status %s: POST %s answered HTTP %ld with %s: the status is not "
+                    "known to be set",
+                    st->ctx, d->url_base, resp->status,
                     resp->body_len ? "a body that is not JSON" : "no body");
         goto cleanup;
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
     if (!cJSON_IsObject(j) || !cJSON_IsString(v) || strcmp(v->valuestring, st->state) != 0)
-        rc = KG_ERR(KG_EHTTP, "status %s: POST %s answered HTTP %ld without the status it "
-                              "posted (expected a JSON object whose \"%s\" is \"%s\"): the "
-                              "status is not known to be set", st->ctx, d->url_base,
-                    resp->status, key, st->state);
+        rc = KG_ERR(KG_EHTTP,
+                    "status %s: POST %s answered HTTP %ld without the status it "
+                    "posted (expected a JSON object whose \"%s\" is \"%s\"): the "
+                    "status is not known to be set",
+                    st->ctx, d->url_base, resp->status, key, st->state);
 cleanup:
     cJSON_Delete(j);
     return rc;

@@ -234,8 +234,7 @@ static const kg_opt lower_table[] = {
     KG_OPT_STRING_REQUIRED_("reason", "TEXT", lower_opts, reason,
                             "why: it goes into the commit message"),
     KG_OPT_STRING_("metric", "M", lower_opts, metric, "which mark, when the case has several"),
-    KG_OPT_FN_("to", "VALUE", lower_to, 0,
-               "the new mark, at most 2x worse (default: remove it)"),
+    KG_OPT_FN_("to", "VALUE", lower_to, 0, "the new mark, at most 2x worse (default: remove it)"),
     KG_OPT_STRING_("marks", "FILE", lower_opts, git.marks_path, MARKS_FILE_HELP),
     KG_OPT_STRING_("marks-branch", "BRANCH", lower_opts, git.marks_ref, MARKS_BRANCH_HELP),
     KG_OPT_STRING_("marks-ref", "REF", lower_opts, git.marks_ref,
@@ -317,11 +316,12 @@ static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const
     bool lower_better = cur->direction == KG_LOWER_IS_BETTER;
     double bound = lower_better ? cur->value * LOWER_MAX_FACTOR : cur->value / LOWER_MAX_FACTOR;
     if (lower_better ? a->to > bound : a->to < bound)
-        return KG_ERR(KG_EINVAL, "--to %g: more than %gx worse than the mark of %s [%s] %s "
-                                 "(mark %g, %s: at %s %g); to go further, remove the mark "
-                                 "(marks lower without --to) and let the next passing "
-                                 "production run set a fresh one", a->to, LOWER_MAX_FACTOR,
-                      a->case_id, a->device, metric, cur->value,
+        return KG_ERR(KG_EINVAL,
+                      "--to %g: more than %gx worse than the mark of %s [%s] %s "
+                      "(mark %g, %s: at %s %g); to go further, remove the mark "
+                      "(marks lower without --to) and let the next passing "
+                      "production run set a fresh one",
+                      a->to, LOWER_MAX_FACTOR, a->case_id, a->device, metric, cur->value,
                       lower_better ? "lower is better" : "higher is better",
                       lower_better ? "most" : "least", bound);
     double old = cur->value;

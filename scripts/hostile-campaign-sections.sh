@@ -158,13 +158,16 @@ sec_flags() {
     done
     [ "$(sha1sum <"$T/self.json")" = "$h" ] && ok || { lost=$((lost+1)); bad "report overwrote its input"; }
     # marks files with a BOM, invalid UTF-8, a NUL
-    local lead=($'\xef\xbb\xbf' $'\xff' $'\xc0\xaf' $'\x00')
-    [ "$quick" = 1 ] && lead=($'\xef\xbb\xbf')
+    # (printf escapes, not bash strings: a bash string cannot hold NUL; the writer puts a TAB
+    # after "case": so the edit matches any white space)
+    local lead=('\xef\xbb\xbf' '\xff' '\xc0\xaf' '\x00')
+    [ "$quick" = 1 ] && lead=('\xef\xbb\xbf')
     for v in "${lead[@]}"; do
-        { printf '%s' "$v"; git show "HEAD:$M"; } >"$T/mk.json"
+        { printf "$v"; git show "HEAD:$M"; } >"$T/mk.json"
         attempt input 2 "mk.json" -- "$KG" marks show --marks "$T/mk.json"
-        [ "$v" = $'\xef\xbb\xbf' ] && continue # U+FEFF inside a string is a character, not a BOM
-        git show "HEAD:$M" | sed "0,/\"case\": \"/s//\"case\": \"$v/" >"$T/mk.json"
+        [ "$v" = '\xef\xbb\xbf' ] && continue # U+FEFF inside a string is a character, not a BOM
+        git show "HEAD:$M" | sed "0,/\"case\":[[:space:]]*\"/s//\"case\": \"$v/" >"$T/mk.json"
+        cmp -s "$T/mk.json" <(git show "HEAD:$M") && { bad "marks file edit $v changed nothing"; continue; }
         attempt input 2 "mk.json" -- "$KG" marks show --marks "$T/mk.json"
     done
     unchanged "$R" "$s0" "marks files"

@@ -2,8 +2,10 @@
 """A scripted HTTP server on 127.0.0.1 standing in for the GitHub/GitLab status APIs in tests.
 
 Each request consumes the next action of --script (comma separated); once the script is used up
-it answers 201. Actions: a status code ("500"), a code with a Retry-After header ("429:1"), or
-"hang" (never answers; the client must time out). Every request is appended to --log as one JSON
+it answers 201. Actions: a status code ("500"), a code with a Retry-After header ("429:1"),
+"hang" (never answers; the client must time out), or a 200 with a broken body: "junk" (not
+JSON), "empty" (no body), "emptyobj" ({}), "array" ([]), "otherstate" (another state). A 2xx
+answers the state it was sent, as GitHub ("state") or GitLab ("status", under /api/v4/). Every request is appended to --log as one JSON
 line: time, method, path, headers and JSON body. The auth headers' values are never written: the
 log says only whether they matched the expected token (read from the environment variable named by
 --token-env), so the log itself cannot leak the token. A 401 answer echoes the token on purpose,
@@ -64,12 +66,25 @@ def main():
                 time.sleep(a.hang_s)
                 self.close_connection = True
                 return
+            broken = {"junk": b"<html>ok</html>", "empty": b"", "emptyobj": b"{}",
+                      "array": b"[]", "otherstate": None}
+            if action in broken:
+                data = broken[action]
+                if data is None:
+                    data = json.dumps({"state": "pending", "status": "pending", "id": 1}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             code, _, retry_after = action.partition(":")
             code = int(code)
+            key = "status" if self.path.startswith("/api/v4/") else "state"
             if code == 401:
                 reply = {"message": "Bad credentials for " + token}
             elif code < 300:
-                reply = {"state": (body or {}).get("state"), "id": 1}
+                reply = {key: (body or {}).get("state"), "id": 1}
             else:
                 reply = {"message": "scripted %d" % code}
             data = json.dumps(reply).encode()

@@ -219,6 +219,14 @@ static void test_merge_bound(void)
     CHECK(added == 0 && strcmp(text, text2) == 0);
     free(text2);
     text2 = NULL;
+    /* one run's record twice in one append: added once (the sorted duplicate pass) */
+    CHECK(kg_history_recs_push(&last, &add.v[add.n - 1]) == 0);
+    kg_history_rec fresh = rec("c/n=3", "run-new", 30, 9999);
+    CHECK(kg_history_recs_push(&last, &fresh) == 0 && kg_history_recs_push(&last, &fresh) == 0);
+    CHECK(kg_history_merge_text(&text2, &added, text, &last, 500, "t") == 0);
+    CHECK_MSG(added == 1 && count(text2, "\"c/n=3\"") == 1, "duplicates: %zu added", added);
+    free(text2);
+    text2 = NULL;
     CHECK(kg_history_merge_text(&text2, &added, "{\"case\":1}\n", &last, 500, "f.jsonl") ==
           KG_EPARSE);
     CHECK(strstr(kg_error_last(), "f.jsonl:1") != NULL);

@@ -176,6 +176,30 @@ check "render: a flooded history" 2 "more than half, refused" -- "$KG" history r
 mkbranch some "$T/some.jsonl"
 check "append: 16 bad lines are tolerated" 0 "committed .* on refs/heads/some" -- "$KG" history append --report "$T/new.json" --branch some
 
+# issue #28: a flooded history (over 64 MiB, 200k records of as many cases) never blocks an
+# append: its newest 64 MiB are read, the commit stays within the limit and holds the new
+# records; render draws at most 200 charts and says the selection holds more.
+"$PY" - "$T/huge.jsonl" <<'EOP' || die "huge history"
+import json, sys
+r = {"case": "x", "device_class": "NVIDIA H200/sm_90", "metric": "time_us_warm", "median_us": 10.0,
+     "ci_lo_us": 9.9, "ci_hi_us": 10.1, "samples": 400, "k": 16, "commit": "0" * 40, "run_id": "r",
+     "date": "2026-11-01T00:00:00Z", "mode": "diagnostic", "decision": "NO_MARK", "mark": None}
+with open(sys.argv[1], "w") as f:
+    for i in range(200000):
+        r["case"], r["run_id"] = "flood/%06d/%s" % (i, "p" * 120), "run-%06d" % i
+        f.write(json.dumps(r, separators=(",", ":")) + "\n")
+EOP
+[ "$(stat -c %s "$T/huge.jsonl")" -gt $((64 << 20)) ] || die "the huge history is under 64 MiB"
+mkbranch huge "$T/huge.jsonl"
+check "append: a history over 64 MiB" 0 "committed .* on refs/heads/huge: 3 record" -- timeout 120 "$KG" history append --report "$T/new.json" --branch huge
+grep -q "is $(stat -c %s "$T/huge.jsonl") bytes, over the limit of 67108864: only its newest" "$T/err" && ok || { bad "huge: the cut is not said"; cat "$T/err"; }
+size=$(git cat-file -s "huge:$F")
+[ "$size" -le $((64 << 20)) ] && [ "$(git show "huge:$F" | grep -c '"run_id":"h200-run-new"')" = 3 ] && ok \
+    || bad "huge: committed $size bytes, or without the new records"
+check "render: a history over 64 MiB" 0 "chart\(s\)" -- timeout 120 "$KG" history render --out "$T/huge" --branch huge
+grep -q "drew the first 200 (case, metric) charts; the selection holds more" "$T/err" && [ "$(ls "$T/huge"/*.svg | wc -l)" = 200 ] \
+    && ok || { bad "huge render: not bounded to 200 charts"; cat "$T/err"; }
+
 # 8. An append older than the 500-record window is dropped by the cap, not "already held".
 check "cap: the report's records" 0 "committed" -- "$KG" history append --report "$T/rep/h200-6.json" --branch six
 git show "six:$F" | jq -c 'range(500) as $i | .run_id = "future-\($i)" | .date = "2030-01-01T00:00:00Z"' >"$T/full.jsonl"

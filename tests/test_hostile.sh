@@ -153,6 +153,12 @@ hostile "--author with a C1 control (CSI)" "--author" "$KG" marks advance --from
 hostile "lower --reason with a newline" "--reason: contains a control" "$KG" marks lower --case a/n=1 --device "$DEV" --reason $'two\nlines' --to 50
 hostile "lower --case with ESC" "--case: contains a control" "$KG" marks lower --case "a${ESC}[2J" --device "$DEV" --reason x
 hostile "lower --reason over 1000 bytes" "--reason: at most" "$KG" marks lower --case a/n=1 --device "$DEV" --reason "$(printf '%*s' 1200 '' | tr ' ' r)"
+# issue #28: a lowering within reason (a time to at most twice its mark, 10.2 here)
+hostile "lower --to 1e30" "--to 1e\+30: more than 2x worse than the mark of a/n=1" "$KG" marks lower --case a/n=1 --device "$DEV" --reason x --to 1e30
+hostile "lower --to 2^64" "--to 1.8[0-9]*e\+19: more than 2x worse" "$KG" marks lower --case a/n=1 --device "$DEV" --reason x --to 18446744073709551616
+hostile "lower --to just over twice" "--to 20.5: more than 2x worse .*at most 20.4" "$KG" marks lower --case a/n=1 --device "$DEV" --reason x --to 20.5
+hostile "lower --to a hex float" "--to: expected a number, got '0x1p5'" "$KG" marks lower --case a/n=1 --device "$DEV" --reason x --to 0x1p5
+hostile "lower --to infinity" "--to: expected a number" "$KG" marks lower --case a/n=1 --device "$DEV" --reason x --to infinity
 hostile "--marks-ref a..b" "not a valid reference" "$KG" marks advance --from-report "$T/good.json" --marks-ref 'a..b'
 hostile "advance without --from-report" "--from-report" "$KG" marks advance
 hostile "unknown flag" "unknown" "$KG" marks advance --from-report "$T/good.json" --frobnicate

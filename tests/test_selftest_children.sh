@@ -15,7 +15,7 @@ export CUDA_VISIBLE_DEVICES=
 FAKE=$T/fake-defects
 cat >"$FAKE" <<EOS
 #!/usr/bin/env bash
-# MODE: segv | dup | big | hang | env -- what the preflight child does (env: every child dumps).
+# MODE: segv | dup | big | hang | fork | env -- what the preflight child does (env: every child dumps).
 mode=\$(cat "$T/mode")
 if [ "\$mode" = env ]; then
     { env; echo; tr '\0' '\n' </proc/self/environ; echo; tr '\0' '\n' </proc/\$PPID/environ; } >>"$T/env-\$1.txt"
@@ -28,6 +28,8 @@ segv) kill -SEGV \$\$ ;;
 dup) printf '{"schema_version": 1, "results": [], "results": []}\n' >"\$rep"; exit 3 ;;
 big) truncate -s 70M "\$rep"; exit 3 ;;
 hang) echo \$\$ >"$T/hang.pid"; exec >&- 2>&- </dev/null; sleep 1000 & echo \$! >"$T/sleep.pid"; wait ;;
+fork) ( exec >&- 2>&- </dev/null; setsid sh -c 'echo \$\$ >"$T/fork.pid"; exec sleep 1000' & )
+      while [ ! -s "$T/fork.pid" ]; do sleep 0.05; done; kill -SEGV \$\$ ;;
 esac
 EOS
 chmod +x "$FAKE"
@@ -44,6 +46,18 @@ st dup
 st big
 [ "$rc" -eq 4 ] && grep -q "child \`$FAKE preflight\` exited 3, its report was refused" "$T/err" && ok \
     || { bad "over-limit report: exit $rc, want 4 naming it"; cat "$T/err"; }
+# issue #28: a grandchild that double-forks into a session of its own (setsid), out of the
+# child's process group, and outlives the child: killed when the child ends, not left running.
+st fork
+[ "$rc" -eq 4 ] && grep -q "child \`$FAKE preflight\` killed by signal 11" "$T/err" && ok \
+    || { bad "forking child: exit $rc, want 4 naming it"; cat "$T/err"; }
+grep -q "selftest: killed 1 process(es) an ended child left running outside its process group" "$T/err" \
+    && ok || { bad "forking child: the leftover was not named"; cat "$T/err"; }
+p=$(cat "$T/fork.pid" 2>/dev/null)
+if [ -z "$p" ]; then bad "forking child: the grandchild never started"
+elif [ -r "/proc/$p/stat" ] && [ "$(sed 's/.*) //' "/proc/$p/stat" | cut -c1)" != Z ]; then
+    bad "forking child: its setsid grandchild $p outlived the selftest"; kill "$p"
+else ok; fi
 t0=$(date +%s)
 KGATE_CHILD_TIMEOUT=12 st hang # the real children finish well within it, even on a loaded 2-core machine
 dt=$(( $(date +%s) - t0 ))

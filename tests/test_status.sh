@@ -157,6 +157,25 @@ env -i "${BASE_ENV[@]}" GITLAB_CI=true CI_API_V4_URL="http://127.0.0.1:$PORT/api
 [ "$(jqlog .body.name | tr '\n' ' ')" = "kgate/selftest kgate/parity kgate/preflight kgate/hotpath kgate/bench " ] && ok || bad "gitlab: names"
 [ "$(jqlog .body.state | tr '\n' ' ')" = "success failed success failed failed " ] && ok || bad "gitlab: states $(jqlog .body.state | tr '\n' ' ')"
 
+# 5b. issue #28: a 200 whose body is broken (not JSON, no body, another shape, another state)
+# did not set the status: exit 4 naming the gate, the first gate only (nothing claimed posted).
+for b in junk empty emptyobj array otherstate; do
+    start_server "broken-$b" "$b"
+    gh_kg "broken-$b" --from-report "$REPORT" --retries 0; rc=$?
+    case $b in junk) want="with a body that is not JSON" ;; empty) want="with no body" ;;
+               *) want='without the status it posted \(expected a JSON object whose "state" is "success"\)' ;; esac
+    [ "$rc" -eq 4 ] && grep -qE "status kgate/selftest: POST .* answered HTTP 200 $want" "$T/broken-$b.err" \
+        && ok || { bad "broken body $b: exit $rc, want 4 naming it"; cat "$T/broken-$b.out" "$T/broken-$b.err"; }
+    grep -q -- '-> HTTP' "$T/broken-$b.out" && bad "broken body $b: a status claimed posted" || ok
+    [ "$(nreq)" -eq 1 ] && ok || bad "broken body $b: $(nreq) requests, want 1 (stops at the first)"
+done
+start_server broken-gitlab "emptyobj"
+env -i "${BASE_ENV[@]}" GITLAB_CI=true CI_API_V4_URL="http://127.0.0.1:$PORT/api/v4" \
+    CI_PROJECT_ID=group/kernels CI_COMMIT_SHA=$SHA KGATE_STATUS_TOKEN="$TOKEN" \
+    "$KG" status --from-report "$REPORT" >"$T/broken-gitlab.out" 2>"$T/broken-gitlab.err"; rc=$?
+[ "$rc" -eq 4 ] && grep -q 'whose "status" is "success"' "$T/broken-gitlab.err" && ok \
+    || { bad "gitlab broken body: exit $rc"; cat "$T/broken-gitlab.err"; }
+
 # 6. Input errors exit 2 and send nothing; a dry run sends nothing and shows no token.
 start_server inputs ""
 env -i "${BASE_ENV[@]}" GITHUB_ACTIONS=true GITHUB_API_URL="http://127.0.0.1:$PORT" \

@@ -186,8 +186,22 @@ void kg_progress_tick(void);
 void kg_progress_clear(void);
 void kg_progress_end(void);
 double kg_child_limit_s(double work_s);
+/* What an ended child leaves running (core/reap.c, issue #28). kg_reap_init makes this process
+ * a child subreaper (once); kg_reap_child_setup, in a child after fork (before exec or case
+ * code), makes the child one too, so what its code forks stays under it while it lives.
+ * kg_reap_track/untrack: the children this process started and has not reaped. After a child
+ * ended, kg_reap_orphans kills (SIGKILL) and reaps every direct child not tracked -- orphans
+ * of ended children only: a living child's descendants are under that child -- and what they
+ * started, says so on stderr (naming `who`) and returns how many it killed. Spawns and sweeps
+ * run on one thread. */
+void kg_reap_init(void);
+void kg_reap_child_setup(void);
+void kg_reap_track(pid_t pid);
+void kg_reap_untrack(pid_t pid);
+int kg_reap_orphans(const char *who);
 /* Start argv (a path, or a name looked up in PATH) in its own process group, the environment
- * without secrets, stdout and stderr into `log` (appended or truncated). */
+ * without secrets, stdout and stderr into `log` (appended or truncated), a child subreaper
+ * (kg_reap_child_setup) tracked by kg_reap_track. */
 int kg_child_spawn(pid_t *pid, const char *const *argv, const char *log, bool append,
                    const char *who);
 /* Wait for pid (started at kg_now_s() `started`) at most limit_s (0: no limit); its process

@@ -1,9 +1,9 @@
 /* Small shared helpers: dtypes, random inputs, bf16 conversion, strict number parsing. */
+#define _GNU_SOURCE /* execvpe, pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -164,25 +164,62 @@ int kg_parse_u64(const char *flag, const char *s, uint64_t *out)
     return 0;
 }
 
+/* [+-]digits, nothing before it: strtol would skip leading white space. */
+static bool ut_int_text(const char *s)
+{
+    const char *p = s + (*s == '+' || *s == '-');
+    return *p >= '0' && *p <= '9';
+}
+
 int kg_parse_int(const char *flag, const char *s, int lo, int hi, int *out)
 {
-    char *end = NULL;
+    char *end = NULL, shown[96];
     errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || errno || *end || v < lo || v > hi)
-        return KG_ERR(KG_EINVAL, "%s: expected an integer in [%d, %d], got '%s'", flag, lo, hi,
-                      s ? s : "");
+    long v = s && ut_int_text(s) ? strtol(s, &end, 10) : 0;
+    if (!s || !ut_int_text(s) || errno || *end || v < lo || v > hi)
+        return KG_ERR(KG_EINVAL,
+                      "%s: expected an integer in [%d, %d], got '%s' (decimal "
+                      "digits, no space or prefix)",
+                      flag, lo, hi, kg_str_printable(shown, sizeof shown, s ? s : ""));
     *out = (int)v;
     return 0;
 }
 
+/* A decimal number: [+-] digits [. digits] [e [+-] digits], at least one digit before the
+ * exponent, nothing else. strtod alone also takes white space, hex floats ("0x1p3"), "inf",
+ * "infinity" and "nan". */
+static bool ut_decimal_text(const char *s)
+{
+    const char *p = s + (*s == '+' || *s == '-');
+    size_t digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        digits++;
+    if (*p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            digits++;
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p += 1 + (p[1] == '+' || p[1] == '-');
+        if (!(*p >= '0' && *p <= '9'))
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
 int kg_parse_double(const char *flag, const char *s, double *out)
 {
-    char *end = NULL;
+    char *end = NULL, shown[96];
     errno = 0;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || !*s || errno || *end || !isfinite(v))
-        return KG_ERR(KG_EINVAL, "%s: expected a number, got '%s'", flag, s ? s : "");
+    bool text = s && ut_decimal_text(s);
+    double v = text ? strtod(s, &end) : 0;
+    if (!text || errno || *end || !isfinite(v))
+        return KG_ERR(KG_EINVAL,
+                      "%s: expected a number, got '%s' (a finite decimal number: "
+                      "no space, hex, inf or nan)",
+                      flag, kg_str_printable(shown, sizeof shown, s ? s : ""));
     *out = v;
     return 0;
 }
@@ -211,41 +248,70 @@ double kg_child_limit_s(double work_s)
     return work_s > 0 ? work_s : KG_CHILD_DEFAULT_LIMIT_S;
 }
 
+/* The child's side of kg_child_spawn, between fork and exec (async-signal-safe calls only): its
+ * own process group, a subreaper for what it forks (core/reap.c), stdout and stderr into the
+ * log. A failure goes back over `report` as {stage, errno}. */
+static void ut_spawn_exec(const char *const *argv, char **envp, const char *log, int flags,
+                          int report)
+{
+    int why[2] = { 0, 0 };
+    (void)setpgid(0, 0);
+    kg_reap_child_setup();
+    int fd = open(log, flags | O_CLOEXEC, 0644);
+    if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+        why[1] = errno;
+    } else {
+        execvpe(argv[0], (char *const *)argv, envp);
+        why[0] = 1;
+        why[1] = errno;
+    }
+    if (write(report, why, sizeof why) < 0)
+        _exit(127);
+    _exit(127);
+}
+
 int kg_child_spawn(pid_t *pid, const char *const *argv, const char *log, bool append,
                    const char *who)
 {
-    int rc = 0;
+    int rc = 0, p[2] = { -1, -1 }, why[2];
     char **envp = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return KG_ERR(KG_ENOMEM, "%s: posix_spawn_file_actions_init failed", who);
-    if (posix_spawnattr_init(&at) != 0) {
-        posix_spawn_file_actions_destroy(&fa);
-        return KG_ERR(KG_ENOMEM, "%s: posix_spawnattr_init failed", who);
-    }
-    /* Unchecked, a failed action would run the child with its output on our terminal. Its own
-     * process group, so the time limit ends what it started too. */
-    int flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC);
-    if (posix_spawn_file_actions_addopen(&fa, 1, log, flags, 0644) != 0 ||
-        posix_spawn_file_actions_adddup2(&fa, 1, 2) != 0 ||
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP) != 0 ||
-        posix_spawnattr_setpgroup(&at, 0) != 0) {
-        rc = KG_ERR(KG_ENOMEM, "%s: posix_spawn file actions failed", who);
-        goto cleanup;
-    }
     /* Least privilege: the child (case, setup and defect code) gets no secret. */
-    if (kg_env_scrubbed(&envp) < 0) {
-        rc = KG_ERR(KG_ENOMEM, "%s: out of memory", who);
+    if (kg_env_scrubbed(&envp) < 0)
+        return KG_ERR(KG_ENOMEM, "%s: out of memory", who);
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        rc = KG_ERR(KG_EIO, "%s: cannot create a pipe: %s", who, strerror(errno));
         goto cleanup;
     }
-    int e = posix_spawnp(pid, argv[0], &fa, &at, (char *const *)argv, envp);
-    if (e != 0)
-        rc = KG_ERR(KG_EINVAL, "%s: cannot run '%s': %s", who, argv[0], strerror(e));
+    kg_reap_init();
+    int flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC);
+    pid_t c = fork();
+    if (c < 0) {
+        rc = KG_ERR(KG_EIO, "%s: cannot fork to run '%s': %s", who, argv[0], strerror(errno));
+        goto cleanup;
+    }
+    if (c == 0)
+        ut_spawn_exec(argv, envp, log, flags, p[1]);
+    (void)setpgid(c, c); /* both sides, so no kill of the group can miss it */
+    close(p[1]);
+    p[1] = -1;
+    ssize_t got;
+    while ((got = read(p[0], why, sizeof why)) < 0 && errno == EINTR)
+        ;
+    if (got == (ssize_t)sizeof why) { /* it never ran: reaped here */
+        while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+            ;
+        rc = why[0] ? KG_ERR(KG_EINVAL, "%s: cannot run '%s': %s", who, argv[0], strerror(why[1]))
+                    : KG_ERR(KG_EIO, "%s: cannot open its log %s: %s", who, log, strerror(why[1]));
+        goto cleanup;
+    }
+    kg_reap_track(c);
+    *pid = c;
 cleanup:
+    if (p[0] >= 0)
+        close(p[0]);
+    if (p[1] >= 0)
+        close(p[1]);
     free(envp);
-    posix_spawnattr_destroy(&at);
-    posix_spawn_file_actions_destroy(&fa);
     return rc;
 }
 
@@ -289,6 +355,8 @@ int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR)
             return KG_ERR(KG_EINTERNAL, "%s: waitpid failed: %s", who, strerror(errno));
+    kg_reap_untrack(pid);
+    (void)kg_reap_orphans(who); /* what left the group (setsid): under it, now ours */
     st->sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
     st->code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + st->sig;
     if (st->timed_out)

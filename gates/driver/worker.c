@@ -405,6 +405,7 @@ static int wk_spawn(kg_run *run)
     fflush(stdout);
     fflush(stderr);
     kg_env_hide_initial(); /* case code may read /proc/$PPID/environ */
+    kg_reap_init();        /* what case code leaves outside the group comes back to us */
     pid_t pid = fork();
     if (pid < 0) {
         free(w);
@@ -413,6 +414,7 @@ static int wk_spawn(kg_run *run)
     if (pid == 0) {
         /* Its own process group: what case code forks ends with the worker (wk_reap). */
         (void)setpgid(0, 0);
+        kg_reap_child_setup(); /* what case code forks stays under the worker (core/reap.c) */
         /* Least privilege: case code never sees the key that signs reports or a token. */
         kg_env_scrub_self();
         signal(SIGINT, SIG_DFL);
@@ -426,6 +428,7 @@ static int wk_spawn(kg_run *run)
         _exit(0);
     }
     (void)setpgid(pid, pid); /* both sides, so no kill below can miss the group */
+    kg_reap_track(pid);
     close(c[0]), close(r[1]), close(o[1]), close(e[1]);
     fcntl(o[0], F_SETFL, O_NONBLOCK);
     fcntl(e[0], F_SETFL, O_NONBLOCK);
@@ -451,6 +454,8 @@ static int wk_reap(struct kg_worker *w, bool kill_it)
         w->status = st;
     }
     (void)kill(-w->pid, SIGKILL);
+    kg_reap_untrack(w->pid);
+    (void)kg_reap_orphans("worker"); /* what case code moved out of the group (setsid) */
     wk_drain(w);
     return w->status;
 }

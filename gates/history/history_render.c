@@ -384,6 +384,9 @@ static void hr_chart_file(char *buf, size_t n, const char *dir, size_t i, const 
     snprintf(buf, n, "%s/%03zu-%s.svg", dir, i + 1, slug);
 }
 
+/* Charts drawn at most: each scans every selected record, and a page of more is no page. */
+#define HR_MAX_CHARTS 200
+
 /* Each chart: its SVG file, and the same SVG with a table in the page. */
 static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
 {
@@ -401,6 +404,17 @@ static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
             first = !hr_in_chart(seen[j], &x->all.v[i]);
         if (!first)
             continue;
+        if (*ncharts == HR_MAX_CHARTS) { /* issue #28: a flooded history stays a page */
+            fprintf(stderr,
+                    "history: drew the first %d (case, metric) charts; the selection "
+                    "holds more: narrow it with --case or --device\n",
+                    HR_MAX_CHARTS);
+            kg_sbuf_printf(page,
+                           "<p class=\"meta\">The first %d charts; the selection holds "
+                           "more: narrow it with --case or --device.</p>\n",
+                           HR_MAX_CHARTS);
+            break;
+        }
         seen[nseen++] = &x->all.v[i];
         KG_TRY(hr_chart_build(&h, x, &x->all.v[i]));
         hr_chart_file(path, sizeof path, x->o->out_dir, *ncharts, &h);

@@ -475,15 +475,69 @@ static int rh_bound(bool *drop, const kg_history_recs *all, size_t keep)
     return 0;
 }
 
-static bool rh_has(const kg_history_recs *all, const kg_history_rec *r)
+/* Order of the duplicate pass: by key and run id, then position. */
+static int rh_run_cmp(const void *a, const void *b)
 {
-    for (size_t i = all->n; i-- > 0;)
-        if (rh_same_key(&all->v[i], r) && strcmp(all->v[i].run_id, r->run_id) == 0)
-            return true;
-    return false;
+    const rh_ix *x = a, *y = b;
+    int c = strcmp(x->r->device_class, y->r->device_class);
+    if (!c)
+        c = strcmp(x->r->case_id, y->r->case_id);
+    if (!c)
+        c = strcmp(x->r->metric, y->r->metric);
+    if (!c)
+        c = strcmp(x->r->run_id, y->r->run_id);
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-static int rh_serialize(char **out, const kg_history_recs *all, const bool *drop)
+/* The records from n_old on that the file (or an earlier one of them) holds already (same run
+ * id, case, metric, class) are removed from `all`; the file's own lines stay as they are. One
+ * sort (issue #28: a flooded file of 100k records and a 10k-row report used to compare every
+ * pair). */
+static int rh_drop_known(kg_history_recs *all, size_t n_old)
+{
+    rh_ix *ix = malloc((all->n ? all->n : 1) * sizeof *ix);
+    bool *dup = calloc(all->n ? all->n : 1, sizeof *dup);
+    if (!ix || !dup) {
+        free(ix);
+        free(dup);
+        return KG_ERR(KG_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < all->n; i++)
+        ix[i] = (rh_ix){ &all->v[i], i };
+    qsort(ix, all->n, sizeof *ix, rh_run_cmp);
+    for (size_t i = 1; i < all->n; i++) /* sorted by position in a group: the first stays */
+        if (rh_same_key(ix[i - 1].r, ix[i].r) && strcmp(ix[i - 1].r->run_id, ix[i].r->run_id) == 0)
+            dup[ix[i].pos] = ix[i].pos >= n_old;
+    size_t k = 0;
+    for (size_t i = 0; i < all->n; i++)
+        if (!dup[i])
+            all->v[k++] = all->v[i];
+    all->n = k;
+    free(ix);
+    free(dup);
+    return 0;
+}
+
+/* A file kept under KG_HISTORY_MAX_FILE: its oldest lines (the file's first: appends go at its
+ * end) left out, said once. */
+static void rh_cap_size(char *buf, size_t *n, const char *name)
+{
+    if (*n <= KG_HISTORY_MAX_FILE)
+        return;
+    size_t cut = *n - KG_HISTORY_MAX_FILE, lines = 0;
+    while (cut < *n && buf[cut - 1] != '\n')
+        cut++;
+    for (size_t i = 0; i < cut; i++)
+        lines += buf[i] == '\n';
+    fprintf(stderr,
+            "history: %s would be %zu bytes, over the limit of %zu: its %zu oldest "
+            "line(s) are left out (the branch's log keeps them)\n",
+            name, *n, KG_HISTORY_MAX_FILE, lines);
+    memmove(buf, buf + cut, *n - cut + 1);
+    *n -= cut;
+}
+
+static int rh_serialize(char **out, const kg_history_recs *all, const bool *drop, const char *name)
 {
     int rc = 0;
     size_t cap = 4096, n = 0;
@@ -513,6 +567,7 @@ static int rh_serialize(char **out, const kg_history_recs *all, const bool *drop
         free(line);
         line = NULL;
     }
+    rh_cap_size(buf, &n, name);
     *out = buf;
     buf = NULL;
 cleanup:
@@ -532,8 +587,8 @@ int kg_history_merge_text(char **out, size_t *added, const char *file_text,
     KG_TRY(rh_parse_text(&all, file_text, name));
     size_t n_old = all.n;
     for (size_t i = 0; i < add->n; i++)
-        if (!rh_has(&all, &add->v[i]))
-            KG_TRY(kg_history_recs_push(&all, &add->v[i]));
+        KG_TRY(kg_history_recs_push(&all, &add->v[i]));
+    KG_TRY(rh_drop_known(&all, n_old));
     if (!(drop = calloc(all.n ? all.n : 1, sizeof *drop))) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
         goto cleanup;
@@ -541,7 +596,7 @@ int kg_history_merge_text(char **out, size_t *added, const char *file_text,
     KG_TRY(rh_bound(drop, &all, keep ? keep : KG_HISTORY_KEEP));
     for (size_t i = n_old; i < all.n; i++)
         *added += !drop[i]; /* a record older than every kept one is not added */
-    KG_TRY(rh_serialize(out, &all, drop));
+    KG_TRY(rh_serialize(out, &all, drop, name));
 cleanup:
     free(drop);
     kg_history_recs_free(&all);

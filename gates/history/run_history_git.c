@@ -26,7 +26,30 @@ typedef struct {
     const char *rev, *file; /* where the text is: for the messages */
     bool quiet;             /* a retried attempt: named once already */
     size_t lines, bad;
+    size_t first; /* lines before the part read (a file over the size limit) */
 } rg_skips;
+
+/* A file over KG_HISTORY_MAX_FILE is not refused (issue #28: that blocked every append): only
+ * its newest lines are read, the last KG_HISTORY_MAX_FILE bytes from a line's start; the
+ * offset where they start, said once, s->lines and s->first set to the lines before it. */
+static size_t rg_tail(const char *p, size_t len, rg_skips *s)
+{
+    if (len <= KG_HISTORY_MAX_FILE)
+        return 0;
+    size_t off = len - KG_HISTORY_MAX_FILE;
+    while (off < len && p[off - 1] != '\n')
+        off++;
+    for (const char *q = p, *end = p + off; (q = memchr(q, '\n', (size_t)(end - q))); q++)
+        s->lines++;
+    s->first = s->lines;
+    if (!s->quiet)
+        fprintf(stderr,
+                "history: %s on %s is %zu bytes, over the limit of %zu: only its newest "
+                "%zu bytes are read, its first %zu line(s) left out (the branch's log "
+                "keeps them)\n",
+                s->file, s->rev, len, KG_HISTORY_MAX_FILE, len - off, s->first);
+    return off;
+}
 
 /* One line (no newline): kept (1), skipped and named (0), or a hard error. */
 static int rg_line(rg_skips *s, const char *p, size_t l, kg_history_rec *r)
@@ -49,11 +72,12 @@ static int rg_flood(const rg_skips *s)
     if (s->bad > RG_BAD_SHOWN && !s->quiet)
         fprintf(stderr, "history: ... and %zu more unreadable line(s) of %s on %s\n",
                 s->bad - RG_BAD_SHOWN, s->file, s->rev);
-    if (s->bad > RG_BAD_FREE && s->bad * 2 > s->lines)
-        return KG_ERR(KG_EPARSE, "%s on %s: %zu of %zu lines are not history records: more "
-                                 "than half, refused (not a stray line: find the commit that "
-                                 "wrote them, `git log -p %s -- %s`, and revert it)", s->file,
-                      s->rev, s->bad, s->lines, s->rev, s->file);
+    if (s->bad > RG_BAD_FREE && s->bad * 2 > s->lines - s->first)
+        return KG_ERR(KG_EPARSE,
+                      "%s on %s: %zu of %zu lines are not history records: more "
+                      "than half, refused (not a stray line: find the commit that "
+                      "wrote them, `git log -p %s -- %s`, and revert it)",
+                      s->file, s->rev, s->bad, s->lines - s->first, s->rev, s->file);
     return 0;
 }
 
@@ -93,7 +117,7 @@ cleanup:
 }
 
 /* The good lines of the file at a commit (NULL when absent): a bad line is skipped and named,
- * never a stop (rg_filter). Over the size limit: refused. */
+ * never a stop (rg_filter). Over the size limit: its newest lines (rg_tail). */
 static int rg_file_at(kg_git *g, const git_oid *c, const char *rel, char **text, rg_skips *s)
 {
     int rc = 0;
@@ -106,10 +130,8 @@ static int rg_file_at(kg_git *g, const git_oid *c, const char *rel, char **text,
     if (!exists)
         goto cleanup;
     KG_TRY(kg_git_read_file(g, c, rel, &raw, &len));
-    if (len > KG_HISTORY_MAX_FILE)
-        rc = KG_ERR(KG_EINVAL, "%s: %zu bytes, over the limit", rel, len);
-    else
-        rc = rg_filter(text, raw, len, s);
+    size_t off = rg_tail(raw, len, s);
+    rc = rg_filter(text, raw + off, len - off, s);
 cleanup:
     free(raw);
     return rc;
@@ -286,10 +308,7 @@ static int rg_load_tree(kg_history_recs *out, kg_git *g, git_tree *dir, const ch
         const char *p = git_blob_rawcontent(blob), *end = p + len;
         snprintf(file, sizeof file, KG_HISTORY_DIR "/%s", name);
         rg_skips s = { .rev = rev, .file = file };
-        if (len > KG_HISTORY_MAX_FILE) {
-            rc = KG_ERR(KG_EINVAL, "%s:%s: %zu bytes, over the limit", rev, file, len);
-            goto cleanup;
-        }
+        p += rg_tail(p, len, &s);
         while (p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);

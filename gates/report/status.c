@@ -322,6 +322,37 @@ static char *gate_status_json(const gate_status *st, const status_dest *d)
     return text;
 }
 
+/* issue #28: a 2xx is not enough. The forge answers a status it set with that status as a JSON
+ * object (GitHub: "state", GitLab: "status"); a body that is not JSON, another shape or another
+ * state is a server (or a proxy) that did not set it: KG_EHTTP, never "posted". The body is
+ * not quoted: a misbehaving server may echo the token. */
+static int post_reply_check(const kg_http_response *resp, const gate_status *st,
+                            const status_dest *d)
+{
+    int rc = 0;
+    cJSON *j = NULL;
+    const char *key = d->gh ? "state" : "status";
+    if (!resp->body || !resp->body_len ||
+        kg_json_parse_strict(&j, resp->body, resp->body_len, "reply") < 0) {
+        rc = KG_ERR(KG_EHTTP,
+                    "status %s: POST %s answered HTTP %ld with %s: the status is not "
+                    "known to be set",
+                    st->ctx, d->url_base, resp->status,
+                    resp->body_len ? "a body that is not JSON" : "no body");
+        goto cleanup;
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsObject(j) || !cJSON_IsString(v) || strcmp(v->valuestring, st->state) != 0)
+        rc = KG_ERR(KG_EHTTP,
+                    "status %s: POST %s answered HTTP %ld without the status it "
+                    "posted (expected a JSON object whose \"%s\" is \"%s\"): the "
+                    "status is not known to be set",
+                    st->ctx, d->url_base, resp->status, key, st->state);
+cleanup:
+    cJSON_Delete(j);
+    return rc;
+}
+
 /* Post (or, in a dry run, print) one gate's status. */
 static int post_one(const gate_agg *g, const status_dest *d, const status_opts *o,
                     const kg_export_view *v, const char *const *headers, const kg_http_opts *ho)
@@ -351,6 +382,7 @@ static int post_one(const gate_agg *g, const status_dest *d, const status_opts *
                     hint ? hint : "");
         goto cleanup;
     }
+    KG_TRY(post_reply_check(&resp, &st, d));
     printf("%s: %s (%s) -> HTTP %ld%s\n", st.ctx, st.state, st.desc, resp.status,
            resp.attempts > 1 ? " after retries" : "");
 cleanup:

@@ -234,7 +234,7 @@ static const kg_opt lower_table[] = {
     KG_OPT_STRING_REQUIRED_("reason", "TEXT", lower_opts, reason,
                             "why: it goes into the commit message"),
     KG_OPT_STRING_("metric", "M", lower_opts, metric, "which mark, when the case has several"),
-    KG_OPT_FN_("to", "VALUE", lower_to, 0, "the new mark (default: remove it)"),
+    KG_OPT_FN_("to", "VALUE", lower_to, 0, "the new mark, at most 2x worse (default: remove it)"),
     KG_OPT_STRING_("marks", "FILE", lower_opts, git.marks_path, MARKS_FILE_HELP),
     KG_OPT_STRING_("marks-branch", "BRANCH", lower_opts, git.marks_ref, MARKS_BRANCH_HELP),
     KG_OPT_STRING_("marks-ref", "REF", lower_opts, git.marks_ref,
@@ -293,7 +293,12 @@ static int lower_find(const kg_mark **out, const kg_marks *m, const lower_opts *
     return 0;
 }
 
-/* --to: put the lower value (refused when it is not lower), stamped with the reason. */
+/* How far one lowering may move a mark: a time to at most twice the mark, a rate to at least
+ * half (docs/guide/release.md). */
+#define LOWER_MAX_FACTOR 2.0
+
+/* --to: put the lower value (refused when it is not lower, or more than LOWER_MAX_FACTOR
+ * worse), stamped with the reason. */
 static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const char *metric,
                      const char *now, char *msg, size_t cap)
 {
@@ -306,6 +311,19 @@ static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const
                       a->to, a->case_id, a->device, metric, cur->value,
                       cur->direction == KG_LOWER_IS_BETTER ? "lower is better"
                                                            : "higher is better");
+    /* issue #28: a lowering within reason. A mark moved further than LOWER_MAX_FACTOR in one
+     * step (`--to 1e30`) is no bar: remove it instead, and the next run sets a fresh one. */
+    bool lower_better = cur->direction == KG_LOWER_IS_BETTER;
+    double bound = lower_better ? cur->value * LOWER_MAX_FACTOR : cur->value / LOWER_MAX_FACTOR;
+    if (lower_better ? a->to > bound : a->to < bound)
+        return KG_ERR(KG_EINVAL,
+                      "--to %g: more than %gx worse than the mark of %s [%s] %s "
+                      "(mark %g, %s: at %s %g); to go further, remove the mark "
+                      "(marks lower without --to) and let the next passing "
+                      "production run set a fresh one",
+                      a->to, LOWER_MAX_FACTOR, a->case_id, a->device, metric, cur->value,
+                      lower_better ? "lower is better" : "higher is better",
+                      lower_better ? "most" : "least", bound);
     double old = cur->value;
     snprintf(setby, sizeof setby, "kgate marks lower: %s", a->reason);
     mk.value = a->to;

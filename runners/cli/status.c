@@ -59,7 +59,8 @@ static const char status_description[] =
     "'incomplete: no GPU'.\n";
 static const char status_exit_codes[] =
     "exit codes: 0 posted, 2 usage or input error (bad flag, environment or report),\n"
-    "            4 HTTP failure (including 401/403/404, explained in the message)\n";
+    "            4 HTTP failure (including 401/403/404, explained in the message, and a 2xx\n"
+    "              whose body is not the status it set)\n";
 
 int kg_cmd_status(kg_registry *reg, int argc, char **argv)
 {

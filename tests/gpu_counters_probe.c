@@ -17,6 +17,7 @@
 int kg_probe_copy(const float *in, float *out, size_t n, cudaStream_t s);
 int kg_probe_fma(float *out, float a, float b, int k, size_t n, cudaStream_t s);
 int kg_probe_wmma(const void *a, const void *b, float *out, int k, size_t warps, cudaStream_t s);
+int kg_probe_read(const float *in, float *sink, size_t n, cudaStream_t s);
 
 typedef struct {
     float *in, *out;
@@ -44,6 +45,12 @@ static int launch_wmma(void *arg, cudaStream_t s)
     return kg_probe_wmma(p->in, p->in + 128, p->out, p->k, p->n, s)
                ? KG_ERR(KG_ECUDA, "wmma launch failed")
                : 0;
+}
+
+static int launch_read(void *arg, cudaStream_t s)
+{
+    probe *p = arg; /* n floats of in read, nothing stored */
+    return kg_probe_read(p->in, p->out, p->n, s) ? KG_ERR(KG_ECUDA, "read launch failed") : 0;
 }
 
 static int fails;
@@ -93,6 +100,52 @@ static void show(const kg_ct_counts *c)
            ((kg_ct_decide_opts)KG_CT_DECIDE_OPTS_INIT).sysmem_floor_bytes);
 }
 
+/* What the L2 flush before a range leaves (issue #25 item 6): a buffer of 8 MiB (fits the L2)
+ * is written just before the profile, as a case's setup or an earlier pass writes; the
+ * profiled kernel then only reads 1 KiB (writes: the L2's own, ~0 after a working flush) and
+ * reads the dirty buffer (reads: 8 MiB when the flush evicted it, ~0 when it stayed). */
+static int dirty_check(kg_ct_session *s, float *buf, float *in, float *out, cudaStream_t st)
+{
+    int rc = 0;
+    probe p = { .in = in, .out = out, .n = 256 };
+    kg_ct_work w = { .arg = &p, .launch = launch_read };
+    kg_ct_counts c;
+    double wall = 0;
+    size_t nd = (size_t)2 << 20;
+    void *host = NULL;
+    printf("\n8 MiB written before the range (L2 flushed), kernel reads 1 KiB:\n");
+    KG_TRY(kg_probe_copy(in, buf, nd, st) ? KG_ERR(KG_ECUDA, "copy failed") : 0);
+    KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));
+    printf("  dram write %.6g read %.6g\n", c.v[KG_CT_DRAM_WRITE], c.v[KG_CT_DRAM_READ]);
+    below("dram__bytes_write (dirty lines)", c.v[KG_CT_DRAM_WRITE], 64 * 1024.0);
+    printf("8 MiB written before the range (L2 flushed), kernel reads them:\n");
+    KG_TRY(kg_probe_copy(in, buf, nd, st) ? KG_ERR(KG_ECUDA, "copy failed") : 0);
+    p.in = buf, p.n = nd;
+    KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));
+    printf("  dram write %.6g read %.6g\n", c.v[KG_CT_DRAM_WRITE], c.v[KG_CT_DRAM_READ]);
+    below("dram__bytes_write (dirty lines)", c.v[KG_CT_DRAM_WRITE], 64 * 1024.0);
+    expect("dram__bytes_read (evicted)", c.v[KG_CT_DRAM_READ], 4.0 * nd);
+    /* the copy engines' writes (a prepare() restoring inputs by cudaMemcpyAsync) too */
+    for (int k = 0; k < 2; k++) {
+        printf("8 MiB written by a %s copy before the range, kernel reads 1 KiB:\n",
+               k ? "host-to-device" : "device-to-device");
+        if (k) {
+            if (!(host = malloc(4 * nd)))
+                return KG_ERR(KG_ENOMEM, "out of memory");
+            memset(host, 0x3c, 4 * nd);
+            KG_CUDA_CHECK(cudaMemcpyAsync(buf, host, 4 * nd, cudaMemcpyHostToDevice, st));
+        } else
+            KG_CUDA_CHECK(cudaMemcpyAsync(buf, in, 4 * nd, cudaMemcpyDeviceToDevice, st));
+        p.in = in, p.n = 256;
+        KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));
+        printf("  dram write %.6g read %.6g\n", c.v[KG_CT_DRAM_WRITE], c.v[KG_CT_DRAM_READ]);
+        below("dram__bytes_write (dirty lines)", c.v[KG_CT_DRAM_WRITE], 64 * 1024.0);
+    }
+cleanup:
+    free(host);
+    return rc;
+}
+
 static int run(kg_ct_session *s, int l2)
 {
     int rc = 0;
@@ -111,7 +164,9 @@ static int run(kg_ct_session *s, int l2)
     KG_CUDA_CHECK(cudaMemset(p.in, 0x3c, p.n * 4));
     KG_CUDA_CHECK(cudaDeviceSynchronize());
     KG_TRY(launch_copy(&p, st)); /* warm: module loading outside the profile */
+    KG_TRY(kg_probe_read(p.in, p.out, 256, st) ? KG_ERR(KG_ECUDA, "read launch failed") : 0);
     KG_CUDA_CHECK(cudaStreamSynchronize(st));
+    KG_TRY(dirty_check(s, p.out + ((size_t)16 << 20), p.in, p.out, st));
     printf("\ncopy of N = %zu floats:\n", p.n);
     w.launch = launch_copy;
     KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));

@@ -441,17 +441,23 @@ typedef struct {
     size_t pos;
 } rh_ix;
 
-static int rh_ix_cmp(const void *a, const void *b)
+/* By key (class, case, metric), then fx against fy (a field of each), then position. */
+static int rh_key_cmp(const rh_ix *x, const rh_ix *y, const char *fx, const char *fy)
 {
-    const rh_ix *x = a, *y = b;
     int c = strcmp(x->r->device_class, y->r->device_class);
     if (!c)
         c = strcmp(x->r->case_id, y->r->case_id);
     if (!c)
         c = strcmp(x->r->metric, y->r->metric);
     if (!c)
-        c = strcmp(x->r->date, y->r->date);
+        c = strcmp(fx, fy);
     return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int rh_ix_cmp(const void *a, const void *b)
+{
+    const rh_ix *x = a, *y = b;
+    return rh_key_cmp(x, y, x->r->date, y->r->date);
 }
 
 /* drop[i]: record i is older than the newest `keep` of its key. */
@@ -479,14 +485,7 @@ static int rh_bound(bool *drop, const kg_history_recs *all, size_t keep)
 static int rh_run_cmp(const void *a, const void *b)
 {
     const rh_ix *x = a, *y = b;
-    int c = strcmp(x->r->device_class, y->r->device_class);
-    if (!c)
-        c = strcmp(x->r->case_id, y->r->case_id);
-    if (!c)
-        c = strcmp(x->r->metric, y->r->metric);
-    if (!c)
-        c = strcmp(x->r->run_id, y->r->run_id);
-    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+    return rh_key_cmp(x, y, x->r->run_id, y->r->run_id);
 }
 
 /* The records from n_old on that the file (or an earlier one of them) holds already (same run

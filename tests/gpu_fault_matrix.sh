@@ -16,26 +16,18 @@ opts=(--diagnostic --skip-selftest --case-timeout "${KG_MATRIX_TIMEOUT:-3}" --bu
 skip_if_no_gpu "$rc"
 [ "$rc" -eq 4 ] && ok || { bad "matrix run: exit $rc, want 4"; tail -30 "$T/mx.txt"; }
 [ -s "$T/mx.json" ] && ok || die "matrix run wrote no report"
-validate() {
-    python3 - "$SRC/baselines/report.schema.json" "$1" <<'PY'
-import json, sys, jsonschema
-jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
-PY
-}
-validate "$T/mx.json" && ok || bad "matrix report does not validate against the schema"
+valid_report "$T/mx.json" && ok || bad "matrix report does not validate against the schema"
 
 # One line per case and gate: verdict, fault class, the phase the fault names.
 jq -r '.results[] | select(.case | startswith("defect/faultmx/"))
        | [.gate, .case, .verdict, (.figures.fault.class // "-"), (.figures.fault.phase // "-")]
        | @tsv' "$T/mx.json" >"$T/rows.tsv"
-want_class() { case $1 in illegal_address|trap|assert) echo cuda;; kernel_hang|host_hang) echo timeout;;
-                          host_segfault|abort) echo signal;; exit) echo exit;; esac; }
 gates="parity hotpath bench counters"
 declare -A cell
 while IFS=$'\t' read -r gate id verdict cls phase; do
     IFS=/ read -r _ _ tg tph tcls <<<"$id"
     if [ "$gate" = "$tg" ]; then
-        w=$(want_class "$tcls")
+        w=$(fault_class_of "$tcls")
         if [ "$verdict" = ERROR ] && [ "$cls" = "$w" ]; then ok; cell[$tg/$tph/$tcls]="$cls"
         else bad "$id in $gate: $verdict class $cls, want ERROR $w"; cell[$tg/$tph/$tcls]="MISS:$verdict"; fi
     elif [ "$gate" != preflight ]; then
@@ -77,7 +69,7 @@ for chain in hotpath_capture_exit+bench_setup_exit parity_launch_trap+counters_l
     "$DEF" run "${opts[@]}" --filter "^defect/faultmx/chain/${chain//+/\\+}\$" \
         --report "$T/c.json" >"$T/c.txt" 2>&1; rc=$?
     [ "$rc" -eq 4 ] && [ -s "$T/c.json" ] && ok || { bad "chain $chain: exit $rc (want 4) or no report"; tail -20 "$T/c.txt"; continue; }
-    validate "$T/c.json" && ok || bad "chain $chain: report invalid"
+    valid_report "$T/c.json" && ok || bad "chain $chain: report invalid"
     a=${chain%%+*} b=${chain#*+}
     for part in "$a" "$b"; do
         g=${part%%_*}

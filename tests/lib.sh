@@ -23,6 +23,10 @@
 #                          with a test identity and init.defaultBranch main
 #   scratch_repo DIR       (re)create DIR as a git repository with one commit (README)
 #   cmake_cache VAR        VAR's value in $KG_BUILD_DIR/CMakeCache.txt (empty when unset)
+#   valid_report FILE      FILE validates against baselines/report.schema.json (python3's
+#                          jsonschema; a failure when it is missing)
+#   fault_class_of CLASS   the figures.fault.class a planted fault class must be reported as
+#                          (kernels/defects/fault_matrix.cu: illegal_address -> cuda, ...)
 set -u
 SRC=${KG_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 KG_TEST=$(basename "$0" .sh)
@@ -90,3 +94,15 @@ scratch_repo() {
 }
 
 cmake_cache() { sed -n "s/^$1:[A-Z]*=//p" "${KG_BUILD_DIR:?}/CMakeCache.txt" | head -n 1; }
+
+valid_report() {
+    python3 - "$SRC/baselines/report.schema.json" "$1" <<'PY'
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))
+PY
+}
+
+fault_class_of() {
+    case $1 in illegal_address|trap|assert) echo cuda;; kernel_hang|host_hang) echo timeout;;
+               host_segfault|abort) echo signal;; exit) echo exit;; *) echo "?";; esac
+}

@@ -133,7 +133,7 @@ static void fill_combined(kg_run *run, const kg_device_info *dev, const double *
                                         .res = { .verdict = KG_VERDICT_PASS, .data = b } };
                 pr[i] = &rows[i];
             }
-            CHECK(kg_production_case(run, &kg_gate_bench, pr, 3, &cases[c], &bo) == 0);
+            CHECK(kg_production_case(run, &kg_gate_bench, pr, NULL, 3, &cases[c], &bo) == 0);
             cJSON *res = cJSON_GetObjectItem(kg_report_json(run->rep), "results");
             cJSON *fig = cJSON_GetObjectItem(cJSON_GetArrayItem(res, cJSON_GetArraySize(res) - 1),
                                              "figures");
@@ -171,6 +171,59 @@ static kg_advance_input *combined_inputs(const kg_device_info *dev, const double
     kg_advance_input_free(j);
     kg_run_free(&run);
     return t;
+}
+
+/* One process's worker faulted on op/a (issue #25: production's bench processes): the row is
+ * that process's ERROR, its message naming the process, its figures that process's fault;
+ * the case beside it is still combined from all 3. */
+static void test_production_fault(const kg_device_info *dev)
+{
+    kg_run run;
+    kg_bench_gate_opts bo = KG_BENCH_GATE_OPTS_INIT;
+    memset(&run, 0, sizeof run);
+    run.command = "run";
+    run.sel = (kg_selection){ .idx = NULL, .n = 2 };
+    run.dev = *dev;
+    run.env = (kg_gate_env){ .seed = 1, .dev = &run.dev, .diagnostic = false, .quiet = true };
+    kg_report_new(&run.rep, "run", false);
+    cJSON *fault = cJSON_Parse("{\"class\":\"exit\",\"exit_status\":1,\"gate\":\"bench\","
+                               "\"phase\":\"setup\",\"output_tail\":[]}");
+    for (size_t c = 0; c < 2; c++) {
+        kg_run_row rows[3];
+        const kg_run_row *pr[3];
+        const cJSON *faults[3] = { NULL, NULL, NULL };
+        for (int i = 0; i < 3; i++) {
+            bool dead = c == 0 && i == 1;
+            rows[i] = (kg_run_row){ .gate = &kg_gate_bench, .desc = &cases[c],
+                                    .res = { .verdict = dead ? KG_VERDICT_ERROR : KG_VERDICT_PASS,
+                                             .data = dead ? NULL
+                                                          : bench_row(20, 19.9, 20.1, 30,
+                                                                      KG_BENCH_NO_MARK) } };
+            if (dead) {
+                snprintf(rows[i].res.message, sizeof rows[i].res.message,
+                         "FAULT exit: the process called exit(1) in bench (setup)");
+                faults[i] = fault;
+            }
+            pr[i] = &rows[i];
+        }
+        CHECK(kg_production_case(&run, &kg_gate_bench, pr, faults, 3, &cases[c], &bo) == 0);
+        for (int i = 0; i < 3; i++)
+            if (rows[i].res.data)
+                kg_gate_bench.result_free(rows[i].res.data);
+    }
+    cJSON *res = cJSON_GetObjectItem(kg_report_json(run.rep), "results");
+    cJSON *a = cJSON_GetArrayItem(res, 0), *b = cJSON_GetArrayItem(res, 1);
+    cJSON *f = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "figures"), "fault");
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(a, "verdict")), "ERROR") == 0);
+    CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(a, "message")),
+                 "bench process 2: FAULT exit") != NULL);
+    CHECK(f && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "class")), "exit") == 0 &&
+          cJSON_GetObjectItem(f, "process") &&
+          cJSON_GetObjectItem(f, "process")->valuedouble == 2);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(b, "verdict")), "PASS") == 0 &&
+          cJSON_GetObjectItem(cJSON_GetObjectItem(b, "figures"), "processes")->valuedouble == 3);
+    cJSON_Delete(fault);
+    kg_run_free(&run);
 }
 
 static void test_production_combination(const kg_device_info *dev)
@@ -259,6 +312,7 @@ int main(void)
         kg_run_free(&run);
     }
     test_production_combination(&dev);
+    test_production_fault(&dev);
     printf("test_advance_run: %d passed, %d failed\n", kg_t_pass, kg_t_fail);
     return kg_t_fail ? 1 : 0;
 }

@@ -94,6 +94,7 @@ cat >"$T/C" <<'FAKE'
 #!/usr/bin/env bash
 rep=; while [ $# -gt 0 ]; do [ "$1" = --report ] && rep=$2; shift; done
 printf '{"results":[{"gate":"bench","case":"c/slow","verdict":"ERROR","message":"the replay launched no kernel: is the work on another stream?","figures":{}},{"gate":"bench","case":"c/same","verdict":"PASS","figures":{"median_us":0.0097,"gbps":13874727.9,"bytes_moved":134217728,"ci_rel_width":0.01}}],"device":{"class":"fake","l2_bytes":52428800},"bench":{"ceilings":{"copy_gbps":4200,"gemm_tflops":800}}}' >"$rep"
+exit 4 # as kgate bench does when a case is ERROR
 FAKE
 chmod +x "$T/C"
 check "ab fake: ERROR row" 4 "c/slow +ERROR +round 1, B: bench ERROR: the replay launched no kernel" \
@@ -102,6 +103,40 @@ expect_grep "c/same +ERROR +round 1, B: 1.38747e\+07 GB/s is above the measured 
     "$T/out" "ab: a figure above the report's copy ceiling"
 expect_jq '[.results[] | select(.case=="c/same")][0] | .verdict == "ERROR"' "$T/ab-err.json" \
     "ab report: impossible figure is ERROR"
+# A bench that faults on one case (exit 4, the report whole): that case ERROR naming the
+# fault, the other decided from every round (issue #25: ab ended at the first exit 4).
+cat >"$T/F" <<FAKE
+#!/usr/bin/env bash
+rep=; while [ \$# -gt 0 ]; do [ "\$1" = --report ] && rep=\$2; shift; done
+"$T/A" --report "\$rep.a" && jq -c '.results[0] = {"gate":"bench","case":"c/slow","verdict":"ERROR","message":"FAULT exit: the process called exit(1) in bench (setup)","figures":{"fault":{"class":"exit","phase":"setup"}}}' "\$rep.a" >"\$rep" && rm "\$rep.a"
+exit 4
+FAKE
+chmod +x "$T/F"
+check "ab fake: a fault in one case" 4 "c/slow +ERROR +round 1, B: bench ERROR: FAULT exit" \
+    -- "$KG" ab "$T/A" "$T/F" --rounds 3 --report "$T/ab-fault.json"
+expect_jq '[.results[] | select(.case=="c/same")][0] | .verdict == "PASS" and .figures.rounds == 3' \
+    "$T/ab-fault.json" "ab: the case beside a fault was not decided from its 3 rounds"
+# The selection and the watchdog go to every bench run (they were dropped: a hanging case
+# waited out the bench's own 60 s); the reports' cases are not selected again.
+cat >"$T/L" <<FAKE
+#!/usr/bin/env bash
+echo "\$*" >>"$T/ab-args"
+exec "$T/A" "\$@"
+FAKE
+chmod +x "$T/L"
+check "ab: --exclude, --tag, --case-timeout" 0 "c/same +SAME" \
+    -- "$KG" ab "$T/L" "$T/L" --rounds 3 --exclude '^c/x$' --tag t1 --case-timeout 2.5
+[ "$(grep -c -- "--exclude \^c/x\$ --tag t1 --case-timeout 2.5\$" "$T/ab-args")" -eq 6 ] && ok \
+    || { bad "ab: the bench runs lack the selection or the watchdog"; cat "$T/ab-args"; }
+# exit 4 with no report, or an incomplete one (interrupted): ab stops, naming the round
+cat >"$T/G" <<'FAKE'
+#!/usr/bin/env bash
+rep=; while [ $# -gt 0 ]; do [ "$1" = --report ] && rep=$2; shift; done
+printf '{"results":[],"incomplete":true,"stopped_at":"bench"}' >"$rep"; exit 4
+FAKE
+chmod +x "$T/G"
+check "ab fake: incomplete report" 4 "round 1: .*/G bench exited 4 without a report ab can read.*incomplete" \
+    -- "$KG" ab "$T/A" "$T/G" --rounds 3
 
 # Ctrl-C during the rounds (issue #30): the round running is killed at once with what it
 # started, not waited for; the report is incomplete, says where the rounds stopped and decides

@@ -15,8 +15,13 @@ export CUDA_VISIBLE_DEVICES=
 FAKE=$T/fake-defects
 cat >"$FAKE" <<EOS
 #!/usr/bin/env bash
-# MODE: segv | dup | big | hang | fork | env -- what the preflight child does (env: every child dumps).
+# MODE: segv | dup | big | hang | fork | env | args -- what the preflight child does (env, args:
+# every child dumps its environment, its arguments).
 mode=\$(cat "$T/mode")
+if [ "\$mode" = args ]; then
+    echo "\$*" >>"$T/args.txt"
+    exec "$REAL" "\$@"
+fi
 if [ "\$mode" = env ]; then
     { env; echo; tr '\0' '\n' </proc/self/environ; echo; tr '\0' '\n' </proc/\$PPID/environ; } >>"$T/env-\$1.txt"
     exec "$REAL" "\$@"
@@ -110,6 +115,17 @@ expect_jq '.incomplete == true and (.stopped_at | startswith("selftest: prefligh
   and ([.results[] | select(.gate != "selftest")] | length) == 0' "$T/run-int.json" \
     "run SIGINT in the selftest: a gate's result recorded, or not incomplete with where it stopped"
 grep -q 'FAULT interrupted' "$T/out" "$T/err" "$T/run-int.json" && bad "run SIGINT: 'FAULT interrupted' pinned on a case" || ok
+
+# --case-timeout is the watchdog of every child that runs the catalogue (it was dropped: they
+# ran with their defaults, 120 s per hanging case); without it a --filter run gets 10 s, else
+# the default. Not: the planted faults' own child (3 s) and the twins' mark setters (clean).
+child_timeouts() { grep -vE '^list|--save-marks|--filter \^defect/fault/ ' "$T/args.txt" | sed -n 's/.*--case-timeout \([^ ]*\).*/\1/p' | sort -u | paste -sd,; }
+rm -f "$T/args.txt"; st args --case-timeout 2.5
+[ "$rc" -eq 3 ] && [ "$(child_timeouts)" = 2.5 ] && ok || { bad "--case-timeout 2.5: exit $rc, children got '$(child_timeouts)'"; cat "$T/args.txt"; }
+rm -f "$T/args.txt"; st args --filter '^defect/preflight/'
+[ "$rc" -eq 3 ] && [ "$(child_timeouts)" = 10 ] && ok || { bad "--filter: exit $rc, children got '$(child_timeouts)'"; cat "$T/args.txt"; }
+rm -f "$T/args.txt"; st args
+[ "$rc" -eq 3 ] && [ -s "$T/args.txt" ] && [ -z "$(child_timeouts)" ] && ok || { bad "default: exit $rc, children got '$(child_timeouts)'"; cat "$T/args.txt"; }
 
 # No child sees a secret, plain or encoded.
 KEY="kgkey_$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"

@@ -152,6 +152,10 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
         rc = KG_ERR(KG_EPARSE, "ab: %s is not a kgate report (no results array)", path);
         goto cleanup;
     }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, KG_RK_INCOMPLETE))) {
+        rc = KG_ERR(KG_EPARSE, "ab: %s is incomplete (its run was interrupted)", path);
+        goto cleanup;
+    }
     if (device && !*device) {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
         if (cJSON_IsObject(d))
@@ -274,8 +278,8 @@ static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const
                    int r, int s)
 {
     int rc = 0, ec = 0, n = 0;
-    char rp[96], lp[96], devs[16], seeds[32];
-    const char *args[16];
+    char rp[96], lp[96], devs[16], seeds[32], cto[32];
+    const char *args[24];
     snprintf(rp, sizeof rp, "%s/%c%d.json", st->dir, "AB"[s], r);
     snprintf(lp, sizeof lp, "%s/%c%d.log", st->dir, "AB"[s], r);
     snprintf(devs, sizeof devs, "%d", env->device);
@@ -292,10 +296,14 @@ static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const
     args[n++] = o->mode;
     args[n++] = "--report";
     args[n++] = rp;
-    if (filter) {
-        args[n++] = "--filter";
-        args[n++] = filter;
-    }
+    const char *flag[] = { "--filter", "--exclude", "--tag", "--case-timeout" };
+    snprintf(cto, sizeof cto, "%.17g", o->case_timeout_s);
+    const char *val[] = { filter, o->exclude, o->tag, o->case_timeout_s > 0 ? cto : NULL };
+    for (size_t i = 0; i < sizeof flag / sizeof flag[0]; i++)
+        if (val[i]) {
+            args[n++] = flag[i];
+            args[n++] = val[i];
+        }
     args[n] = NULL;
     KG_TRY(kg_run_logged(&ec, args, lp, false, "ab"));
     if (ec == KG_EXIT_NO_GPU) {
@@ -303,12 +311,20 @@ static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const
         printf("kgate: no CUDA device available: A/B skipped\n");
         return 0;
     }
-    if (ec != KG_EXIT_PASS && ec != KG_EXIT_GATE_FAILED) {
+    /* 4 with a whole report is a case's ERROR (a fault, a figure that cannot be true): that
+     * case is ERROR, the other cases' rounds count (issue #25: a fault costs no one else) */
+    if (ec != KG_EXIT_PASS && ec != KG_EXIT_GATE_FAILED && ec != KG_EXIT_RUNTIME) {
         log_tail(lp);
         return KG_ERR(ec == KG_EXIT_USAGE ? KG_EINVAL : KG_EIO, "ab: round %d: %s bench exited "
                       "%d (its output is above)", r + 1, o->exe[s], ec);
     }
-    KG_TRY(read_report(&st->t, rp, r, s == 0, NULL));
+    rc = read_report(&st->t, rp, r, s == 0, NULL);
+    if (rc < 0 && ec == KG_EXIT_RUNTIME) {
+        log_tail(lp);
+        return KG_ERR(KG_EIO, "ab: round %d: %s bench exited %d without a report ab can read "
+                      "(%s; its output is above)", r + 1, o->exe[s], ec, kg_error_last());
+    }
+    KG_TRY(rc);
     printf("round %d/%d: %s done\n", r + 1, o->rounds, s == 0 ? "A" : "B");
     fflush(stdout);
 cleanup:

@@ -296,6 +296,7 @@
 #define KG_FIG_FAULT_GATE "gate"
 #define KG_FIG_FAULT_PHASE "phase"            /* setup, launch, reference, capture, timing, ... */
 #define KG_FIG_FAULT_OUTPUT "output_tail"     /* the last lines the worker printed */
+#define KG_FIG_FAULT_PROCESS "process"        /* run --production: which bench process (1..N) */
 #define KG_FIG_FAULT_EVIDENCE "evidence"      /* what the gate had observed before the fault
                                                  (a forbidden call): the verdict is FAIL */
 

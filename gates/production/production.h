@@ -28,10 +28,12 @@ int kg_production_passes(kg_run *run, const kg_registry *reg, const struct kg_ga
 
 /* One case of it: the N processes' rows (pr[i]: process i's row of d, NULL if none) into one
  * recorded row (kg_run_record; the rows stay the caller's). A process whose row is not
- * PASS/WARN/FAIL with a typed result makes the case that row (its message names the process).
+ * PASS/WARN/FAIL with a typed result makes the case that row (its message names the process,
+ * its figures the fault: faults[i], that process's figures.fault or NULL; faults may be NULL).
  * Pure apart from the record: CPU tests drive it with synthetic rows. */
-int kg_production_case(kg_run *run, const struct kg_gate *g, const kg_run_row *const *pr, int n,
-                       const kg_case_desc *d, const void *opts);
+int kg_production_case(kg_run *run, const struct kg_gate *g, const kg_run_row *const *pr,
+                       const cJSON *const *faults, int n, const kg_case_desc *d,
+                       const void *opts);
 
 /* run --production's note before any GPU work (the gate's note hook): the bench's, marks set
  * from fewer processes than --min-mark-runs would decide UNPROVEN until merged from more. */

@@ -62,20 +62,46 @@ static const kg_run_row *pp_row_of(const pp_pass *p, const kg_case_desc *d)
     return NULL;
 }
 
-/* A case some process could not time: the first such row, its message naming the process. */
+/* The figures.fault of d's row in a pass's own report (what the worker saw), or NULL. */
+static const cJSON *pp_fault_of(const pp_pass *p, const struct kg_gate *g, const kg_case_desc *d)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(kg_report_json(p->rep), KG_RK_RESULTS))
+    {
+        const char *gn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_GATE));
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_CASE));
+        if (gn && id && strcmp(gn, g->name) == 0 && strcmp(id, d->id) == 0)
+            return cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES), KG_FIG_FAULT);
+    }
+    return NULL;
+}
+
+/* A case some process could not time: the first such row, its message naming the process,
+ * with that process's figures.fault when it faulted (the evidence, as in any gate's row). */
 static int pp_record_failed(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                            const kg_run_row *bad, int i)
+                            const kg_run_row *bad, int i, const cJSON *fault)
 {
     kg_case_result res = { .verdict = bad ? bad->res.verdict : KG_VERDICT_ERROR };
+    cJSON *fig = NULL;
     snprintf(res.message, sizeof res.message, "%s process %d: %.990s", g->name, i + 1,
              bad ? bad->res.message : "no result for this case");
     if (res.verdict == KG_VERDICT_PASS || res.verdict == KG_VERDICT_WARN)
         res.verdict = KG_VERDICT_ERROR; /* a passing row without its typed result */
-    return kg_run_record(run, g, d, &res, NULL);
+    if (fault) {
+        cJSON *f = cJSON_Duplicate(fault, true);
+        if (!f || !(fig = cJSON_CreateObject())) {
+            cJSON_Delete(f);
+            return KG_ERR(KG_ENOMEM, "out of memory for the fault of '%s'", d->id);
+        }
+        cJSON_AddNumberToObject(f, KG_FIG_FAULT_PROCESS, i + 1);
+        cJSON_AddItemToObject(fig, KG_FIG_FAULT, f);
+    }
+    return kg_run_record(run, g, d, &res, fig);
 }
 
-int kg_production_case(kg_run *run, const struct kg_gate *g, const kg_run_row *const *pr, int n,
-                       const kg_case_desc *d, const void *opts)
+int kg_production_case(kg_run *run, const struct kg_gate *g, const kg_run_row *const *pr,
+                       const cJSON *const *faults, int n, const kg_case_desc *d, const void *opts)
 {
     const kg_case_result *per[KG_GATE_PASSES_MAX];
     int max = g->production && g->production->combine ? g->production->max_passes : 0;
@@ -86,7 +112,7 @@ int kg_production_case(kg_run *run, const struct kg_gate *g, const kg_run_row *c
         if (!r || !r->res.data ||
             (r->res.verdict != KG_VERDICT_PASS && r->res.verdict != KG_VERDICT_WARN &&
              r->res.verdict != KG_VERDICT_FAIL))
-            return pp_record_failed(run, g, d, r, i);
+            return pp_record_failed(run, g, d, r, i, faults ? faults[i] : NULL);
         per[i] = &r->res;
     }
     int rc = 0;
@@ -128,9 +154,12 @@ int kg_production_passes(kg_run *run, const kg_registry *reg, const struct kg_ga
     for (size_t i = 0; i < run->sel.n; i++) {
         const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[i]);
         const kg_run_row *pr[KG_GATE_PASSES_MAX];
-        for (int p = 0; p < n; p++)
+        const cJSON *faults[KG_GATE_PASSES_MAX];
+        for (int p = 0; p < n; p++) {
             pr[p] = pp_row_of(&ps[p], d);
-        KG_TRY(kg_production_case(run, g, pr, n, d, opts));
+            faults[p] = pp_fault_of(&ps[p], g, d);
+        }
+        KG_TRY(kg_production_case(run, g, pr, faults, n, d, opts));
     }
     pp_record(run, g, &ps[n - 1]);
 cleanup:

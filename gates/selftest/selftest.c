@@ -773,7 +773,7 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
 {
     int rc = 0;
     st_matrix m = { 0 };
-    char tmpl[] = "/tmp/kgate-selftest-XXXXXX", self[PATH_MAX], seed[32], dev[16];
+    char tmpl[] = "/tmp/kgate-selftest-XXXXXX", self[PATH_MAX], seed[32], dev[16], cto[32];
     const char *dir = keep_dir;
     if (kg_n_gates > ST_MAX_GATES)
         return KG_ERR(KG_EINTERNAL, "selftest: %zu gates, the matrix holds %d", kg_n_gates,
@@ -790,17 +790,20 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
     snprintf(dev, sizeof dev, "%d", o->device);
     /* Without --filter the faults run on their own (below); with one, every run gets a
-     * watchdog short enough for a fault the filter selects. */
+     * watchdog short enough for a fault the filter selects. --case-timeout, when given, is
+     * the watchdog of every child run but the planted faults' own (ST_FAULT_TIMEOUT). */
+    if (o->case_timeout_s > 0)
+        snprintf(cto, sizeof cto, "%.17g", o->case_timeout_s);
     st_env e = { .self_exe = self, .defects_exe = defects_exe, .tmpdir = dir, .seed = seed,
                  .device = dev, .filter = o->filter, .exclude = o->filter ? NULL : ST_FAULTS,
-                 .case_timeout = o->filter ? "10" : NULL, .exe = defects_exe,
-                 .tag = "defects" };
+                 .case_timeout = o->case_timeout_s > 0 ? cto : o->filter ? "10" : NULL,
+                 .exe = defects_exe, .tag = "defects" };
     st_env clean_env = e;
     clean_env.exe = self;
     clean_env.tag = "clean";
     clean_env.filter = NULL; /* --filter narrows the defects; clean cases always all run */
     clean_env.exclude = NULL;
-    clean_env.case_timeout = NULL;
+    clean_env.case_timeout = o->case_timeout_s > 0 ? cto : NULL;
     KG_TRY(st_catalogue(&m, &e, defects_exe, "defects"));
     if (with_clean)
         KG_TRY(st_catalogue(&m, &clean_env, self, "clean"));

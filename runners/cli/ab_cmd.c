@@ -31,6 +31,9 @@ static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bo
                                  "case; split an A/B with --filter)");
     o->exe[0] = pos[0];
     o->exe[1] = pos[1];
+    o->exclude = co->exclude; /* the selection and the watchdog are the bench runs' */
+    o->tag = co->tag;
+    o->case_timeout_s = co->case_timeout_s;
     KG_TRY(kg_ab_check_exes(o));
     if (!co->seed_set) { /* the runners need it before the report exists */
         co->seed = kg_seed_fresh();
@@ -61,7 +64,10 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     KG_TRY(kg_ab_registry(&cases, st, reg));
     o.rounds_done = st;
     snprintf(banner, sizeof banner, "A/B of %s and %s", o.exe[0], o.exe[1]);
-    KG_TRY(kg_run_begin(&run, "ab", &co, cases ? cases : reg, banner));
+    kg_common_opts sel = co; /* the reports' cases are the bench runs' selection already */
+    if (cases)
+        sel.filter = sel.exclude = sel.tag = NULL;
+    KG_TRY(kg_run_begin(&run, "ab", &sel, cases ? cases : reg, banner));
     if (kg_ab_stopped_at(st)) { /* the report: incomplete, where it stopped, no verdicts */
         rc = kg_run_stopped(&run, "%s", kg_ab_stopped_at(st));
         goto cleanup;

@@ -360,6 +360,7 @@ static int run_selftest(kg_run *run, const run_opts *ro, const char *defects)
     kg_selftest_cert_key k;
     bool keyed = !run->no_gpu && kg_selftest_cert_key_make(&k, defects, &run->dev) == 0;
     st_opts.filter = NULL; /* the whole catalogue: --filter selects the cases under test */
+    st_opts.case_timeout_s = 0; /* --case-timeout is for those cases; the selftest has its own */
     if (!run->env.quiet)
         printf("\n== selftest ==\n");
     fflush(stdout);

@@ -167,6 +167,23 @@ static int run(kg_ct_session *s, int l2)
     KG_TRY(kg_probe_read(p.in, p.out, 256, st) ? KG_ERR(KG_ECUDA, "read launch failed") : 0);
     KG_CUDA_CHECK(cudaStreamSynchronize(st));
     KG_TRY(dirty_check(s, p.out + ((size_t)16 << 20), p.in, p.out, st));
+    if (getenv("KG_PROBE_EXP_RAND")) { /* EXPERIMENT: random input data */
+        uint32_t *h = malloc(p.n * 4), v = 777;
+        for (size_t i = 0; h && i < p.n; i++)
+            h[i] = (v = v * 1664525u + 1013904223u) & 0x3fffffffu; /* finite floats */
+        if (h)
+            KG_CUDA_CHECK(cudaMemcpy(p.in, h, p.n * 4, cudaMemcpyHostToDevice));
+        free(h);
+    }
+    for (size_t mib = 4; mib <= 128; mib *= 4) { /* EXPERIMENT: the kernel's own writes */
+        probe q = { .in = p.in, .out = p.out, .n = mib << 18 };
+        w.launch = launch_copy;
+        w.arg = &q;
+        KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));
+        printf("EXP copy %zu MiB -> %zu MiB: dram write %.6g read %.6g\n", mib, mib,
+               c.v[KG_CT_DRAM_WRITE], c.v[KG_CT_DRAM_READ]);
+        w.arg = &p;
+    }
     printf("\ncopy of N = %zu floats:\n", p.n);
     w.launch = launch_copy;
     KG_TRY(kg_ct_session_profile(s, &c, &wall, &w, st));

@@ -30,6 +30,10 @@ while IFS=$'\t' read -r gate id verdict cls phase; do
         w=$(fault_class_of "$tcls")
         if [ "$verdict" = ERROR ] && [ "$cls" = "$w" ]; then ok; cell[$tg/$tph/$tcls]="$cls"
         else bad "$id in $gate: $verdict class $cls, want ERROR $w"; cell[$tg/$tph/$tcls]="MISS:$verdict"; fi
+        # a host fault happens where it is planted, so its phase says so (a device fault is
+        # named where it surfaced: a later sync may see it)
+        case $tcls in host_segfault|exit|abort|host_hang)
+            [[ $phase == "$tph"* ]] && ok || bad "$id in $gate: phase '$phase', want $tph";; esac
     elif [ "$gate" != preflight ]; then
         case $verdict in ERROR) bad "$id in $gate (not its fault's gate): ERROR";; *) ok;; esac
     fi

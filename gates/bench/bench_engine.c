@@ -849,6 +849,7 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     opened = true;
     cudaStream_t s = inst.stream;
     ra.state = inst.state;
+    kg_phase_set(NULL, NULL, "launch (warm-up, calibration)"); /* a fault's phase names it */
     for (int i = 0; i < 3; i++) /* warm-up: module load, caches, clocks */
         KG_TRY(d->launch(inst.state, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -857,8 +858,10 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
         res->k = kg_bench_choose_k(&res->k_source, o->mark_k, o->flag_k, o->mode == 1, est_ms,
                                    o->min_replay_ms);
     ra.k = res->k;
+    kg_phase_set(NULL, NULL, "capture (graph of k launches)");
     KG_TRY(capture(&ra.exec, &res->graph_kernels, d, inst.state, s, ra.k));
     res->graph = ra.exec != NULL;
+    kg_phase_set(NULL, NULL, ra.exec ? "replay (timed samples)" : "launch (timed samples, no graph)");
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));

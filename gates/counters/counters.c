@@ -258,10 +258,13 @@ static int ct_measure(ct_state *st, kg_counters_row *b, const kg_case_desc *d,
     KG_TRY(kg_instance_open(&inst, d, env->seed, env->device));
     /* one launch first: module loading and first-touch effects stay out of the counters */
     KG_TRY(kg_instance_prepare(&inst));
+    kg_phase_set(NULL, NULL, "launch (warm-up)"); /* a fault's phase names it */
     KG_TRY(d->launch(inst.state, inst.stream));
     KG_CUDA_CHECK(cudaStreamSynchronize(inst.stream));
     KG_CUDA_CHECK(cudaDeviceSynchronize()); /* also what the launch put on other streams */
+    kg_phase_set(NULL, NULL, "capture (does the launch use this stream?)");
     KG_TRY(ct_capture_empty(&b->launch_empty, &inst));
+    kg_phase_set(NULL, NULL, "launch (profiled passes)");
     KG_TRY(ct_profile_logged(st, b, &inst)); /* prepare + L2 flush before each pass */
 cleanup:
     kg_instance_close(&inst);

@@ -496,7 +496,7 @@ static void hp_capture_reset(kg_instance *inst)
 
 static int hp_graph(kg_instance *inst, hp_devref *dr, kg_hp_graph *o, hp_msg *m)
 {
-    kg_phase_set(NULL, NULL, "graph capture and replay");
+    kg_phase_set(NULL, NULL, "capture (graph)");
     int rc = 0;
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
@@ -511,6 +511,7 @@ static int hp_graph(kg_instance *inst, hp_devref *dr, kg_hp_graph *o, hp_msg *m)
             snprintf(o->detail, sizeof o->detail, "instantiate failed: %s", o->cuda_error);
         }
     }
+    kg_phase_set(NULL, NULL, "replay (graph)");
     if (!o->detail[0])
         KG_TRY(hp_replays(inst, exec, dr, o));
     hp_capture_reset(inst);

@@ -401,6 +401,8 @@ static void be_energy_end(kg_bench_env *e, be_sample_out *o, unsigned long long 
         o->mj = (double)(e1 - e0);
 }
 
+#define BE_SAMPLE_PHASE(exec) ((exec) ? "replay (timed samples)" : "launch (timed samples, no graph)")
+
 /* One sample: [prepare] [flush] zero-stamps block stamp ev0 replay ev1 stamp (release) probe,
  * then wait. prepare (an in-place case restoring its inputs) is outside the events, before the
  * flush so cold stays cold; the flush and prepare run before the block, so only the replay is
@@ -415,8 +417,11 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
     unsigned long long *after = e->stamp_dev + 2 * e->n_slots, e0 = 0;
     const bool blocking = e->block_ok;
     o->mhz = o->window = o->mj = NAN;
-    if (d->prepare)
+    if (d->prepare) { /* a fault in it is named "prepare" (host work, outside the events) */
+        kg_phase_set(NULL, NULL, "prepare");
         KG_TRY(d->prepare(state, s));
+        kg_phase_set(NULL, NULL, BE_SAMPLE_PHASE(exec));
+    }
     if (cold)
         KG_CUDA_CHECK(cudaMemsetAsync(e->flush, (int)(++e->gen & 0xff), e->flush_bytes, s));
     if (e->probe_ok)
@@ -861,7 +866,7 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     kg_phase_set(NULL, NULL, "capture (graph of k launches)");
     KG_TRY(capture(&ra.exec, &res->graph_kernels, d, inst.state, s, ra.k));
     res->graph = ra.exec != NULL;
-    kg_phase_set(NULL, NULL, ra.exec ? "replay (timed samples)" : "launch (timed samples, no graph)");
+    kg_phase_set(NULL, NULL, BE_SAMPLE_PHASE(ra.exec));
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));

@@ -95,7 +95,17 @@ check -C "$T/dash" "list --json -" 0 "" -- "$KG" list --tag compute --json -
 expect_jq '.schema == "kgate-catalogue/1" and (.cases | length) > 0' "$T/out" "list --json -: stdout is not the catalogue"
 check -C "$T/dash" "preflight --static --report -" 0 "" -- "$KG" preflight --static --filter '^axpy/' --report -
 [ -e "$T/dash/-" ] && bad "preflight --report - created a file named '-'" || ok
-expect_grep '"results"' "$T/out" "preflight --report -: the report is not on stdout"
+expect_jq '.results | length > 0' "$T/out" "preflight --report -: stdout is not the report alone"
+expect_grep '^kgate preflight: ' "$T/err" "preflight --report -: the table is not on stderr"
+# Every command with a report and a console table: stdout is the report alone, the table on
+# stderr (they were mixed: `--report - | jq` failed). Without a GPU (fast, the same path).
+for c in parity hotpath bench counters "run --diagnostic --skip-selftest" \
+         "selftest --filter ^defect/preflight/" "ab $KG $KG --rounds 3"; do
+    # shellcheck disable=SC2086 # the command's words
+    CUDA_VISIBLE_DEVICES= run timeout 300 "$KG" $c --filter '^(axpy/n=4097/|defect/preflight/)' --seed 3 --report -
+    [ "$rc" -eq 3 ] && jq -e '.results | length > 0' "$T/out" >/dev/null && [ -s "$T/err" ] && ok \
+        || { bad "$c --report -: exit $rc (want 3), or stdout is not the report alone"; head -c 300 "$T/out"; }
+done
 # list's columns: every row's six cells (split on spaces outside quotes) start exactly under
 # their headers, with ids of any length; a text cell with spaces or quotes is one quoted cell.
 list_aligned() { # list_aligned FILE (a `list` output)

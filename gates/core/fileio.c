@@ -63,9 +63,42 @@ static void fio_clean_stale(const char *path)
                         "write, older than %d s)\n", removed, path, FIO_STALE_S);
 }
 
+/* Standard output kept for "-" data once the console moved to stderr (-1: not moved). */
+static int fio_data_fd = -1;
+
+int kg_stdout_for_data(void)
+{
+    if (fio_data_fd >= 0)
+        return 0;
+    fflush(stdout);
+    int fd = dup(STDOUT_FILENO);
+    if (fd < 0)
+        return KG_ERR(KG_EIO, "cannot keep standard output for the report: %s", strerror(errno));
+    if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        int e = errno;
+        close(fd);
+        return KG_ERR(KG_EIO, "cannot move the console to standard error: %s", strerror(e));
+    }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* no child writes into the data */
+    fio_data_fd = fd;
+    return 0;
+}
+
 /* "-" is standard output wherever kgate takes an output path (one rule, here). */
 static int fio_write_stdout(const void *data, size_t len)
 {
+    if (fio_data_fd >= 0) {
+        for (const char *p = data; len;) {
+            ssize_t w = write(fio_data_fd, p, len);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return KG_ERR(KG_EIO, "cannot write to standard output: %s", strerror(errno));
+            p += w;
+            len -= (size_t)w;
+        }
+        return 0;
+    }
     if (len && fwrite(data, 1, len, stdout) != len)
         return KG_ERR(KG_EIO, "cannot write to standard output: %s", strerror(errno));
     if (fflush(stdout) != 0)

@@ -315,6 +315,10 @@ int kg_path_check_writable(const char *path);
 /* Write `len` bytes to `path` atomically (temp + fsync + rename); "-" writes them to standard
  * output, so every output flag takes "-" the same way. */
 int kg_file_write_atomic(const char *path, const void *data, size_t len);
+/* A command whose report goes to "-" while it prints tables: standard output is kept for the
+ * data ("-" writes go there) and the console (fd 1) moves to standard error, so
+ * `kgate preflight --report - | jq` reads JSON alone. Idempotent. */
+int kg_stdout_for_data(void);
 /* The same for a file made of n parts written one after the other (a header and a payload
  * without copying them together); a path, never "-". */
 int kg_file_write_atomic_parts(const char *path, const void *const *parts, const size_t *lens,

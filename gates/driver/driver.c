@@ -35,6 +35,8 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
     KG_TRY(kg_selection_exclude(&run->sel, reg, o->exclude));
     if (o->report_path)
         KG_TRY(kg_path_check_writable(o->report_path));
+    if (o->report_path && strcmp(o->report_path, "-") == 0)
+        KG_TRY(kg_stdout_for_data()); /* the tables on stderr, stdout the report alone */
     if (!run->opts.seed_set)
         run->opts.seed = kg_seed_fresh();
     KG_TRY(kg_report_new(&run->rep, command, o->diagnostic));

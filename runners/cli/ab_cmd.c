@@ -1,5 +1,6 @@
 /* `kgate ab A_EXE B_EXE`: its arguments and the calls into the ab gate (gates/ab/ab.c). */
 #include <stdio.h>
+#include <string.h>
 #include "cli/cli.h"
 
 static const char ab_exit_codes[] =
@@ -56,6 +57,8 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     KG_TRY(ab_parse(&o, &co, argc, argv, &help));
     if (help)
         return KG_EXIT_PASS;
+    if (co.report_path && strcmp(co.report_path, "-") == 0)
+        KG_TRY(kg_stdout_for_data()); /* the rounds and the table on stderr */
     printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n",
            o.exe[0], o.exe[1], o.rounds, (unsigned long long)co.seed);
     kg_gate_env env = { .seed = co.seed, .device = co.device, .filter = co.filter };

@@ -1,6 +1,7 @@
 /* `kgate selftest`: its options and the call into the engine (gates/selftest/selftest.c). */
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include "cli/cli.h"
 
 static const char selftest_description[] =
@@ -55,6 +56,8 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
     KG_TRY(kg_selftest_defects_path(path, sizeof path, so.defects));
     if (o.report_path)
         KG_TRY(kg_path_check_writable(o.report_path));
+    if (o.report_path && strcmp(o.report_path, "-") == 0)
+        KG_TRY(kg_stdout_for_data()); /* the matrix on stderr, stdout the report alone */
     if (!o.seed_set)
         o.seed = kg_seed_fresh();
     KG_TRY(kg_report_new(&rep, "selftest", true));

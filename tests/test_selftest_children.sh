@@ -116,6 +116,12 @@ expect_jq '.incomplete == true and (.stopped_at | startswith("selftest: prefligh
     "run SIGINT in the selftest: a gate's result recorded, or not incomplete with where it stopped"
 grep -q 'FAULT interrupted' "$T/out" "$T/err" "$T/run-int.json" && bad "run SIGINT: 'FAULT interrupted' pinned on a case" || ok
 
+# A child that refuses its input (a --filter that selects no defect) is a usage error naming
+# what the child said, exit 2 (it was exit 4, "exited 2", the reason only in the log).
+st ok --filter '^no/such/case$'
+[ "$rc" -eq 2 ] && grep -q "refused its input: kgate: --filter '\^no/such/case\$' matches no case" "$T/err" && ok \
+    || { bad "--filter matching no defect: exit $rc, want 2 with the child's words"; cat "$T/err"; }
+
 # --case-timeout is the watchdog of every child that runs the catalogue (it was dropped: they
 # ran with their defaults, 120 s per hanging case); without it a --filter run gets 10 s, else
 # the default. Not: the planted faults' own child (3 s) and the twins' mark setters (clean).

@@ -230,6 +230,21 @@ static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const ch
     return kg_child_spawn(&j->pid, argv, j->log, true, "selftest");
 }
 
+/* The last non-empty line of a child's log (its own error message), "" when none. */
+static void st_log_last_line(char *buf, size_t n, const char *log)
+{
+    char line[512];
+    FILE *f = fopen(log, "r");
+    buf[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0])
+            snprintf(buf, n, "%s", line);
+    }
+    if (f)
+        fclose(f);
+}
+
 /* Wait for the job and take its results. A child that exits 2 (usage/input), dies, runs past
  * its limit or writes a report that is refused is an error of the selftest itself, naming the
  * child and why: never a column of "not run" that reads like a run without a GPU. */
@@ -246,7 +261,14 @@ static int st_collect_gate(st_matrix *m, st_job *j)
     j->pid = 0;
     if (rc < 0)
         return rc;
-    if (cs.timed_out || cs.sig || cs.code == KG_EXIT_USAGE || cs.code > KG_EXIT_RUNTIME) {
+    if (cs.code == KG_EXIT_USAGE && !cs.timed_out && !cs.sig) { /* its words: the user's input */
+        char last[512];
+        st_log_last_line(last, sizeof last, j->log);
+        rc = KG_ERR(KG_EINVAL, "selftest: child `%s %s` refused its input: %s (log: %s)", j->exe,
+                    st_gates_name(j->g), last[0] ? last : cs.why, j->log);
+        goto cleanup;
+    }
+    if (cs.timed_out || cs.sig || cs.code > KG_EXIT_RUNTIME) {
         rc = KG_ERR(KG_EINTERNAL, "selftest: child `%s %s` %s (log: %s)", j->exe,
                     st_gates_name(j->g), cs.why, j->log);
         goto cleanup;

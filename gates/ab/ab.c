@@ -312,7 +312,7 @@ static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const
         return 0;
     }
     /* 4 with a whole report is a case's ERROR (a fault, a figure that cannot be true): that
-     * case is ERROR, the other cases' rounds count (issue #25: a fault costs no one else) */
+     * case is ERROR, the other cases' rounds count (a fault costs no other case its verdict) */
     if (ec != KG_EXIT_PASS && ec != KG_EXIT_GATE_FAILED && ec != KG_EXIT_RUNTIME) {
         log_tail(lp);
         return KG_ERR(ec == KG_EXIT_USAGE ? KG_EINVAL : KG_EIO, "ab: round %d: %s bench exited "

@@ -194,11 +194,12 @@ static void test_production_fault(const kg_device_info *dev)
         const cJSON *faults[3] = { NULL, NULL, NULL };
         for (int i = 0; i < 3; i++) {
             bool dead = c == 0 && i == 1;
-            rows[i] = (kg_run_row){ .gate = &kg_gate_bench, .desc = &cases[c],
-                                    .res = { .verdict = dead ? KG_VERDICT_ERROR : KG_VERDICT_PASS,
-                                             .data = dead ? NULL
-                                                          : bench_row(20, 19.9, 20.1, 30,
-                                                                      KG_BENCH_NO_MARK) } };
+            rows[i] = (kg_run_row){
+                .gate = &kg_gate_bench,
+                .desc = &cases[c],
+                .res = { .verdict = dead ? KG_VERDICT_ERROR : KG_VERDICT_PASS,
+                         .data = dead ? NULL : bench_row(20, 19.9, 20.1, 30, KG_BENCH_NO_MARK) }
+            };
             if (dead) {
                 snprintf(rows[i].res.message, sizeof rows[i].res.message,
                          "FAULT exit: the process called exit(1) in bench (setup)");
@@ -218,8 +219,7 @@ static void test_production_fault(const kg_device_info *dev)
     CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(a, "message")),
                  "bench process 2: FAULT exit") != NULL);
     CHECK(f && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "class")), "exit") == 0 &&
-          cJSON_GetObjectItem(f, "process") &&
-          cJSON_GetObjectItem(f, "process")->valuedouble == 2);
+          cJSON_GetObjectItem(f, "process") && cJSON_GetObjectItem(f, "process")->valuedouble == 2);
     CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(b, "verdict")), "PASS") == 0 &&
           cJSON_GetObjectItem(cJSON_GetObjectItem(b, "figures"), "processes")->valuedouble == 3);
     cJSON_Delete(fault);

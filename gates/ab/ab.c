@@ -321,8 +321,10 @@ static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const
     rc = read_report(&st->t, rp, r, s == 0, NULL);
     if (rc < 0 && ec == KG_EXIT_RUNTIME) {
         log_tail(lp);
-        return KG_ERR(KG_EIO, "ab: round %d: %s bench exited %d without a report ab can read "
-                      "(%s; its output is above)", r + 1, o->exe[s], ec, kg_error_last());
+        return KG_ERR(KG_EIO,
+                      "ab: round %d: %s bench exited %d without a report ab can read "
+                      "(%s; its output is above)",
+                      r + 1, o->exe[s], ec, kg_error_last());
     }
     KG_TRY(rc);
     printf("round %d/%d: %s done\n", r + 1, o->rounds, s == 0 ? "A" : "B");

@@ -401,7 +401,8 @@ static void be_energy_end(kg_bench_env *e, be_sample_out *o, unsigned long long 
         o->mj = (double)(e1 - e0);
 }
 
-#define BE_SAMPLE_PHASE(exec) ((exec) ? "replay (timed samples)" : "launch (timed samples, no graph)")
+#define BE_SAMPLE_PHASE(exec) \
+    ((exec) ? "replay (timed samples)" : "launch (timed samples, no graph)")
 
 /* One sample: [prepare] [flush] zero-stamps block stamp ev0 replay ev1 stamp (release) probe,
  * then wait. prepare (an in-place case restoring its inputs) is outside the events, before the

@@ -333,18 +333,6 @@ static int ct_scratch(kg_ct_session *s, int device)
     KG_CUDA_CHECK(cudaMalloc(&s->scratch, s->scratch_bytes));
     KG_CUDA_CHECK(cudaMalloc((void **)&s->sink, sizeof *s->sink));
     KG_CUDA_CHECK(cudaMemset(s->scratch, 0, s->scratch_bytes));
-    if (getenv("KGATE_CT_EXP_SCRATCH")) { /* EXPERIMENT, not to land */
-        const char *x = getenv("KGATE_CT_EXP_SCRATCH");
-        if (strcmp(x, "rand") == 0) {
-            uint32_t *h = malloc(s->scratch_bytes), v = 12345;
-            for (size_t i = 0; h && i < s->scratch_bytes / 4; i++)
-                h[i] = v = v * 1664525u + 1013904223u;
-            if (h)
-                KG_CUDA_CHECK(cudaMemcpy(s->scratch, h, s->scratch_bytes, cudaMemcpyHostToDevice));
-            free(h);
-        } else
-            KG_CUDA_CHECK(cudaMemset(s->scratch, atoi(x), s->scratch_bytes));
-    }
     KG_CUDA_CHECK(cudaDeviceSynchronize());
     const char *r = kg_env("KGATE_COUNTERS_REPLAY");
     s->user_replay = !(r && strcmp(r, "kernel") == 0);
@@ -493,8 +481,7 @@ static int ct_before_pass(kg_ct_session *s, const kg_ct_work *w, cudaStream_t st
         return 0;
     if (w->prepare)
         KG_TRY(w->prepare(w->arg, stream));
-    if (!getenv("KGATE_CT_EXP_NOFLUSH")) /* EXPERIMENT knob, not to land */
-        KG_TRY(kg_ct_l2_flush(s->scratch, s->scratch_bytes, s->sink, stream));
+    KG_TRY(kg_ct_l2_flush(s->scratch, s->scratch_bytes, s->sink, stream));
 cleanup:
     return rc;
 }
@@ -519,12 +506,7 @@ static int ct_collect(kg_ct_session *s, const kg_ct_work *w, cudaStream_t stream
         started = true;
         lrc = w->launch(w->arg, stream);
         /* the device, not the stream: whatever the launch put anywhere ends inside the range */
-        cudaError_t e = getenv("KGATE_CT_EXP_SYNC") ? cudaStreamSynchronize(stream)
-                                                     : cudaDeviceSynchronize();
-        if (getenv("KGATE_CT_EXP_DELAY_US")) { /* EXPERIMENT, not to land */
-            struct timespec ts = { 0, 1000L * atol(getenv("KGATE_CT_EXP_DELAY_US")) };
-            nanosleep(&ts, NULL);
-        }
+        cudaError_t e = cudaDeviceSynchronize();
         CUpti_RangeProfiler_Stop_Params sp = { CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE };
         sp.pRangeProfilerObject = s->rp;
         started = false;

@@ -32,8 +32,7 @@ int kg_production_passes(kg_run *run, const kg_registry *reg, const struct kg_ga
  * its figures the fault: faults[i], that process's figures.fault or NULL; faults may be NULL).
  * Pure apart from the record: CPU tests drive it with synthetic rows. */
 int kg_production_case(kg_run *run, const struct kg_gate *g, const kg_run_row *const *pr,
-                       const cJSON *const *faults, int n, const kg_case_desc *d,
-                       const void *opts);
+                       const cJSON *const *faults, int n, const kg_case_desc *d, const void *opts);
 
 /* run --production's note before any GPU work (the gate's note hook): the bench's, marks set
  * from fewer processes than --min-mark-runs would decide UNPROVEN until merged from more. */

@@ -816,10 +816,18 @@ int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opt
      * the watchdog of every child run but the planted faults' own (ST_FAULT_TIMEOUT). */
     if (o->case_timeout_s > 0)
         snprintf(cto, sizeof cto, "%.17g", o->case_timeout_s);
-    st_env e = { .self_exe = self, .defects_exe = defects_exe, .tmpdir = dir, .seed = seed,
-                 .device = dev, .filter = o->filter, .exclude = o->filter ? NULL : ST_FAULTS,
-                 .case_timeout = o->case_timeout_s > 0 ? cto : o->filter ? "10" : NULL,
-                 .exe = defects_exe, .tag = "defects" };
+    st_env e = { .self_exe = self,
+                 .defects_exe = defects_exe,
+                 .tmpdir = dir,
+                 .seed = seed,
+                 .device = dev,
+                 .filter = o->filter,
+                 .exclude = o->filter ? NULL : ST_FAULTS,
+                 .case_timeout = o->case_timeout_s > 0 ? cto
+                                 : o->filter           ? "10"
+                                                       : NULL,
+                 .exe = defects_exe,
+                 .tag = "defects" };
     st_env clean_env = e;
     clean_env.exe = self;
     clean_env.tag = "clean";

@@ -233,21 +233,22 @@ static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const ch
 /* The last non-empty line of a child's log (its own error message), "" when none. */
 static void st_log_last_line(char *buf, size_t n, const char *log)
 {
-    char line[512];
-    FILE *f = fopen(log, "r");
+    char *text = NULL;
+    size_t len = 0;
     buf[0] = '\0';
-    while (f && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[0])
-            snprintf(buf, n, "%s", line);
-    }
-    if (f)
-        fclose(f);
+    if (kg_file_read(&text, &len, log) < 0)
+        return;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        text[--len] = '\0';
+    char *start = strrchr(text, '\n');
+    snprintf(buf, n, "%s", start ? start + 1 : text);
+    free(text);
 }
 
-/* Wait for the job and take its results. A child that exits 2 (usage/input), dies, runs past
- * its limit or writes a report that is refused is an error of the selftest itself, naming the
- * child and why: never a column of "not run" that reads like a run without a GPU. */
+/* Wait for the job and take its results. A child that exits 2 refused its input (the user's
+ * options): a usage error with its words. One that dies, runs past its limit or writes a
+ * report that is refused is an error of the selftest itself, naming the child and why: never
+ * a column of "not run" that reads like a run without a GPU. */
 static int st_collect_gate(st_matrix *m, st_job *j)
 {
     int rc = 0;

@@ -6,7 +6,8 @@
 # `kgate parity --filter '^case$'` with the same metric names. Prints one table
 #   case | metric | kgate | ncu | diff %
 # and exits 1 when any gated metric differs by more than 1% (an absolute slack of 64 KiB for
-# bytes, 64 for instruction counts, so a near-zero count cannot flap), 77 without ncu/python3,
+# bytes, 256 KiB for sysmem bytes (decided against a 4 MiB floor), 64 for instruction counts,
+# so a near-zero count cannot flap), 77 without ncu/python3,
 # 2 on a case that cannot be compared (no counters row, ncu failed, kernels not found).
 #
 # Exactly one launch: `kgate parity` runs the case's launch() once (poison, launch,
@@ -18,8 +19,8 @@
 # --clock-control none leaves the clocks as kgate does. KGATE_ISOLATION=0 keeps the launch in
 # the process ncu starts (no worker fork). A case with several kernels per launch differs
 # by design where a later kernel reads what an earlier one left in L2: ncu flushes before
-# every kernel, kgate once per launch (the default list has one such case, reduce_sum, whose
-# partials are 0.2 MB: below the slack).
+# every kernel, kgate once per launch (the default list has one such case, reduce_sum: ncu
+# counts 2.3 MB more writes, its OFF row is expected; docs/measurements/h200-counters.md).
 set -u
 B=${1:-build}
 shift || true
@@ -98,7 +99,9 @@ for line in plan:
     scale = 32.0 if "lts__t_sectors" in name else 1.0   # kgate reports sectors as bytes
     nv = sum(float(r[col].replace(",", "") or 0) for r in data) * scale
     k = float(kv) if kv not in ("None", "null") else math.nan
-    slack = 65536 if "bytes" in key else 64
+    # sysmem is decided against a 4 MiB floor and is, for these kernels, the profilers' own
+    # traffic (~0.8 MB a launch either way): 256 KiB of slack, a sixteenth of the floor
+    slack = 262144 if key == "sysmem_bytes" else 65536 if "bytes" in key else 64
     diff = 0.0 if k == nv else (k - nv) / nv * 100 if nv else math.inf
     off = not (abs(k - nv) <= slack or abs(diff) <= 1.0)
     bad |= off

@@ -163,7 +163,7 @@ int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *m
                      const kg_decide_opts *o);
 /* The decision's figures (for a report row), NULL on out of memory. */
 cJSON *kg_bench_verdict_json(const kg_bench_verdict *v, const kg_mark *mark);
-/* The mark a run on `gpu_uuid` is decided against (issue #27, core/fleet.h): mark itself on the
+/* The mark a run on `gpu_uuid` is decided against (core/fleet.h): mark itself on the
  * GPU that set it (or either UUID unknown); else a copy in *tmp (its strings borrowed) whose
  * band is the mark's plus the class's cross-GPU spread it records, with the row's note in
  * note (n bytes; "" when none). mark may be NULL (returned). */

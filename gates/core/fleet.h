@@ -1,4 +1,4 @@
-/* Figures of a fleet (issue #27 items 2 and 3): pure rules over numbers, no I/O, so the bench
+/* Figures of a fleet: pure rules over numbers, no I/O, so the bench
  * (layer 1), the marks and history (layer 3) and the tests share them.
  *
  * Item 3, every figure knows its GPU. kg_fleet_offsets: one (device class, case, metric)'s

@@ -186,7 +186,7 @@ void kg_progress_tick(void);
 void kg_progress_clear(void);
 void kg_progress_end(void);
 double kg_child_limit_s(double work_s);
-/* What an ended child leaves running (core/reap.c, issue #28). kg_reap_init makes this process
+/* What an ended child leaves running (core/reap.c). kg_reap_init makes this process
  * a child subreaper (once); kg_reap_child_setup, in a child after fork (before exec or case
  * code), makes the child one too, so what its code forks stays under it while it lives.
  * kg_reap_track/untrack: the children this process started and has not reaped. After a child

@@ -46,7 +46,7 @@ typedef struct {
     double measured_spread_rel; /* its relative half-width across the processes that set it */
     double energy_per_launch_mj;/* NVML total-energy delta over the timed replays / launches */
     double energy_spread_rel;   /* its relative half-width across those processes */
-    /* issue #27 (a fleet): the GPU that set the mark (NULL: unknown, marks written before) and
+    /* a fleet: the GPU that set the mark (NULL: unknown, marks written before) and
      * what the class's run history taught it when it was set (0: nothing). A run on another
      * GPU is judged with band_rel + xgpu_spread_rel (core/fleet.h) when xgpu_gpus >= 2. */
     char *gpu_uuid;

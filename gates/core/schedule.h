@@ -1,4 +1,4 @@
-/* Several GPUs of one host (issue #27 item 5): the plan of a run over `--devices 0,1,...`, one
+/* Several GPUs of one host: the plan of a run over `--devices 0,1,...`, one
  * worker per GPU. Pure (no process, no GPU): the runner that executes a plan is not built yet;
  * this is the rule it will follow, CPU-tested (tests/test_schedule.c).
  *

@@ -1,4 +1,4 @@
-/* The run history as the fleet's input (issue #27 items 2 and 3; the rules are core/fleet.h):
+/* The run history as the fleet's input (the rules are core/fleet.h):
  * one (device class, case, metric)'s production runs in date order, each with its GPU. */
 #ifndef KG_HISTORY_FLEET_H
 #define KG_HISTORY_FLEET_H
@@ -19,7 +19,7 @@ int kg_history_fleet_runs(kg_fleet_run **out, size_t *n, const kg_history_recs *
 /* The serial recorded with a GPU's UUID (the newest record's), "" when none. */
 const char *kg_history_fleet_serial(const kg_history_recs *all, const char *gpu_uuid);
 
-/* Before the ratchet (issue #27 items 2 and 3): each candidate mark records the GPU that
+/* Before the ratchet: each candidate mark records the GPU that
  * measured it (gpu_uuid/gpu_serial; a merged report's `parts` give each case its own), and
  * what the class's production runs in `hist` (may be empty) teach it: band_rel from the
  * setters (env_lo, run_median, env_hi) and the newest KG_FLEET_HISTORY_N runs

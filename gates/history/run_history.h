@@ -39,13 +39,13 @@ extern "C" {
 #define KG_HK_MODE "mode"                 /* "production" | "diagnostic" */
 #define KG_HK_DECISION "decision"
 #define KG_HK_MARK "mark"                 /* the mark compared with, null when none */
-#define KG_HK_GPU_UUID "gpu_uuid"         /* the GPU the row ran on (issue #27), when known */
+#define KG_HK_GPU_UUID "gpu_uuid"         /* the GPU the row ran on, when known */
 #define KG_HK_GPU_SERIAL "gpu_serial"     /* its board serial, when NVML gave one */
 
 typedef struct {
     char case_id[256], device_class[256], metric[64], commit[72], run_id[128], date[24];
     char mode[16], decision[24], power_state[64];
-    char gpu_uuid[64], gpu_serial[64]; /* "" when unknown (records written before issue #27) */
+    char gpu_uuid[64], gpu_serial[64]; /* "" when unknown (older records) */
     double median, ci_lo, ci_hi, mark; /* mark < 0: none */
     long samples, k;                   /* k 0: unknown */
 } kg_history_rec;

@@ -1,4 +1,4 @@
-/* The on-disk cache of large CPU references (issue #29 item 2): a float64 reference of a big
+/* The on-disk cache of large CPU references: a float64 reference of a big
  * case costs seconds to compute and the same bytes every run of one build, so it is kept in
  * the runner's cache directory, keyed by what it is a function of, checked by a digest before
  * use, never trusted without it. Host code only; the gate calls it around reference(). */

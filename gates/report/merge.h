@@ -1,4 +1,4 @@
-/* `kgate report --merge OUT SHARD.json...` (issue #27 item 4): the reports of one run's shards
+/* `kgate report --merge OUT SHARD.json...`: the reports of one run's shards
  * (`--shard I/N`, gates/core/shard.c) into one report, equal verdict for verdict to the
  * unsharded run. The command is runners/cli/shard.c. */
 #ifndef KG_REPORT_MERGE_H

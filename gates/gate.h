@@ -146,6 +146,18 @@ struct kg_gate_production {
                                     case (else of every row, before that check) */
     bool counted;                /* its results are the ones the marks message counts
                                     (kg_advance_input.n_bench, "N bench result(s)") */
+    /* The JSON path of `candidates` (`marks advance --from-report`, kg_advance_parse): the
+     * candidate marks one result row of a recorded report offers (row: its gate, case, verdict
+     * and figures; v: its verdict as written, XFAIL not folded), at most max into out, their
+     * count returned (0: none); <0 refuses the report (KG_EPARSE naming `name`, the report).
+     * Called only for a report with a device. `stamp` carries the report's provenance (commit,
+     * date, driver, cuda, set_by); strings are borrowed from row and stamp. claimed(metric):
+     * some gate's claims_metric owns it (a row of another gate may not move it). */
+    int (*report_candidates)(kg_advance_obs *out, size_t max, const cJSON *row, kg_verdict v,
+                             const kg_advance_obs *stamp, const char *name,
+                             bool (*claimed)(const char *metric));
+    /* True for a metric only this gate's marks may be (NULL: none). */
+    bool (*claims_metric)(const char *metric);
 };
 #define KG_GATE_CANDIDATES_MAX 16 /* the most candidates one result offers */
 #define KG_GATE_PASSES_MAX 16     /* the most passes max_passes may allow */

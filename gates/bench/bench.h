@@ -32,6 +32,10 @@ extern const struct kg_gate kg_gate_bench;
 /* Its production hooks (bench_passes.c): run --production's combination of its processes,
  * its candidate marks. */
 extern const struct kg_gate_production kg_bench_production;
+/* Its report_candidates hook (bench_report.c): a recorded report's bench row. */
+int kg_bench_report_candidates(kg_advance_obs *out, size_t max, const cJSON *row, kg_verdict v,
+                               const kg_advance_obs *stamp, const char *name,
+                               bool (*claimed)(const char *metric));
 
 /* The gate's options (its kg_opt table is in bench.c). `marks_path`, `save_marks`: the flags
  * of `kgate bench`, handled by the command layer, which loads the marks and hands the lookup

@@ -207,4 +207,5 @@ const struct kg_gate_production kg_bench_production = {
     .candidates = bp_candidates,
     .source = "this run",
     .counted = true,
+    .report_candidates = kg_bench_report_candidates,
 };

@@ -12,6 +12,10 @@ extern "C" {
 
 typedef enum { KG_LOWER_IS_BETTER = 0, KG_HIGHER_IS_BETTER = 1 } kg_direction;
 
+/* The largest k (launches per timed replay) a mark may carry (marks/marks.h validates it; the
+ * bench reads a report's run_k against it). */
+#define KG_MARK_MAX_K 1048576
+
 /* One mark: keyed by (device_class, case_id, metric). Strings are owned by the kg_marks. */
 typedef struct {
     char *device_class;   /* "NVIDIA H200/sm_90" (kg_device_class) */

@@ -11,7 +11,7 @@
 #include <time.h>
 #include "marks/advance.h"
 #include "core/report_keys.h"
-#include "counters/counters.h"
+#include "driver/driver.h"
 
 static char *xstrdup(const char *s)
 {
@@ -49,17 +49,6 @@ static void why(kg_advance_input *in, const char *fmt, const char *a, const char
     n = strlen(in->why_not);
     snprintf(in->why_not + n, sizeof in->why_not - n, fmt, a, b, c);
     in->all_passed = false;
-}
-
-static int num_field(double *out, const cJSON *fig, const char *key, const char *name,
-                     const char *case_id)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(fig, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be a finite number",
-                      name, case_id, key);
-    *out = v->valuedouble;
-    return 0;
 }
 
 static size_t pair_hash(const char *g, const char *c)
@@ -111,57 +100,6 @@ static int check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON 
     }
     free(slot);
     return 0;
-}
-
-/* figures.direction (default lower). A time is lower-is-better, so a report cannot flip the
- * direction of a time mark; any other metric's direction must equal its mark's
- * (kg_advance_apply). */
-static int adv_metric_dir(kg_direction *d, const char *metric, const char *dir, const char *name,
-                          const char *cs)
-{
-    *d = KG_LOWER_IS_BETTER;
-    if (dir && (strcmp(dir, KG_RV_DIR_HIGHER) == 0 || strcmp(dir, "higher") == 0))
-        *d = KG_HIGHER_IS_BETTER;
-    else if (dir && strcmp(dir, KG_RV_DIR_LOWER) != 0 && strcmp(dir, "lower") != 0)
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%.200s': figures.direction '%.80s' is "
-                                 "neither lower_is_better nor higher_is_better", name, cs, dir);
-    if (strncmp(metric, "time_", 5) == 0 && *d != KG_LOWER_IS_BETTER)
-        return KG_ERR(KG_EREFUSED, "%s: bench result for '%.200s': figures.direction '%.80s' on "
-                                   "the time metric '%.80s': a time is %s (refused)", name, cs,
-                      dir, metric, KG_RV_DIR_LOWER);
-    return 0;
-}
-
-/* figures.processes (default 1: a report of one process), and with 2 or more the envelope
- * env_lo_us / env_hi_us; run_k and run_power_state when known. */
-static int adv_processes(kg_advance_obs *o, const cJSON *fig, const char *name, const char *cs)
-{
-    int rc = 0;
-    double d = 1;
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RUN_K);
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RUN_POWER_STATE);
-    if (cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_PROCESSES))
-        KG_TRY(num_field(&d, fig, KG_FIG_PROCESSES, name, cs));
-    if (d < 1 || d > KG_ADVANCE_MAX_PROCESSES || d != floor(d))
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be an integer in "
-                                 "[1, %d], got %g", name, cs, KG_FIG_PROCESSES,
-                      KG_ADVANCE_MAX_PROCESSES, d);
-    o->processes = (int)d;
-    if (o->processes >= 2) {
-        KG_TRY(num_field(&o->env_lo, fig, KG_FIG_ENV_LO, name, cs));
-        KG_TRY(num_field(&o->env_hi, fig, KG_FIG_ENV_HI, name, cs));
-    }
-    if (k && (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > KG_MARK_MAX_K ||
-              k->valuedouble != floor(k->valuedouble)))
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be an integer in "
-                                 "[1, %d]", name, cs, KG_FIG_RUN_K, KG_MARK_MAX_K);
-    o->k = k ? (int)k->valuedouble : 0;
-    if (st && !cJSON_IsString(st))
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be a string", name,
-                      cs, KG_FIG_RUN_POWER_STATE);
-    o->power_state = st ? st->valuestring : NULL;
-cleanup:
-    return rc;
 }
 
 /* One bench result that may move a mark, as the JSON path and the typed path both see it. */
@@ -249,152 +187,6 @@ void kg_advance_now(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* An optional figure of what users pay: absent or null is 0; else a finite number
- * >= 0. */
-static int adv_opt_num(double *out, const cJSON *fig, const char *key, const char *name,
-                       const char *cs)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(fig, key);
-    *out = 0;
-    if (!v || cJSON_IsNull(v))
-        return 0;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': figures.%s must be a finite number "
-                                 ">= 0", name, cs, key);
-    *out = v->valuedouble;
-    return 0;
-}
-
-static int adv_pay(kg_advance_obs *o, const cJSON *fig, const char *name, const char *cs)
-{
-    int rc = 0;
-    KG_TRY(adv_opt_num(&o->measured_median, fig, KG_FIG_RAW_MEDIAN, name, cs));
-    KG_TRY(adv_opt_num(&o->measured_spread, fig, KG_FIG_MEASURED_SPREAD, name, cs));
-    KG_TRY(adv_opt_num(&o->energy_mj, fig, KG_FIG_ENERGY_PER_LAUNCH, name, cs));
-    KG_TRY(adv_opt_num(&o->energy_spread, fig, KG_FIG_ENERGY_SPREAD, name, cs));
-    if (!cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_MEASURED_SPREAD))
-        o->measured_median = 0; /* a report from before no spread, no figure */
-cleanup:
-    return rc;
-}
-
-/* The JSON path: a recorded report's bench result into a kg_advance_obs. */
-static int add_cand(kg_advance_input *in, const cJSON *res, const cJSON *root, const char *name,
-                    const char *set_by)
-{
-    int rc = 0;
-    const char *cs = jstr(res, KG_RES_CASE);
-    const cJSON *fig = cJSON_GetObjectItemCaseSensitive(res, KG_RES_FIGURES);
-    const char *dec = jstr(fig, KG_FIG_DECISION), *dir = jstr(fig, KG_FIG_DIRECTION);
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
-    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
-    char now[32];
-    if (!cJSON_IsObject(fig) || !dec)
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
-                      KG_FIG_DECISION);
-    kg_advance_obs o = { .case_id = cs, .decision = dec, .metric = jstr(fig, KG_FIG_METRIC),
-                         .commit = jstr(prov, KG_RK_PROV_COMMIT), .date = jstr(root, KG_RK_STARTED_AT),
-                         .driver = jstr(dev, KG_RK_DRIVER), .cuda = jstr(dev, KG_RK_RUNTIME),
-                         .set_by = set_by, .direction = KG_LOWER_IS_BETTER };
-    if (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0)
-        KG_TRY(adv_processes(&o, fig, name, cs));
-    if (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0) {
-        KG_TRY(num_field(&o.median, fig, KG_FIG_MEDIAN, name, cs));
-        KG_TRY(num_field(&o.ci_lo, fig, KG_FIG_CI_LO, name, cs));
-        KG_TRY(num_field(&o.ci_hi, fig, KG_FIG_CI_HI, name, cs));
-        KG_TRY(num_field(&o.band, fig, KG_FIG_BAND, name, cs));
-        KG_TRY(num_field(&o.samples, fig, KG_FIG_SAMPLES, name, cs));
-        KG_TRY(adv_pay(&o, fig, name, cs));
-    }
-    if (kg_ct_mark_index(o.metric) >= 0) /* the counters gate's to move */
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%.200s': figures.%s '%s' is a counter "
-                                 "mark, not a bench metric", name, cs, KG_FIG_METRIC, o.metric);
-    if (o.metric && (strcmp(dec, KG_RV_DEC_IMPROVED) == 0 || strcmp(dec, KG_RV_DEC_NO_MARK) == 0))
-        KG_TRY(adv_metric_dir(&o.direction, o.metric, dir, name, cs));
-    if (!o.date) {
-        kg_advance_now(now, sizeof now);
-        o.date = now;
-    }
-    KG_TRY(kg_advance_add(in, &o, name));
-cleanup:
-    return rc;
-}
-
-/* The counters gate's rows: a recorded production report's counters rows become
- * the candidate marks `run --production` proposed (counters/counters_production.c). The figures'
- * mark_moves names the metrics the gate's rule let set or move; each is read from its figure
- * (kg_ct_mark_defs), a count is exact (band 0, one sample), and kg_advance_apply ratchets it
- * like any mark. A report without mark_moves (before it was recorded) proposes none. */
-/* The index in kg_ct_mark_defs of the metric named by `it`, refusing unknown names and any
- * given twice (seen: the indices so far). */
-static int ac_metric(size_t *idx, const cJSON *it, unsigned *seen, const char *name,
-                     const char *cs)
-{
-    const char *m = cJSON_GetStringValue(it);
-    int i = kg_ct_mark_index(m);
-    if (i >= 0) {
-        if (*seen & (1u << i))
-            return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s names '%s' "
-                                     "twice", name, cs, KG_FIG_CT_MARK_MOVES, m);
-        *seen |= 1u << i;
-        *idx = (size_t)i;
-        return 0;
-    }
-    return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s: '%.80s' is not a "
-                             "counter mark (dram_bytes_per_launch, inst_per_launch, ...)", name,
-                  cs, KG_FIG_CT_MARK_MOVES, m ? m : "(not a string)");
-}
-
-static int add_counter_cands(kg_advance_input *in, const cJSON *res, const cJSON *root,
-                             const char *name, const char *set_by)
-{
-    int rc = 0;
-    const char *cs = jstr(res, KG_RES_CASE);
-    const cJSON *fig = cJSON_GetObjectItemCaseSensitive(res, KG_RES_FIGURES);
-    const char *dec = jstr(fig, KG_FIG_CT_DECISION);
-    const cJSON *moves = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_CT_MARK_MOVES), *it;
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, KG_RK_DEVICE);
-    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
-    unsigned seen = 0;
-    char now[32];
-    /* as production: only a passing row the rule decided (OK or NO_MARK) proposes marks */
-    if (!dec || (strcmp(dec, KG_RV_CT_OK) != 0 && strcmp(dec, KG_RV_CT_NO_MARK) != 0) || !moves)
-        return 0;
-    if (!cJSON_IsArray(moves))
-        return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s must be an array "
-                                 "of counter mark names", name, cs, KG_FIG_CT_MARK_MOVES);
-    const char *date = jstr(root, KG_RK_STARTED_AT);
-    if (!date) {
-        kg_advance_now(now, sizeof now);
-        date = now;
-    }
-    cJSON_ArrayForEach(it, moves)
-    {
-        size_t i = 0;
-        KG_TRY(ac_metric(&i, it, &seen, name, cs));
-        const kg_ct_mark_def *md = &kg_ct_mark_defs[i];
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(fig, md->figure);
-        /* a count is an integer-sized number, occupancy a percentage: an absurd value would
-         * set a mark no run can meet */
-        double hi = md->bit == KG_CT_MV_OCC ? 100.0 : 9007199254740992.0;
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0) ||
-            v->valuedouble > hi)
-            return KG_ERR(KG_EPARSE, "%s: counters result for '%.200s': figures.%s must be a "
-                                     "finite count in (0, %.6g] (it is in %s)", name, cs,
-                          md->figure, hi, KG_FIG_CT_MARK_MOVES);
-        double x = v->valuedouble;
-        kg_advance_obs o = { .case_id = cs, .decision = KG_RV_DEC_IMPROVED, .metric = md->metric,
-                             .direction = md->direction,
-                             .median = x, .ci_lo = x, .ci_hi = x, .band = 0, .samples = 1,
-                             .commit = jstr(prov, KG_RK_PROV_COMMIT), .date = date,
-                             .driver = jstr(dev, KG_RK_DRIVER), .cuda = jstr(dev, KG_RK_RUNTIME),
-                             .set_by = set_by, .exact = true };
-        KG_TRY(kg_advance_add(in, &o, name));
-    }
-cleanup:
-    return rc;
-}
-
 /* What the replay guard compares (kg_advance_guard): started_at, the commit under test, and
  * the marks commit of the report's own marks_update when that says it committed. */
 static int adv_replay_fields(kg_advance_input *in, const cJSON *root)
@@ -410,13 +202,25 @@ static int adv_replay_fields(kg_advance_input *in, const cJSON *root)
     return 0;
 }
 
-/* One result row: its verdict counted (the first few not passing named), its bench or
- * counter candidates taken. */
-static int adv_take_result(kg_advance_input *in, const cJSON *it, const cJSON *root,
-                           const char *name, const char *set_by, int *n_bad)
+/* Whether some gate's marks own the metric (kg_gate_production.claims_metric). */
+static bool adv_claimed(const char *metric)
 {
+    for (size_t i = 0; metric && i < kg_n_gates; i++) {
+        const struct kg_gate_production *p = kg_gates[i]->production;
+        if (p && p->claims_metric && p->claims_metric(metric))
+            return true;
+    }
+    return false;
+}
+
+/* One result row: its verdict counted (the first few not passing named), the candidates its
+ * gate reads from it (kg_gate_production.report_candidates) taken. */
+static int adv_take_result(kg_advance_input *in, const cJSON *it, const kg_advance_obs *stamp,
+                           const char *name, int *n_bad)
+{
+    int rc = 0;
     const char *g = jstr(it, KG_RES_GATE), *cs = jstr(it, KG_RES_CASE), *vs = jstr(it, KG_RES_VERDICT);
-    kg_verdict v;
+    kg_verdict v, full;
     if (!g || !cs || !vs || kg_verdict_parse(vs, &v) < 0)
         return KG_ERR(KG_EPARSE, "%s: a result lacks gate/case/verdict or has an unknown "
                                  "verdict", name);
@@ -427,15 +231,20 @@ static int adv_take_result(kg_advance_input *in, const cJSON *it, const cJSON *r
         else
             in->all_passed = false;
     }
-    if (strcmp(g, KG_BENCH_GATE) == 0) {
-        in->n_bench++;
-        if (in->device_class && (v == KG_VERDICT_PASS || v == KG_VERDICT_WARN))
-            return add_cand(in, it, root, name, set_by);
-    } else if (strcmp(g, KG_RV_GATE_COUNTERS) == 0 && in->device_class &&
-               strcmp(vs, "PASS") == 0) { /* as production: PASS itself, not an XFAIL */
-        return add_counter_cands(in, it, root, name, set_by);
-    }
-    return 0;
+    const struct kg_gate *gate = kg_gate_find(g);
+    const struct kg_gate_production *p = gate ? gate->production : NULL;
+    if (!p)
+        return 0;
+    in->n_bench += p->counted;
+    if (!in->device_class || !p->report_candidates || kg_verdict_parse_full(vs, &full) < 0)
+        return 0;
+    kg_advance_obs o[KG_GATE_CANDIDATES_MAX];
+    int n = p->report_candidates(o, KG_GATE_CANDIDATES_MAX, it, full, stamp, name, adv_claimed);
+    for (int k = 0; k < n; k++)
+        KG_TRY(kg_advance_add(in, &o[k], name));
+    rc = n < 0 ? n : 0;
+cleanup:
+    return rc;
 }
 
 int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name,
@@ -480,8 +289,19 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
     } else {
         why(in, "no GPU in the run (report.device.class is missing)%s%s%s", "", "", "");
     }
-    cJSON_ArrayForEach(it, res)
-        KG_TRY(adv_take_result(in, it, root, name, set_by, &n_bad));
+    /* the report's provenance, which every candidate carries */
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
+    char now[32];
+    kg_advance_obs stamp = { .commit = jstr(prov, KG_RK_PROV_COMMIT),
+                             .date = jstr(root, KG_RK_STARTED_AT),
+                             .driver = jstr(dev, KG_RK_DRIVER),
+                             .cuda = jstr(dev, KG_RK_RUNTIME),
+                             .set_by = set_by };
+    if (!stamp.date) {
+        kg_advance_now(now, sizeof now);
+        stamp.date = now;
+    }
+    cJSON_ArrayForEach(it, res) KG_TRY(adv_take_result(in, it, &stamp, name, &n_bad));
     if (n_bad > 3) {
         char more[32];
         snprintf(more, sizeof more, "%d", n_bad - 3);

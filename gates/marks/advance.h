@@ -17,11 +17,13 @@ extern "C" {
 
 /* The report keys the advance relies on (docs/production-ci.md, "Report keys the marks
  * pipeline reads"): KG_RK_MODE, KG_RK_CERTIFYING, KG_RK_RUN_ID, KG_RK_DEVICE(_CLASS),
- * KG_RK_DRIVER, KG_RK_RUNTIME, KG_RK_PROVENANCE, KG_RK_GATES, KG_RK_RESULTS and, for
- * KG_BENCH_GATE results, KG_FIG_DECISION, _METRIC, _MEDIAN, _CI_LO, _CI_HI, _BAND, _SAMPLES,
- * _DIRECTION, _PROCESSES, _ENV_LO, _ENV_HI, _RUN_K, _RUN_POWER_STATE, and when present
- * _RAW_MEDIAN, _MEASURED_SPREAD, _ENERGY_PER_LAUNCH, _ENERGY_SPREAD; defined with every other
- * report key in core/report_keys.h. */
+ * KG_RK_DRIVER, KG_RK_RUNTIME, KG_RK_PROVENANCE, KG_RK_STARTED_AT, KG_RK_GATES, KG_RK_RESULTS
+ * and each result's KG_RES_GATE, _CASE, _VERDICT; a row's figures are read by its gate's
+ * kg_gate_production.report_candidates hook (gate.h): the bench's KG_FIG_DECISION, _METRIC,
+ * _MEDIAN, _CI_LO, _CI_HI, _BAND, _SAMPLES, _DIRECTION, _PROCESSES, _ENV_LO, _ENV_HI, _RUN_K,
+ * _RUN_POWER_STATE, and when present _RAW_MEDIAN, _MEASURED_SPREAD, _ENERGY_PER_LAUNCH,
+ * _ENERGY_SPREAD, the counters' KG_FIG_CT_DECISION, _MARK_MOVES and the figures these name;
+ * defined with every other report key in core/report_keys.h. */
 
 /* The most separate processes one bench result may combine (KG_BENCH_MAX_PROCESSES). */
 #define KG_ADVANCE_MAX_PROCESSES 16
@@ -52,9 +54,11 @@ typedef struct {
     char *applied_commit;
 } kg_advance_input;
 
-/* Parse a report (as written by gates/report.c). Malformed structure, bench or counters figures
- * are KG_EPARSE naming `name` and the entry. A diagnostic report is accepted here (certifying is
- * false): the caller refuses it (KG_EREFUSED) before anything else. */
+/* Parse a report (as written by gates/report.c). Malformed structure, or figures a gate's
+ * report_candidates hook refuses, are KG_EPARSE naming `name` and the entry; a row's gate is
+ * found in the gate table (kg_gate_find) by its name, and its candidates go through
+ * kg_advance_add. A diagnostic report is accepted here (certifying is false): the caller
+ * refuses it (KG_EREFUSED) before anything else. */
 int kg_advance_parse(kg_advance_input **out, const cJSON *report, const char *name,
                      const char *set_by);
 void kg_advance_input_free(kg_advance_input *in);

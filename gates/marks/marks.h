@@ -14,8 +14,6 @@ extern "C" {
 #endif
 
 #define KG_MARKS_VERSION 1
-/* The largest k (launches per timed replay) a mark may carry. */
-#define KG_MARK_MAX_K 1048576
 /* The longest power_state label a mark may carry (kg_power_label writes at most 63 bytes). */
 #define KG_MARK_MAX_STATE 63
 

@@ -1,7 +1,7 @@
 /* The gate table the report fuzzer links instead of the driver's (gates/driver/gates.c, which
  * links every gate): the gates whose report_candidates hooks kg_advance_parse calls, with those
- * hooks. Keep it in step with kg_bench_production and kg_counters_production. */
-#include <string.h>
+ * hooks (driver/gate_find.c finds in it). Keep it in step with kg_bench_production and
+ * kg_counters_production. */
 #include "bench/bench.h"
 #include "core/report_keys.h"
 #include "counters/counters.h"
@@ -18,11 +18,3 @@ static const struct kg_gate fz_counters = { .name = KG_RV_GATE_COUNTERS,
 
 const struct kg_gate *const kg_gates[] = { &fz_bench, &fz_counters };
 const size_t kg_n_gates = sizeof kg_gates / sizeof kg_gates[0];
-
-const struct kg_gate *kg_gate_find(const char *name)
-{
-    for (size_t i = 0; name && i < kg_n_gates; i++)
-        if (strcmp(kg_gates[i]->name, name) == 0)
-            return kg_gates[i];
-    return NULL;
-}

@@ -11,6 +11,21 @@
 #include "core/report_keys.h"
 #include "counters/counters.h"
 
+/* One counter mark's candidate: the count itself is its interval (see above). */
+static void cp_exact(kg_advance_obs *o, const kg_advance_obs *stamp, const char *case_id,
+                     const kg_ct_mark_def *md, double x)
+{
+    *o = *stamp;
+    o->case_id = case_id;
+    o->decision = KG_RV_DEC_IMPROVED;
+    o->metric = md->metric;
+    o->direction = md->direction;
+    o->median = o->ci_lo = o->ci_hi = x;
+    o->band = 0;
+    o->samples = 1;
+    o->exact = true;
+}
+
 /* A count of 0 (no spills) or an unavailable one is no mark, which the decision reads as
  * 0 / none (as `kgate counters --save-marks` stores them). */
 static size_t cp_candidates(kg_advance_obs *out, size_t max, const kg_case_desc *d,
@@ -25,16 +40,7 @@ static size_t cp_candidates(kg_advance_obs *out, size_t max, const kg_case_desc 
         double v = kg_ct_mark_value(&b->c, i);
         if (!(b->v.mark_moves & kg_ct_mark_defs[i].bit) || !isfinite(v) || !(v > 0))
             continue;
-        out[n] = *stamp;
-        out[n].case_id = d->id;
-        out[n].decision = KG_RV_DEC_IMPROVED;
-        out[n].metric = kg_ct_mark_defs[i].metric;
-        out[n].direction = kg_ct_mark_defs[i].direction;
-        out[n].median = out[n].ci_lo = out[n].ci_hi = v;
-        out[n].band = 0;
-        out[n].samples = 1;
-        out[n].exact = true;
-        n++;
+        cp_exact(&out[n++], stamp, d->id, &kg_ct_mark_defs[i], v);
     }
     return n;
 }
@@ -110,17 +116,7 @@ static int cp_report_candidates(kg_advance_obs *out, size_t max, const cJSON *re
                           "%s: counters result for '%.200s': figures.%s names more "
                           "than %zu marks",
                           name, cs, KG_FIG_CT_MARK_MOVES, max);
-        double x = val->valuedouble;
-        out[n] = *stamp;
-        out[n].case_id = cs;
-        out[n].decision = KG_RV_DEC_IMPROVED;
-        out[n].metric = md->metric;
-        out[n].direction = md->direction;
-        out[n].median = out[n].ci_lo = out[n].ci_hi = x;
-        out[n].band = 0;
-        out[n].samples = 1;
-        out[n].exact = true;
-        n++;
+        cp_exact(&out[n++], stamp, cs, md, val->valuedouble);
     }
     return n;
 }

@@ -146,6 +146,26 @@ cleanup:
     return rc;
 }
 
+/* A stream, and n floats in (0x3c bytes, never zeros) and out, for a probe's copy. */
+static int probe_alloc(probe *p, cudaStream_t *st)
+{
+    int rc = 0;
+    KG_CUDA_CHECK(cudaStreamCreateWithFlags(st, cudaStreamNonBlocking));
+    KG_CUDA_CHECK(cudaMalloc((void **)&p->in, p->n * 4));
+    KG_CUDA_CHECK(cudaMalloc((void **)&p->out, p->n * 4));
+    KG_CUDA_CHECK(cudaMemset(p->in, 0x3c, p->n * 4));
+cleanup:
+    return rc;
+}
+
+static void probe_free(probe *p, cudaStream_t st)
+{
+    cudaFree(p->in); /* a probe's end: nothing left to undo on failure */
+    cudaFree(p->out);
+    if (st)
+        cudaStreamDestroy(st);
+}
+
 /* The first range of a fresh session (counters_cupti.c, ct_warm): its DRAM writes are the
  * copy's own, none of what was written before it (measured without the session's warm-up
  * range: 3.7 MB for this 4 MiB copy; every later range, and ncu: 0). */
@@ -157,10 +177,7 @@ static int first_range_check(kg_ct_session *s)
     kg_ct_counts c;
     double wall = 0;
     cudaStream_t st = NULL;
-    KG_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    KG_CUDA_CHECK(cudaMalloc((void **)&p.in, p.n * 4));
-    KG_CUDA_CHECK(cudaMalloc((void **)&p.out, p.n * 4));
-    KG_CUDA_CHECK(cudaMemset(p.in, 0x3c, p.n * 4));
+    KG_TRY(probe_alloc(&p, &st));
     KG_TRY(launch_copy(&p, st)); /* warm: module loading outside the profile */
     KG_CUDA_CHECK(cudaStreamSynchronize(st));
     printf("\nthe session's first range, 4 MiB copied out of place:\n");
@@ -169,10 +186,7 @@ static int first_range_check(kg_ct_session *s)
     below("dram__bytes_write (first range)", c.v[KG_CT_DRAM_WRITE], 64 * 1024.0);
     expect("dram__bytes_read", c.v[KG_CT_DRAM_READ], 4.0 * p.n);
 cleanup:
-    cudaFree(p.in);
-    cudaFree(p.out);
-    if (st)
-        cudaStreamDestroy(st);
+    probe_free(&p, st);
     return rc;
 }
 
@@ -188,10 +202,7 @@ static int run(kg_ct_session *s, int l2)
     p.n = (size_t)64 << 20;
     if ((double)p.n * 4 < 4.0 * l2)
         p.n = (size_t)l2; /* keep 4N >= 4 x L2 on larger caches */
-    KG_CUDA_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    KG_CUDA_CHECK(cudaMalloc((void **)&p.in, p.n * 4));
-    KG_CUDA_CHECK(cudaMalloc((void **)&p.out, p.n * 4));
-    KG_CUDA_CHECK(cudaMemset(p.in, 0x3c, p.n * 4));
+    KG_TRY(probe_alloc(&p, &st));
     KG_CUDA_CHECK(cudaDeviceSynchronize());
     KG_TRY(launch_copy(&p, st)); /* warm: module loading outside the profile */
     KG_TRY(kg_probe_read(p.in, p.out, 256, st) ? KG_ERR(KG_ECUDA, "read launch failed") : 0);
@@ -248,10 +259,7 @@ static int run(kg_ct_session *s, int l2)
     below("sysmem bytes (no host memory)", c.sysmem_bytes,
           ((kg_ct_decide_opts)KG_CT_DECIDE_OPTS_INIT).sysmem_floor_bytes);
 cleanup:
-    cudaFree(p.in);
-    cudaFree(p.out);
-    if (st)
-        cudaStreamDestroy(st);
+    probe_free(&p, st);
     return rc;
 }
 

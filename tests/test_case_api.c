@@ -161,8 +161,21 @@ static void check_registry(void)
     kg_registry *reg = NULL;
     CHECK(kg_registry_new(&reg) == 0);
     kg_case_desc d = CASE("z/bad_gate", V_FAIL, "parityy", "why");
+    d.xfail_gate = "two words";
     CHECK(kg_registry_add(reg, &d) == KG_EINVAL);
-    CHECK(strstr(kg_error_last(), "xfail_gate 'parityy' is not a gate") != NULL);
+    CHECK(strstr(kg_error_last(), "xfail_gate must be a gate's name") != NULL);
+    /* A name the gate table lacks registers, and the table refuses it, naming every gate. */
+    d.xfail_gate = "parityy";
+    CHECK(kg_registry_add(reg, &d) == 0);
+    CHECK(kg_gates_check_cases(reg) == KG_EINVAL);
+    CHECK(strstr(kg_error_last(), "case 'z/bad_gate': xfail_gate 'parityy' is not a gate "
+                                  "(parity, preflight, hotpath, bench, counters)") != NULL);
+    kg_registry_free(reg);
+    CHECK(kg_registry_new(&reg) == 0);
+    d.xfail_gate = "counters"; /* every gate of the table, the fifth too */
+    CHECK(kg_registry_add(reg, &d) == 0);
+    CHECK(kg_gates_check_cases(reg) == 0);
+    d.id = "z/bad_gate2";
     d.xfail_gate = "hotpath";
     d.xfail_reason = "";
     CHECK(kg_registry_add(reg, &d) == KG_EINVAL);

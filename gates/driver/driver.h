@@ -22,6 +22,8 @@ extern "C" {
 extern const struct kg_gate *const kg_gates[];
 extern const size_t kg_n_gates;
 const struct kg_gate *kg_gate_find(const char *name);
+/* KG_EINVAL naming the case where a case's xfail_gate is no gate of the table. */
+int kg_gates_check_cases(const kg_registry *reg);
 
 /* ---- the driver -------------------------------------------------------------------------- */
 

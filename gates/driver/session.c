@@ -2,6 +2,7 @@
  * recording of a result into the run is rows.c). The in-process driver (driver.c) and the isolation
  * worker (worker.c) both run gates through this. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/report_keys.h"
@@ -56,6 +57,25 @@ static void drv_print_row(const struct kg_gate *g, const kg_case_desc *d, const 
     }
     if (g->detail && r->verdict == KG_VERDICT_FAIL)
         g->detail(stdout, d, r);
+}
+
+/* Every case's xfail_gate names a gate of the table (the registry, below the table, cannot
+ * know them): checked once the cases are registered, before any command runs. */
+int kg_gates_check_cases(const kg_registry *reg)
+{
+    char names[256] = "";
+    for (size_t i = 0; i < kg_registry_count(reg); i++) {
+        const kg_case_desc *d = kg_registry_get(reg, i);
+        if (!d->xfail_gate || kg_gate_find(d->xfail_gate))
+            continue;
+        for (size_t k = 0; k < kg_n_gates; k++) {
+            size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "", kg_gates[k]->name);
+        }
+        return KG_ERR(KG_EINVAL, "case '%s': xfail_gate '%.100s' is not a gate (%s)", d->id,
+                      d->xfail_gate, names);
+    }
+    return 0;
 }
 
 /* A declared expected failure (kg_case_desc.xfail_gate) of this gate: FAIL becomes XFAIL (the

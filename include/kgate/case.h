@@ -197,8 +197,9 @@ typedef struct kg_case_desc {
 
     /* ---- optional; zero means none. New fields are only ever added below this line. ---- */
 
-    /* Expected failure (pytest's xfail): the gate this case is known to fail ("parity",
-     * "preflight", "hotpath" or "bench") and why (required with it: an issue, a ticket).
+    /* Expected failure (pytest's xfail): the gate this case is known to fail (a gate's
+     * name as `kgate --help` lists them: "parity", "bench", ...; checked when the runner
+     * starts) and why (required with it: an issue, a ticket).
      * While that gate still fails the case, its verdict is XFAIL (not a failure: the run
      * passes, the gate's message is kept); when it passes, XPASS, which fails the run so the
      * mark is noticed and removed. Other gates judge the case as usual. */

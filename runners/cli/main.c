@@ -70,6 +70,8 @@ int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
 {
     int code;
     const char *prog = "kgate";
+    if (reg_rc >= 0)
+        reg_rc = kg_gates_check_cases(reg);
     if (reg_rc < 0) {
         fprintf(stderr, "kgate: case registration failed: %s\n", kg_error_last());
         code = KG_EXIT_USAGE;

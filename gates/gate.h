@@ -30,22 +30,22 @@ extern "C" {
 
 /* What the driver hands every hook. */
 typedef struct {
-    uint64_t seed;               /* the run's printed seed (kg_case_seed derives per case) */
+    uint64_t seed; /* the run's printed seed (kg_case_seed derives per case) */
     int device;
-    const kg_device_info *dev;   /* NULL without a GPU */
+    const kg_device_info *dev; /* NULL without a GPU */
     bool diagnostic;
-    bool quiet;                  /* no console table */
-    const char *self_exe;        /* the running executable (static preflight reads its cubins) */
-    const char *filter;          /* --filter, for gates that run child runners (ab) */
-    kg_report *rep;              /* for run-level extras (kg_report_set_extra) in begin/end */
+    bool quiet;           /* no console table */
+    const char *self_exe; /* the running executable (static preflight reads its cubins) */
+    const char *filter;   /* --filter, for gates that run child runners (ab) */
+    kg_report *rep;       /* for run-level extras (kg_report_set_extra) in begin/end */
 } kg_gate_env;
 
 /* One case's result: what every gate fills, and its own typed data. */
 typedef struct {
     kg_verdict verdict;
     char message[1024];
-    void *data;                  /* the gate's typed result (its result_free frees it) */
-    size_t n_lines;              /* KG_GATE_MULTILINE: console lines this result prints */
+    void *data;     /* the gate's typed result (its result_free frees it) */
+    size_t n_lines; /* KG_GATE_MULTILINE: console lines this result prints */
 } kg_case_result;
 
 /* One console column: the report figure it shows, its header and width, and either a printf
@@ -54,17 +54,17 @@ typedef struct {
 typedef void (*kg_cell_fn)(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r,
                            size_t line);
 typedef struct {
-    const char *key;             /* the report key of the figure (NULL: not a figure) */
+    const char *key; /* the report key of the figure (NULL: not a figure) */
     const char *header;
-    int width;                   /* printf width; negative = left-aligned */
-    const char *format;          /* "%.3g" of the double at `offset` (when cell is NULL) */
+    int width;          /* printf width; negative = left-aligned */
+    const char *format; /* "%.3g" of the double at `offset` (when cell is NULL) */
     size_t offset;
     kg_cell_fn cell;
 } kg_gate_column;
 
 /* Cells every gate's table starts with (inline: the gates sit below the driver). */
-static inline void kg_cell_case(char *buf, size_t n, const kg_case_desc *d,
-                                const kg_case_result *r, size_t l)
+static inline void kg_cell_case(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *r,
+                                size_t l)
 {
     (void)r, (void)l;
     snprintf(buf, n, "%s", d->id);
@@ -75,38 +75,46 @@ static inline void kg_cell_verdict(char *buf, size_t n, const kg_case_desc *d,
     (void)d, (void)l;
     snprintf(buf, n, "%s", kg_verdict_name(r->verdict));
 }
-#define KG_COL_CASE(w) { .header = "case", .width = (w), .cell = kg_cell_case }
-#define KG_COL_VERDICT(h, w) { .header = (h), .width = (w), .cell = kg_cell_verdict }
-#define KG_COL_NUM(k, h, w, fmt, T, field) \
-    { .key = (k), .header = (h), .width = (w), .format = (fmt), .offset = offsetof(T, field) }
+#define KG_COL_CASE(w)                                       \
+    {                                                        \
+        .header = "case", .width = (w), .cell = kg_cell_case \
+    }
+#define KG_COL_VERDICT(h, w)                                 \
+    {                                                        \
+        .header = (h), .width = (w), .cell = kg_cell_verdict \
+    }
+#define KG_COL_NUM(k, h, w, fmt, T, field)                                                     \
+    {                                                                                          \
+        .key = (k), .header = (h), .width = (w), .format = (fmt), .offset = offsetof(T, field) \
+    }
 
 /* What a gate needs of the driver, the selftest and the production step: they ask these flags
  * (and the marks hooks below), never a gate's name. */
 enum {
-    KG_GATE_NEEDS_GPU = 1u << 0, /* without a GPU every case is SKIP ("no CUDA device") */
-    KG_GATE_MULTILINE = 1u << 2, /* a result prints n_lines table lines (preflight: one per
-                                    kernel and architecture); else one, or "id ERROR message" */
+    KG_GATE_NEEDS_GPU = 1u << 0,   /* without a GPU every case is SKIP ("no CUDA device") */
+    KG_GATE_MULTILINE = 1u << 2,   /* a result prints n_lines table lines (preflight: one per
+                                      kernel and architecture); else one, or "id ERROR message" */
     KG_GATE_DEVICE_WIDE = 1u << 3, /* it times or counts device-wide (a concurrent process would
                                       be in its figures): the selftest runs it alone, after the
                                       correctness gates */
     KG_GATE_PRODUCTION_PASSES = 1u << 4, /* run --production runs it in --bench-processes fresh
                                             processes and combines them per case
                                             (gates/production/) */
-    KG_GATE_SELFTEST_TWINS = 1u << 5, /* the selftest judges its defects (correct kernels that
-                                         differ in speed) against marks it sets from their clean
-                                         twins, not in the concurrent pass */
-    KG_GATE_SELFTEST_FAULTS = 1u << 6 /* the selftest also runs the planted faults through it
-                                         (every fault class, under a short watchdog) */
+    KG_GATE_SELFTEST_TWINS = 1u << 5,    /* the selftest judges its defects (correct kernels that
+                                            differ in speed) against marks it sets from their clean
+                                            twins, not in the concurrent pass */
+    KG_GATE_SELFTEST_FAULTS = 1u << 6    /* the selftest also runs the planted faults through it
+                                            (every fault class, under a short watchdog) */
 };
 
 /* A gate that decides against marks. The marks live above the gates: the command layer loads
  * the file (--marks, --marks-ref), hands the lookup down through the slots of the gate's
  * options struct and, for --save-marks, merges the marks the gate's typed results set. */
 typedef struct {
-    const char **path;           /* --marks FILE (the command layer rewrites it to what it read) */
-    const char **ref;            /* --marks-ref REF; NULL: the gate reads marks from files only */
-    const char **save;           /* --save-marks FILE */
-    kg_mark_lookup_fn *lookup;   /* set by the command layer; NULL: no marks */
+    const char **path;         /* --marks FILE (the command layer rewrites it to what it read) */
+    const char **ref;          /* --marks-ref REF; NULL: the gate reads marks from files only */
+    const char **save;         /* --save-marks FILE */
+    kg_mark_lookup_fn *lookup; /* set by the command layer; NULL: no marks */
     const void **marks;
 } kg_gate_marks_slots;
 
@@ -141,11 +149,11 @@ struct kg_gate_production {
      * date, driver, cuda, set_by) for every candidate. */
     size_t (*candidates)(kg_advance_obs *out, size_t max, const kg_case_desc *d,
                          const kg_case_result *res, const kg_advance_obs *stamp);
-    const char *source;          /* names the candidates in kg_advance_add's messages */
-    bool after_pass;             /* candidates only of a run that passed, every gate over every
-                                    case (else of every row, before that check) */
-    bool counted;                /* its results are the ones the marks message counts
-                                    (kg_advance_input.n_bench, "N bench result(s)") */
+    const char *source; /* names the candidates in kg_advance_add's messages */
+    bool after_pass;    /* candidates only of a run that passed, every gate over every
+                           case (else of every row, before that check) */
+    bool counted;       /* its results are the ones the marks message counts
+                           (kg_advance_input.n_bench, "N bench result(s)") */
     /* The JSON path of `candidates` (`marks advance --from-report`, kg_advance_parse): the
      * candidate marks one result row of a recorded report offers (row: its gate, case, verdict
      * and figures; v: its verdict as written, XFAIL not folded), at most max into out, their
@@ -163,14 +171,14 @@ struct kg_gate_production {
 #define KG_GATE_PASSES_MAX 16     /* the most passes max_passes may allow */
 
 struct kg_gate {
-    const char *name;            /* "parity": the command, the report's gate, selftest column */
-    const char *summary;         /* one line for `kgate --help` */
-    const char *description;     /* the body of `kgate <name> --help` */
+    const char *name;        /* "parity": the command, the report's gate, selftest column */
+    const char *summary;     /* one line for `kgate --help` */
+    const char *description; /* the body of `kgate <name> --help` */
     unsigned flags;
-    const kg_opt *opts;          /* this gate's flags (also accepted by `run` unless standalone) */
+    const kg_opt *opts; /* this gate's flags (also accepted by `run` unless standalone) */
     size_t n_opts;
-    size_t opts_size;            /* sizeof its options struct */
-    const void *opts_init;       /* its _INIT value */
+    size_t opts_size;      /* sizeof its options struct */
+    const void *opts_init; /* its _INIT value */
     /* Once per run, before any case; env->dev may be NULL. <0 stops the run (bad input file:
      * exit 2). KG_ECUPTI-like failures that make the gate unusable: return KG_EUNAVAILABLE
      * (defined below) with the reason set, and every case becomes ERROR with it. */

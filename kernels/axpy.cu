@@ -16,8 +16,8 @@
 
 /* Device code: axpy_impl.cuh (shared with the defect twins; this is the reference policy). */
 __global__ void __launch_bounds__(KG_AXPY_BLOCK)
-axpy_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
-            float *__restrict__ out, size_t n)
+    axpy_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
+                float *__restrict__ out, size_t n)
 {
     axpy_body<axpy_ref_policy>(a, x, y, out, n);
 }
@@ -62,7 +62,7 @@ extern "C" void kg_axpy_teardown(void *state)
 /* The state and the seed of its inputs: the device holds x and y (kg_fill_device); the host
  * copies the CPU reference reads are made from the same seeds when it first runs. */
 typedef struct {
-    kg_axpy_state st;            /* first: the state pointer the case API hands around */
+    kg_axpy_state st; /* first: the state pointer the case API hands around */
     uint64_t seed;
 } axpy_priv;
 
@@ -93,8 +93,8 @@ extern "C" int kg_axpy_setup(const kg_setup_args *args, void **state, kg_case_io
     st->n = p->n;
     bytes = p->n * sizeof(float);
     /* One seed per buffer so x, y and a are independent of each other and of n. */
-    KG_TRY(kg_fill_host(&st->a, KG_DTYPE_F32, 1, axpy_seed(args->seed, 3), KG_FILL_UNIFORM, 0.5,
-                        2.0));
+    KG_TRY(
+        kg_fill_host(&st->a, KG_DTYPE_F32, 1, axpy_seed(args->seed, 3), KG_FILL_UNIFORM, 0.5, 2.0));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->x, bytes));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->y, bytes));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->out, bytes));
@@ -124,14 +124,16 @@ static int axpy_host_inputs(kg_axpy_state *st)
         return 0;
     if (!(st->x_host = (float *)malloc(st->n * sizeof(float))) ||
         !(st->y_host = (float *)malloc(st->n * sizeof(float)))) {
-        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "axpy: out of host memory for the "
-                          "reference's inputs (n=%zu)", st->n);
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__,
+                          "axpy: out of host memory for the "
+                          "reference's inputs (n=%zu)",
+                          st->n);
         goto cleanup;
     }
-    KG_TRY(kg_fill_host(st->x_host, KG_DTYPE_F32, st->n, axpy_seed(seed, 1), KG_FILL_UNIFORM,
-                        -1.0, 1.0));
-    KG_TRY(kg_fill_host(st->y_host, KG_DTYPE_F32, st->n, axpy_seed(seed, 2), KG_FILL_UNIFORM,
-                        -1.0, 1.0));
+    KG_TRY(kg_fill_host(st->x_host, KG_DTYPE_F32, st->n, axpy_seed(seed, 1), KG_FILL_UNIFORM, -1.0,
+                        1.0));
+    KG_TRY(kg_fill_host(st->y_host, KG_DTYPE_F32, st->n, axpy_seed(seed, 2), KG_FILL_UNIFORM, -1.0,
+                        1.0));
 cleanup:
     if (rc < 0) {
         free(st->x_host);
@@ -173,12 +175,12 @@ static const kg_axpy_params axpy_p32m = { (1u << 25) + 1 };
  * and any wrong or missing element (a NaN from the poisoned output) fails. */
 /* -> KG_AXPY_PARITY = (max_abs 1e-6, rel_l2 1e-6, cosine 0.9999999), in cases.h. */
 
-#define AXPY_CASE(ID, P)                                                                   \
-    {                                                                                      \
-        /* .id */ ID, /* .op */ "axpy", /* .params */ &(P), kg_axpy_setup, axpy_launch,    \
-            kg_axpy_reference, kg_axpy_teardown, KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY,     \
-            /* bytes: read x and y, write out */ 12.0 * (double)(P).n, /* .flops */ 0.0,   \
-            axpy_kernels, 1, 0, NULL, NULL, NULL                                           \
+#define AXPY_CASE(ID, P)                                                                  \
+    {                                                                                     \
+        /* .id */ ID, /* .op */ "axpy", /* .params */ &(P), kg_axpy_setup, axpy_launch,   \
+            kg_axpy_reference, kg_axpy_teardown, KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, \
+            /* bytes: read x and y, write out */ 12.0 * (double)(P).n, /* .flops */ 0.0,  \
+            axpy_kernels, 1, 0, NULL, NULL, NULL                                          \
     }
 
 extern "C" const kg_case_desc kg_axpy_cases[] = {

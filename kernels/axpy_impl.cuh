@@ -15,7 +15,9 @@ struct axpy_ref_policy {
      * plant a device fault here instead (an illegal store, a trap, an assert, a spin). */
     static __device__ __forceinline__ void after(float *, size_t) {}
 };
-struct axpy_drop_last_policy : axpy_ref_policy { static constexpr size_t kTailShort = 1; };
+struct axpy_drop_last_policy : axpy_ref_policy {
+    static constexpr size_t kTailShort = 1;
+};
 
 /* Grid-stride loop over float4 chunks, then the scalar tail (at most 3 elements) handled by
  * the first threads of the grid. Grid-stride lets the grid be capped (KG_AXPY_MAX_GRID) so

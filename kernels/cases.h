@@ -22,12 +22,14 @@ extern "C" {
 #endif
 
 /* ---- axpy: out = a*x + y (fp32) -------------------------------------------------------- */
-typedef struct { size_t n; } kg_axpy_params;
+typedef struct {
+    size_t n;
+} kg_axpy_params;
 typedef struct {
     size_t n;
     float a;
-    float *x, *y, *out;          /* device */
-    float *x_host, *y_host;      /* host copies for the CPU reference */
+    float *x, *y, *out;     /* device */
+    float *x_host, *y_host; /* host copies for the CPU reference */
 } kg_axpy_state;
 #define KG_AXPY_BLOCK 256
 #define KG_AXPY_MAX_GRID 8192
@@ -39,15 +41,17 @@ void kg_axpy_reference_f64(float a, const float *x, const float *y, double *out,
 int kg_axpy_launch(float a, const float *x, const float *y, float *out, size_t n, cudaStream_t s);
 
 /* ---- reduce_sum: out[0] = sum(x) (fp32, deterministic two-pass tree) ------------------ */
-typedef struct { size_t n; } kg_reduce_params;
 typedef struct {
     size_t n;
-    unsigned grid;               /* pass-1 blocks = number of partials (function of n only) */
-    float *x, *partials, *out;   /* device */
+} kg_reduce_params;
+typedef struct {
+    size_t n;
+    unsigned grid;             /* pass-1 blocks = number of partials (function of n only) */
+    float *x, *partials, *out; /* device */
     float *x_host;
 } kg_reduce_state;
 #define KG_REDUCE_BLOCK 256
-#define KG_REDUCE_MAX_GRID 1024   /* max partials; the final pass reduces them in one block */
+#define KG_REDUCE_MAX_GRID 1024 /* max partials; the final pass reduces them in one block */
 #define KG_REDUCE_FINAL_BLOCK 1024
 int kg_reduce_setup(const kg_setup_args *args, void **state, kg_case_io *io);
 int kg_reduce_reference(void *state, cudaStream_t stream, void *ref_host);
@@ -56,11 +60,13 @@ unsigned kg_reduce_grid(size_t n);
 int kg_reduce_sum_launch(const float *x, float *partials, float *out, size_t n, cudaStream_t s);
 
 /* ---- rmsnorm: y = x * rsqrt(mean(x^2) + eps) * gamma (bf16 io, fp32 math) -------------- */
-typedef struct { int rows, cols; } kg_rmsnorm_params;
+typedef struct {
+    int rows, cols;
+} kg_rmsnorm_params;
 typedef struct {
     int rows, cols;
     float eps;
-    uint16_t *x, *w, *y;         /* device, bf16 bits */
+    uint16_t *x, *w, *y; /* device, bf16 bits */
     uint16_t *x_host, *w_host;
 } kg_rmsnorm_state;
 #define KG_RMSNORM_BLOCK 256
@@ -73,14 +79,14 @@ int kg_rmsnorm_launch(const uint16_t *x, const uint16_t *w, uint16_t *y, int row
 /* ---- softmax: row-wise, numerically stable (fp32 or bf16 io, fp32 math) ---------------- */
 typedef struct {
     int rows, cols;
-    kg_dtype dtype;              /* KG_DTYPE_F32 or KG_DTYPE_BF16 */
-    float lo, hi;                /* input range of the logits */
+    kg_dtype dtype; /* KG_DTYPE_F32 or KG_DTYPE_BF16 */
+    float lo, hi;   /* input range of the logits */
 } kg_softmax_params;
 typedef struct {
     int rows, cols;
     kg_dtype dtype;
-    void *x, *y;                 /* device, float or bf16 bits */
-    float *x_host;               /* logits as fp32 (bf16 cases: the exact bf16 values) */
+    void *x, *y;   /* device, float or bf16 bits */
+    float *x_host; /* logits as fp32 (bf16 cases: the exact bf16 values) */
 } kg_softmax_state;
 #define KG_SOFTMAX_BLOCK 256
 int kg_softmax_setup(const kg_setup_args *args, void **state, kg_case_io *io);
@@ -90,16 +96,18 @@ int kg_softmax_f32_launch(const float *x, float *y, int rows, int cols, cudaStre
 int kg_softmax_bf16_launch(const uint16_t *x, uint16_t *y, int rows, int cols, cudaStream_t s);
 
 /* ---- gemm_bf16: C[M,N] fp32 = A[M,K] bf16 row-major x B[N,K]^T bf16 row-major ---------- */
-typedef struct { int m, n, k; } kg_gemm_params;
 typedef struct {
     int m, n, k;
-    uint16_t *a, *b;             /* device, bf16 bits: A [M,K], B [N,K] (both K-contiguous) */
-    float *c;                    /* device, kernel output [M,N] */
-    float *c_ref;                /* device, cuBLAS output for the parity reference */
-    void *cublas;                /* cublasHandle_t (void* keeps cublas_v2.h out of here) */
+} kg_gemm_params;
+typedef struct {
+    int m, n, k;
+    uint16_t *a, *b; /* device, bf16 bits: A [M,K], B [N,K] (both K-contiguous) */
+    float *c;        /* device, kernel output [M,N] */
+    float *c_ref;    /* device, cuBLAS output for the parity reference */
+    void *cublas;    /* cublasHandle_t (void* keeps cublas_v2.h out of here) */
     void *workspace;
     size_t workspace_bytes;
-    cudaStream_t bound;          /* stream the handle is currently bound to */
+    cudaStream_t bound; /* stream the handle is currently bound to */
 } kg_gemm_state;
 /* Block tile 128x128x32, 8 warps (2x4, warp tile 64x32), 3-stage cp.async pipeline.
  * One stage = A tile + B tile in bf16: (128 + 128) * 32 * 2 bytes = 16 KiB; 3 stages = 48 KiB,
@@ -131,7 +139,11 @@ int kg_gemm_bf16_wgmma_launch(const uint16_t *a, const uint16_t *b, float *c, in
  * defect catalogue's informational case is the same case without it (preset_workspace = 0). */
 /* zero_inputs: A and B all zero (the bench's power defect's clean twin, bench_defects.cu: the
  * same cycles at less power); 0 everywhere else: random inputs from the seed. */
-typedef struct { int m, n, k; int preset_workspace; int zero_inputs; } kg_cublas_gemm_params;
+typedef struct {
+    int m, n, k;
+    int preset_workspace;
+    int zero_inputs;
+} kg_cublas_gemm_params;
 int kg_cublas_gemm_setup(const kg_setup_args *args, void **state, kg_case_io *io);
 int kg_cublas_gemm_launch(void *state, cudaStream_t stream);
 int kg_cublas_gemm_reference(void *state, cudaStream_t stream, void *ref_host);

@@ -22,17 +22,17 @@
 
 typedef struct {
     int m, n, k;
-    uint16_t *a, *b;              /* device bf16 */
-    float *c;                     /* device fp32 output */
-    uint16_t *a_host, *b_host;    /* for the CPU reference, made when it first runs */
-    uint64_t seed;                /* of the device fills (kg_fill_device; kg_fill_host alike) */
-    int zero_inputs;              /* kg_cublas_gemm_params.zero_inputs */
+    uint16_t *a, *b;           /* device bf16 */
+    float *c;                  /* device fp32 output */
+    uint16_t *a_host, *b_host; /* for the CPU reference, made when it first runs */
+    uint64_t seed;             /* of the device fills (kg_fill_device; kg_fill_host alike) */
+    int zero_inputs;           /* kg_cublas_gemm_params.zero_inputs */
     cublasHandle_t h;
     void *workspace;
     cudaStream_t bound;
 } cublas_gemm_state;
 
-#define CUBLAS_SEED(seed, buffer) ((seed) ^ (uint64_t)(buffer) * 0x9e3779b97f4a7c15ull)
+#define CUBLAS_SEED(seed, buffer) ((seed) ^ (uint64_t)(buffer)*0x9e3779b97f4a7c15ull)
 
 extern "C" void kg_cublas_gemm_teardown(void *state)
 {
@@ -98,10 +98,10 @@ extern "C" int kg_cublas_gemm_setup(const kg_setup_args *args, void **state, kg_
         KG_CUDA_CHECK(cudaMemsetAsync(st->a, 0, na * 2, args->stream));
         KG_CUDA_CHECK(cudaMemsetAsync(st->b, 0, nb * 2, args->stream));
     } else {
-        KG_TRY(kg_fill_device(st->a, KG_DTYPE_BF16, na, CUBLAS_SEED(st->seed, 1),
-                              KG_FILL_UNIFORM, -1.0, 1.0, args->stream));
-        KG_TRY(kg_fill_device(st->b, KG_DTYPE_BF16, nb, CUBLAS_SEED(st->seed, 2),
-                              KG_FILL_UNIFORM, -1.0, 1.0, args->stream));
+        KG_TRY(kg_fill_device(st->a, KG_DTYPE_BF16, na, CUBLAS_SEED(st->seed, 1), KG_FILL_UNIFORM,
+                              -1.0, 1.0, args->stream));
+        KG_TRY(kg_fill_device(st->b, KG_DTYPE_BF16, nb, CUBLAS_SEED(st->seed, 2), KG_FILL_UNIFORM,
+                              -1.0, 1.0, args->stream));
     }
 
     KG_CUBLAS_CHECK(cublasCreate(&st->h));
@@ -141,7 +141,8 @@ static int cublas_gemm_host_inputs(cublas_gemm_state *st)
     if (st->a_host)
         return 0;
     if (!(st->a_host = (uint16_t *)malloc(na * 2)) || !(st->b_host = (uint16_t *)malloc(nb * 2))) {
-        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "cublas_gemm: out of host memory for "
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__,
+                          "cublas_gemm: out of host memory for "
                           "the reference's inputs");
         goto cleanup;
     }
@@ -207,13 +208,26 @@ static const kg_cublas_gemm_params cublas_p = { 256, 384, 512, 1, 0 };
  * -> KG_CUBLAS_GEMM_PARITY = (1e-4, 1e-5, 0.99999), in cases.h. */
 extern "C" const kg_case_desc kg_cublas_gemm_cases[] = {
     {
-        "cublas_gemm_bf16/m=256,n=384,k=512/bf16", "cublas_gemm_bf16", &cublas_p,
-        kg_cublas_gemm_setup, kg_cublas_gemm_launch, kg_cublas_gemm_reference,
-        kg_cublas_gemm_teardown, KG_DTYPE_F64, "cpu-f64", KG_CUBLAS_GEMM_PARITY,
+        "cublas_gemm_bf16/m=256,n=384,k=512/bf16",
+        "cublas_gemm_bf16",
+        &cublas_p,
+        kg_cublas_gemm_setup,
+        kg_cublas_gemm_launch,
+        kg_cublas_gemm_reference,
+        kg_cublas_gemm_teardown,
+        KG_DTYPE_F64,
+        "cpu-f64",
+        KG_CUBLAS_GEMM_PARITY,
         /* bytes: A and B read once, C written (fp32) */
-        2.0 * (256.0 * 512 + 384.0 * 512) + 4.0 * 256 * 384, 2.0 * 256 * 384 * 512,
-        /* .kernels: cuBLAS's own, chosen at run time */ NULL, 0, 0, NULL, NULL, NULL,
+        2.0 * (256.0 * 512 + 384.0 * 512) + 4.0 * 256 * 384,
+        2.0 * 256 * 384 * 512,
+        /* .kernels: cuBLAS's own, chosen at run time */ NULL,
+        0,
+        0,
+        NULL,
+        NULL,
+        NULL,
     },
 };
-extern "C" const size_t kg_cublas_gemm_n_cases =
-    sizeof(kg_cublas_gemm_cases) / sizeof(kg_cublas_gemm_cases[0]);
+extern "C" const size_t kg_cublas_gemm_n_cases = sizeof(kg_cublas_gemm_cases) /
+                                                 sizeof(kg_cublas_gemm_cases[0]);

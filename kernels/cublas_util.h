@@ -3,8 +3,7 @@
 #ifndef KGATE_KERNELS_CUBLAS_UTIL_H
 #define KGATE_KERNELS_CUBLAS_UTIL_H
 
-#include "kgate/cublas.h"  /* KG_CUBLAS_CHECK */
-
+#include "kgate/cublas.h" /* KG_CUBLAS_CHECK */
 
 /* cuBLAS workspace set with cublasSetWorkspace: 32 MiB is what NVIDIA recommends for
  * Hopper (4 MiB suffices before it). With a user workspace cuBLAS allocates nothing on the
@@ -34,8 +33,8 @@ static inline int kg_cublas_gemm_bf16_tn(cublasHandle_t h, const uint16_t *a, co
 {
     int rc = 0;
     const float alpha = 1.0f, beta = 0.0f;
-    KG_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, b, CUDA_R_16BF, k,
-                                 a, CUDA_R_16BF, k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+    KG_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, b, CUDA_R_16BF, k, a,
+                                 CUDA_R_16BF, k, &beta, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
                                  CUBLAS_GEMM_DEFAULT));
 cleanup:
     return rc;

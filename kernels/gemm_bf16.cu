@@ -24,9 +24,10 @@
 #include "cublas_util.h"
 #include "gemm_bf16_core.cuh"
 
-__global__ void __launch_bounds__(KG_GEMM_THREADS, 2) /* <= 128 regs: 2 blocks (96 KiB smem) per SM */
-gemm_bf16_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B,
-                 float *__restrict__ C, int M, int N, int K)
+__global__ void __launch_bounds__(KG_GEMM_THREADS,
+                                  2) /* <= 128 regs: 2 blocks (96 KiB smem) per SM */
+    gemm_bf16_kernel(const uint16_t *__restrict__ A, const uint16_t *__restrict__ B,
+                     float *__restrict__ C, int M, int N, int K)
 {
     gemm_bf16_block<gemm_bf16_ref_policy>(A, B, C, M, N, K);
 }
@@ -71,8 +72,7 @@ extern "C" int kg_gemm_setup(const kg_setup_args *args, void **state, kg_case_io
     cublasHandle_t h = NULL;
     size_t na, nb, nc;
 
-    if (!p || p->m < 1 || p->n < 1 || p->k < 8 || p->k % 8 != 0 ||
-        p->m > 65535 * KG_GEMM_BM) {
+    if (!p || p->m < 1 || p->n < 1 || p->k < 8 || p->k % 8 != 0 || p->m > 65535 * KG_GEMM_BM) {
         rc = kg_error_set(KG_EINVAL, __FILE__, __LINE__,
                           "gemm_bf16: need M, N >= 1, K >= 8 with K %% 8 == 0 (16-byte cp.async "
                           "rows), M <= %d; got M=%d N=%d K=%d",
@@ -176,17 +176,15 @@ static const kg_gemm_params gemm_p8k = { 8192, 8192, 8192 };
  * and one fp32 ulp there is 7.6e-6). A missing or stale element fails all three.
  * -> KG_GEMM_PARITY(k) in cases.h. */
 #define GEMM_CASE(ID, P) GEMM_CASE_K(ID, P, gemm_kernels)
-#define GEMM_CASE_K(ID, P, KERNELS)                                                           \
-    {                                                                                         \
-        ID, "gemm_bf16", &(P), kg_gemm_setup, gemm_launch, kg_gemm_reference,                 \
-            kg_gemm_teardown, KG_DTYPE_F32, "cublas",                                         \
-            KG_GEMM_PARITY((P).k),                                                        \
-            /* bytes: read A and B once, write C (compulsory traffic) */                      \
-            2.0 * ((double)(P).m * (P).k + (double)(P).n * (P).k) + 4.0 * (double)(P).m * (P).n, \
-            2.0 * (double)(P).m * (double)(P).n * (double)(P).k, KERNELS,                     \
-            (int)(sizeof(KERNELS) / sizeof(KERNELS[0])), 0, NULL,                             \
-            NULL, NULL, /* xfail */ NULL, NULL, /* settings */ 0, 0, 0,                       \
-            /* .tags */ "compute,tensor-core"                                                 \
+#define GEMM_CASE_K(ID, P, KERNELS)                                                             \
+    {                                                                                           \
+        ID, "gemm_bf16", &(P), kg_gemm_setup, gemm_launch, kg_gemm_reference, kg_gemm_teardown, \
+            KG_DTYPE_F32, "cublas",                                                             \
+            KG_GEMM_PARITY((P).k), /* bytes: read A and B once, write C (compulsory traffic) */ \
+            2.0 * ((double)(P).m * (P).k + (double)(P).n * (P).k) + 4.0 * (double)(P).m *(P).n, \
+            2.0 * (double)(P).m *(double)(P).n *(double)(P).k, KERNELS,                         \
+            (int)(sizeof(KERNELS) / sizeof(KERNELS[0])), 0, NULL, NULL, NULL, /* xfail */ NULL, \
+            NULL, /* settings */ 0, 0, 0, /* .tags */ "compute,tensor-core"                     \
     }
 
 extern "C" const kg_case_desc kg_gemm_bf16_cases[] = {
@@ -198,5 +196,5 @@ extern "C" const kg_case_desc kg_gemm_bf16_cases[] = {
     GEMM_CASE_K("gemm_bf16/m=4096,n=4096,k=4096/bf16", gemm_p4k, gemm_kernels_aligned),
     GEMM_CASE_K("gemm_bf16/m=8192,n=8192,k=8192/bf16", gemm_p8k, gemm_kernels_aligned),
 };
-extern "C" const size_t kg_gemm_bf16_n_cases =
-    sizeof(kg_gemm_bf16_cases) / sizeof(kg_gemm_bf16_cases[0]);
+extern "C" const size_t kg_gemm_bf16_n_cases = sizeof(kg_gemm_bf16_cases) /
+                                               sizeof(kg_gemm_bf16_cases[0]);

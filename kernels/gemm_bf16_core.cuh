@@ -40,8 +40,7 @@ static __device__ __forceinline__ void gemm_cp_async_commit()
 {
     asm volatile("cp.async.commit_group;\n" ::);
 }
-template <int N>
-static __device__ __forceinline__ void gemm_cp_async_wait()
+template <int N> static __device__ __forceinline__ void gemm_cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
@@ -89,14 +88,17 @@ static __device__ __forceinline__ void gemm_load_tile(uint32_t stage_addr, const
 
 /* Policy: whether the epilogue stores the lone last column of an odd N. The reference does;
  * the planted defect stores column pairs only, so column N-1 is never written. */
-struct gemm_bf16_ref_policy { static constexpr bool kLoneLastColumn = true; };
-struct gemm_bf16_edge_column_policy { static constexpr bool kLoneLastColumn = false; };
+struct gemm_bf16_ref_policy {
+    static constexpr bool kLoneLastColumn = true;
+};
+struct gemm_bf16_edge_column_policy {
+    static constexpr bool kLoneLastColumn = false;
+};
 
 template <class P>
 static __device__ __forceinline__ void gemm_bf16_block(const uint16_t *__restrict__ A,
                                                        const uint16_t *__restrict__ B,
-                                                       float *__restrict__ C, int M, int N,
-                                                       int K)
+                                                       float *__restrict__ C, int M, int N, int K)
 {
     extern __shared__ __align__(128) unsigned char gemm_smem[];
     const uint32_t smem = (uint32_t)__cvta_generic_to_shared(gemm_smem);
@@ -114,7 +116,7 @@ static __device__ __forceinline__ void gemm_bf16_block(const uint16_t *__restric
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] = 0.0f;
 
-    /* Prologue: fill STAGES-1 stages. Always commit (possibly empty) groups so the
+                /* Prologue: fill STAGES-1 stages. Always commit (possibly empty) groups so the
      * wait_group count below stays uniform. */
 #pragma unroll
     for (int s = 0; s < KG_GEMM_STAGES - 1; s++) {
@@ -131,8 +133,8 @@ static __device__ __forceinline__ void gemm_bf16_block(const uint16_t *__restric
         __syncthreads();
         const int next = kt + KG_GEMM_STAGES - 1;
         if (next < KT)
-            gemm_load_tile(smem + (next % KG_GEMM_STAGES) * KG_GEMM_STAGE_BYTES, A, B, M, N, K,
-                           m0, n0, next);
+            gemm_load_tile(smem + (next % KG_GEMM_STAGES) * KG_GEMM_STAGE_BYTES, A, B, M, N, K, m0,
+                           n0, next);
         gemm_cp_async_commit();
 
         const uint32_t a_tile = smem + (kt % KG_GEMM_STAGES) * KG_GEMM_STAGE_BYTES;

@@ -72,13 +72,12 @@ static __device__ __forceinline__ void wg_mbar_arrive(uint32_t bar)
 }
 static __device__ __forceinline__ void wg_mbar_expect_tx(uint32_t bar, uint32_t bytes)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
-                 "r"(bytes)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
                  : "memory");
 }
 /* 2-D TMA tile load; completion is signalled as transaction bytes on `bar`. */
-static __device__ __forceinline__ void wg_tma_load(uint32_t dst, const CUtensorMap *map,
-                                                   int x, int y, uint32_t bar)
+static __device__ __forceinline__ void wg_tma_load(uint32_t dst, const CUtensorMap *map, int x,
+                                                   int y, uint32_t bar)
 {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
@@ -107,22 +106,25 @@ static __device__ __forceinline__ void wg_mma_m64n256k16(float (&d)[128], uint64
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
         "%128, %129, 1, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(da), "l"(db));
 }
 
@@ -141,9 +143,9 @@ static __device__ __forceinline__ void wg_tile_coords(int t, int tiles_m, int ti
 #endif /* KG_WG_BODY */
 
 __global__ void __launch_bounds__(KG_WG_THREADS, 1)
-gemm_bf16_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
-                       const __grid_constant__ CUtensorMap map_b, float *__restrict__ C, int M,
-                       int N, int K)
+    gemm_bf16_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
+                           const __grid_constant__ CUtensorMap map_b, float *__restrict__ C, int M,
+                           int N, int K)
 {
 #ifdef KG_WG_BODY
     extern __shared__ __align__(1024) unsigned char wg_smem[];
@@ -248,8 +250,7 @@ gemm_bf16_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
 
 extern "C" int kg_gemm_bf16_wgmma_fits(int m, int n, int k)
 {
-    return m > 0 && n > 0 && k > 0 && m % KG_WG_BM == 0 && n % KG_WG_BN == 0 &&
-           k % KG_WG_BK == 0;
+    return m > 0 && n > 0 && k > 0 && m % KG_WG_BM == 0 && n % KG_WG_BN == 0 && k % KG_WG_BK == 0;
 }
 
 /* One-time probe: driver entry point for cuTensorMapEncodeTiled (through the runtime, so no
@@ -307,9 +308,8 @@ static int wg_encode(const wg_probe *p, CUtensorMap *map, const uint16_t *base, 
     const cuuint32_t box[2] = { KG_WG_BK, (cuuint32_t)box_rows };
     const cuuint32_t estrides[2] = { 1, 1 };
     CUresult r = p->encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims, strides,
-                           box, estrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                           box, estrides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         rc = kg_error_set(KG_ECUDA, __FILE__, __LINE__,
                           "cuTensorMapEncodeTiled(%d x %d bf16, box %d x %d) failed: CUresult %d",
@@ -323,7 +323,7 @@ extern "C" int kg_gemm_bf16_wgmma_launch(const uint16_t *a, const uint16_t *b, f
     int rc = 0;
     const wg_probe *p = wg_probe_get();
     CUtensorMap map_a, map_b;
-    int tiles;
+    int tiles, grid;
     if (!p->usable || !kg_gemm_bf16_wgmma_fits(m, n, k)) {
         rc = kg_error_set(KG_EINVAL, __FILE__, __LINE__,
                           "gemm_bf16_wgmma: needs an sm_90 device with the sm_90a image and "
@@ -335,8 +335,8 @@ extern "C" int kg_gemm_bf16_wgmma_launch(const uint16_t *a, const uint16_t *b, f
     KG_TRY(wg_encode(p, &map_a, a, m, k, KG_WG_BM));
     KG_TRY(wg_encode(p, &map_b, b, n, k, KG_WG_BN));
     tiles = (m / KG_WG_BM) * (n / KG_WG_BN);
-    gemm_bf16_wgmma_kernel<<<tiles < p->sms ? tiles : p->sms, KG_WG_THREADS, KG_WG_SMEM, s>>>(
-        map_a, map_b, c, m, n, k);
+    grid = tiles < p->sms ? tiles : p->sms; /* persistent: at most one CTA per SM */
+    gemm_bf16_wgmma_kernel<<<grid, KG_WG_THREADS, KG_WG_SMEM, s>>>(map_a, map_b, c, m, n, k);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;

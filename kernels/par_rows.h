@@ -5,8 +5,7 @@
 
 #include "kgate/kgate.h"
 
-template <typename F>
-static void kg_par_rows_part(void *ctx, size_t r0, size_t r1, size_t part)
+template <typename F> static void kg_par_rows_part(void *ctx, size_t r0, size_t r1, size_t part)
 {
     (void)part;
     (*(F *)ctx)((int)r0, (int)r1);
@@ -14,8 +13,7 @@ static void kg_par_rows_part(void *ctx, size_t r0, size_t r1, size_t part)
 
 /* f(r0, r1) over slices of the rows; each row is computed exactly as alone, so the reference
  * is the same bits however it is split. Serial below ~4M values (threads would cost more). */
-template <typename F>
-static inline void kg_par_rows(int rows, size_t values, F f)
+template <typename F> static inline void kg_par_rows(int rows, size_t values, F f)
 {
     size_t parts = values < ((size_t)1 << 22) ? 1 : (size_t)kg_par_threads();
     kg_par_for((size_t)(rows > 0 ? rows : 0), parts, kg_par_rows_part<F>, &f);

@@ -21,7 +21,7 @@
 #include "reduce_sum_impl.cuh"
 
 __global__ void __launch_bounds__(KG_REDUCE_BLOCK)
-reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ partials, size_t n)
+    reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ partials, size_t n)
 {
     __shared__ float smem[KG_REDUCE_BLOCK / 32];
     const size_t n4 = n / 4;
@@ -55,8 +55,8 @@ reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ part
 
 /* Pass 2: reduce_sum_impl.cuh (shared with the defect twin; this is the reference policy). */
 __global__ void __launch_bounds__(KG_REDUCE_FINAL_BLOCK)
-reduce_sum_final_kernel(const float *__restrict__ partials, float *__restrict__ out,
-                        unsigned count)
+    reduce_sum_final_kernel(const float *__restrict__ partials, float *__restrict__ out,
+                            unsigned count)
 {
     reduce_sum_final_body<reduce_sum_ref_policy>(partials, out, count);
 }
@@ -94,7 +94,7 @@ extern "C" void kg_reduce_teardown(void *state)
 /* The state and the seed of x: the device holds x (kg_fill_device); the host copy the CPU
  * reference reads is made from the same seed when the reference first runs. */
 typedef struct {
-    kg_reduce_state st;          /* first: the state pointer the case API hands around */
+    kg_reduce_state st; /* first: the state pointer the case API hands around */
     uint64_t seed;
 } reduce_priv;
 
@@ -154,8 +154,10 @@ extern "C" int kg_reduce_reference(void *state, cudaStream_t stream, void *ref_h
     (void)stream;
     if (!st->x_host) { /* the device's x, from the same seed (state of kg_reduce_setup) */
         if (!(st->x_host = (float *)malloc(st->n * sizeof(float))))
-            return kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "reduce_sum: out of host memory "
-                                "for the reference's input (n=%zu)", st->n);
+            return kg_error_set(KG_ENOMEM, __FILE__, __LINE__,
+                                "reduce_sum: out of host memory "
+                                "for the reference's input (n=%zu)",
+                                st->n);
         int rc = kg_fill_host(st->x_host, KG_DTYPE_F32, st->n,
                               REDUCE_X_SEED(((reduce_priv *)st)->seed), KG_FILL_UNIFORM, 0.0, 1.0);
         if (rc < 0) {
@@ -189,14 +191,13 @@ static const kg_reduce_params reduce_p64m = { (1u << 26) + 5 };
  * L = 256 at n = 2^26 gives 5e-6; typical errors are ~1e-7. rel_l2 1e-5 covers the worst
  * case; max_abs = 1e-5 * n >= 1e-5 * 2|ref|. Dropping one of the G = 1024 partials is an
  * error of ~1/1024 ~ 1e-3 relative, 100x over. -> KG_REDUCE_PARITY(n) in cases.h. */
-#define REDUCE_CASE(ID, P)                                                                \
-    {                                                                                     \
-        ID, "reduce_sum", &(P), kg_reduce_setup, reduce_launch, kg_reduce_reference,      \
-            kg_reduce_teardown, KG_DTYPE_F64, "cpu-f64",                                  \
-            KG_REDUCE_PARITY((P).n),                                                       \
-            /* bytes: read x, write+read partials, write out */                           \
-            4.0 * (double)(P).n + 8.0 * kg_reduce_grid((P).n) + 4.0, 0.0, reduce_kernels, \
-            2, 0, NULL, NULL, NULL                                                        \
+#define REDUCE_CASE(ID, P)                                                                      \
+    {                                                                                           \
+        ID, "reduce_sum", &(P), kg_reduce_setup, reduce_launch, kg_reduce_reference,            \
+            kg_reduce_teardown, KG_DTYPE_F64, "cpu-f64",                                        \
+            KG_REDUCE_PARITY((P).n), /* bytes: read x, write+read partials, write out */        \
+            4.0 * (double)(P).n + 8.0 * kg_reduce_grid((P).n) + 4.0, 0.0, reduce_kernels, 2, 0, \
+            NULL, NULL, NULL                                                                    \
     }
 
 extern "C" const kg_case_desc kg_reduce_sum_cases[] = {
@@ -207,5 +208,5 @@ extern "C" const kg_case_desc kg_reduce_sum_cases[] = {
     /* 256 MiB read per launch: the large-end bandwidth case. */
     REDUCE_CASE("reduce_sum/n=67108869/f32", reduce_p64m),
 };
-extern "C" const size_t kg_reduce_sum_n_cases =
-    sizeof(kg_reduce_sum_cases) / sizeof(kg_reduce_sum_cases[0]);
+extern "C" const size_t kg_reduce_sum_n_cases = sizeof(kg_reduce_sum_cases) /
+                                                sizeof(kg_reduce_sum_cases[0]);

@@ -11,8 +11,12 @@
 /* Policy: how many of the `count` partials, counted from the end, the final pass leaves out.
  * The reference adds them all; the defect's `threadIdx.x + 1 < count` loses the last block's
  * partial (~1/1024 of the sum at G = 1024). */
-struct reduce_sum_ref_policy { static constexpr unsigned kSkipLast = 0; };
-struct reduce_sum_drop_partial_policy { static constexpr unsigned kSkipLast = 1; };
+struct reduce_sum_ref_policy {
+    static constexpr unsigned kSkipLast = 0;
+};
+struct reduce_sum_drop_partial_policy {
+    static constexpr unsigned kSkipLast = 1;
+};
 
 /* Pass 2, one block of KG_REDUCE_FINAL_BLOCK threads: count <= KG_REDUCE_FINAL_BLOCK, one
  * partial per thread, absent ones add +0, the fixed block tree. */
@@ -30,7 +34,7 @@ static __device__ __forceinline__ void reduce_sum_final_body(const float *__rest
 
 /* Pass 1 (defined in reduce_sum.cu): every final pass runs behind it. */
 __global__ void __launch_bounds__(KG_REDUCE_BLOCK)
-reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ partials, size_t n);
+    reduce_sum_partials_kernel(const float *__restrict__ x, float *__restrict__ partials, size_t n);
 
 /* Pass 1 on kg_reduce_grid(n) blocks, then `final_k` on one block (host). `partials` must hold
  * kg_reduce_grid(n) floats. */

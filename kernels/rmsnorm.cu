@@ -25,8 +25,8 @@
 /* In registers up to 8192 columns. Min 8 blocks/SM caps it at 32 registers (no spill): without
  * the cap ptxas takes 40 and the SM holds 6 rows in flight instead of 8. */
 __global__ void __launch_bounds__(KG_RMSNORM_BLOCK, 8)
-rmsnorm_bf16_kernel(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
-                    uint16_t *__restrict__ y, int cols, float eps)
+    rmsnorm_bf16_kernel(const uint16_t *__restrict__ x, const uint16_t *__restrict__ w,
+                        uint16_t *__restrict__ y, int cols, float eps)
 {
     rmsnorm_rows<4>(x, w, y, cols, eps);
 }
@@ -61,7 +61,7 @@ extern "C" void kg_rmsnorm_teardown(void *state)
 /* The state and the seed of its inputs: the device holds them (kg_fill_device), the host
  * copy the CPU reference reads is made from the same seed when the reference first runs. */
 typedef struct {
-    kg_rmsnorm_state st;         /* first: the state pointer the case API hands around */
+    kg_rmsnorm_state st; /* first: the state pointer the case API hands around */
     uint64_t seed;
 } rmsnorm_priv;
 
@@ -126,12 +126,14 @@ static int rmsnorm_host_inputs(kg_rmsnorm_state *st)
         return 0;
     if (!(st->x_host = (uint16_t *)malloc(n * 2)) ||
         !(st->w_host = (uint16_t *)malloc((size_t)st->cols * 2))) {
-        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "rmsnorm: out of host memory for the "
-                          "reference's inputs (%zu values)", n);
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__,
+                          "rmsnorm: out of host memory for the "
+                          "reference's inputs (%zu values)",
+                          n);
         goto cleanup;
     }
-    KG_TRY(kg_fill_host(st->x_host, KG_DTYPE_BF16, n, rmsnorm_seed(seed, 1), KG_FILL_UNIFORM,
-                        -1.0, 1.0));
+    KG_TRY(kg_fill_host(st->x_host, KG_DTYPE_BF16, n, rmsnorm_seed(seed, 1), KG_FILL_UNIFORM, -1.0,
+                        1.0));
     KG_TRY(kg_fill_host(st->w_host, KG_DTYPE_BF16, (size_t)st->cols, rmsnorm_seed(seed, 2),
                         KG_FILL_UNIFORM, -1.0, 1.0));
 cleanup:
@@ -153,8 +155,8 @@ static int rmsnorm_launch_rows(void *state, int rows, cudaStream_t stream)
 {
     kg_rmsnorm_state *st = (kg_rmsnorm_state *)state;
     if (rows < 0 || rows > st->rows)
-        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "rmsnorm: rows %d out of [0,%d]",
-                            rows, st->rows);
+        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "rmsnorm: rows %d out of [0,%d]", rows,
+                            st->rows);
     return kg_rmsnorm_launch(st->x, st->w, st->y, rows, st->cols, st->eps, stream);
 }
 
@@ -203,13 +205,13 @@ static const kg_rmsnorm_params rmsnorm_pbig = { 16384, 8192 };
  * max_abs 5.5e-3 (1.4x above the correct bound, 1.4x below the defect), rel_l2 2.0e-3. */
 /* -> KG_RMSNORM_PARITY = (5.5e-3, 2.0e-3, 0.99999), in cases.h. */
 
-#define RMSNORM_CASE(ID, P)                                                                  \
-    {                                                                                        \
-        ID, "rmsnorm", &(P), kg_rmsnorm_setup, rmsnorm_launch, kg_rmsnorm_reference,         \
-            kg_rmsnorm_teardown, KG_DTYPE_F64, "cpu-f64", KG_RMSNORM_PARITY,                    \
-            /* bytes: read x, read gamma, write y (bf16) */                                  \
-            4.0 * (double)(P).rows * (double)(P).cols + 2.0 * (double)(P).cols, 0.0,         \
-            rmsnorm_kernels, 1, /* .batch_invariant */ 1, rmsnorm_launch_rows, NULL, NULL    \
+#define RMSNORM_CASE(ID, P)                                                               \
+    {                                                                                     \
+        ID, "rmsnorm", &(P), kg_rmsnorm_setup, rmsnorm_launch, kg_rmsnorm_reference,      \
+            kg_rmsnorm_teardown, KG_DTYPE_F64, "cpu-f64",                                 \
+            KG_RMSNORM_PARITY, /* bytes: read x, read gamma, write y (bf16) */            \
+            4.0 * (double)(P).rows *(double)(P).cols + 2.0 * (double)(P).cols, 0.0,       \
+            rmsnorm_kernels, 1, /* .batch_invariant */ 1, rmsnorm_launch_rows, NULL, NULL \
     }
 
 extern "C" const kg_case_desc kg_rmsnorm_cases[] = {
@@ -220,6 +222,4 @@ extern "C" const kg_case_desc kg_rmsnorm_cases[] = {
     /* 512 MiB moved per launch: the large-end bandwidth case. */
     RMSNORM_CASE("rmsnorm/rows=16384,cols=8192/bf16", rmsnorm_pbig),
 };
-extern "C" const size_t kg_rmsnorm_n_cases =
-    sizeof(kg_rmsnorm_cases) / sizeof(kg_rmsnorm_cases[0]);
-
+extern "C" const size_t kg_rmsnorm_n_cases = sizeof(kg_rmsnorm_cases) / sizeof(kg_rmsnorm_cases[0]);

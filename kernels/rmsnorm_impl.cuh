@@ -11,12 +11,10 @@
 /* Policy: what happens to the normalized value x * rstd before the gamma multiply. The
  * reference keeps it fp32 (one rounding, on the store); the planted defect rounds it to bf16
  * (what `x_norm.to(bf16) * weight` does), a second rounding where fp32 was promised. */
-struct rmsnorm_ref_policy
-{
+struct rmsnorm_ref_policy {
     static __device__ __forceinline__ float norm(float v) { return v; }
 };
-struct rmsnorm_bf16_norm_policy
-{
+struct rmsnorm_bf16_norm_policy {
     static __device__ __forceinline__ float norm(float v)
     {
         return kg_bf16_to_float(kg_float_to_bf16(v));

@@ -29,20 +29,20 @@
 /* The variant choice (SOFTMAX_*_NR, why one row per block with exp kept) and fp32's shipped
  * instantiation, softmax_f32_rows (shared with the defect twin): softmax_impl.cuh. */
 __global__ void __launch_bounds__(KG_SOFTMAX_BLOCK)
-softmax_f32_kernel(const float *__restrict__ x, float *__restrict__ y, int rows, int cols)
+    softmax_f32_kernel(const float *__restrict__ x, float *__restrict__ y, int rows, int cols)
 {
     softmax_f32_rows<softmax_ref_policy>(x, y, rows, cols);
 }
 
 __global__ void __launch_bounds__(KG_SOFTMAX_BLOCK)
-softmax_bf16_kernel(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int rows, int cols)
+    softmax_bf16_kernel(const uint16_t *__restrict__ x, uint16_t *__restrict__ y, int rows,
+                        int cols)
 {
     /* in registers up to 4096 columns */
     softmax_rows<uint16_t, 8, 2, SOFTMAX_BF16_NR, true>(x, y, rows, cols);
 }
 
-extern "C" int kg_softmax_f32_launch(const float *x, float *y, int rows, int cols,
-                                     cudaStream_t s)
+extern "C" int kg_softmax_f32_launch(const float *x, float *y, int rows, int cols, cudaStream_t s)
 {
     return softmax_f32_launch_with(softmax_f32_kernel, x, y, rows, cols, s);
 }
@@ -53,8 +53,8 @@ extern "C" int kg_softmax_bf16_launch(const uint16_t *x, uint16_t *y, int rows, 
     int rc = 0;
     if (rows <= 0)
         return 0;
-    softmax_bf16_kernel<<<(unsigned)kg_ceil_div((size_t)rows, SOFTMAX_BF16_NR), KG_SOFTMAX_BLOCK,
-                          0, s>>>(x, y, rows, cols);
+    softmax_bf16_kernel<<<(unsigned)kg_ceil_div((size_t)rows, SOFTMAX_BF16_NR), KG_SOFTMAX_BLOCK, 0,
+                          s>>>(x, y, rows, cols);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;
@@ -76,7 +76,7 @@ extern "C" void kg_softmax_teardown(void *state)
 /* The state and how its logits were drawn: the device holds them (kg_fill_device); the host
  * copy the CPU reference reads is made from the same seed when it first runs. */
 typedef struct {
-    kg_softmax_state st;         /* first: the state pointer the case API hands around */
+    kg_softmax_state st; /* first: the state pointer the case API hands around */
     uint64_t seed;
     float lo, hi;
 } softmax_priv;
@@ -140,8 +140,10 @@ static int softmax_host_inputs(kg_softmax_state *st)
         return 0;
     if (!(st->x_host = (float *)malloc(n * sizeof(float))) ||
         (st->dtype == KG_DTYPE_BF16 && !(bits = (uint16_t *)malloc(n * 2)))) {
-        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "softmax: out of host memory for the "
-                          "reference's input (%zu values)", n);
+        rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__,
+                          "softmax: out of host memory for the "
+                          "reference's input (%zu values)",
+                          n);
         goto cleanup;
     }
     KG_TRY(kg_fill_host(bits ? (void *)bits : (void *)st->x_host, st->dtype, n,
@@ -161,11 +163,10 @@ static int softmax_launch_rows(void *state, int rows, cudaStream_t stream)
 {
     kg_softmax_state *st = (kg_softmax_state *)state;
     if (rows < 0 || rows > st->rows)
-        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "softmax: rows %d out of [0,%d]",
-                            rows, st->rows);
+        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "softmax: rows %d out of [0,%d]", rows,
+                            st->rows);
     if (st->dtype == KG_DTYPE_F32)
-        return kg_softmax_f32_launch((const float *)st->x, (float *)st->y, rows, st->cols,
-                                     stream);
+        return kg_softmax_f32_launch((const float *)st->x, (float *)st->y, rows, st->cols, stream);
     return kg_softmax_bf16_launch((const uint16_t *)st->x, (uint16_t *)st->y, rows, st->cols,
                                   stream);
 }
@@ -231,13 +232,12 @@ static const kg_softmax_params sm_bf16_big = { 32768, 4096, KG_DTYPE_BF16, -5.0f
  * Uniform rounding gives rel_l2 ~1.7e-3, bounded by 3.9e-3. */
 /* -> KG_SOFTMAX_BF16_PARITY = (2.5e-3, 4e-3, 0.99999), in cases.h. */
 
-#define SOFTMAX_CASE(ID, P, KERNELS, PARITY, ESIZE)                                          \
-    {                                                                                        \
-        ID, "softmax", &(P), kg_softmax_setup, softmax_launch, kg_softmax_reference,         \
-            kg_softmax_teardown, KG_DTYPE_F64, "cpu-f64", PARITY,                            \
-            /* bytes: read x, write y */                                                     \
-            2.0 * (ESIZE) * (double)(P).rows * (double)(P).cols, 0.0, KERNELS, 1,            \
-            /* .batch_invariant */ 1, softmax_launch_rows, NULL, NULL                        \
+#define SOFTMAX_CASE(ID, P, KERNELS, PARITY, ESIZE)                                            \
+    {                                                                                          \
+        ID, "softmax", &(P), kg_softmax_setup, softmax_launch, kg_softmax_reference,           \
+            kg_softmax_teardown, KG_DTYPE_F64, "cpu-f64", PARITY, /* bytes: read x, write y */ \
+            2.0 * (ESIZE) * (double)(P).rows *(double)(P).cols, 0.0, KERNELS, 1,               \
+            /* .batch_invariant */ 1, softmax_launch_rows, NULL, NULL                          \
     }
 #define SOFTMAX_F32(ID, P) SOFTMAX_CASE(ID, P, softmax_f32_kernels, KG_SOFTMAX_F32_PARITY, 4)
 #define SOFTMAX_BF16(ID, P) SOFTMAX_CASE(ID, P, softmax_bf16_kernels, KG_SOFTMAX_BF16_PARITY, 2)
@@ -255,5 +255,4 @@ extern "C" const kg_case_desc kg_softmax_cases[] = {
     /* 512 MiB moved per launch. */
     SOFTMAX_BF16("softmax/rows=32768,cols=4096/bf16", sm_bf16_big),
 };
-extern "C" const size_t kg_softmax_n_cases =
-    sizeof(kg_softmax_cases) / sizeof(kg_softmax_cases[0]);
+extern "C" const size_t kg_softmax_n_cases = sizeof(kg_softmax_cases) / sizeof(kg_softmax_cases[0]);

@@ -12,8 +12,12 @@
 /* Policy: whether the row max is subtracted before exp. The reference does (no exp ever
  * overflows); the planted defect computes the textbook exp(x) / sum(exp(x)): its max is
  * pinned to 0, so above x ~ 88 exp overflows and the row becomes inf/inf = NaN and x/inf = 0. */
-struct softmax_ref_policy { static constexpr bool kSubtractMax = true; };
-struct softmax_no_max_policy { static constexpr bool kSubtractMax = false; };
+struct softmax_ref_policy {
+    static constexpr bool kSubtractMax = true;
+};
+struct softmax_no_max_policy {
+    static constexpr bool kSubtractMax = false;
+};
 
 /* Element and 16-byte vector access for the two storage types. */
 static __device__ __forceinline__ float sm_load(const float *p, size_t i) { return p[i]; }
@@ -29,7 +33,10 @@ static __device__ __forceinline__ void sm_store(uint16_t *p, size_t i, float v)
 static __device__ __forceinline__ void sm_load_vec(const float *p, int i, float (&f)[4])
 {
     const float4 v = reinterpret_cast<const float4 *>(p)[i];
-    f[0] = v.x; f[1] = v.y; f[2] = v.z; f[3] = v.w;
+    f[0] = v.x;
+    f[1] = v.y;
+    f[2] = v.z;
+    f[3] = v.w;
 }
 static __device__ __forceinline__ void sm_load_vec(const uint16_t *p, int i, float (&f)[8])
 {
@@ -64,8 +71,7 @@ static __device__ __forceinline__ void online_add(float &m, float &s, float v)
 
 /* Pass 1's per-element step under policy P: the online update, or (max pinned at 0) a plain
  * sum of exp(v). */
-template <class P>
-static __device__ __forceinline__ void softmax_add(float &m, float &s, float v)
+template <class P> static __device__ __forceinline__ void softmax_add(float &m, float &s, float v)
 {
     if constexpr (P::kSubtractMax)
         online_add(m, s, v);
@@ -85,21 +91,29 @@ static __device__ __forceinline__ void online_merge(float &m, float &s, float m2
 /* Raw 16-byte vectors: the register path can hold rows packed (4 registers per vector). */
 static __device__ __forceinline__ void sm_unpack(const float4 &v, float (&f)[4])
 {
-    f[0] = v.x; f[1] = v.y; f[2] = v.z; f[3] = v.w;
+    f[0] = v.x;
+    f[1] = v.y;
+    f[2] = v.z;
+    f[3] = v.w;
 }
-static __device__ __forceinline__ void sm_unpack(const uint4 &v, float (&f)[8]) { kg_unpack8(v, f); }
+static __device__ __forceinline__ void sm_unpack(const uint4 &v, float (&f)[8])
+{
+    kg_unpack8(v, f);
+}
 template <typename T> struct sm_raw;
-template <> struct sm_raw<float> { typedef float4 type; };
-template <> struct sm_raw<uint16_t> { typedef uint4 type; };
+template <> struct sm_raw<float> {
+    typedef float4 type;
+};
+template <> struct sm_raw<uint16_t> {
+    typedef uint4 type;
+};
 
 /* Block-wide max / sum (Op) of NR values at once (one per row of the group), delivered to
  * every thread (as kg_block_allsum in common.cuh), one barrier for all NR rows. */
-struct sm_max_op
-{
+struct sm_max_op {
     static __device__ __forceinline__ float apply(float a, float b) { return fmaxf(a, b); }
 };
-struct sm_sum_op
-{
+struct sm_sum_op {
     static __device__ __forceinline__ float apply(float a, float b) { return a + b; }
 };
 template <int NR, class Op>
@@ -133,8 +147,8 @@ static __device__ __forceinline__ void sm_group_reduce(float (&v)[NR],
  * again for the store (fewer registers, twice the exps). A row's arithmetic and its reduction
  * order depend on cols only, never on NR or on the other rows of its group. */
 template <typename T, int VEC, int R, int NR, bool KEEP, class P = softmax_ref_policy>
-static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x,
-                                                         T *__restrict__ y, int rows, int cols)
+static __device__ __forceinline__ void softmax_rows_regs(const T *__restrict__ x, T *__restrict__ y,
+                                                         int rows, int cols)
 {
     typedef typename sm_raw<T>::type V;
     __shared__ float s_m[NR][KG_SOFTMAX_BLOCK / 32], s_s[NR][KG_SOFTMAX_BLOCK / 32];
@@ -360,7 +374,7 @@ static inline int softmax_f32_launch_with(softmax_f32_fn k, const float *x, floa
     if (rows <= 0)
         return 0;
     k<<<(unsigned)kg_ceil_div((size_t)rows, SOFTMAX_F32_NR), KG_SOFTMAX_BLOCK, 0, s>>>(x, y, rows,
-                                                                                     cols);
+                                                                                       cols);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;

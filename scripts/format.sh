@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # Format C, C++ and CUDA sources with the tree's .clang-format.
 #
-#   scripts/format.sh [--check] [--whole] [--base REF] [FILE ...]
+#   scripts/format.sh [--check] [--whole | --tree] [--base REF] [FILE ...]
 #
 # Without FILEs: the lines changed since REF (default: the merge base with main), committed or
 # not, through clang-format-diff; untracked sources whole. --whole formats the changed files
-# whole. FILEs: those files, whole. --check writes nothing: it shows what formatting would
-# change and exits 1 when anything would. The tree is not formatted wholesale: format what you
-# touch. Exit codes: 0 nothing to change (or formatted), 1 --check found changes, 2 usage
-# error or no clang-format. CLANG_FORMAT / CLANG_FORMAT_DIFF pick the binaries.
+# whole. --tree: every tracked and untracked source whole (the tree is kept formatted:
+# test_tree_formatted runs `--check --tree`). FILEs: those files, whole. --check writes
+# nothing: it shows what formatting would change and exits 1 when anything would. Exit codes:
+# 0 nothing to change (or formatted), 1 --check found changes, 2 usage error or no
+# clang-format. CLANG_FORMAT / CLANG_FORMAT_DIFF pick the binaries.
 set -uo pipefail
-usage() { echo "usage: scripts/format.sh [--check] [--whole] [--base REF] [FILE ...]" >&2; exit 2; }
-check=0 whole=0 base=
+usage() { echo "usage: scripts/format.sh [--check] [--whole | --tree] [--base REF] [FILE ...]" >&2; exit 2; }
+check=0 whole=0 tree=0 base=
 while [ $# -gt 0 ]; do
     case $1 in
     --check) check=1; shift ;;
     --whole) whole=1; shift ;;
+    --tree) tree=1; shift ;;
     --base) [ $# -ge 2 ] || { echo "format.sh: --base needs a value (a git ref)" >&2; usage; }
             base=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) echo "format.sh: unknown flag $1" >&2; usage ;;
     *) break ;;
@@ -49,7 +51,12 @@ whole_file() { # FILE: check or format it whole
     fi
 }
 
-if [ $# -gt 0 ]; then
+if [ "$tree" -eq 1 ]; then
+    [ $# -eq 0 ] || { echo "format.sh: --tree takes no FILEs" >&2; usage; }
+    while IFS= read -r f; do
+        is_source "$f" && [ -f "$ROOT/$f" ] && whole_file "$ROOT/$f"
+    done < <(git -C "$ROOT" ls-files --cached --others --exclude-standard)
+elif [ $# -gt 0 ]; then
     for f in "$@"; do
         [ -f "$f" ] || { echo "format.sh: $f: no such file" >&2; exit 2; }
         whole_file "$f"

@@ -9,9 +9,21 @@
 #include "driver/driver.h"
 #include "kg_test.h"
 
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return KG_EINTERNAL; }
-static int t_launch(void *s, cudaStream_t st) { (void)s, (void)st; return KG_EINTERNAL; }
-static int t_ref(void *s, cudaStream_t st, void *r) { (void)s, (void)st, (void)r; return KG_EINTERNAL; }
+static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io)
+{
+    (void)a, (void)s, (void)io;
+    return KG_EINTERNAL;
+}
+static int t_launch(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    return KG_EINTERNAL;
+}
+static int t_ref(void *s, cudaStream_t st, void *r)
+{
+    (void)s, (void)st, (void)r;
+    return KG_EINTERNAL;
+}
 
 static const kg_case_desc cases[] = {
     { .id = "op/a", .op = "op", .setup = t_setup, .launch = t_launch, .reference = t_ref },

@@ -59,7 +59,9 @@ static void expect(const char *what, double got, double want)
 {
     bool ok = isfinite(got) && fabs(got - want) <= 0.10 * fabs(want) + 0.5;
     printf("  %-28s measured %-14.6g expected %-14.6g %s\n", what, got, want,
-           !isfinite(got) ? "UNAVAILABLE" : ok ? "ok" : "OFF BY MORE THAN 10%");
+           !isfinite(got) ? "UNAVAILABLE"
+           : ok           ? "ok"
+                          : "OFF BY MORE THAN 10%");
     fails += !ok;
 }
 
@@ -81,7 +83,9 @@ static void below(const char *what, double got, double limit)
 {
     bool ok = isfinite(got) && got <= limit;
     printf("  %-28s measured %-14.6g at most %-14.6g %s\n", what, got, limit,
-           !isfinite(got) ? "UNAVAILABLE" : ok ? "ok" : "ABOVE THE FLOOR");
+           !isfinite(got) ? "UNAVAILABLE"
+           : ok           ? "ok"
+                          : "ABOVE THE FLOOR");
     fails += !ok;
 }
 
@@ -91,8 +95,8 @@ static void show(const kg_ct_counts *c)
     for (int i = 0; i < KG_CT_N; i++)
         printf("    %-22s %.6g%s\n", kg_ct_metrics[i].key, c->v[i], c->have[i] ? "" : " (n/a)");
     printf("    derived: dram_bytes %.6g flops %.6g (tensor %.6g%s) spill %.6g tensor inst %.6g\n",
-           c->dram_bytes, c->flops, c->tensor_flops, c->flops_partial ? ", partial" : "",
-           c->spill, c->tensor);
+           c->dram_bytes, c->flops, c->tensor_flops, c->flops_partial ? ", partial" : "", c->spill,
+           c->tensor);
     /* no host memory is touched: GH100 showed ~0.8 MB here (docs/counters.md), the gate's
      * floor is 4 MiB; the split says whether the artefact is reads or writes */
     printf("    sysmem bytes %.6g = read %.6g + write %.6g (floor %.6g)\n", c->sysmem_bytes,
@@ -246,8 +250,7 @@ static int run(kg_ct_session *s, int l2)
     expect("local (spill) requests", c.spill, 0);
     p.k = 64, p.n = 4096; /* warps */
     KG_CUDA_CHECK(cudaMemset(p.in, 0, 1024));
-    printf("\nwmma loop: W = %zu warps x K = %d bf16 16x16x16 MMAs (8192 FLOP each):\n", p.n,
-           p.k);
+    printf("\nwmma loop: W = %zu warps x K = %d bf16 16x16x16 MMAs (8192 FLOP each):\n", p.n, p.k);
     KG_TRY(launch_wmma(&p, st)); /* warm */
     KG_CUDA_CHECK(cudaStreamSynchronize(st));
     w.launch = launch_wmma;
@@ -303,7 +306,7 @@ int main(void)
     if (rc < 0)
         printf("gpu_counters_probe: %s\n", kg_error_last());
     kg_ct_session_close(s);
-    printf("\ngpu_counters_probe: %s (%d check(s) off)\n",
-           rc == 0 && fails == 0 ? "PASS" : "FAIL", fails);
+    printf("\ngpu_counters_probe: %s (%d check(s) off)\n", rc == 0 && fails == 0 ? "PASS" : "FAIL",
+           fails);
     return rc == 0 && fails == 0 ? 0 : 1;
 }

@@ -58,8 +58,8 @@ __global__ void kg_probe_wmma_kernel(const __nv_bfloat16 *a, const __nv_bfloat16
 extern "C" int kg_probe_wmma(const void *a, const void *b, float *out, int k, size_t warps,
                              cudaStream_t s)
 {
-    kg_probe_wmma_kernel<<<(unsigned)(warps / 4), 128, 0, s>>>(
-        (const __nv_bfloat16 *)a, (const __nv_bfloat16 *)b, out, k);
+    kg_probe_wmma_kernel<<<(unsigned)(warps / 4), 128, 0, s>>>((const __nv_bfloat16 *)a,
+                                                               (const __nv_bfloat16 *)b, out, k);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 

@@ -16,16 +16,16 @@ static int kg_t_pass, kg_t_fail;
         }                                                                            \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                   \
-    do {                                                       \
-        if (cond) {                                            \
-            kg_t_pass++;                                       \
-        } else {                                               \
-            kg_t_fail++;                                       \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);    \
-            fprintf(stderr, __VA_ARGS__);                      \
-            fputc('\n', stderr);                               \
-        }                                                      \
+#define CHECK_MSG(cond, ...)                                \
+    do {                                                    \
+        if (cond) {                                         \
+            kg_t_pass++;                                    \
+        } else {                                            \
+            kg_t_fail++;                                    \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                   \
+            fputc('\n', stderr);                            \
+        }                                                   \
     } while (0)
 
 static inline int kg_test_done(const char *name)

@@ -8,8 +8,16 @@ static int lr_setup(const kg_setup_args *a, void **s, kg_case_io *io)
     (void)a, (void)s, (void)io;
     return kg_error_set(KG_EINTERNAL, __FILE__, __LINE__, "list_runner cases do not run");
 }
-static int lr_launch(void *s, cudaStream_t st) { (void)s, (void)st; return 0; }
-static int lr_ref(void *s, cudaStream_t st, void *h) { (void)s, (void)st, (void)h; return 0; }
+static int lr_launch(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    return 0;
+}
+static int lr_ref(void *s, cudaStream_t st, void *h)
+{
+    (void)s, (void)st, (void)h;
+    return 0;
+}
 
 static const char lr_stub; /* stands in for a kernel's host stub: list never launches it */
 static const kg_kernel_ref lr_gemm[] = {
@@ -17,10 +25,12 @@ static const kg_kernel_ref lr_gemm[] = {
     { &lr_stub, "plain_kernel", 128, 0 },
 };
 
-#define LR_CASE(id_, ref_, nk_)                                                             \
-    { .id = (id_), .op = "lr", .setup = lr_setup, .launch = lr_launch, .reference = lr_ref, \
-      .ref_kind = (ref_), .parity = KG_PARITY_TOLERANCE_INIT(1e-5, 1e-6, 0.999),            \
-      .bytes_moved = 1234567.0, .flops = 2e12, .kernels = lr_gemm, .n_kernels = (nk_) }
+#define LR_CASE(id_, ref_, nk_)                                                               \
+    {                                                                                         \
+        .id = (id_), .op = "lr", .setup = lr_setup, .launch = lr_launch, .reference = lr_ref, \
+        .ref_kind = (ref_), .parity = KG_PARITY_TOLERANCE_INIT(1e-5, 1e-6, 0.999),            \
+        .bytes_moved = 1234567.0, .flops = 2e12, .kernels = lr_gemm, .n_kernels = (nk_)       \
+    }
 
 static const kg_case_desc lr_cases[] = {
     LR_CASE("short/f32", "cpu-f64", 1),

@@ -46,7 +46,8 @@ static kg_advance_input *parse_ct(const char *dec, const char *moves, const char
 static void test_counters(void)
 {
     int rc;
-    kg_advance_input *in = parse_ct("NO_MARK", "[\"dram_bytes_per_launch\",\"achieved_occupancy_pct\"]",
+    kg_advance_input *in = parse_ct("NO_MARK",
+                                    "[\"dram_bytes_per_launch\",\"achieved_occupancy_pct\"]",
                                     "1.52e6", &rc);
     CHECK(rc == 0 && in && in->n_cands == 4); /* the 2 bench candidates, then the 2 counts */
     if (in && in->n_cands == 4) {
@@ -75,7 +76,9 @@ static void test_counters(void)
     kg_advance_input_free(in);
     /* malformed: an unknown metric, a metric twice, a listed count that is not a count > 0, not
      * an array: KG_EPARSE naming the file, the case and the field */
-    static const struct { const char *moves, *dram, *want; } bad[] = {
+    static const struct {
+        const char *moves, *dram, *want;
+    } bad[] = {
         { "[\"gbps\"]", "1.52e6", "'gbps' is not a counter mark" },
         { "[\"inst_per_launch\",\"inst_per_launch\"]", "1", "names 'inst_per_launch' twice" },
         { "[\"dram_bytes_per_launch\"]", "0", "figures.dram_bytes must be a finite count in (0," },
@@ -91,19 +94,23 @@ static void test_counters(void)
     kg_advance_input_free(in);
     {
         char row[600];
-        snprintf(row, sizeof row, ",{\"gate\":\"counters\",\"case\":\"a\",\"verdict\":\"PASS\","
+        snprintf(row, sizeof row,
+                 ",{\"gate\":\"counters\",\"case\":\"a\",\"verdict\":\"PASS\","
                  "\"figures\":{\"decision\":\"OK\",\"occupancy_pct\":1e308,\"mark_moves\":"
                  "[\"achieved_occupancy_pct\"]}}");
         in = parse("production", "true", "PASS", "10.4", row, &rc);
         CHECK(rc == KG_EPARSE && !in && strstr(kg_error_last(), "(0, 100]"));
         /* an XFAIL counters row proposes nothing (production takes PASS rows only) */
-        snprintf(row, sizeof row, ",{\"gate\":\"counters\",\"case\":\"a\",\"verdict\":\"XFAIL\","
-                 "\"figures\":{\"decision\":\"OK\",\"inst\":5,\"mark_moves\":[\"inst_per_launch\"]}}");
+        snprintf(
+            row, sizeof row,
+            ",{\"gate\":\"counters\",\"case\":\"a\",\"verdict\":\"XFAIL\","
+            "\"figures\":{\"decision\":\"OK\",\"inst\":5,\"mark_moves\":[\"inst_per_launch\"]}}");
         in = parse("production", "true", "PASS", "10.4", row, &rc);
         CHECK(rc == 0 && in && in->n_cands == 2);
         kg_advance_input_free(in);
         /* a bench row cannot name a counter mark (nor so choose its direction) */
-        snprintf(row, sizeof row, ",{\"gate\":\"bench\",\"case\":\"c\",\"verdict\":\"PASS\","
+        snprintf(row, sizeof row,
+                 ",{\"gate\":\"bench\",\"case\":\"c\",\"verdict\":\"PASS\","
                  "\"figures\":{\"decision\":\"NO_MARK\",\"metric\":\"achieved_occupancy_pct\","
                  "\"direction\":\"lower_is_better\",\"median_us\":1,\"ci_lo_us\":1,\"ci_hi_us\":1,"
                  "\"band_rel\":0,\"samples\":1,\"processes\":3,\"env_lo_us\":1,\"env_hi_us\":1}}");
@@ -130,8 +137,8 @@ int main(void)
     kg_advance_input *in = parse("production", "true", "PASS", "10.4", "", &rc);
     CHECK(rc == 0 && in);
     CHECK(in->certifying && in->all_passed && in->n_cands == 2);
-    CHECK(in->cands[0].cand.value == 10.4);   /* lower is better: ci_hi, not the median */
-    CHECK(in->cands[1].cand.value == 480);    /* higher is better: ci_lo */
+    CHECK(in->cands[0].cand.value == 10.4); /* lower is better: ci_hi, not the median */
+    CHECK(in->cands[1].cand.value == 480);  /* higher is better: ci_lo */
     CHECK(strcmp(in->cands[0].cand.device_class, "GPU X/sm_90") == 0);
 
     CHECK(kg_marks_new(&m) == 0);
@@ -175,8 +182,10 @@ int main(void)
     kg_advance_input_free(in);
     in = parse("production", "true", "PASS", "10.4",
                ",{\"gate\":\"bench\",\"case\":\"c\",\"verdict\":\"PASS\",\"figures\":{\"decision\":"
-               "\"SAME\"}}", &rc);
-    CHECK(rc == 0 && !in->all_passed && strstr(in->why_not, "gate parity has no result for case c"));
+               "\"SAME\"}}",
+               &rc);
+    CHECK(rc == 0 && !in->all_passed &&
+          strstr(in->why_not, "gate parity has no result for case c"));
     kg_advance_input_free(in);
 
     /* Malformed bench figures are a parse error naming the file and case. */

@@ -15,8 +15,7 @@ extern const struct kg_gate kg_gate_parity; /* a row of another gate (the driver
 /* A bench row as bench.c leaves it: engine summary, decision, context. */
 static int g_processes = 3; /* the processes behind every bench row bench_row makes */
 
-static kg_bench_row *bench_row(double med, double lo, double hi, size_t kept,
-                               kg_bench_decision dec)
+static kg_bench_row *bench_row(double med, double lo, double hi, size_t kept, kg_bench_decision dec)
 {
     kg_bench_row *b = calloc(1, sizeof *b);
     b->r.sum.median = med;
@@ -60,7 +59,7 @@ static void fill(kg_run *run, const kg_device_info *dev, bool bad)
             else
                 add_row(run, kg_gates[g], c,
                         bad && c == 1 && kg_gates[g] == &kg_gate_parity ? KG_VERDICT_FAIL
-                                                                         : KG_VERDICT_PASS,
+                                                                        : KG_VERDICT_PASS,
                         NULL);
         }
     cJSON *gl = cJSON_CreateArray();
@@ -86,7 +85,6 @@ static void compare(const kg_advance_input *t, const kg_advance_input *j)
               strcmp(a->power_state, b->power_state) == 0);
     }
 }
-
 
 /* ---- run --production's combination of N processes (kg_production_case) ---------- */
 
@@ -129,7 +127,8 @@ static void fill_combined(kg_run *run, const kg_device_info *dev, const double *
                                             c == 0 ? dec_a[i] : KG_BENCH_NO_MARK);
                 b->r.taken = 110; /* as a worker's row reaches the parent: no sample arrays */
                 b->r.dropped = 10;
-                rows[i] = (kg_run_row){ .gate = &kg_gate_bench, .desc = &cases[c],
+                rows[i] = (kg_run_row){ .gate = &kg_gate_bench,
+                                        .desc = &cases[c],
                                         .res = { .verdict = KG_VERDICT_PASS, .data = b } };
                 pr[i] = &rows[i];
             }
@@ -140,9 +139,10 @@ static void fill_combined(kg_run *run, const kg_device_info *dev, const double *
             CHECK(cJSON_GetObjectItem(fig, "samples_taken") &&
                   cJSON_GetObjectItem(fig, "samples_taken")->valuedouble == 330 &&
                   cJSON_GetObjectItem(fig, "processes")->valuedouble == 3);
-            CHECK(c == 1 || strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
-                                       cJSON_GetObjectItem(fig, "mark"), "power_state")),
-                                   "full-clock") == 0);
+            CHECK(c == 1 ||
+                  strcmp(cJSON_GetStringValue(
+                             cJSON_GetObjectItem(cJSON_GetObjectItem(fig, "mark"), "power_state")),
+                         "full-clock") == 0);
             for (int i = 0; i < 3; i++)
                 kg_gate_bench.result_free(rows[i].res.data);
         }
@@ -264,8 +264,11 @@ static void test_production_combination(const kg_device_info *dev)
 
 int main(void)
 {
-    kg_device_info dev = { .name = "GPU X", .cc_major = 9, .cc_minor = 0,
-                           .driver_version = 13000, .runtime_version = 13000 };
+    kg_device_info dev = { .name = "GPU X",
+                           .cc_major = 9,
+                           .cc_minor = 0,
+                           .driver_version = 13000,
+                           .runtime_version = 13000 };
     for (int bad = 0; bad < 2; bad++) {
         kg_run run;
         kg_advance_input *t = NULL, *j = NULL;

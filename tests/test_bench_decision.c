@@ -204,7 +204,6 @@ static void test_edges(void)
     cJSON_Delete(j);
 }
 
-
 /* The issue's figures: a mark merged from 3 processes with a 0.3% spread, +2%. */
 static kg_mark mark3(double value, double spread, int runs)
 {
@@ -255,10 +254,11 @@ static void test_issue14_rule(void)
     CHECK_MSG(strstr(v.why, "power-capped") && strstr(v.why, "full-clock"), "%s", v.why);
     CHECK(!kg_bench_decision_fails(v.decision) && v.delta_rel > 0.015); /* figures kept */
     cJSON *j = kg_bench_verdict_json(&v, &m);
-    CHECK(j && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "decision")),
-                      "STATE_DIFFERS") == 0);
-    CHECK(j && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
-                          cJSON_GetObjectItem(j, "mark"), "power_state")), "power-capped") == 0);
+    CHECK(j &&
+          strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(j, "decision")), "STATE_DIFFERS") == 0);
+    CHECK(j && strcmp(cJSON_GetStringValue(
+                          cJSON_GetObjectItem(cJSON_GetObjectItem(j, "mark"), "power_state")),
+                      "power-capped") == 0);
     cJSON_Delete(j);
     /* The time basis is part of the state: a clock-normalised run against a power-capped mark
      * of measured times (set before normalisation) decides nothing. */
@@ -271,8 +271,7 @@ static void test_issue14_rule(void)
     CHECK(kg_bench_decide(&v, &m, &obs, NULL, 0, NULL) == 0 &&
           v.decision == KG_BENCH_STATE_DIFFERS);
     m.power_state = "power-capped:replay-clock-normalised";
-    CHECK(kg_bench_decide(&v, &m, &obs, NULL, 0, NULL) == 0 &&
-          v.decision == KG_BENCH_REGRESSED);
+    CHECK(kg_bench_decide(&v, &m, &obs, NULL, 0, NULL) == 0 && v.decision == KG_BENCH_REGRESSED);
     m.power_state = "power-capped";
     obs.power_state = "full-clock";
     obs.power_state = "unknown";
@@ -292,8 +291,8 @@ static bool g_combine_compute_bound = true;
 
 /* n processes of one case at the given relative shifts, each decided on its own, combined. */
 static kg_bench_decision combine_obs(const kg_mark *m, const double *shift, size_t n,
-                                     kg_bench_verdict *v, const char *const *states,
-                                     const int *ks, kg_bench_obs *comb_out)
+                                     kg_bench_verdict *v, const char *const *states, const int *ks,
+                                     kg_bench_obs *comb_out)
 {
     double x[N];
     kg_bench_obs per[8], comb;
@@ -302,9 +301,14 @@ static kg_bench_decision combine_obs(const kg_mark *m, const double *shift, size
     for (size_t i = 0; i < n; i++) {
         fill(x, N, 1000.0 * (1 + shift[i]), 0.001, 600 + i);
         CHECK(kg_stats_summarize(&s[i], x, N, 0.95) == 0);
-        per[i] = (kg_bench_obs){ s[i].median, s[i].ci_lo, s[i].ci_hi, NULL, 0,
+        per[i] = (kg_bench_obs){ s[i].median,
+                                 s[i].ci_lo,
+                                 s[i].ci_hi,
+                                 NULL,
+                                 0,
                                  g_combine_compute_bound,
-                                 ks ? ks[i] : 4, states ? states[i] : "full-clock" };
+                                 ks ? ks[i] : 4,
+                                 states ? states[i] : "full-clock" };
         CHECK(kg_bench_decide(&pv[i], m, &per[i], NULL, 0, NULL) == 0);
     }
     CHECK(kg_bench_combine(v, &comb, m, per, pv, n, NULL) == 0);

@@ -41,9 +41,18 @@ static kg_mark pay_mark(bool with_pay)
 /* A run: normalised median `norm` (CI +-0.2%), measured `meas` (+-0.5%), energy `mj` (+-1%). */
 static kg_bench_obs pay_obs(double norm, double meas, double mj, const char *state, bool cb)
 {
-    kg_bench_obs o = { norm, norm * 0.998, norm * 1.002, NULL, 0, cb, 4, state,
-                       .measured_median = meas, .measured_spread_rel = 0.005,
-                       .energy_mj = mj, .energy_spread_rel = 0.01 };
+    kg_bench_obs o = { norm,
+                       norm * 0.998,
+                       norm * 1.002,
+                       NULL,
+                       0,
+                       cb,
+                       4,
+                       state,
+                       .measured_median = meas,
+                       .measured_spread_rel = 0.005,
+                       .energy_mj = mj,
+                       .energy_spread_rel = 0.01 };
     return o;
 }
 
@@ -75,7 +84,7 @@ static void test_zeros_vs_random(void)
     CHECK(fabs(v.measured_change_rel - (1 / 0.858 - 1)) < 1e-9 && v.measured_significant);
     CHECK(fabs(v.measured_tol_rel - 0.015) < 1e-12); /* mark 0.5% x (3+1)/(3-1) + run 0.5% */
     has(&v, "WARNING what users pay regressed (measured time;");
-    has(&v, "SAME: +0.30%"); /* the rule's own line stays */
+    has(&v, "SAME: +0.30%");                     /* the rule's own line stays */
     CHECK(!kg_bench_decision_fails(v.decision)); /* reported, not gating (thermal state) */
 }
 
@@ -121,8 +130,7 @@ static void test_branches(void)
     o = pay_obs(1120.0, 1300.0 * 1.004, 700.0, NORM, true);
     o.measured_spread_rel = 0;
     v = decide(&w, o);
-    CHECK_MSG(v.decision == KG_BENCH_SAME && fabs(v.measured_tol_rel - 0.005) < 1e-12, "%s",
-              v.why);
+    CHECK_MSG(v.decision == KG_BENCH_SAME && fabs(v.measured_tol_rel - 0.005) < 1e-12, "%s", v.why);
     /* a run without an energy figure (NOT_SUPPORTED): gated on the measured time alone */
     o = pay_obs(1120.0, 1300.0, 0, NORM, true);
     v = decide(&m, o);
@@ -163,7 +171,8 @@ static void test_not_gated(void)
     v = decide(NULL, pay_obs(1120.0, 1300.0, 700.0, NORM, true));
     CHECK(v.decision == KG_BENCH_NO_MARK && v.run_energy == 700.0 && v.run_measured == 1300.0);
     CHECK(kg_bench_state_normalised(NORM) && !kg_bench_state_normalised("power-capped") &&
-          !kg_bench_state_normalised(NULL) && !kg_bench_state_normalised(KG_STATE_NORMALISED_SUFFIX));
+          !kg_bench_state_normalised(NULL) &&
+          !kg_bench_state_normalised(KG_STATE_NORMALISED_SUFFIX));
 }
 
 /* Processes as the production step combines them: their obs carry the decided figures only,
@@ -232,7 +241,7 @@ static void test_energy_summary(void)
         mj[i] = (i % 2) ? 500.0 : 0.0;
     CHECK(kg_bench_energy_summarize(&e, mj, drop, 12, starts, 3, 4, 0.95) == 0);
     CHECK_MSG(e.basis == KG_ENERGY_PER_PLACEMENT && e.units == 3 &&
-                  fabs(e.per_launch_mj - 62.5) < 1e-9 && /* 1000 mJ / (4 samples x 4) */
+                  fabs(e.per_launch_mj - 62.5) < 1e-9 &&       /* 1000 mJ / (4 samples x 4) */
                   fabs(e.spread_rel - 2.0 / sqrt(6.0)) < 1e-9, /* 3000 / 500 = 6 ticks */
               "basis %d units %zu median %g spread %g", e.basis, e.units, e.per_launch_mj,
               e.spread_rel);
@@ -263,7 +272,7 @@ static void test_energy_plausible(void)
     double w = 0;
     CHECK(!kg_bench_energy_plausible(4559.0, 1414.26, 700.0, &w) && fabs(w - 3223.6) < 1);
     CHECK(kg_bench_energy_plausible(850.0, 1414.26, 700.0, &w) && fabs(w - 601.0) < 1);
-    CHECK(kg_bench_energy_plausible(850.0, 1414.26, NAN, &w));    /* limit unknown: 1500 W */
+    CHECK(kg_bench_energy_plausible(850.0, 1414.26, NAN, &w)); /* limit unknown: 1500 W */
     CHECK(!kg_bench_energy_plausible(2200.0, 1414.26, NAN, &w));
     CHECK(!kg_bench_energy_plausible(850.0, 0, 700.0, &w) && isnan(w));
     CHECK(!kg_bench_energy_plausible(0, 1414.26, 700.0, &w)); /* no energy at all */

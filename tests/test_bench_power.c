@@ -65,9 +65,9 @@ static void test_steady(void)
 {
     const unsigned long long cap = KG_POWER_SW_POWER_CAP;
     /* boost at 1980, heats, the power cap pulls the clock down to ~1600 and it stays there */
-    kg_power_poll ramp[] = { poll(1980, 0), poll(1980, 0), poll(1890, cap), poll(1770, cap),
-                             poll(1650, cap), poll(1605, cap), poll(1600, cap), poll(1605, cap),
-                             poll(1600, cap) };
+    kg_power_poll ramp[] = { poll(1980, 0),   poll(1980, 0),   poll(1890, cap),
+                             poll(1770, cap), poll(1650, cap), poll(1605, cap),
+                             poll(1600, cap), poll(1605, cap), poll(1600, cap) };
     size_t n = KG_ARRAY_LEN(ramp);
     /* not steady at the start either: 1980, 1980, 1890 differ in reasons and clock */
     /* steady first when a whole window is on the plateau (1605, 1600, 1605) */
@@ -87,8 +87,8 @@ static void test_steady(void)
         flap[i] = poll(1980, i % 2 ? 0 : cap);
     CHECK(first_steady(flap, 12) == 0);
     /* the same reasons but the clock wandering by more than 1%: not steady */
-    kg_power_poll wander[] = { poll(1600, cap), poll(1650, cap), poll(1590, cap),
-                               poll(1660, cap), poll(1600, cap) };
+    kg_power_poll wander[] = { poll(1600, cap), poll(1650, cap), poll(1590, cap), poll(1660, cap),
+                               poll(1600, cap) };
     CHECK(first_steady(wander, 5) == 0);
     /* a poll NVML did not answer breaks the window */
     kg_power_poll hole[] = { poll(1980, 0), poll(1980, 0), poll(1980, 0) };
@@ -169,8 +169,8 @@ static size_t readings(kg_clock_reading *r, const double *mhz, size_t n, double 
 }
 
 /* The first reading at which the warm-up stops (0 = never), and whether it was steady. */
-static size_t first_done(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
-                         bool *steady, double *ref)
+static size_t first_done(const kg_clock_reading *r, size_t n, const kg_warm_rule *w, bool *steady,
+                         double *ref)
 {
     for (size_t i = 1; i <= n; i++)
         if (kg_probe_warm_done(r, i, w, steady, ref))
@@ -250,7 +250,7 @@ static void test_probe_heavy(void)
     size_t n = 0;
     kg_warm_rule w = kg_warm_rule_for(1980, 1651, false, -1);
     CHECK(w.heavy && w.min_s == KG_HEAVY_WARMUP_MIN_S);
-    CHECK(kg_warm_rule_for(1980, 21.75, true, -1).heavy);   /* compute-bound */
+    CHECK(kg_warm_rule_for(1980, 21.75, true, -1).heavy); /* compute-bound */
     CHECK(!kg_warm_rule_for(1980, 49.9, false, -1).heavy);
     /* 40 ms at 1980 before the cap, a ramp down, then the capped plateau */
     for (; n < 6; n++)
@@ -259,7 +259,7 @@ static void test_probe_heavy(void)
         mhz[n++] = m;
     for (; n < 300; n++)
         mhz[n] = (n % 7 < 3) ? 1469 + 0.5 * (double)(n % 2) : 1480; /* ~0.75% dither */
-    readings(r, mhz, n, 0.0066); /* 4 GEMMs per chunk */
+    readings(r, mhz, n, 0.0066);                                    /* 4 GEMMs per chunk */
     bool steady = false;
     double ref = NAN;
     size_t at = first_done(r, n, &w, &steady, &ref);
@@ -287,8 +287,8 @@ static void test_probe_heavy(void)
     ps.heavy = true;
     double smp[] = { 1469.5, 1468.7, 1470.1, 1480, 1469.5 };
     kg_power_finish(&ps, smp, 5);
-    CHECK_MSG(ps.probe && ps.held && strcmp(ps.label, "power-capped") == 0, "%s held %d",
-              ps.label, ps.held);
+    CHECK_MSG(ps.probe && ps.held && strcmp(ps.label, "power-capped") == 0, "%s held %d", ps.label,
+              ps.held);
     CHECK(fabs(ps.sm_median - 1469.5) < 1e-9 && ps.sm_min == 1468.7 && ps.sm_max == 1480);
     /* the clock leaving the 2% band while sampling: did not hold, still power-capped */
     smp[2] = 1420;
@@ -356,8 +356,8 @@ static void test_probe_labels(void)
     /* the run's rows (bench_run1.txt) by their probe medians: one label per band */
     const double rows[][2] = { { 1515.3, 0 }, { 1734.7, 0 }, { 1949.2, 0 }, { 1980.2, 1 },
                                { 1976.5, 0 }, { 1513.7, 1 }, { 1469.5, 1 } };
-    const char *want[] = { "throttled", "throttled", "full-clock", "full-clock", "full-clock",
-                           "power-capped", "power-capped" };
+    const char *want[] = { "throttled",  "throttled",    "full-clock",  "full-clock",
+                           "full-clock", "power-capped", "power-capped" };
     for (size_t i = 0; i < KG_ARRAY_LEN(rows); i++) {
         kg_power_label_probe(b, sizeof b, rows[i][0], 1980, rows[i][1] > 0, 0, false);
         CHECK_MSG(strcmp(b, want[i]) == 0, "%.1f MHz: %s, want %s", rows[i][0], b, want[i]);
@@ -458,17 +458,17 @@ static void test_placements(void)
 {
     kg_bench_opts o = KG_BENCH_OPTS_INIT;
     const double capped = 1440, full = 1980, max = 1980;
-    CHECK(kg_bench_placements_for(&o, 1600, capped, max) == 1);   /* memory-bound: one */
+    CHECK(kg_bench_placements_for(&o, 1600, capped, max) == 1); /* memory-bound: one */
     o.compute_bound = true;
     CHECK(kg_bench_placements_for(&o, 1600, capped, max) == KG_BENCH_PLACEMENTS);
     CHECK(kg_bench_placements_for(&o, 1600, NAN, max) == KG_BENCH_PLACEMENTS); /* unsettled */
-    CHECK(kg_bench_placements_for(&o, 2100, full, max) == 1);     /* fma_chain_1ms: full clock */
-    CHECK(kg_bench_placements_for(&o, 1600, capped, 0) == 1);     /* max clock unknown */
-    CHECK(kg_bench_placements_for(&o, 6.6, capped, max) == 1);    /* gemm 300x200x200: short */
+    CHECK(kg_bench_placements_for(&o, 2100, full, max) == 1);  /* fma_chain_1ms: full clock */
+    CHECK(kg_bench_placements_for(&o, 1600, capped, 0) == 1);  /* max clock unknown */
+    CHECK(kg_bench_placements_for(&o, 6.6, capped, max) == 1); /* gemm 300x200x200: short */
     o.mode = 1;
-    CHECK(kg_bench_placements_for(&o, 1600, capped, max) == 1);   /* cold: one launch/sample */
+    CHECK(kg_bench_placements_for(&o, 1600, capped, max) == 1); /* cold: one launch/sample */
     o.placements = 5;
-    CHECK(kg_bench_placements_for(&o, 1, full, max) == 5);        /* the flag wins */
+    CHECK(kg_bench_placements_for(&o, 1, full, max) == 5); /* the flag wins */
     o.placements = 99;
     CHECK(kg_bench_placements_for(&o, 1, full, max) == KG_BENCH_MAX_PLACEMENTS);
     /* the placement-level interval: fa16 of the H200 proof (1249, 1246, 1223 us normalised):
@@ -561,7 +561,8 @@ static void test_fold(void)
     kg_power_state a = { 0 }, b = { 0 };
     a.reasons_seen = KG_POWER_SW_POWER_CAP, a.polls = 4, a.nvml_held = true;
     a.nvml_sm_min = 1980, a.nvml_sm_max = 1980, a.warmup_s = 0.3, a.temp_c = 58;
-    b.reasons_seen = KG_POWER_SW_THERMAL, b.polls = 2, b.nvml_held = false, b.nvml_near_limit = true;
+    b.reasons_seen = KG_POWER_SW_THERMAL, b.polls = 2, b.nvml_held = false,
+    b.nvml_near_limit = true;
     b.nvml_sm_min = 1755, b.nvml_sm_max = NAN, b.warmup_s = 0.1, b.temp_c = 61;
     kg_power_state_fold(&a, &b);
     CHECK(a.reasons_seen == (KG_POWER_SW_POWER_CAP | KG_POWER_SW_THERMAL));

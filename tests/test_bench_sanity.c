@@ -8,9 +8,15 @@
 
 static kg_ceiling_obs obs(double gbps, double tflops)
 {
-    kg_ceiling_obs o = { .gbps = gbps, .tflops = tflops, .ci_rel = 0.002, .dram = true,
-                         .copy_gbps = 4200, .copy_spread_rel = 0.003, .gemm_tflops = 800,
-                         .gemm_spread_rel = 0.004, .gemm_clock_scale = 1.3 };
+    kg_ceiling_obs o = { .gbps = gbps,
+                         .tflops = tflops,
+                         .ci_rel = 0.002,
+                         .dram = true,
+                         .copy_gbps = 4200,
+                         .copy_spread_rel = 0.003,
+                         .gemm_tflops = 800,
+                         .gemm_spread_rel = 0.004,
+                         .gemm_clock_scale = 1.3 };
     return o;
 }
 
@@ -88,8 +94,7 @@ static kg_bench_decision decide_at(double rel, bool compute_bound, kg_bench_verd
 {
     kg_mark m = mark_fc();
     double med = 131.0 * (1 + rel);
-    kg_bench_obs o = { med, med * 0.999, med * 1.001, NULL, 0, compute_bound, 8,
-                       "power-capped" };
+    kg_bench_obs o = { med, med * 0.999, med * 1.001, NULL, 0, compute_bound, 8, "power-capped" };
     CHECK(kg_bench_decide(v, &m, &o, NULL, 0, NULL) == 0);
     return v->decision;
 }
@@ -102,16 +107,18 @@ static void test_state_label(void)
     CHECK(!kg_bench_state_decides(false) && kg_bench_state_decides(true));
     CHECK_MSG(decide_at(-0.0006, false, &v) == KG_BENCH_SAME, "%s", v.why);
     CHECK_MSG(strstr(v.why, "decided on time") && strstr(v.why, "full-clock") &&
-              strstr(v.why, "power-capped"), "%s", v.why);
+                  strstr(v.why, "power-capped"),
+              "%s", v.why);
     CHECK(strcmp(v.run_power_state, "power-capped") == 0); /* still recorded */
     CHECK_MSG(decide_at(0.05, false, &v) == KG_BENCH_REGRESSED, "%s", v.why);
     CHECK(kg_bench_decision_fails(v.decision));
     CHECK_MSG(decide_at(-0.05, false, &v) == KG_BENCH_IMPROVED, "%s", v.why);
     CHECK(decide_at(-0.0006, true, &v) == KG_BENCH_STATE_DIFFERS);
-    CHECK(decide_at(0.05, true, &v) == KG_BENCH_STATE_DIFFERS && !kg_bench_decision_fails(v.decision));
+    CHECK(decide_at(0.05, true, &v) == KG_BENCH_STATE_DIFFERS &&
+          !kg_bench_decision_fails(v.decision));
     CHECK(decide_at(-0.05, true, &v) == KG_BENCH_STATE_DIFFERS);
-    CHECK_MSG(strstr(v.why, "STATE_DIFFERS: mark measured full-clock, this run power-capped"),
-              "%s", v.why);
+    CHECK_MSG(strstr(v.why, "STATE_DIFFERS: mark measured full-clock, this run power-capped"), "%s",
+              v.why);
 }
 
 int main(void)

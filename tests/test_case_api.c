@@ -29,7 +29,11 @@ static int nop_setup(const kg_setup_args *a, void **s, kg_case_io *io)
     KG_UNUSED(a), KG_UNUSED(s), KG_UNUSED(io);
     return 0;
 }
-static int nop_launch(void *s, cudaStream_t st) { KG_UNUSED(s), KG_UNUSED(st); return 0; }
+static int nop_launch(void *s, cudaStream_t st)
+{
+    KG_UNUSED(s), KG_UNUSED(st);
+    return 0;
+}
 static int nop_ref(void *s, cudaStream_t st, void *h)
 {
     KG_UNUSED(s), KG_UNUSED(st), KG_UNUSED(h);
@@ -39,9 +43,11 @@ static int nop_ref(void *s, cudaStream_t st, void *h)
 static const kg_verdict V_PASS = KG_VERDICT_PASS, V_WARN = KG_VERDICT_WARN,
                         V_FAIL = KG_VERDICT_FAIL, V_ERROR = KG_VERDICT_ERROR;
 
-#define CASE(id_, v_, gate_, why_)                                                          \
-    { .id = (id_), .op = "fake", .params = &(v_), .setup = nop_setup, .launch = nop_launch, \
-      .reference = nop_ref, .xfail_gate = (gate_), .xfail_reason = (why_) }
+#define CASE(id_, v_, gate_, why_)                                                            \
+    {                                                                                         \
+        .id = (id_), .op = "fake", .params = &(v_), .setup = nop_setup, .launch = nop_launch, \
+        .reference = nop_ref, .xfail_gate = (gate_), .xfail_reason = (why_)                   \
+    }
 
 static const kg_verdict *row_verdict(const kg_run *run, const char *id, const char **msg)
 {
@@ -100,8 +106,9 @@ static void check_xfail(void)
     kg_run run;
     kg_registry *reg = NULL;
     int code = run_fake(&reg, cases, KG_ARRAY_LEN(cases), &run);
-    CHECK(verdict_of(&run, "x/still_fails", "expected failure (issue 7: wrong rounding): fake "
-                                            "FAIL") == KG_VERDICT_XFAIL);
+    CHECK(verdict_of(&run, "x/still_fails",
+                     "expected failure (issue 7: wrong rounding): fake "
+                     "FAIL") == KG_VERDICT_XFAIL);
     CHECK(verdict_of(&run, "x/now_passes", "remove xfail_gate") == KG_VERDICT_XPASS);
     CHECK(verdict_of(&run, "x/now_warns", "issue 9") == KG_VERDICT_XPASS);
     CHECK(verdict_of(&run, "x/errors", "fake error") == KG_VERDICT_ERROR);
@@ -112,8 +119,7 @@ static void check_xfail(void)
      * XFAIL into PASS and XPASS into FAIL. */
     cJSON *j = kg_report_json(run.rep), *it;
     int xfail = 0, xpass = 0;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, KG_RK_RESULTS))
-    {
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, KG_RK_RESULTS)) {
         const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_VERDICT));
         xfail += v && strcmp(v, KG_RV_VERDICT_XFAIL) == 0;
         xpass += v && strcmp(v, KG_RV_VERDICT_XPASS) == 0;
@@ -226,8 +232,7 @@ static void check_tags(void)
     a.tags = "slow,attention";
     b.tags = "attn";
     CHECK(kg_case_has_tag(&a, "slow") && kg_case_has_tag(&a, "attention"));
-    CHECK(!kg_case_has_tag(&a, "att") && !kg_case_has_tag(&c, "slow") &&
-          !kg_case_has_tag(&a, ""));
+    CHECK(!kg_case_has_tag(&a, "att") && !kg_case_has_tag(&c, "slow") && !kg_case_has_tag(&a, ""));
     CHECK(kg_registry_new(&reg) == 0);
     CHECK(kg_registry_add(reg, &a) == 0 && kg_registry_add(reg, &b) == 0 &&
           kg_registry_add(reg, &c) == 0);
@@ -331,10 +336,8 @@ static void check_output_ref_dtypes(void)
     memcpy(ref + sizeof ref_f64 + sizeof idx_f, bf, sizeof bf);
     kg_output outs[3] = {
         kg_output_make("out", NULL, 3, KG_DTYPE_F32, 0, NULL),
-        kg_output_ref_dtype(kg_output_make("idx", NULL, 2, KG_DTYPE_F32, 0, &bits),
-                            KG_DTYPE_F32),
-        kg_output_ref_dtype(kg_output_make("h", NULL, 2, KG_DTYPE_BF16, 0, &bits),
-                            KG_DTYPE_BF16),
+        kg_output_ref_dtype(kg_output_make("idx", NULL, 2, KG_DTYPE_F32, 0, &bits), KG_DTYPE_F32),
+        kg_output_ref_dtype(kg_output_make("h", NULL, 2, KG_DTYPE_BF16, 0, &bits), KG_DTYPE_BF16),
     };
     size_t bytes = 0;
     CHECK(kg_parity_ref_bytes(&bytes, outs, 3, KG_DTYPE_F64) == 0 && bytes == sizeof ref);
@@ -351,8 +354,7 @@ static void check_output_ref_dtypes(void)
     /* Without the flags the same bytes are read as f64 throughout: misread, and bitwise on an
      * f64 reference of an f32 output is refused. */
     outs[1].has_ref_dtype = outs[2].has_ref_dtype = 0;
-    CHECK(kg_parity_ref_bytes(&bytes, outs, 3, KG_DTYPE_F64) == 0 &&
-          bytes == 7 * sizeof(double));
+    CHECK(kg_parity_ref_bytes(&bytes, outs, 3, KG_DTYPE_F64) == 0 && bytes == 7 * sizeof(double));
     CHECK(kg_parity_compare_outputs(&r, host, ref, KG_DTYPE_F64, outs, 3, &tight) == KG_EINVAL);
     /* A reference dtype that is not a kg_dtype is an error, named. */
     outs[1] = kg_output_ref_dtype(outs[1], (kg_dtype)42);

@@ -14,12 +14,22 @@
 
 extern char **environ;
 
-static const char *const secrets[] = { "KGATE_REPORT_KEY", "KGATE_GIT_TOKEN", "GITHUB_TOKEN",
-                                       "CI_JOB_TOKEN", "GITLAB_TOKEN", "KGATE_STATUS_TOKEN" };
+static const char *const secrets[] = {
+    "KGATE_REPORT_KEY", "KGATE_GIT_TOKEN", "GITHUB_TOKEN",
+    "CI_JOB_TOKEN",     "GITLAB_TOKEN",    "KGATE_STATUS_TOKEN"
+};
 #define SECRET_VALUE "kgsecret-0123456789abcdef-feedback"
 
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return 0; }
-static int t_ref(void *s, cudaStream_t st, void *r) { (void)s, (void)st, (void)r; return 0; }
+static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io)
+{
+    (void)a, (void)s, (void)io;
+    return 0;
+}
+static int t_ref(void *s, cudaStream_t st, void *r)
+{
+    (void)s, (void)st, (void)r;
+    return 0;
+}
 /* The case: its environment and /proc/self/environ into the dump file. */
 static int t_dump(void *s, cudaStream_t st)
 {
@@ -59,8 +69,10 @@ static int tg_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env, 
     return 0;
 }
 static const kg_gate_column tg_cols[] = { KG_COL_CASE(-20), KG_COL_VERDICT("v", -7) };
-static const struct kg_gate test_gate = { .name = "parity", .run_case = tg_run_case,
-                                          .columns = tg_cols, .n_columns = 2 };
+static const struct kg_gate test_gate = { .name = "parity",
+                                          .run_case = tg_run_case,
+                                          .columns = tg_cols,
+                                          .n_columns = 2 };
 
 static void hexenc(char *dst, const char *s)
 {
@@ -73,7 +85,8 @@ static void b64enc(char *dst, const char *s)
     static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t n = strlen(s), o = 0;
     for (size_t i = 0; i + 2 < n; i += 3) {
-        unsigned v = ((unsigned char)s[i] << 16) | ((unsigned char)s[i + 1] << 8) | (unsigned char)s[i + 2];
+        unsigned v = ((unsigned char)s[i] << 16) | ((unsigned char)s[i + 1] << 8) |
+                     (unsigned char)s[i + 2];
         for (int k = 0; k < 4; k++)
             dst[o++] = al[(v >> (18 - 6 * k)) & 63];
     }
@@ -109,7 +122,8 @@ int main(int argc, char **argv)
     char *text = NULL;
     CHECK(kg_file_read(&text, NULL, dump) == 0);
     CHECK_MSG(text && strstr(text, "KG_TEST_ENV_DUMP="), "the case did not dump its environment");
-    CHECK_MSG(text && strstr(text, "KG_TEST_PARENT_READ=yes"), "the case could not read its parent's "
+    CHECK_MSG(text && strstr(text, "KG_TEST_PARENT_READ=yes"),
+              "the case could not read its parent's "
               "/proc/PID/environ (the check would prove nothing)");
     char hex[2 * sizeof SECRET_VALUE + 1], b64[2 * sizeof SECRET_VALUE];
     hexenc(hex, SECRET_VALUE);

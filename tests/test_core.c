@@ -10,16 +10,31 @@
 
 static int fake_setup(const kg_setup_args *a, void **s, kg_case_io *io)
 {
-    (void)a; (void)s; (void)io;
+    (void)a;
+    (void)s;
+    (void)io;
     return 0;
 }
-static int fake_launch(void *s, cudaStream_t st) { (void)s; (void)st; return 0; }
-static int fake_ref(void *s, cudaStream_t st, void *r) { (void)s; (void)st; (void)r; return 0; }
+static int fake_launch(void *s, cudaStream_t st)
+{
+    (void)s;
+    (void)st;
+    return 0;
+}
+static int fake_ref(void *s, cudaStream_t st, void *r)
+{
+    (void)s;
+    (void)st;
+    (void)r;
+    return 0;
+}
 
 static void check_child_limit(void)
 {
     /* A bad KGATE_CHILD_TIMEOUT never lifts a child's limit (issue #28 item 5). */
-    static const char *const bad_limits[] = { "1e999", "inf", "nan", "-1", "0", "1e30", "x", "5\n" };
+    static const char *const bad_limits[] = {
+        "1e999", "inf", "nan", "-1", "0", "1e30", "x", "5\n"
+    };
     for (size_t i = 0; i < KG_ARRAY_LEN(bad_limits); i++) {
         setenv("KGATE_CHILD_TIMEOUT", bad_limits[i], 1);
         CHECK_MSG(kg_child_limit_s(30) == 30, "KGATE_CHILD_TIMEOUT='%s' gave %g", bad_limits[i],
@@ -102,8 +117,12 @@ static void check_registry(void)
 {
     kg_registry *reg = NULL;
     CHECK(kg_registry_new(&reg) == 0);
-    kg_case_desc d = { .id = "t/n=1/f32", .op = "t", .setup = fake_setup, .launch = fake_launch,
-                       .reference = fake_ref, .parity = KG_PARITY_TOLERANCE_INIT(0, 0, 1) };
+    kg_case_desc d = { .id = "t/n=1/f32",
+                       .op = "t",
+                       .setup = fake_setup,
+                       .launch = fake_launch,
+                       .reference = fake_ref,
+                       .parity = KG_PARITY_TOLERANCE_INIT(0, 0, 1) };
     CHECK(kg_registry_add(reg, &d) == 0);
     CHECK(kg_registry_add(reg, &d) == KG_EEXISTS);
     CHECK(strstr(kg_error_last(), "duplicate case id 't/n=1/f32'") != NULL);

@@ -29,12 +29,13 @@ static kg_counters_row *ct_row(const kg_marks *m, const char *id, double dram, d
     b->c.dram_bytes = dram;
     b->c.v[KG_CT_INST] = inst, b->c.have[KG_CT_INST] = true;
     b->c.v[KG_CT_OCCUPANCY] = occ, b->c.have[KG_CT_OCCUPANCY] = true;
-    b->c.spill = 0;                 /* no spills: no candidate */
-    b->c.tensor = NAN;              /* unavailable: no candidate */
+    b->c.spill = 0;    /* no spills: no candidate */
+    b->c.tensor = NAN; /* unavailable: no candidate */
     b->c.sysmem_bytes = 812320;
     b->c.flops = b->c.tensor_flops = b->c.l2_bytes = NAN;
     b->c.sysmem_read_bytes = b->c.sysmem_write_bytes = NAN;
-    kg_ct_expect e = { .bytes_moved = dram, .m_dram = find(m, id, KG_CT_MARK_DRAM),
+    kg_ct_expect e = { .bytes_moved = dram,
+                       .m_dram = find(m, id, KG_CT_MARK_DRAM),
                        .m_inst = find(m, id, KG_CT_MARK_INST),
                        .m_occ = find(m, id, KG_CT_MARK_OCC),
                        .m_sysmem = find(m, id, KG_CT_MARK_SYSMEM) };
@@ -74,8 +75,11 @@ static void fill(kg_run *run, const kg_marks *m, const kg_device_info *dev, doub
 /* One production step of a run onto m: how many marks moved (-1: refused / not passed). */
 static int step(kg_marks *m, double dram_a, double occ_a, bool fail_b)
 {
-    kg_device_info dev = { .name = "GPU X", .cc_major = 9, .cc_minor = 0,
-                           .driver_version = 13000, .runtime_version = 13000 };
+    kg_device_info dev = { .name = "GPU X",
+                           .cc_major = 9,
+                           .cc_minor = 0,
+                           .driver_version = 13000,
+                           .runtime_version = 13000 };
     kg_run run;
     kg_advance_input *in = NULL;
     kg_mark_moves mv = { NULL, 0 };

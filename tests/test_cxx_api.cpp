@@ -8,7 +8,8 @@
 #include "kgate/kgate.hpp"
 #include "kg_test.h"
 
-namespace {
+namespace
+{
 
 int reached; // how far a wrapper got
 
@@ -62,8 +63,8 @@ void check_outputs()
     const kg_output &o = io.outputs[0], &i = io.outputs[1];
     CHECK(std::strcmp(o.name, "out") == 0 && o.ptr == stand_in && o.count == 8 &&
           o.dtype == KG_DTYPE_BF16 && o.rows == 2 && o.parity == nullptr && !o.has_ref_dtype);
-    CHECK(std::strcmp(i.name, "idx") == 0 && i.count == 4 && i.parity == &bits &&
-          i.has_ref_dtype && i.ref_dtype == KG_DTYPE_I32);
+    CHECK(std::strcmp(i.name, "idx") == 0 && i.count == 4 && i.parity == &bits && i.has_ref_dtype &&
+          i.ref_dtype == KG_DTYPE_I32);
 }
 
 } // namespace

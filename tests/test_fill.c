@@ -49,8 +49,8 @@ static void check_moments(kg_dtype t, kg_fill_dist dist, double a, double b, dou
               "%s dist %d: mean %g sd %g, want %g %g", kg_dtype_name(t), (int)dist, mean, sd,
               mean_want, sd_want);
     if (dist == KG_FILL_UNIFORM)
-        CHECK_MSG(lo >= a && hi <= b && lo < a + 0.01 && hi > b - (t == KG_DTYPE_I32 ? 1.02 : 0.02), "%s: range [%g, %g]",
-                  kg_dtype_name(t), lo, hi);
+        CHECK_MSG(lo >= a && hi <= b && lo < a + 0.01 && hi > b - (t == KG_DTYPE_I32 ? 1.02 : 0.02),
+                  "%s: range [%g, %g]", kg_dtype_name(t), lo, hi);
     if (t != KG_DTYPE_I32)
         CHECK_MSG(zeros == 0, "%s dist %d: %zu zeros", kg_dtype_name(t), (int)dist, zeros);
 }
@@ -60,7 +60,8 @@ static void check_host(void)
     for (size_t d = 0; d < KG_ARRAY_LEN(dtypes); d++) {
         check_moments(dtypes[d], KG_FILL_NORMAL, 0.5, 2.0, 0.5, 2.0);
         if (dtypes[d] == KG_DTYPE_I32)
-            check_moments(dtypes[d], KG_FILL_UNIFORM, -3.0, 5.0, 0.5, sqrt(63.0 / 12.0)); /* -3..4 */
+            check_moments(dtypes[d], KG_FILL_UNIFORM, -3.0, 5.0, 0.5,
+                          sqrt(63.0 / 12.0)); /* -3..4 */
         else
             check_moments(dtypes[d], KG_FILL_UNIFORM, -1.0, 3.0, 1.0, 4.0 / sqrt(12.0));
     }
@@ -97,8 +98,8 @@ static void check_host(void)
 
 /* Slices of a fill of N elements that kg_fill_*_at must reproduce: the start, odd offsets and
  * lengths (not a multiple of any block), one element, and the tail. */
-static const size_t slices[][2] = { { 0, 1000 }, { 1, 999 }, { 4097, 12345 }, { 65535, 1 },
-                                    { N - 777, 777 }, { 123457, 0 } };
+static const size_t slices[][2] = { { 0, 1000 },  { 1, 999 },       { 4097, 12345 },
+                                    { 65535, 1 }, { N - 777, 777 }, { 123457, 0 } };
 
 static void check_host_slices(void)
 {
@@ -112,8 +113,8 @@ static void check_host_slices(void)
                 memset(buf2, 0xA5, (n + 1) * es);
                 CHECK(kg_fill_host_at(buf2, dtypes[d], off, n, 11, (kg_fill_dist)dist, a, b) == 0);
                 CHECK_MSG(memcmp((const char *)buf + off * es, buf2, n * es) == 0,
-                          "host slice [%zu, +%zu) of %s dist %d differs from the full fill", off,
-                          n, kg_dtype_name(dtypes[d]), dist);
+                          "host slice [%zu, +%zu) of %s dist %d differs from the full fill", off, n,
+                          kg_dtype_name(dtypes[d]), dist);
                 /* Exactly n elements: the one after the slice is untouched. */
                 CHECK_MSG(((const unsigned char *)buf2)[n * es] == 0xA5,
                           "host slice [%zu, +%zu) of %s wrote past its end", off, n,
@@ -141,10 +142,10 @@ static void check_device_slices(void *dev)
                 CHECK(cudaMemcpy(buf2, (char *)dev + off * es, n * es, cudaMemcpyDeviceToHost) ==
                       cudaSuccess);
                 CHECK_MSG(memcmp((const char *)buf + off * es, buf2, n * es) == 0,
-                          "device slice [%zu, +%zu) of %s dist %d differs from the host fill",
-                          off, n, kg_dtype_name(dtypes[d]), dist);
-                CHECK(kg_fill_device_at(dev, dtypes[d], off, n, 13, (kg_fill_dist)dist, a, b,
-                                        0) == 0);
+                          "device slice [%zu, +%zu) of %s dist %d differs from the host fill", off,
+                          n, kg_dtype_name(dtypes[d]), dist);
+                CHECK(kg_fill_device_at(dev, dtypes[d], off, n, 13, (kg_fill_dist)dist, a, b, 0) ==
+                      0);
                 CHECK(cudaMemcpy(buf2, dev, n * es, cudaMemcpyDeviceToHost) == cudaSuccess);
                 CHECK_MSG(memcmp((const char *)buf + off * es, buf2, n * es) == 0,
                           "device slice [%zu, +%zu) of %s dist %d at the buffer's start differs",
@@ -170,7 +171,8 @@ static int check_device(void)
             for (size_t s = 0; s < KG_ARRAY_LEN(seeds); s++) {
                 double a = dist ? 0.25 : -2.0, b = dist ? 3.0 : 2.0;
                 size_t bytes = N * kg_dtype_size(dtypes[d]);
-                CHECK(kg_fill_device(dev, dtypes[d], N, seeds[s], (kg_fill_dist)dist, a, b, 0) == 0);
+                CHECK(kg_fill_device(dev, dtypes[d], N, seeds[s], (kg_fill_dist)dist, a, b, 0) ==
+                      0);
                 CHECK(cudaMemcpy(buf2, dev, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
                 CHECK(kg_fill_host(buf, dtypes[d], N, seeds[s], (kg_fill_dist)dist, a, b) == 0);
                 CHECK_MSG(memcmp(buf, buf2, bytes) == 0, "device != host: %s dist %d seed %llu",
@@ -194,7 +196,8 @@ static void check_host_threads(void)
         bad += w[i] != kg_fill_element(11, i, KG_DTYPE_F32, KG_FILL_UNIFORM, -1, 1);
     CHECK(kg_fill_host_at(h, KG_DTYPE_BF16, 12345, BIG, 12, KG_FILL_NORMAL, 0, 2) == 0);
     for (size_t i = 0; i < BIG; i++)
-        bad += h[i] != (uint16_t)kg_fill_element(12, 12345 + i, KG_DTYPE_BF16, KG_FILL_NORMAL, 0, 2);
+        bad += h[i] !=
+               (uint16_t)kg_fill_element(12, 12345 + i, KG_DTYPE_BF16, KG_FILL_NORMAL, 0, 2);
     CHECK_MSG(bad == 0, "%zu values of a threaded fill differ from the element function", bad);
 }
 

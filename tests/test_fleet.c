@@ -15,7 +15,7 @@ static bool near(double a, double b) { return fabs(a - b) < 1e-9; }
 static void test_offsets(void)
 {
     kg_fleet_run r[] = {
-        { "GPU-a", 10.0 }, { "GPU-b", 10.2 }, { "GPU-a", 10.01 }, { "GPU-c", 9.0 },
+        { "GPU-a", 10.0 }, { "GPU-b", 10.2 },  { "GPU-a", 10.01 }, { "GPU-c", 9.0 },
         { "GPU-a", 9.99 }, { "GPU-b", 10.19 }, { "GPU-b", 10.21 }, { "GPU-c", 9.0 },
         { "", 50.0 },      { "GPU-a", 10.0 },  { "GPU-b", 10.2 },  { "GPU-a", 10.0 },
     };
@@ -45,7 +45,8 @@ static void test_xgpu(void)
           !note[0]);
     double b = kg_fleet_xgpu_band(note, sizeof note, 0.004, "GPU-a", "GPU-b", 0.02, 3);
     CHECK_MSG(near(b, 0.024) && strstr(note, "never set the mark") && strstr(note, "GPU-b") &&
-              strstr(note, "2.00%"), "band %g, note '%s'", b, note);
+                  strstr(note, "2.00%"),
+              "band %g, note '%s'", b, note);
     b = kg_fleet_xgpu_band(note, sizeof note, 0.004, "GPU-a", "GPU-b", -1, 1);
     CHECK(near(b, 0.004) && strstr(note, "spread is unknown"));
     /* a mark of unknown GPU (written before issue #27): the mark's band, no note */
@@ -97,10 +98,20 @@ static void test_history_band(void)
  * SAME, with the note, on another GPU of a class whose GPUs differ by 3%. */
 static void test_bench_on_gpu(void)
 {
-    kg_mark mk = { .device_class = "NVIDIA H200/sm_90", .case_id = "c", .metric = "time_us_warm",
-                   .direction = KG_LOWER_IS_BETTER, .value = 100, .band_rel = 0.004,
-                   .run_median = 100, .ci_lo = 99.9, .ci_hi = 100.1, .samples = 200, .runs = 3,
-                   .gpu_uuid = "GPU-a", .xgpu_spread_rel = 0.03, .xgpu_gpus = 3 };
+    kg_mark mk = { .device_class = "NVIDIA H200/sm_90",
+                   .case_id = "c",
+                   .metric = "time_us_warm",
+                   .direction = KG_LOWER_IS_BETTER,
+                   .value = 100,
+                   .band_rel = 0.004,
+                   .run_median = 100,
+                   .ci_lo = 99.9,
+                   .ci_hi = 100.1,
+                   .samples = 200,
+                   .runs = 3,
+                   .gpu_uuid = "GPU-a",
+                   .xgpu_spread_rel = 0.03,
+                   .xgpu_gpus = 3 };
     kg_bench_obs run = { .median = 102.2, .ci_lo = 102.1, .ci_hi = 102.3 };
     kg_decide_opts o = KG_DECIDE_OPTS_INIT;
     kg_bench_verdict v;

@@ -3,8 +3,8 @@
 # on formatted changes and fails (exit 1, naming the file) on a planted badly formatted changed
 # line and on a badly formatted untracked source; a line left badly formatted before the change
 # is not the change's (only changed lines are checked); without --check the change is fixed.
-# Never runs over the tree itself (the tree is not formatted wholesale). Skips without
-# clang-format.
+# --tree checks every source whole. Skips without clang-format. (test_tree_formatted runs
+# `format.sh --check --tree` over the tree itself.)
 . "$(dirname "$0")/lib.sh"
 command -v clang-format >/dev/null || command -v clang-format-14 >/dev/null || skip "no clang-format"
 git_isolate
@@ -47,7 +47,10 @@ expect_grep '^static int kg_four\(int a\) \{ return a \* 4; \}$' "$R/src/a.c" "t
 expect_grep '^int old_one\(int x\) \{   return x\+1; \}$' "$R/src/a.c" "the old line left alone"
 check "after formatting" 0 '0 need formatting' -- "$F" --check
 printf 'int kg_new(void) {return 0;}\n' >"$R/src/new.c"
+printf 'int kg_b(void);\n' >"$R/src/b.h" && git -C "$R" add src/b.h
 check "an untracked source" 1 'new.c' -- "$F" --check
+check "--tree sees every source" 1 'int old_one\(int x\) \{' -- "$F" --check --tree
+expect_grep '3 file\(s\) checked, 2 need formatting' "$T/out" "--tree's count (a.c, new.c; b.h clean)"
 check "a named file" 1 'src/a.c' -- "$F" --check "$R/src/a.c"
 check "a bad --base" 2 'no such commit' -- "$F" --check --base nope
 check "an unknown flag" 2 'unknown flag --bogus' -- "$F" --bogus

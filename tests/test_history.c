@@ -75,16 +75,29 @@ static void test_trend(const char *xlab_fmt, const char *series0)
         for (size_t s = 0; s < 2; s++) {
             double f = s ? 1.3 : 1.0, med = (10.0 - 0.1 * (double)i) * f;
             snprintf(tips[np], sizeof tips[np], "run %zu", np);
-            p[np] = (kg_trend_point){ .x = i, .series = s, .median = med, .lo = med - 0.2,
-                                      .hi = med + 0.25, .mark = marks[i] < 0 ? -1 : marks[i] * f,
+            p[np] = (kg_trend_point){ .x = i,
+                                      .series = s,
+                                      .median = med,
+                                      .lo = med - 0.2,
+                                      .hi = med + 0.25,
+                                      .mark = marks[i] < 0 ? -1 : marks[i] * f,
                                       .tip = tips[np] };
             np++;
         }
     }
-    kg_trend_note note = { .x = 3, .series = 0, .text = "lowered to 9.7: driver 580 is slower "
-                                                         "on every bandwidth-bound case, by design" };
-    kg_trend_chart c = { .title = "axpy/n=33554433/f32  time_us_warm", .xlabels = xl, .nx = 6,
-                         .series = series, .ns = 2, .p = p, .np = np, .notes = &note, .nn = 1 };
+    kg_trend_note note = { .x = 3,
+                           .series = 0,
+                           .text = "lowered to 9.7: driver 580 is slower "
+                                   "on every bandwidth-bound case, by design" };
+    kg_trend_chart c = { .title = "axpy/n=33554433/f32  time_us_warm",
+                         .xlabels = xl,
+                         .nx = 6,
+                         .series = series,
+                         .ns = 2,
+                         .p = p,
+                         .np = np,
+                         .notes = &note,
+                         .nn = 1 };
     kg_sbuf b = KG_SBUF_INIT;
     kg_trend_svg(&b, &c, &lay);
     CHECK(!b.err && b.p);
@@ -107,8 +120,10 @@ static void test_trend(const char *xlab_fmt, const char *series0)
     CHECK_MSG(strstr(b.p, vb) != NULL, "viewBox: want %s", vb);
     /* the left margin holds the first rotated x label */
     double reach = (kg_trend_text_width(labels[0], 10) + 10) * 0.70710678;
-    CHECK_MSG(lay.plot_x + (lay.plot_w / 6) / 2 - reach >= 0, "first x label clipped: plot_x %g "
-              "reach %g", lay.plot_x, reach);
+    CHECK_MSG(lay.plot_x + (lay.plot_w / 6) / 2 - reach >= 0,
+              "first x label clipped: plot_x %g "
+              "reach %g",
+              lay.plot_x, reach);
     kg_sbuf_free(&b);
 }
 
@@ -186,7 +201,8 @@ static void test_records(void)
     CHECK_MSG(strcmp(f, "history/NVIDIA_H100_80GB_HBM3_sm_90.jsonl") == 0, "%s", f);
     kg_history_file_of(f, sizeof f, "../../etc");
     CHECK_MSG(strcmp(f, "history/.._.._etc.jsonl") != 0 && !strstr(f, "/../") &&
-              strncmp(f, "history/", 8) == 0 && !strchr(f + 8, '/'), "%s", f);
+                  strncmp(f, "history/", 8) == 0 && !strchr(f + 8, '/'),
+              "%s", f);
 }
 
 static void test_merge_bound(void)
@@ -207,7 +223,8 @@ static void test_merge_bound(void)
     CHECK_MSG(added == 510, "added %zu", added); /* 600 + 10, less the 100 oldest of a */
     CHECK_MSG(count(text, "\"a/n=1\"") == 500, "a kept: %zu", count(text, "\"a/n=1\""));
     CHECK(count(text, "\"b/n=2\"") == 10);
-    CHECK(!strstr(text, "\"run-99\"") && strstr(text, "\"run-100\"") && strstr(text, "\"run-599\""));
+    CHECK(!strstr(text, "\"run-99\"") && strstr(text, "\"run-100\"") &&
+          strstr(text, "\"run-599\""));
     CHECK(kg_history_merge_text(&text2, &added, text, &add, 500, "t") == 0);
     CHECK_MSG(added == 0, "re-adding: %zu added", added); /* older than every kept one */
     CHECK(strcmp(text, text2) == 0);
@@ -241,7 +258,8 @@ int main(void)
     test_trend("%08x", "NVIDIA H200/sm_90");
     double short_plot_x = lay.plot_x;
     /* Labels four times as long and a long class name: the margins grow, nothing clips. */
-    test_trend("%08x-refs/heads/release-2026.12", "NVIDIA GH200 480GB Grace Hopper Superchip/sm_90");
+    test_trend("%08x-refs/heads/release-2026.12",
+               "NVIDIA GH200 480GB Grace Hopper Superchip/sm_90");
     CHECK_MSG(lay.plot_x > short_plot_x, "left margin did not grow: %g vs %g", lay.plot_x,
               short_plot_x);
     test_box_check_fails();

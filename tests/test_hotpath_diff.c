@@ -52,17 +52,32 @@ static void check_words(void)
  * zeros, ordinary values and int -1 patterns of a different width are not. */
 static void check_poison_values(void)
 {
-    static const struct { uint64_t v; unsigned es; kg_dtype dt; bool want; } t[] = {
-        { 0xffffffffu, 4, KG_DTYPE_F32, true },         { 0x7fc00000u, 4, KG_DTYPE_F32, true },
-        { 0xff800001u, 4, KG_DTYPE_F32, true },         { 0x7f800000u, 4, KG_DTYPE_F32, false },
-        { 0x3f800000u, 4, KG_DTYPE_F32, false },        { 0x00000000u, 4, KG_DTYPE_F32, false },
-        { 0xffffffffu, 4, KG_DTYPE_I32, true },         { 0x7fc00000u, 4, KG_DTYPE_I32, false },
-        { 0xfffffffeu, 4, KG_DTYPE_I32, false },        { 0xffu, 1, KG_DTYPE_U8, true },
-        { 0xfeu, 1, KG_DTYPE_U8, false },               { 0xffffu, 2, KG_DTYPE_F16, true },
-        { 0x7e00u, 2, KG_DTYPE_F16, true },             { 0x7c00u, 2, KG_DTYPE_F16, false },
-        { 0x3c00u, 2, KG_DTYPE_F16, false },            { 0x7fc0u, 2, KG_DTYPE_BF16, true },
-        { 0x7f80u, 2, KG_DTYPE_BF16, false },           { 0x3f80u, 2, KG_DTYPE_BF16, false },
-        { 0xffffu, 2, KG_DTYPE_BF16, true },            { ~0ull, 8, KG_DTYPE_F64, true },
+    static const struct {
+        uint64_t v;
+        unsigned es;
+        kg_dtype dt;
+        bool want;
+    } t[] = {
+        { 0xffffffffu, 4, KG_DTYPE_F32, true },
+        { 0x7fc00000u, 4, KG_DTYPE_F32, true },
+        { 0xff800001u, 4, KG_DTYPE_F32, true },
+        { 0x7f800000u, 4, KG_DTYPE_F32, false },
+        { 0x3f800000u, 4, KG_DTYPE_F32, false },
+        { 0x00000000u, 4, KG_DTYPE_F32, false },
+        { 0xffffffffu, 4, KG_DTYPE_I32, true },
+        { 0x7fc00000u, 4, KG_DTYPE_I32, false },
+        { 0xfffffffeu, 4, KG_DTYPE_I32, false },
+        { 0xffu, 1, KG_DTYPE_U8, true },
+        { 0xfeu, 1, KG_DTYPE_U8, false },
+        { 0xffffu, 2, KG_DTYPE_F16, true },
+        { 0x7e00u, 2, KG_DTYPE_F16, true },
+        { 0x7c00u, 2, KG_DTYPE_F16, false },
+        { 0x3c00u, 2, KG_DTYPE_F16, false },
+        { 0x7fc0u, 2, KG_DTYPE_BF16, true },
+        { 0x7f80u, 2, KG_DTYPE_BF16, false },
+        { 0x3f80u, 2, KG_DTYPE_BF16, false },
+        { 0xffffu, 2, KG_DTYPE_BF16, true },
+        { ~0ull, 8, KG_DTYPE_F64, true },
         { 0x7ff8000000000000ull, 8, KG_DTYPE_F64, true },
         { 0x7ff0000000000000ull, 8, KG_DTYPE_F64, false },
         { 0x3ff0000000000000ull, 8, KG_DTYPE_F64, false },
@@ -70,16 +85,15 @@ static void check_poison_values(void)
     };
     for (size_t i = 0; i < KG_ARRAY_LEN(t); i++)
         CHECK_MSG(kg_hp_elem_poison(t[i].v, t[i].es, t[i].dt) == t[i].want,
-                  "value %llx (%u bytes, dtype %d): poison %d, want %d",
-                  (unsigned long long)t[i].v, t[i].es, (int)t[i].dt,
-                  kg_hp_elem_poison(t[i].v, t[i].es, t[i].dt), t[i].want);
+                  "value %llx (%u bytes, dtype %d): poison %d, want %d", (unsigned long long)t[i].v,
+                  t[i].es, (int)t[i].dt, kg_hp_elem_poison(t[i].v, t[i].es, t[i].dt), t[i].want);
 }
 
 /* The word count equals the element loop, for every dtype, on words mixing poison lanes. */
 static void check_poison_words(void)
 {
-    static const kg_dtype dts[] = { KG_DTYPE_F32, KG_DTYPE_F64, KG_DTYPE_BF16, KG_DTYPE_F16,
-                                    KG_DTYPE_I32, KG_DTYPE_U8 };
+    static const kg_dtype dts[] = { KG_DTYPE_F32, KG_DTYPE_F64, KG_DTYPE_BF16,
+                                    KG_DTYPE_F16, KG_DTYPE_I32, KG_DTYPE_U8 };
     uint64_t s = 0x243f6a8885a308d3ull;
     for (int t = 0; t < 60000; t++) {
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
@@ -94,15 +108,15 @@ static void check_poison_words(void)
         CHECK_MSG(kg_hp_word_poison(w, es, dt) == want, "word %016llx dtype %d: %u, want %u",
                   (unsigned long long)w, (int)dt, kg_hp_word_poison(w, es, dt), want);
     }
-    CHECK(kg_hp_word_poison(~0ull, 4, KG_DTYPE_F32) == 2 && kg_hp_word_poison(0, 2,
-                                                                            KG_DTYPE_F16) == 0);
+    CHECK(kg_hp_word_poison(~0ull, 4, KG_DTYPE_F32) == 2 &&
+          kg_hp_word_poison(0, 2, KG_DTYPE_F16) == 0);
 }
 
 #define N (1u << 20)
 static unsigned char ha[N + 16], hb[N + 16];
 
-static void check_case(unsigned char *da, unsigned char *db, unsigned long long *scratch,
-                       size_t oa, size_t ob, size_t n, const size_t *flip, int nflip)
+static void check_case(unsigned char *da, unsigned char *db, unsigned long long *scratch, size_t oa,
+                       size_t ob, size_t n, const size_t *flip, int nflip)
 {
     size_t f, c, wf, wc;
     memcpy(hb, ha, sizeof hb);
@@ -120,8 +134,11 @@ static void check_case(unsigned char *da, unsigned char *db, unsigned long long 
  * element of the u8 case, or an f32 buffer at 4 mod 8), against the host count. */
 static void check_compare(unsigned char *da, unsigned char *db, unsigned long long *scratch)
 {
-    static const struct { kg_dtype dt; size_t off, n; } t[] = {
-        { KG_DTYPE_F32, 0, N }, { KG_DTYPE_F32, 4, N - 8 }, { KG_DTYPE_U8, 1, N - 3 },
+    static const struct {
+        kg_dtype dt;
+        size_t off, n;
+    } t[] = {
+        { KG_DTYPE_F32, 0, N },     { KG_DTYPE_F32, 4, N - 8 }, { KG_DTYPE_U8, 1, N - 3 },
         { KG_DTYPE_F16, 0, N - 6 }, { KG_DTYPE_F64, 8, N - 8 },
     };
     printf("  %-6s %-8s %-10s %-10s %-10s %s\n", "dtype", "offset", "bytes", "poison", "want",
@@ -146,14 +163,14 @@ static void check_compare(unsigned char *da, unsigned char *db, unsigned long lo
             }
             CHECK(cudaMemcpy(da, ha, sizeof ha, cudaMemcpyHostToDevice) == cudaSuccess);
             CHECK(cudaMemcpy(db, ha, sizeof ha, cudaMemcpyHostToDevice) == cudaSuccess);
-            CHECK(kg_hp_device_compare(da + t[k].off, db + t[k].off, t[k].n, t[k].dt, scratch,
-                                       0, &o) == 0);
+            CHECK(kg_hp_device_compare(da + t[k].off, db + t[k].off, t[k].n, t[k].dt, scratch, 0,
+                                       &o) == 0);
             printf("  %-6s %-8zu %-10zu %-10zu %-10zu %s\n", kg_dtype_name(t[k].dt), t[k].off,
                    t[k].n, o.poison, want, o.first == SIZE_MAX ? "yes" : "no");
             CHECK_MSG(o.poison == want && o.elems == t[k].n / es && o.first == SIZE_MAX &&
                           o.count == 0 && (!whole || o.poison == o.elems),
-                      "dtype %d off %zu n %zu whole %d: poison %zu of %zu, want %zu",
-                      (int)t[k].dt, t[k].off, t[k].n, whole, o.poison, o.elems, want);
+                      "dtype %d off %zu n %zu whole %d: poison %zu of %zu, want %zu", (int)t[k].dt,
+                      t[k].off, t[k].n, whole, o.poison, o.elems, want);
         }
     for (size_t i = 0; i < sizeof ha; i++)
         ha[i] = (unsigned char)(i * 131u + 7u);
@@ -175,7 +192,8 @@ static int check_device(void)
     CHECK(cudaMalloc((void **)&db, sizeof hb) == cudaSuccess);
     CHECK(cudaMalloc((void **)&scratch, 3 * sizeof *scratch) == cudaSuccess);
     CHECK(cudaMemcpy(da, ha, sizeof ha, cudaMemcpyHostToDevice) == cudaSuccess);
-    const size_t none[1] = { 0 }, one[] = { 0 }, last[] = { N - 1 }, many[] = { N / 2, 5, N - 3, 77 };
+    const size_t none[1] = { 0 }, one[] = { 0 }, last[] = { N - 1 },
+                 many[] = { N / 2, 5, N - 3, 77 };
     const size_t tail[] = { N - 6 };
     const size_t offs[][2] = { { 0, 0 }, { 1, 1 }, { 3, 8 }, { 8, 8 }, { 0, 5 } };
     for (size_t o = 0; o < KG_ARRAY_LEN(offs); o++) {

@@ -37,7 +37,8 @@ static void check_decide(void)
     kg_hp_launch_config_decide(d, 2, half, 2, &o);
     CHECK(!o.pass && o.mismatched == 1 && !o.rows[0].match);
     CHECK_MSG(strcmp(o.fail, "kernel 'axpy_kernel' launched with 128 threads/block, 0 B dynamic "
-                             "smem; kernels[] declares 256, 0") == 0, "got '%s'", o.fail);
+                             "smem; kernels[] declares 256, 0") == 0,
+              "got '%s'", o.fail);
     /* Dynamic smem not declared. */
     kg_cw_launch smem[] = { { H(0x100), 256, 1024, 2 }, { H(0x200), 64, 0, 2 } };
     kg_hp_launch_config_decide(d, 2, smem, 2, &o);
@@ -45,7 +46,8 @@ static void check_decide(void)
     CHECK_MSG(strstr(o.fail, "256 threads/block, 1024 B dynamic smem; kernels[] declares 256, 0"),
               "got '%s'", o.fail);
     /* Two declarations of one kernel: either passes; a third configuration lists both. */
-    kg_cw_launch both[] = { { H(0x100), 256, 0, 1 }, { H(0x101), 128, 1024, 1 },
+    kg_cw_launch both[] = { { H(0x100), 256, 0, 1 },
+                            { H(0x101), 128, 1024, 1 },
                             { H(0x200), 64, 0, 1 } };
     kg_hp_launch_config_decide(d, 3, both, 3, &o);
     CHECK(o.pass && o.n_rows == 3);
@@ -58,8 +60,7 @@ static void check_decide(void)
     kg_cw_launch lib[] = { { H(0x100), 256, 0, 2 }, { H(0x900), 128, 49152, 3 } };
     kg_hp_launch_config_decide(d, 2, lib, 2, &o);
     CHECK(o.pass && o.n_rows == 1 && o.undeclared == 3);
-    CHECK_MSG(strstr(o.note, "kernel 'finish' declared, not launched") != NULL, "got '%s'",
-              o.note);
+    CHECK_MSG(strstr(o.note, "kernel 'finish' declared, not launched") != NULL, "got '%s'", o.note);
     /* Unresolved: never matched (not even a NULL handle), said in the note. */
     kg_hp_lc_decl u[1] = { { "lost", { NULL, NULL, NULL }, 256, 0, false } };
     kg_cw_launch nul[] = { { NULL, 256, 0, 1 } };
@@ -98,8 +99,8 @@ static void check_recording(void)
     kg_cupti_watch *w = NULL;
     const uint32_t rt13 = CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000;
     const uint32_t drv = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
-    launch13_params p13 = { (void *)0x100, { 4, 1, 1 }, { 16, 4, 2 }, NULL, 512,
-                            (cudaStream_t)(uintptr_t)0x5000 };
+    launch13_params p13 = { (void *)0x100, { 4, 1, 1 }, { 16, 4, 2 },
+                            NULL,          512,         (cudaStream_t)(uintptr_t)0x5000 };
     cuLaunchKernel_params pd;
     memset(&pd, 0, sizeof pd);
     pd.f = (CUfunction)(uintptr_t)0x102;

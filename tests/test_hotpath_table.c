@@ -60,8 +60,8 @@ static void check_base_names(void)
     char buf[128];
     for (size_t i = 0; i < KG_ARRAY_LEN(cases); i++) {
         kg_cw_base_name(cases[i][0], buf, sizeof buf);
-        CHECK_MSG(strcmp(buf, cases[i][1]) == 0, "base name of %s: got %s, want %s",
-                  cases[i][0], buf, cases[i][1]);
+        CHECK_MSG(strcmp(buf, cases[i][1]) == 0, "base name of %s: got %s, want %s", cases[i][0],
+                  buf, cases[i][1]);
     }
 }
 
@@ -72,33 +72,51 @@ static void check_table(void)
     CHECK(n > 100);
     for (size_t i = 0; i < n; i++) {
         CHECK_MSG(r[i].api && r[i].api[0], "rule %zu has no API name", i);
-        CHECK_MSG(kg_cw_category_name(r[i].category) != NULL, "rule %s has no category",
-                  r[i].api);
+        CHECK_MSG(kg_cw_category_name(r[i].category) != NULL, "rule %s has no category", r[i].api);
         CHECK_MSG(kg_cw_when_text(r[i].when) != NULL, "rule %s has no condition", r[i].api);
         CHECK_MSG(kg_cw_rule_find(r[i].api) == (int)i, "rule %s is listed twice", r[i].api);
         int cnt = 0;
         int rc = kg_cw_rule_cbid_count(i, &cnt);
-        CHECK_MSG(rc == 0 && cnt >= 1, "rule %s matches no CUPTI callback id (rc %d: %s)",
-                  r[i].api, rc, rc ? kg_error_last() : "");
+        CHECK_MSG(rc == 0 && cnt >= 1, "rule %s matches no CUPTI callback id (rc %d: %s)", r[i].api,
+                  rc, rc ? kg_error_last() : "");
     }
     /* The minimum list, with the category each must have. */
-    static const struct { const char *api; kg_cw_category c; } must[] = {
-        { "cudaMalloc", KG_CW_ALLOC }, { "cudaMallocAsync", KG_CW_ALLOC },
-        { "cudaFree", KG_CW_ALLOC }, { "cudaFreeAsync", KG_CW_ALLOC },
-        { "cudaMallocHost", KG_CW_ALLOC }, { "cudaHostAlloc", KG_CW_ALLOC },
-        { "cudaMallocManaged", KG_CW_ALLOC }, { "cuMemAlloc", KG_CW_ALLOC },
-        { "cuMemAllocAsync", KG_CW_ALLOC }, { "cuMemFree", KG_CW_ALLOC },
-        { "cudaDeviceSynchronize", KG_CW_SYNC }, { "cudaStreamSynchronize", KG_CW_SYNC },
-        { "cudaEventSynchronize", KG_CW_SYNC }, { "cudaStreamQuery", KG_CW_SYNC },
-        { "cudaEventQuery", KG_CW_SYNC }, { "cuCtxSynchronize", KG_CW_SYNC },
-        { "cudaMemcpy", KG_CW_HOST_COPY }, { "cudaMemset", KG_CW_HOST_COPY },
-        { "cudaMemcpyAsync", KG_CW_HOST_COPY }, { "cuMemcpyDtoHAsync", KG_CW_HOST_COPY },
-        { "cudaLaunchKernel", KG_CW_DEFAULT_STREAM }, { "__cudaLaunchKernel", KG_CW_DEFAULT_STREAM },
-        { "cuLaunchKernel", KG_CW_DEFAULT_STREAM }, { "cudaGraphLaunch", KG_CW_DEFAULT_STREAM },
-        { "cudaStreamCreate", KG_CW_OBJECTS }, { "cudaEventCreate", KG_CW_OBJECTS },
-        { "cudaGraphCreate", KG_CW_OBJECTS }, { "cudaGraphInstantiate", KG_CW_OBJECTS },
-        { "cudaLaunchHostFunc", KG_CW_HOST_FUNC }, { "cuLaunchHostFunc", KG_CW_HOST_FUNC },
-        { "cudaStreamAddCallback", KG_CW_HOST_FUNC }, { "cuStreamAddCallback", KG_CW_HOST_FUNC },
+    static const struct {
+        const char *api;
+        kg_cw_category c;
+    } must[] = {
+        { "cudaMalloc", KG_CW_ALLOC },
+        { "cudaMallocAsync", KG_CW_ALLOC },
+        { "cudaFree", KG_CW_ALLOC },
+        { "cudaFreeAsync", KG_CW_ALLOC },
+        { "cudaMallocHost", KG_CW_ALLOC },
+        { "cudaHostAlloc", KG_CW_ALLOC },
+        { "cudaMallocManaged", KG_CW_ALLOC },
+        { "cuMemAlloc", KG_CW_ALLOC },
+        { "cuMemAllocAsync", KG_CW_ALLOC },
+        { "cuMemFree", KG_CW_ALLOC },
+        { "cudaDeviceSynchronize", KG_CW_SYNC },
+        { "cudaStreamSynchronize", KG_CW_SYNC },
+        { "cudaEventSynchronize", KG_CW_SYNC },
+        { "cudaStreamQuery", KG_CW_SYNC },
+        { "cudaEventQuery", KG_CW_SYNC },
+        { "cuCtxSynchronize", KG_CW_SYNC },
+        { "cudaMemcpy", KG_CW_HOST_COPY },
+        { "cudaMemset", KG_CW_HOST_COPY },
+        { "cudaMemcpyAsync", KG_CW_HOST_COPY },
+        { "cuMemcpyDtoHAsync", KG_CW_HOST_COPY },
+        { "cudaLaunchKernel", KG_CW_DEFAULT_STREAM },
+        { "__cudaLaunchKernel", KG_CW_DEFAULT_STREAM },
+        { "cuLaunchKernel", KG_CW_DEFAULT_STREAM },
+        { "cudaGraphLaunch", KG_CW_DEFAULT_STREAM },
+        { "cudaStreamCreate", KG_CW_OBJECTS },
+        { "cudaEventCreate", KG_CW_OBJECTS },
+        { "cudaGraphCreate", KG_CW_OBJECTS },
+        { "cudaGraphInstantiate", KG_CW_OBJECTS },
+        { "cudaLaunchHostFunc", KG_CW_HOST_FUNC },
+        { "cuLaunchHostFunc", KG_CW_HOST_FUNC },
+        { "cudaStreamAddCallback", KG_CW_HOST_FUNC },
+        { "cuStreamAddCallback", KG_CW_HOST_FUNC },
     };
     for (size_t i = 0; i < KG_ARRAY_LEN(must); i++) {
         int k = kg_cw_rule_find(must[i].api);
@@ -130,8 +148,10 @@ static void check_docs(const char *gen)
     if (b && e) {
         b += strlen(BEGIN_MARK);
         bool same = (size_t)(e - b) == strlen(gen) && memcmp(b, gen, strlen(gen)) == 0;
-        CHECK_MSG(same, "the forbidden-API table in %s differs from the code's table; "
-                        "regenerate it with `test_hotpath_table --print`:\n%s", path, gen);
+        CHECK_MSG(same,
+                  "the forbidden-API table in %s differs from the code's table; "
+                  "regenerate it with `test_hotpath_table --print`:\n%s",
+                  path, gen);
     }
     free(doc);
 }

@@ -50,8 +50,9 @@ static void check_classify(void)
     mc.stream = S_OK;
     CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, &mc, det) == KG_CW_HOST_COPY);
 
-    cudaMemcpy2DAsync_v3020_params m2 = { (void *)0x1000, 64, (const void *)0x2000, 64, 64, 4,
-                                          cudaMemcpyHostToDevice, S_OK };
+    cudaMemcpy2DAsync_v3020_params m2 = {
+        (void *)0x1000, 64, (const void *)0x2000, 64, 64, 4, cudaMemcpyHostToDevice, S_OK
+    };
     CHECK(cls(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020, &m2, det) == KG_CW_HOST_COPY);
 
     launch13_params l13 = { (void *)0x10, { 1, 1, 1 }, { 32, 1, 1 }, NULL, 0, S_OK };

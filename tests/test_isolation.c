@@ -13,12 +13,37 @@
 #include "driver/driver.h"
 #include "kg_test.h"
 
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return 0; }
-static int t_ref(void *s, cudaStream_t st, void *r) { (void)s, (void)st, (void)r; return 0; }
-static int t_clean(void *s, cudaStream_t st) { (void)s, (void)st; return 0; }
-static int t_segv(void *s, cudaStream_t st) { (void)s, (void)st; raise(SIGSEGV); return 0; } /* not a null store: UBSan would end it first */
-static int t_exit7(void *s, cudaStream_t st) { (void)s, (void)st; exit(7); }
-static int t_abort(void *s, cudaStream_t st) { (void)s, (void)st; abort(); }
+static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io)
+{
+    (void)a, (void)s, (void)io;
+    return 0;
+}
+static int t_ref(void *s, cudaStream_t st, void *r)
+{
+    (void)s, (void)st, (void)r;
+    return 0;
+}
+static int t_clean(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    return 0;
+}
+static int t_segv(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    raise(SIGSEGV);
+    return 0;
+} /* not a null store: UBSan would end it first */
+static int t_exit7(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    exit(7);
+}
+static int t_abort(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    abort();
+}
 static int t_hang(void *s, cudaStream_t st)
 {
     (void)s, (void)st;
@@ -51,14 +76,20 @@ static int t_error(void *s, cudaStream_t st)
     return KG_ERR(KG_EINVAL, "an ordinary case error");
 }
 
-#define T_CASE(id_, fn) { .id = id_, .op = "t", .setup = t_setup, .launch = fn, .reference = t_ref }
+#define T_CASE(id_, fn)                                                          \
+    {                                                                            \
+        .id = id_, .op = "t", .setup = t_setup, .launch = fn, .reference = t_ref \
+    }
 static const kg_case_desc cases[] = {
-    T_CASE("t/pass1", t_clean), T_CASE("t/segv", t_segv),   T_CASE("t/pass2", t_clean),
-    T_CASE("t/exit7", t_exit7), T_CASE("t/pass3", t_clean), T_CASE("t/abort", t_abort),
-    T_CASE("t/pass4", t_clean), T_CASE("t/hang", t_hang),   T_CASE("t/pass5", t_clean),
-    T_CASE("t/cut", t_clean),   T_CASE("t/pass6", t_clean), T_CASE("t/error", t_error),
-    T_CASE("t/pass7", t_clean), T_CASE("t/fork_helper", t_fork_helper),
-    T_CASE("t/exit7b", t_exit7), T_CASE("t/exec_helper", t_exec_helper), T_CASE("t/exit7c", t_exit7),
+    T_CASE("t/pass1", t_clean),  T_CASE("t/segv", t_segv),
+    T_CASE("t/pass2", t_clean),  T_CASE("t/exit7", t_exit7),
+    T_CASE("t/pass3", t_clean),  T_CASE("t/abort", t_abort),
+    T_CASE("t/pass4", t_clean),  T_CASE("t/hang", t_hang),
+    T_CASE("t/pass5", t_clean),  T_CASE("t/cut", t_clean),
+    T_CASE("t/pass6", t_clean),  T_CASE("t/error", t_error),
+    T_CASE("t/pass7", t_clean),  T_CASE("t/fork_helper", t_fork_helper),
+    T_CASE("t/exit7b", t_exit7), T_CASE("t/exec_helper", t_exec_helper),
+    T_CASE("t/exit7c", t_exit7),
 };
 
 /* The typed result that must travel back from the worker (result_size, result_flatten). */
@@ -95,14 +126,20 @@ static void tg_free(void *p)
 
 static void tg_flatten(void *p) { ((tg_result *)p)->owned = NULL; }
 static const kg_gate_column tg_cols[] = { KG_COL_CASE(-20), KG_COL_VERDICT("v", -7) };
-static const struct kg_gate test_gate = { .name = "parity", .run_case = tg_run_case,
-                                          .result_free = tg_free, .columns = tg_cols,
-                                          .n_columns = 2, .result_size = sizeof(tg_result),
+static const struct kg_gate test_gate = { .name = "parity",
+                                          .run_case = tg_run_case,
+                                          .result_free = tg_free,
+                                          .columns = tg_cols,
+                                          .n_columns = 2,
+                                          .result_size = sizeof(tg_result),
                                           .result_flatten = tg_flatten };
 /* A second gate over the same cases (the run's next gate). */
-static const struct kg_gate test_gate2 = { .name = "hotpath", .run_case = tg_run_case,
-                                           .result_free = tg_free, .columns = tg_cols,
-                                           .n_columns = 2, .result_size = sizeof(tg_result),
+static const struct kg_gate test_gate2 = { .name = "hotpath",
+                                           .run_case = tg_run_case,
+                                           .result_free = tg_free,
+                                           .columns = tg_cols,
+                                           .n_columns = 2,
+                                           .result_size = sizeof(tg_result),
                                            .result_flatten = tg_flatten };
 
 static const kg_run_row *row_of(const kg_run *run, const char *id)
@@ -118,9 +155,10 @@ static const char *fault_class(kg_run *run, const char *id)
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItem(kg_report_json(run->rep), KG_RK_RESULTS))
         if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_CASE)), id) == 0)
-            return cJSON_GetStringValue(cJSON_GetObjectItem(
-                cJSON_GetObjectItem(cJSON_GetObjectItem(it, KG_RES_FIGURES), KG_FIG_FAULT),
-                KG_FIG_FAULT_CLASS));
+            return cJSON_GetStringValue(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(it, KG_RES_FIGURES),
+                                                        KG_FIG_FAULT),
+                                    KG_FIG_FAULT_CLASS));
     return NULL;
 }
 
@@ -151,8 +189,8 @@ static void check_timing(kg_run *run, int n)
     CHECK_MSG(hang >= 1.4, "the hung case's work is %.3f s, want the watchdog's 1.5 s", hang);
     cJSON *tj = kg_run_timing_json(run);
     const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(tj, KG_RK_TIMING_PARTS), 0);
-    CHECK(p0 && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_NAME)),
-                       "parity") == 0);
+    CHECK(p0 &&
+          strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_NAME)), "parity") == 0);
     CHECK(p0 && cJSON_GetNumberValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_CASES)) == n);
     CHECK(p0 && cJSON_GetNumberValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_WALL)) >= hang);
     CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(tj, KG_RK_TIMING_TOTAL)) >=
@@ -231,7 +269,8 @@ static void test_fault_after_fault(kg_registry *reg)
     waitpid(pid, &st, 0);
     CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
               "a fault in the gate after a faulted last case: status %d (7: it ran in the "
-              "parent; 99: wrong rows)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+              "parent; 99: wrong rows)",
+              WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 /* A helper process that a case leaves behind holds copies of the worker's pipes: the next
@@ -277,7 +316,8 @@ static void test_interrupt(kg_registry *reg)
     kill(pid, SIGTERM);
     int st = 0;
     waitpid(pid, &st, 0);
-    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == KG_EXIT_RUNTIME, "interrupted run: status %d", st);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == KG_EXIT_RUNTIME, "interrupted run: status %d",
+              st);
     char *text = NULL;
     CHECK(kg_file_read(&text, NULL, path) == 0);
     cJSON *j = text ? cJSON_Parse(text) : NULL;

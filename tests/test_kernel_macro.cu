@@ -11,15 +11,14 @@
 #include "core/kg_core.h"
 #include "kg_test.h"
 
-template <int BM, int BN, int BK>
-__global__ void sgemm(const float *a, float *c)
+template <int BM, int BN, int BK> __global__ void sgemm(const float *a, float *c)
 {
     c[threadIdx.x] = a[threadIdx.x] * (BM + BN + BK);
 }
 
-namespace llm {
-template <typename T, int B, bool Fused>
-__global__ void layernorm_fwd(T *p)
+namespace llm
+{
+template <typename T, int B, bool Fused> __global__ void layernorm_fwd(T *p)
 {
     p[threadIdx.x] = Fused ? T(B) : T(0);
 }
@@ -29,9 +28,12 @@ __global__ void plain_kernel(float *p) { p[threadIdx.x] = 1.0f; }
 
 static const kg_kernel_ref refs[] = {
     KG_KERNEL_T(256, 0, sgemm<64, 64, 8>),
-    KG_KERNEL_T(128, 4096, sgemm<128,128,8>),      /* written without spaces */
+    /* the macro records its argument as written: the formatter must not add the spaces */
+    /* clang-format off */
+    KG_KERNEL_T(128, 4096, sgemm<128,128,8>), /* written without spaces */
+    /* clang-format on */
     KG_KERNEL_T(64, 0, llm::layernorm_fwd<float, 4, true>),
-    KG_KERNEL(plain_kernel, 32, 0),                /* the old macro, unchanged */
+    KG_KERNEL(plain_kernel, 32, 0), /* the old macro, unchanged */
 };
 /* What each entry must be: name, host stub, block, smem; and whether the demangler prints
  * exactly that name (the other spelling matches after the lookup's normalization). */
@@ -44,8 +46,8 @@ static const struct {
 } want[] = {
     { "sgemm<64, 64, 8>", (const void *)sgemm<64, 64, 8>, 256, 0, true },
     { "sgemm<128,128,8>", (const void *)sgemm<128, 128, 8>, 128, 4096, false },
-    { "llm::layernorm_fwd<float, 4, true>", (const void *)llm::layernorm_fwd<float, 4, true>, 64,
-      0, true },
+    { "llm::layernorm_fwd<float, 4, true>", (const void *)llm::layernorm_fwd<float, 4, true>, 64, 0,
+      true },
     { "plain_kernel", (const void *)plain_kernel, 32, 0, true },
 };
 

@@ -42,7 +42,10 @@ static cJSON *valid_root(void)
     return r;
 }
 
-static cJSON *entry(cJSON *r, int i) { return cJSON_GetArrayItem(cJSON_GetObjectItem(r, "marks"), i); }
+static cJSON *entry(cJSON *r, int i)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(r, "marks"), i);
+}
 
 /* Parse the text of `r` (freed) and expect KG_EPARSE with every `want` in the message. */
 static void expect_error_text(const char *what, const char *text, const char *want1,
@@ -110,9 +113,26 @@ static void test_merge(void)
     CHECK(kg_marks_new(&m) == 0);
     const double med[] = { 100.0, 102.0, 101.0 };
     for (int i = 0; i < 3; i++) {
-        kg_mark r = { "GPU/sm_90", "c", "time_us_warm", KG_LOWER_IS_BETTER, med[i], 0.001,
-                      med[i], med[i] * 0.999, med[i] * 1.001, 30, "abc", "2026-11-30T12:00:00Z",
-                      "run", "13.0", "13.0", "test", 0, 0, 0, NULL };
+        kg_mark r = { "GPU/sm_90",
+                      "c",
+                      "time_us_warm",
+                      KG_LOWER_IS_BETTER,
+                      med[i],
+                      0.001,
+                      med[i],
+                      med[i] * 0.999,
+                      med[i] * 1.001,
+                      30,
+                      "abc",
+                      "2026-11-30T12:00:00Z",
+                      "run",
+                      "13.0",
+                      "13.0",
+                      "test",
+                      0,
+                      0,
+                      0,
+                      NULL };
         CHECK(kg_marks_merge(m, &r) == 0);
     }
     const kg_mark *k = kg_marks_at(m, 0);
@@ -129,7 +149,6 @@ static void test_merge(void)
     kg_marks_free(back);
     kg_marks_free(m);
 }
-
 
 /* k and power_state (issue #14): parsed, validated strictly, written back, kept by a merge; a
  * merge of another k or power state refused (KG_ECONFLICT) with the mark unchanged. */
@@ -150,13 +169,31 @@ static void test_k_state(void)
     CHECK(kg_marks_serialize(&out, m) == 0 && strstr(out, "\"k\":\t8") &&
           strstr(out, "\"power_state\":\t\"full-clock\""));
     CHECK(kg_marks_parse(&back, out, "again") == 0 && back);
-    k = back ? kg_marks_find(back, "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32",
-                             "time_us_warm") : NULL;
+    k = back ? kg_marks_find(back, "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32", "time_us_warm")
+             : NULL;
     CHECK(k && k->k == 8 && k->power_state && strcmp(k->power_state, "full-clock") == 0);
     /* A merge keeps k and the state; a run of another k or state is refused. */
-    kg_mark run = { "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32", "time_us_warm",
-                    KG_LOWER_IS_BETTER, 3.25, 0.001, 3.25, 3.24, 3.26, 30, "abc",
-                    "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 1, 0, 0, NULL, 8,
+    kg_mark run = { "NVIDIA H200/sm_90",
+                    "softmax/rows=1,cols=1/f32",
+                    "time_us_warm",
+                    KG_LOWER_IS_BETTER,
+                    3.25,
+                    0.001,
+                    3.25,
+                    3.24,
+                    3.26,
+                    30,
+                    "abc",
+                    "2026-11-30T12:00:00Z",
+                    "run",
+                    "13.0",
+                    "13.0",
+                    "test",
+                    1,
+                    0,
+                    0,
+                    NULL,
+                    8,
                     "full-clock" }; /* its strings are static: the merge replaces the mark */
     CHECK(kg_marks_merge(back, &run) == 0);
     k = kg_marks_at(back, 1);
@@ -225,9 +262,28 @@ static void test_k_state_errors(void)
     cJSON_free(t);
     cJSON_Delete(r);
     /* kg_marks_put refuses what loading would (the one validation). */
-    kg_mark bad = { "GPU/sm_90", "c", "time_us_warm", KG_LOWER_IS_BETTER, 1.0, 0.001, 1.0, 0.9,
-                    1.1, 30, "abc", "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 0, 0,
-                    0, NULL, -1, NULL };
+    kg_mark bad = { "GPU/sm_90",
+                    "c",
+                    "time_us_warm",
+                    KG_LOWER_IS_BETTER,
+                    1.0,
+                    0.001,
+                    1.0,
+                    0.9,
+                    1.1,
+                    30,
+                    "abc",
+                    "2026-11-30T12:00:00Z",
+                    "run",
+                    "13.0",
+                    "13.0",
+                    "test",
+                    0,
+                    0,
+                    0,
+                    NULL,
+                    -1,
+                    NULL };
     CHECK(kg_marks_new(&m) == 0);
     CHECK(kg_marks_put(m, &bad) == KG_EPARSE && strstr(kg_error_last(), "'k'"));
     bad.k = 4;
@@ -262,16 +318,15 @@ static void test_schema_errors(void)
                       "unknown field 'extra'", NULL);
     expect_error_text("entry not object", "{\"version\": 1, \"marks\": [3]}", "marks[0]",
                       "must be an object");
-
 }
 
 /* Every required field missing, and each field of the wrong type or out of range. */
 static void test_schema_fields(void)
 {
     cJSON *r;
-    static const char *required[] = { "device_class", "case", "metric", "direction", "value",
-                                      "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
-                                      "provenance" };
+    static const char *required[] = { "device_class", "case",     "metric",     "direction",
+                                      "value",        "band_rel", "run_median", "ci_lo",
+                                      "ci_hi",        "samples",  "provenance" };
     for (size_t i = 0; i < KG_ARRAY_LEN(required); i++) {
         char want[64];
         snprintf(want, sizeof want, "missing field '%s'", required[i]);
@@ -288,11 +343,11 @@ static void test_schema_fields(void)
         expect_error(prov[i], r, "marks[0] (NVIDIA H200/sm_90 / softmax", want);
     }
 
-#define MUTATE(what, key, item, w1, w2)                        \
-    do {                                                       \
-        r = valid_root();                                      \
-        cJSON_ReplaceItemInObject(entry(r, 0), key, item);     \
-        expect_error(what, r, w1, w2);                         \
+#define MUTATE(what, key, item, w1, w2)                    \
+    do {                                                   \
+        r = valid_root();                                  \
+        cJSON_ReplaceItemInObject(entry(r, 0), key, item); \
+        expect_error(what, r, w1, w2);                     \
     } while (0)
     MUTATE("case not string", "case", cJSON_CreateNumber(3), "'case' must be a string", NULL);
     MUTATE("empty metric", "metric", cJSON_CreateString(""), "'metric' must be a non-empty", NULL);
@@ -377,18 +432,20 @@ static void test_bytes_and_keys(void)
         char want[64];
         snprintf(want, sizeof want, "not valid UTF-8 at byte offset %zu", (size_t)(at + 1 - t));
         expect_error_text("invalid UTF-8", t, want, NULL);
-        at[1] = (char)0xC0; at[2] = (char)0xAF; /* overlong '/' */
+        at[1] = (char)0xC0;
+        at[2] = (char)0xAF; /* overlong '/' */
         expect_error_text("overlong UTF-8", t, "not valid UTF-8", NULL);
     }
     free(nt);
     cJSON_free(t);
     cJSON_Delete(r);
     CHECK(kg_utf8_bad("ok \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", 14) == (size_t)-1);
-    CHECK(kg_utf8_bad("\xED\xA0\x80", 3) == 0);      /* a surrogate */
+    CHECK(kg_utf8_bad("\xED\xA0\x80", 3) == 0);       /* a surrogate */
     CHECK(kg_utf8_bad("ab\xF4\x90\x80\x80", 6) == 2); /* above U+10FFFF */
-    CHECK(kg_utf8_bad("ab\xE2\x82", 4) == 2);          /* truncated */
-    static const char *const bad_cases[] = { "                ", " axpy", "axpy ", "a b",
-                                             "a\"b", "a\\b" };
+    CHECK(kg_utf8_bad("ab\xE2\x82", 4) == 2);         /* truncated */
+    static const char *const bad_cases[] = {
+        "                ", " axpy", "axpy ", "a b", "a\"b", "a\\b"
+    };
     for (size_t i = 0; i < KG_ARRAY_LEN(bad_cases); i++) {
         r = valid_root();
         cJSON_ReplaceItemInObject(entry(r, 0), "case", cJSON_CreateString(bad_cases[i]));
@@ -477,10 +534,32 @@ static void test_pay_fields(void)
         seen++;
     CHECK_MSG(seen == 1, "measured_median_us written %d times", seen);
     /* merge: union of [1300 x (1 -+ 0.01)] and [1400 x (1 -+ 0.01)] = [1287, 1414] */
-    kg_mark run = { "NVIDIA H200/sm_90", "softmax/rows=1,cols=1/f32", "time_us_warm",
-                    KG_LOWER_IS_BETTER, 3.25, 0.001, 3.25, 3.24, 3.26, 30, "abc",
-                    "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 1, 0, 0, NULL, 0,
-                    NULL, 1400.0, 0.01, 0, 0 };
+    kg_mark run = { "NVIDIA H200/sm_90",
+                    "softmax/rows=1,cols=1/f32",
+                    "time_us_warm",
+                    KG_LOWER_IS_BETTER,
+                    3.25,
+                    0.001,
+                    3.25,
+                    3.24,
+                    3.26,
+                    30,
+                    "abc",
+                    "2026-11-30T12:00:00Z",
+                    "run",
+                    "13.0",
+                    "13.0",
+                    "test",
+                    1,
+                    0,
+                    0,
+                    NULL,
+                    0,
+                    NULL,
+                    1400.0,
+                    0.01,
+                    0,
+                    0 };
     CHECK(m && kg_marks_merge(m, &run) == 0);
     k = m ? kg_marks_find(m, run.device_class, run.case_id, run.metric) : NULL;
     CHECK_MSG(k && fabs(k->measured_median_us - 1350.5) < 1e-9 &&
@@ -513,9 +592,32 @@ static void test_pay_fields(void)
     r = valid_root();
     cJSON_AddStringToObject(entry(r, 0), "energy_per_launch_mj", "700");
     expect_error("energy string", r, "'energy_per_launch_mj'", "number");
-    kg_mark bad = { "GPU/sm_90", "c", "time_us_warm", KG_LOWER_IS_BETTER, 1.0, 0.001, 1.0, 0.9,
-                    1.1, 30, "abc", "2026-11-30T12:00:00Z", "run", "13.0", "13.0", "test", 0, 0,
-                    0, NULL, 0, NULL, 0, 0.01, 0, 0 };
+    kg_mark bad = { "GPU/sm_90",
+                    "c",
+                    "time_us_warm",
+                    KG_LOWER_IS_BETTER,
+                    1.0,
+                    0.001,
+                    1.0,
+                    0.9,
+                    1.1,
+                    30,
+                    "abc",
+                    "2026-11-30T12:00:00Z",
+                    "run",
+                    "13.0",
+                    "13.0",
+                    "test",
+                    0,
+                    0,
+                    0,
+                    NULL,
+                    0,
+                    NULL,
+                    0,
+                    0.01,
+                    0,
+                    0 };
     CHECK(kg_mark_validate(&bad, "put") == KG_EPARSE &&
           strstr(kg_error_last(), "'measured_spread_rel' needs 'measured_median_us'"));
 }

@@ -88,7 +88,8 @@ int main(void)
                  "https://***@h.example/o/r.git") == 0);
     CHECK(strcmp(kg_git_remote_shown(shown, sizeof shown, "https://h.example/a@b"),
                  "https://h.example/a@b") == 0);
-    CHECK(strcmp(kg_git_remote_shown(shown, sizeof shown, "/srv/git/m.git"), "/srv/git/m.git") == 0);
+    CHECK(strcmp(kg_git_remote_shown(shown, sizeof shown, "/srv/git/m.git"), "/srv/git/m.git") ==
+          0);
     snprintf(dir, sizeof dir, "/tmp/kg-test-marks-git-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     sh("git init -q && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m init");
@@ -101,7 +102,8 @@ int main(void)
         bool ex;
         CHECK(kg_git_tip(t->git, "refs/heads/a..b", &x, &ex) < 0);
         const char *em = kg_error_last();
-        CHECK_MSG(strstr(em, "libgit2: git_reference_name_to_id failed") && !strstr(em, ": e failed"),
+        CHECK_MSG(strstr(em, "libgit2: git_reference_name_to_id failed") &&
+                      !strstr(em, ": e failed"),
                   "message: %s", em);
         kg_git_identity bad_id = { "R\xC3\x28sum\xE9", "x@e" };
         CHECK(kg_git_identity_check(&bad_id) == KG_EINVAL && strstr(kg_error_last(), "UTF-8"));

@@ -19,7 +19,10 @@ typedef struct {
     bool hidden;
 } t_opts;
 
-#define T_OPTS_INIT { .runs = 10, .budget = 1.0 }
+#define T_OPTS_INIT               \
+    {                             \
+        .runs = 10, .budget = 1.0 \
+    }
 
 static int t_fn(void *opts, const char *v)
 {
@@ -56,18 +59,19 @@ static void t_init_table(void)
 
 /* Parse a NULL-terminated argument list (argv[0] = "cmd") with the test table first and the
  * common table second. */
-static int t_parse(t_opts *o, kg_common_opts *c, bool standalone_ok, bool *help,
-                   const char **pos, size_t max_pos, size_t *npos, const char *const *args)
+static int t_parse(t_opts *o, kg_common_opts *c, bool standalone_ok, bool *help, const char **pos,
+                   size_t max_pos, size_t *npos, const char *const *args)
 {
     char *argv[32] = { "cmd" };
     int argc = 1;
     for (; args[argc - 1]; argc++)
         argv[argc] = (char *)args[argc - 1];
     kg_opt_table tables[] = {
-        { .opts = t_opts_table, .n = KG_ARRAY_LEN(t_opts_table), .target = o,
+        { .opts = t_opts_table,
+          .n = KG_ARRAY_LEN(t_opts_table),
+          .target = o,
           .standalone_ok = standalone_ok },
-        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = c,
-          .standalone_ok = true },
+        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = c, .standalone_ok = true },
     };
     return kg_opt_parse(tables, 2, "cmd", argc, argv, help, pos, max_pos, npos);
 }
@@ -83,19 +87,20 @@ static int t_run(t_opts *o, kg_common_opts *c, const char *const *args)
     return t_parse(o, c, true, &help, NULL, 0, &np, args);
 }
 
-#define CHECK_ERR(call, needle)                                                         \
-    do {                                                                                \
-        int rc_ = (call);                                                               \
-        CHECK_MSG(rc_ == KG_EINVAL && strstr(kg_error_last(), needle),                  \
-                  "rc %d, message '%s', want '%s'", rc_, kg_error_last(), needle);      \
+#define CHECK_ERR(call, needle)                                                    \
+    do {                                                                           \
+        int rc_ = (call);                                                          \
+        CHECK_MSG(rc_ == KG_EINVAL && strstr(kg_error_last(), needle),             \
+                  "rc %d, message '%s', want '%s'", rc_, kg_error_last(), needle); \
     } while (0)
 
 static void test_values(void)
 {
     t_opts o;
     kg_common_opts c;
-    CHECK(t_run(&o, &c, ARGS("--dry-run", "--name", "x", "--runs=7", "--big", "18446744073709551615",
-                             "--budget", "2.5", "--mode", "cold", "--toggle")) == 0);
+    CHECK(t_run(&o, &c,
+                ARGS("--dry-run", "--name", "x", "--runs=7", "--big", "18446744073709551615",
+                     "--budget", "2.5", "--mode", "cold", "--toggle")) == 0);
     CHECK(o.dry && o.name && strcmp(o.name, "x") == 0 && o.runs == 7);
     CHECK(o.big == UINT64_MAX && o.budget == 2.5);
     CHECK(o.fn_calls == 2 && o.fn_value == NULL); /* --toggle: fn with NULL, last */
@@ -111,14 +116,17 @@ static void test_ranges(void)
     kg_common_opts c;
     CHECK(t_run(&o, &c, ARGS("--runs", "1")) == 0 && o.runs == 1);
     CHECK(t_run(&o, &c, ARGS("--runs", "100")) == 0 && o.runs == 100);
-    CHECK_ERR(t_run(&o, &c, ARGS("--runs", "0")), "--runs: expected an integer in [1, 100], got '0'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--runs", "0")),
+              "--runs: expected an integer in [1, 100], got '0'");
     CHECK_ERR(t_run(&o, &c, ARGS("--runs", "101")), "in [1, 100]");
     CHECK_ERR(t_run(&o, &c, ARGS("--runs", "5x")), "got '5x'");
-    CHECK_ERR(t_run(&o, &c, ARGS("--big", "-1")), "--big: expected a non-negative integer, got '-1'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--big", "-1")),
+              "--big: expected a non-negative integer, got '-1'");
     CHECK_ERR(t_run(&o, &c, ARGS("--big", "0x10")), "non-negative integer");
     CHECK_ERR(t_run(&o, &c, ARGS("--big", "18446744073709551616")), "non-negative integer");
     CHECK(t_run(&o, &c, ARGS("--budget", "3600")) == 0 && o.budget == 3600);
-    CHECK_ERR(t_run(&o, &c, ARGS("--budget", "0")), "--budget: expected seconds in (0, 3600], got '0'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--budget", "0")),
+              "--budget: expected seconds in (0, 3600], got '0'");
     CHECK_ERR(t_run(&o, &c, ARGS("--budget", "3600.5")), "seconds in (0, 3600]");
     CHECK_ERR(t_run(&o, &c, ARGS("--budget", "x")), "--budget: expected a number, got 'x'");
     CHECK_ERR(t_run(&o, &c, ARGS("--budget", "inf")), "expected a number");
@@ -137,7 +145,8 @@ static void test_usage_errors(void)
     CHECK_ERR(t_run(&o, &c, ARGS("--dry")), "'--dry'"); /* no abbreviations */
     CHECK_ERR(t_run(&o, &c, ARGS("-h")), "cmd: unknown flag '-h'");
     CHECK_ERR(t_run(&o, &c, ARGS("--name")), "cmd: flag '--name' needs a value");
-    CHECK_ERR(t_run(&o, &c, ARGS("--dry-run=yes")), "cmd: flag '--dry-run' takes no value, got '--dry-run=yes'");
+    CHECK_ERR(t_run(&o, &c, ARGS("--dry-run=yes")),
+              "cmd: flag '--dry-run' takes no value, got '--dry-run=yes'");
     CHECK_ERR(t_run(&o, &c, ARGS("--toggle=1")), "cmd: flag '--toggle' takes no value");
     CHECK_ERR(t_run(&o, &c, ARGS("extra")), "cmd: unexpected argument 'extra'");
     /* Flags are checked first, as with getopt_long: the bad flag after the stray word wins. */
@@ -177,8 +186,9 @@ static void test_common(void)
 {
     t_opts o;
     kg_common_opts c;
-    CHECK(t_run(&o, &c, ARGS("--filter", "^axpy/", "--seed", "42", "--device", "3", "--report",
-                             "r.json")) == 0);
+    CHECK(t_run(&o, &c,
+                ARGS("--filter", "^axpy/", "--seed", "42", "--device", "3", "--report",
+                     "r.json")) == 0);
     CHECK(strcmp(c.filter, "^axpy/") == 0 && c.seed == 42 && c.seed_set && c.device == 3);
     CHECK(strcmp(c.report_path, "r.json") == 0 && c.diagnostic);
     CHECK(t_run(&o, &c, ARGS("--filter", "")) == 0 && c.filter && !*c.filter);
@@ -222,10 +232,11 @@ static void test_usage_text(void)
     t_opts o = T_OPTS_INIT;
     kg_common_opts c = KG_COMMON_OPTS_INIT;
     kg_opt_table tables[] = {
-        { .opts = t_opts_table, .n = KG_ARRAY_LEN(t_opts_table), .target = &o,
+        { .opts = t_opts_table,
+          .n = KG_ARRAY_LEN(t_opts_table),
+          .target = &o,
           .standalone_ok = false },
-        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = &c,
-          .standalone_ok = true },
+        { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = &c, .standalone_ok = true },
     };
     char *u = t_usage(tables, 2, "A_EXE B_EXE", "Does things.\nTwo lines.\n");
     CHECK(u != NULL);
@@ -233,15 +244,17 @@ static void test_usage_text(void)
         return;
     CHECK_MSG(strncmp(u, "usage: kgate cmd [--dry-run] --name TEXT [--runs N]", 51) == 0,
               "synopsis: %s", u);
-    CHECK(strstr(u, "[--mode warm|cold]") && strstr(u, "[--toggle]") && strstr(u, "[--filter REGEX]"));
+    CHECK(strstr(u, "[--mode warm|cold]") && strstr(u, "[--toggle]") &&
+          strstr(u, "[--filter REGEX]"));
     CHECK(strstr(u, "[--report FILE.json]") && strstr(u, " A_EXE B_EXE\n"));
-    CHECK(strstr(u, "\n                 [") != NULL);     /* wrapped under the first flag */
+    CHECK(strstr(u, "\n                 [") != NULL); /* wrapped under the first flag */
     CHECK(strstr(u, "\n\nDoes things.\nTwo lines.\n\noptions:\n") != NULL);
     CHECK(strstr(u, "\n  --dry-run ") && strstr(u, "  print, send nothing\n"));
     CHECK(strstr(u, "\n  --budget S ") && strstr(u, "seconds per case\n"));
     CHECK(strstr(u, "\n  --seed N ") && strstr(u, "\n  --device N "));
     CHECK(!strstr(u, "--save") && !strstr(u, "--internal")); /* standalone here, hidden */
-    CHECK(strstr(u, "\n\nexit codes: 0 pass, 1 a gate failed, 2 usage or input error, 3 no GPU,\n"));
+    CHECK(
+        strstr(u, "\n\nexit codes: 0 pass, 1 a gate failed, 2 usage or input error, 3 no GPU,\n"));
     CHECK(t_lines_fit(u));
     /* The option list is aligned: every help text starts in one column. */
     const char *a = strstr(u, "\n  --dry-run"), *b = strstr(u, "\n  --report FILE.json");

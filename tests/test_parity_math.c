@@ -23,8 +23,7 @@ static void check_small_sizes(const kg_parity_policy *lp)
     /* length 1 */
     float one = 2.0f;
     double oned = 2.0;
-    CHECK(kg_parity_compare(&r, &one, KG_DTYPE_F32, &oned, KG_DTYPE_F64, 1, &loose) == 0 &&
-          r.pass);
+    CHECK(kg_parity_compare(&r, &one, KG_DTYPE_F32, &oned, KG_DTYPE_F64, 1, &loose) == 0 && r.pass);
     double oned2 = 2.1;
     CHECK(kg_parity_compare(&r, &one, KG_DTYPE_F32, &oned2, KG_DTYPE_F64, 1, &loose) == 0 &&
           !r.pass);
@@ -33,8 +32,8 @@ static void check_small_sizes(const kg_parity_policy *lp)
     float z[2] = { 0, 0 }, nz[2] = { 0, 1e-9f };
     double zd[2] = { 0, 0 };
     CHECK(kg_parity_compare(&r, z, KG_DTYPE_F32, zd, KG_DTYPE_F64, 2, &loose) == 0 && r.pass);
-    CHECK(kg_parity_compare(&r, nz, KG_DTYPE_F32, zd, KG_DTYPE_F64, 2, &loose) == 0 &&
-          !r.pass && isinf(r.rel_l2));
+    CHECK(kg_parity_compare(&r, nz, KG_DTYPE_F32, zd, KG_DTYPE_F64, 2, &loose) == 0 && !r.pass &&
+          isinf(r.rel_l2));
 }
 
 /* Bitwise policy (one flipped bit, -0.0 vs +0.0, dtypes must match) and bf16 rounding. */
@@ -54,8 +53,7 @@ static void check_bitwise_bf16(const kg_parity_policy *lp)
     CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, y, KG_DTYPE_F32, 3, &bit) == 0 && !r.pass &&
           r.mismatched_bytes == 1 && r.first_bad == 1);
     float pz = 0.0f, nzero = -0.0f;
-    CHECK(kg_parity_compare(&r, &pz, KG_DTYPE_F32, &nzero, KG_DTYPE_F32, 1, &bit) == 0 &&
-          !r.pass);
+    CHECK(kg_parity_compare(&r, &pz, KG_DTYPE_F32, &nzero, KG_DTYPE_F32, 1, &bit) == 0 && !r.pass);
     /* bitwise needs matching dtypes */
     CHECK(kg_parity_compare(&r, x, KG_DTYPE_F32, ad, KG_DTYPE_F64, 3, &bit) == KG_EINVAL);
 

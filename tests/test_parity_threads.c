@@ -88,8 +88,8 @@ static void check_size(size_t n, bool nan)
     CHECK(one.max_abs == s.max_abs && one.max_abs_at == s.max_abs_at && one.pass == false);
     if (n <= ((size_t)1 << 20)) /* one slice: the serial loop's sums exactly */
         CHECK_MSG(one.rel_l2 == s.rel_l2 && one.cosine == s.cosine,
-                  "n %zu: rel_l2 %.17g vs %.17g, cosine %.17g vs %.17g", n, one.rel_l2,
-                  s.rel_l2, one.cosine, s.cosine);
+                  "n %zu: rel_l2 %.17g vs %.17g, cosine %.17g vs %.17g", n, one.rel_l2, s.rel_l2,
+                  one.cosine, s.cosine);
     else
         CHECK(rel_close(one.rel_l2, s.rel_l2) && rel_close(one.cosine, s.cosine));
     free(o);

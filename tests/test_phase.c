@@ -78,7 +78,8 @@ static void check_times(void)
     kg_phase_case_end();
     nap(80); /* after the case: nobody's time */
     CHECK(kg_phase_times("parity", "e/case", t));
-    CHECK_MSG(t[KG_PHASE_SETUP] >= 0.059 && t[KG_PHASE_SETUP] < 0.5, "setup %.3f", t[KG_PHASE_SETUP]);
+    CHECK_MSG(t[KG_PHASE_SETUP] >= 0.059 && t[KG_PHASE_SETUP] < 0.5, "setup %.3f",
+              t[KG_PHASE_SETUP]);
     CHECK_MSG(t[KG_PHASE_WORK] >= 0.029 && t[KG_PHASE_WORK] < 0.5, "work %.3f", t[KG_PHASE_WORK]);
     CHECK_MSG(t[KG_PHASE_REFERENCE] >= 0.039 && t[KG_PHASE_REFERENCE] < 0.5, "reference %.3f",
               t[KG_PHASE_REFERENCE]);

@@ -41,8 +41,8 @@ static int dump(const char *path)
     for (size_t i = 0; i < s->n; i++)
         printf("%s sm_%d %d %d %d\n", s->k[i].symbol, s->k[i].arch, s->k[i].regs,
                s->k[i].local_bytes, s->k[i].static_smem);
-    fprintf(stderr, "%d container(s), %zu kernel(s), %d compressed entries unread\n",
-            s->containers, s->n, s->compressed_elf);
+    fprintf(stderr, "%d container(s), %zu kernel(s), %d compressed entries unread\n", s->containers,
+            s->n, s->compressed_elf);
     kg_cubin_set_free(s);
     return 0;
 }
@@ -96,9 +96,9 @@ int main(int argc, char **argv)
     CHECK(strstr(kg_error_last(), "bad header") != NULL);
     /* An entry overrunning its container. */
     put32(buf + 8, 128);
-    buf[16] = 2;              /* kind ELF */
-    put32(buf + 20, 64);      /* entry header size */
-    put32(buf + 24, 4096);    /* payload size > container */
+    buf[16] = 2;           /* kind ELF */
+    put32(buf + 20, 64);   /* entry header size */
+    put32(buf + 24, 4096); /* payload size > container */
     CHECK(kg_cubin_add_fatbin(s, buf, sizeof buf, "t") == KG_EPARSE);
     CHECK(strstr(kg_error_last(), "overruns") != NULL);
     /* An ELF entry whose payload is not an ELF: counted as unread, not parsed. */
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
     CHECK(kg_kernel_name_match("ns::inner::k<float>", "inner::k<float>") == 1);
     CHECK(kg_kernel_name_match("ns::k", "::ns::k") == 2);
     CHECK(kg_kernel_name_match("ns::k", "&ns::k") == 2);
-    CHECK(kg_kernel_name_match("k2u", "k2") == 0);    /* an identifier keeps its letters */
+    CHECK(kg_kernel_name_match("k2u", "k2") == 0); /* an identifier keeps its letters */
     CHECK(kg_kernel_name_match("tk<0x1f>", "tk<0x1f>") == 2);
     CHECK(kg_kernel_name_match("tk<a::k>", "k>") == 0); /* "::" inside a template argument */
     CHECK(kg_kernel_name_match("myk", "k") == 0);

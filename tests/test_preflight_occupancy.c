@@ -12,11 +12,13 @@
 
 /* The CUDA C++ Programming Guide, "Compute Capabilities", tables 30 and 31 (CUDA 13): resident
  * threads and blocks per SM, shared memory per SM and per block (opt-in), KiB. */
-static const struct { int arch, thr_sm, blk_sm, smem_sm_kib, optin_kib; } guide[] = {
-    { 75, 1024, 16, 64, 64 },   { 80, 2048, 32, 164, 163 }, { 86, 1536, 16, 100, 99 },
-    { 87, 1536, 16, 164, 163 }, { 89, 1536, 24, 100, 99 },  { 90, 2048, 32, 228, 227 },
+static const struct {
+    int arch, thr_sm, blk_sm, smem_sm_kib, optin_kib;
+} guide[] = {
+    { 75, 1024, 16, 64, 64 },    { 80, 2048, 32, 164, 163 },  { 86, 1536, 16, 100, 99 },
+    { 87, 1536, 16, 164, 163 },  { 89, 1536, 24, 100, 99 },   { 90, 2048, 32, 228, 227 },
     { 100, 2048, 32, 228, 227 }, { 103, 2048, 32, 228, 227 }, { 110, 1536, 24, 228, 227 },
-    { 120, 1536, 24, 100, 99 }, { 121, 1536, 24, 100, 99 },
+    { 120, 1536, 24, 100, 99 },  { 121, 1536, 24, 100, 99 },
 };
 
 static cudaOccDeviceProp occ_prop(const kg_arch_limits *L)
@@ -90,13 +92,12 @@ static void check_static_rows(void)
     memset(&r, 0, sizeof r);
     CHECK(kg_pf_static_row(&st, &r, &fast, 88) == 0);
     CHECK_MSG(r.v == KG_VERDICT_WARN, "sm_88: %s: %s", kg_verdict_name(r.v), r.reasons);
-    CHECK_MSG(strstr(r.reasons, "sm_88: no occupancy limits known; occupancy not judged"),
-              "%s", r.reasons);
+    CHECK_MSG(strstr(r.reasons, "sm_88: no occupancy limits known; occupancy not judged"), "%s",
+              r.reasons);
     CHECK(strstr(r.occ.words, "sm_88") != NULL && r.blocks_per_sm == 0);
     memset(&r, 0, sizeof r);
     CHECK(kg_pf_static_row(&st, &r, &spill, 88) == 0);
-    CHECK_MSG(r.v == KG_VERDICT_FAIL && strstr(r.reasons, "local memory: 64 B"), "%s",
-              r.reasons);
+    CHECK_MSG(r.v == KG_VERDICT_FAIL && strstr(r.reasons, "local memory: 64 B"), "%s", r.reasons);
     memset(&r, 0, sizeof r);
     CHECK(kg_pf_static_row(&st, &r, &fast, 120) == 0);
     CHECK_MSG(r.v == KG_VERDICT_WARN && strstr(r.reasons, "not in the resource baseline"), "%s",
@@ -104,8 +105,7 @@ static void check_static_rows(void)
     CHECK(r.blocks_per_sm == 6 && strstr(r.reasons, "no occupancy limits") == NULL);
 }
 
-static int nvidia_blocks(const kg_arch_limits *L, int threads, int regs, size_t smem,
-                         size_t dyn)
+static int nvidia_blocks(const kg_arch_limits *L, int threads, int regs, size_t smem, size_t dyn)
 {
     cudaOccDeviceProp p;
     cudaOccFuncAttributes a;
@@ -134,7 +134,8 @@ static int nvidia_blocks(const kg_arch_limits *L, int threads, int regs, size_t 
     /* The static path assumes the kernel opted in to the largest dynamic shared memory. */
     a.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;
     a.maxDynamicSharedSizeBytes = (size_t)L->smem_block_optin > smem
-                                      ? (size_t)L->smem_block_optin - smem : 0;
+                                      ? (size_t)L->smem_block_optin - smem
+                                      : 0;
     a.numBlockBarriers = 1;
     s.cacheConfig = CACHE_PREFER_NONE;
     s.carveoutConfig = SHAREDMEM_CARVEOUT_DEFAULT;
@@ -215,13 +216,14 @@ static void check_sweep(void)
     kg_occupancy o;
     const int *archs;
     int na = kg_arch_limits_known(&archs), mismatches = 0, compared = 0;
-    static const int threads[] = { 1, 32, 33, 64, 96, 128, 192, 256, 320, 384, 512, 640, 768,
-                                   1000, 1024, 1025 };
-    static const int regs[] = { 0, 8, 16, 24, 32, 33, 40, 48, 56, 64, 72, 80, 96, 128, 168, 200,
-                                255 };
-    static const size_t smem[] = { 0, 1, 4096, 16384, 32768, 40960, 49152, 65535, 65536, 65537,
-                                    100000, 101376, 101377, 160000, 166912, 166913, 230000,
-                                    232448, 232449 };
+    static const int threads[] = { 1,   32,  33,  64,  96,  128,  192,  256,
+                                   320, 384, 512, 640, 768, 1000, 1024, 1025 };
+    static const int regs[] = {
+        0, 8, 16, 24, 32, 33, 40, 48, 56, 64, 72, 80, 96, 128, 168, 200, 255
+    };
+    static const size_t smem[] = { 0,      1,      4096,   16384,  32768,  40960,  49152,
+                                   65535,  65536,  65537,  100000, 101376, 101377, 160000,
+                                   166912, 166913, 230000, 232448, 232449 };
     for (int ai = 0; ai < na; ai++) {
         kg_arch_limits L;
         CHECK(kg_arch_limits_get(&L, archs[ai]) == 0);
@@ -235,16 +237,18 @@ static void check_sweep(void)
                     CHECK(kg_occupancy_calc(&o, &L, threads[t], regs[r], st, dyn) == 0);
                     compared++;
                     if (o.blocks_per_sm != want && mismatches++ < 10)
-                        fprintf(stderr, "sm_%d %d thr %d regs %zu+%zu smem: ours %d, "
-                                "cuda_occupancy.h %d\n", L.arch, threads[t], regs[r], st, dyn,
-                                o.blocks_per_sm, want);
+                        fprintf(stderr,
+                                "sm_%d %d thr %d regs %zu+%zu smem: ours %d, "
+                                "cuda_occupancy.h %d\n",
+                                L.arch, threads[t], regs[r], st, dyn, o.blocks_per_sm, want);
                 }
     }
     CHECK_MSG(compared > 40000, "only %d configurations compared", compared);
     printf("test_preflight_occupancy: %d architectures, %d of %d configurations agree with "
-           "cuda_occupancy.h\n", na, compared - mismatches, compared);
-    CHECK_MSG(mismatches == 0, "%d of %d configurations differ from cuda_occupancy.h",
-              mismatches, compared);
+           "cuda_occupancy.h\n",
+           na, compared - mismatches, compared);
+    CHECK_MSG(mismatches == 0, "%d of %d configurations differ from cuda_occupancy.h", mismatches,
+              compared);
 }
 
 int main(void)

@@ -82,8 +82,8 @@ int main(void)
     setenv("KGATE_REFCACHE_MAX_MB", "150", 1);
     kg_refcache c = entry(dir, 1, "build-A");
     CHECK(c.on && strncmp(c.path, dir, strlen(dir)) == 0);
-    CHECK(!load(&c, got));                     /* nothing stored yet */
-    store(&c, ref, 0.05, false);               /* cheap to compute: not worth a file */
+    CHECK(!load(&c, got));       /* nothing stored yet */
+    store(&c, ref, 0.05, false); /* cheap to compute: not worth a file */
     CHECK(access(c.path, F_OK) != 0);
     store(&c, ref, 1.5, true);
     CHECK(load(&c, got) && memcmp(got, ref, (size_t)N * 8) == 0);

@@ -19,8 +19,9 @@ static bool circle(const char *svg, int n, double *cx, double *cy, char *fill, s
         if (i < n)
             p++;
     }
-    return sscanf(p, "<circle class=\"pt\" cx=\"%lf\" cy=\"%lf\" r=\"5\" fill=\"%63[^\"]\"", cx,
-                  cy, fill) == 3 && fn >= 64;
+    return sscanf(p, "<circle class=\"pt\" cx=\"%lf\" cy=\"%lf\" r=\"5\" fill=\"%63[^\"]\"", cx, cy,
+                  fill) == 3 &&
+           fn >= 64;
 }
 
 static int count(const char *s, const char *needle)
@@ -34,12 +35,9 @@ static int count(const char *s, const char *needle)
 static void test_svg(void)
 {
     kg_roof_point pts[] = {
-        { "copy", 0.1, 0.4, false, "bench" },
-        { "gemm", 300, 500, false, "counters" },
-        { "partial", 10, 5, true, "counters" },
-        { "no-data", NAN, NAN, false, "counters" },
-        { "no-flops", 5, NAN, false, "counters" },
-        { "zero", 0, 1, false, "counters" },
+        { "copy", 0.1, 0.4, false, "bench" },      { "gemm", 300, 500, false, "counters" },
+        { "partial", 10, 5, true, "counters" },    { "no-data", NAN, NAN, false, "counters" },
+        { "no-flops", 5, NAN, false, "counters" }, { "zero", 0, 1, false, "counters" },
     };
     kg_sbuf b = KG_SBUF_INIT;
     kg_roofline_svg(&b, pts, 6, 4000, 700);
@@ -61,8 +59,8 @@ static void test_svg(void)
         CHECK_MSG((strcmp(fill, "none") == 0) == pts[i].hollow, "point %d fill %s", i, fill);
     }
     /* log positions: one decade is the same distance everywhere */
-    CHECK(fabs((kg_roof_x(&a, 10) - kg_roof_x(&a, 1)) - (kg_roof_x(&a, 1000) - kg_roof_x(&a, 100)))
-          < 1e-9);
+    CHECK(fabs((kg_roof_x(&a, 10) - kg_roof_x(&a, 1)) -
+               (kg_roof_x(&a, 1000) - kg_roof_x(&a, 100))) < 1e-9);
     CHECK(kg_roof_y(&a, 100) < kg_roof_y(&a, 10)); /* up is faster */
     CHECK(fabs(kg_roof_x(&a, a.x_lo) - a.px0) < 1e-9 && fabs(kg_roof_x(&a, a.x_hi) - a.px1) < 1e-9);
     CHECK(strstr(svg, "<polyline id=\"roof\"") != NULL);
@@ -97,16 +95,16 @@ static void test_hostile(void)
 
 static void test_report(void)
 {
-    const char *json =
-        "{\"schema\":\"kgate-report/1\",\"bench\":{\"ceilings\":{\"copy_gbps\":4000,"
-        "\"gemm_tflops\":700}},\"results\":["
-        "{\"gate\":\"bench\",\"case\":\"a\",\"figures\":{\"median_us\":10}},"
-        "{\"gate\":\"counters\",\"case\":\"a\",\"figures\":{\"flops\":1e9,\"ai\":2,"
-        "\"time_s\":1e-3,\"flops_partial\":false}},"
-        "{\"gate\":\"counters\",\"case\":\"b\",\"figures\":{\"flops\":1e9,\"ai\":2,"
-        "\"time_s\":1e-3,\"flops_partial\":true}},"
-        "{\"gate\":\"counters\",\"case\":\"c\",\"figures\":{\"flops\":null,\"ai\":null}},"
-        "{\"gate\":\"counters\",\"case\":\"d\",\"figures\":{}}]}";
+    const char
+        *json = "{\"schema\":\"kgate-report/1\",\"bench\":{\"ceilings\":{\"copy_gbps\":4000,"
+                "\"gemm_tflops\":700}},\"results\":["
+                "{\"gate\":\"bench\",\"case\":\"a\",\"figures\":{\"median_us\":10}},"
+                "{\"gate\":\"counters\",\"case\":\"a\",\"figures\":{\"flops\":1e9,\"ai\":2,"
+                "\"time_s\":1e-3,\"flops_partial\":false}},"
+                "{\"gate\":\"counters\",\"case\":\"b\",\"figures\":{\"flops\":1e9,\"ai\":2,"
+                "\"time_s\":1e-3,\"flops_partial\":true}},"
+                "{\"gate\":\"counters\",\"case\":\"c\",\"figures\":{\"flops\":null,\"ai\":null}},"
+                "{\"gate\":\"counters\",\"case\":\"d\",\"figures\":{}}]}";
     cJSON *r = cJSON_Parse(json);
     kg_sbuf b = KG_SBUF_INIT;
     CHECK(r && kg_roofline_html(&b, r) == 0);

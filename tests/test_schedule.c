@@ -9,8 +9,10 @@
 #include "kg_test.h"
 
 #define NC 12
-static const kg_sched_gate gates[] = { { "parity", false }, { "preflight", false },
-                                       { "hotpath", false }, { "bench", true },
+static const kg_sched_gate gates[] = { { "parity", false },
+                                       { "preflight", false },
+                                       { "hotpath", false },
+                                       { "bench", true },
                                        { "counters", false } };
 #define NG (sizeof gates / sizeof gates[0])
 
@@ -77,8 +79,8 @@ static void test_plan(void)
     rest -= bench;
     CHECK_MSG(p2.makespan_s < bench + 0.6 * rest, "2 GPUs: %.1f s of %.1f", p2.makespan_s,
               p1.serial_s);
-    CHECK_MSG(p4.makespan_s < bench + 0.4 * rest && p4.makespan_s < p2.makespan_s,
-              "4 GPUs: %.1f s", p4.makespan_s);
+    CHECK_MSG(p4.makespan_s < bench + 0.4 * rest && p4.makespan_s < p2.makespan_s, "4 GPUs: %.1f s",
+              p4.makespan_s);
     CHECK(kg_sched_make(&again, gates, NG, ids, cost, NC, d2, 2) == 0 && again.n == p2.n &&
           memcmp(again.tasks, p2.tasks, p2.n * sizeof *p2.tasks) == 0);
     printf("plan: 1 GPU %.1f s, 2 GPUs %.1f s, 4 GPUs %.1f s (bench %.1f s serial)\n",
@@ -109,7 +111,8 @@ static void test_devices(void)
     const char *bad[] = { "", "0,", ",0", "0,,1", "0,0", "a", "-1", "1024", "0;1", "1 ,2" };
     for (size_t i = 0; i < KG_ARRAY_LEN(bad); i++)
         CHECK_MSG(kg_devices_parse(bad[i], d, &n) == KG_EINVAL &&
-                  strstr(kg_error_last(), "--devices"), "'%s' accepted", bad[i]);
+                      strstr(kg_error_last(), "--devices"),
+                  "'%s' accepted", bad[i]);
 }
 
 int main(void)

@@ -26,12 +26,12 @@ static kg_report *passed_report(int escaped)
 {
     kg_report *r = NULL;
     CHECK(kg_report_new(&r, "run", true) == 0);
-    CHECK(kg_report_add(r, KG_RK_SELFTEST, "defect/a", KG_VERDICT_PASS, "caught by parity",
-                        NULL) == 0);
-    CHECK(kg_report_add(r, KG_RK_SELFTEST, "defect/b", KG_VERDICT_PASS, "caught by bench",
-                        NULL) == 0);
-    CHECK(kg_report_add(r, "parity", "axpy/n=1/f32", KG_VERDICT_PASS, "not a selftest row",
-                        NULL) == 0);
+    CHECK(kg_report_add(r, KG_RK_SELFTEST, "defect/a", KG_VERDICT_PASS, "caught by parity", NULL) ==
+          0);
+    CHECK(kg_report_add(r, KG_RK_SELFTEST, "defect/b", KG_VERDICT_PASS, "caught by bench", NULL) ==
+          0);
+    CHECK(kg_report_add(r, "parity", "axpy/n=1/f32", KG_VERDICT_PASS, "not a selftest row", NULL) ==
+          0);
     cJSON *st = cJSON_CreateObject();
     cJSON_AddItemToObject(st, KG_RK_ST_MATRIX, cJSON_CreateArray());
     cJSON_AddNumberToObject(st, KG_RK_ST_CAUGHT, 2);
@@ -60,8 +60,8 @@ static cJSON *load(const char *path)
 }
 
 /* One field of the saved certificate changed: refused, naming why. */
-static void refused(const kg_selftest_cert_key *k, const char *field, cJSON *value,
-                    double now_s, const char *words)
+static void refused(const kg_selftest_cert_key *k, const char *field, cJSON *value, double now_s,
+                    const char *words)
 {
     char why[512] = "";
     cJSON *c = load(k->path);
@@ -69,8 +69,8 @@ static void refused(const kg_selftest_cert_key *k, const char *field, cJSON *val
         cJSON_ReplaceItemInObject(c, field, value);
     CHECK_MSG(kg_selftest_cert_invalid(c, k, now_s, 3600, why, sizeof why) == 1 &&
                   strstr(why, words),
-              "%s changed: want refused with '%s', got '%s'", field ? field : "(nothing)",
-              words, why);
+              "%s changed: want refused with '%s', got '%s'", field ? field : "(nothing)", words,
+              why);
     cJSON_Delete(c);
 }
 
@@ -105,8 +105,9 @@ int main(void)
     const cJSON *st = cJSON_GetObjectItem(kg_report_json(next), KG_RK_SELFTEST);
     const cJSON *ce = cJSON_GetObjectItem(st, KG_RK_ST_CERTIFICATE);
     CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(st, KG_RK_ST_CAUGHT)) == 2);
-    CHECK(ce && strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ce, KG_RK_CERT_DRIVER)),
-                       "580.159.04") == 0 &&
+    CHECK(ce &&
+          strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(ce, KG_RK_CERT_DRIVER)), "580.159.04") ==
+              0 &&
           cJSON_GetNumberValue(cJSON_GetObjectItem(ce, KG_RK_CERT_SEED)) == 4242);
     /* Another GPU's key finds nothing to reuse; the report is left as it was. */
     kg_report *other = NULL;

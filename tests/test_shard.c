@@ -51,12 +51,11 @@ static void test_parse(void)
     int i = 0, n = 0;
     CHECK(kg_shard_parse("2/4", &i, &n) == 0 && i == 2 && n == 4);
     CHECK(kg_shard_parse("1/1", &i, &n) == 0 && i == 1 && n == 1);
-    const char *bad[] = { "0/4", "5/4", "2/0", "2", "2/", "/4", "a/4", "2/4x", "-1/4", "2/2000",
-                          "", " 2/4" };
+    const char *bad[] = { "0/4", "5/4",  "2/0",  "2",      "2/", "/4",
+                          "a/4", "2/4x", "-1/4", "2/2000", "",   " 2/4" };
     for (size_t k = 0; k < KG_ARRAY_LEN(bad); k++) {
         int rc = kg_shard_parse(bad[k], &i, &n);
-        CHECK_MSG(rc == KG_EINVAL && strstr(kg_error_last(), "--shard"), "'%s' accepted",
-                  bad[k]);
+        CHECK_MSG(rc == KG_EINVAL && strstr(kg_error_last(), "--shard"), "'%s' accepted", bad[k]);
     }
 }
 

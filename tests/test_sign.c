@@ -36,8 +36,9 @@ static char *edit(const char *text, const char *from, const char *to)
 
 int main(void)
 {
-    cJSON *r = cJSON_Parse("{\"schema_version\": 1, \"run_id\": \"run-7\", \"mode\": \"production\","
-                           " \"figure\": null, \"results\": []}");
+    cJSON *r = cJSON_Parse(
+        "{\"schema_version\": 1, \"run_id\": \"run-7\", \"mode\": \"production\","
+        " \"figure\": null, \"results\": []}");
     CHECK(r && kg_report_json_sign(r, KEY) == 0);
     char *text = cJSON_Print(r);
     CHECK_MSG(accept_text(text) == 0, "the unedited report is refused: %s", kg_error_last());
@@ -47,7 +48,8 @@ int main(void)
     char *inf = edit(text, "null", "1e999");
     CHECK(inf && accept_text(inf) < 0);
     CHECK_MSG(strstr(kg_error_last(), "not finite"), "1e999: '%s'", kg_error_last());
-    char *esc = edit(text, "\"run-7\"", "\"run-7\\\\u0000\""); /* an escaped backslash: plain text */
+    char *esc = edit(text, "\"run-7\"",
+                     "\"run-7\\\\u0000\""); /* an escaped backslash: plain text */
     cJSON *e = NULL;
     CHECK_MSG(esc && kg_json_parse_strict(&e, esc, strlen(esc), "esc.json") == 0,
               "a literal backslash-u0000 refused: %s", kg_error_last());

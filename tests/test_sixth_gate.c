@@ -10,10 +10,25 @@
 #include "cli/cli.h"
 #include "kg_test.h"
 
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io) { (void)a, (void)s, (void)io; return 0; }
-static int t_ref(void *s, cudaStream_t st, void *r) { (void)s, (void)st, (void)r; return 0; }
-static int t_launch(void *s, cudaStream_t st) { (void)s, (void)st; return 0; }
-#define T_CASE(id_) { .id = id_, .op = "t", .setup = t_setup, .launch = t_launch, .reference = t_ref }
+static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io)
+{
+    (void)a, (void)s, (void)io;
+    return 0;
+}
+static int t_ref(void *s, cudaStream_t st, void *r)
+{
+    (void)s, (void)st, (void)r;
+    return 0;
+}
+static int t_launch(void *s, cudaStream_t st)
+{
+    (void)s, (void)st;
+    return 0;
+}
+#define T_CASE(id_)                                                                    \
+    {                                                                                  \
+        .id = id_, .op = "t", .setup = t_setup, .launch = t_launch, .reference = t_ref \
+    }
 static const kg_case_desc cases[] = { T_CASE("t/clean"), T_CASE("t/planted") };
 
 typedef struct {
@@ -50,8 +65,10 @@ static int sx_begin(void **st, const void *opts, const kg_gate_env *env)
 static void sx_slots(void *opts, kg_gate_marks_slots *out)
 {
     sx_opts *o = opts;
-    *out = (kg_gate_marks_slots){ .path = &o->marks_path, .save = &o->save_marks,
-                                  .lookup = &o->lookup, .marks = &o->marks };
+    *out = (kg_gate_marks_slots){ .path = &o->marks_path,
+                                  .save = &o->save_marks,
+                                  .lookup = &o->lookup,
+                                  .marks = &o->marks };
 }
 static size_t sx_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, const void *data,
                            const kg_mark *stamp)
@@ -70,9 +87,17 @@ static size_t sx_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, cons
 static const struct kg_gate_marks sx_marks = { .slots = sx_slots, .row_marks = sx_row_marks };
 static const kg_gate_column sx_cols[] = { KG_COL_CASE(-20), KG_COL_VERDICT("v", -7) };
 static const struct kg_gate sixth = {
-    .name = "sixth", .flags = KG_GATE_DEVICE_WIDE, .opts_size = sizeof(sx_opts),
-    .opts_init = &sx_init, .begin = sx_begin, .run_case = sx_run_case, .result_free = free,
-    .columns = sx_cols, .n_columns = 2, .result_size = sizeof(sx_row), .marks = &sx_marks,
+    .name = "sixth",
+    .flags = KG_GATE_DEVICE_WIDE,
+    .opts_size = sizeof(sx_opts),
+    .opts_init = &sx_init,
+    .begin = sx_begin,
+    .run_case = sx_run_case,
+    .result_free = free,
+    .columns = sx_cols,
+    .n_columns = 2,
+    .result_size = sizeof(sx_row),
+    .marks = &sx_marks,
 };
 
 /* One `kgate sixth` as gate_cmd.c runs it: marks prepared, the gate, --save-marks. */
@@ -89,8 +114,8 @@ static void sx_run(kg_registry *reg, sx_opts *o, kg_verdict want_planted)
     CHECK(run.n_rows == 2);
     for (size_t i = 0; i < run.n_rows; i++) {
         bool planted = strcmp(run.rows[i].desc->id, "t/planted") == 0;
-        CHECK_MSG(run.rows[i].res.verdict == (planted ? want_planted : KG_VERDICT_PASS),
-                  "%s: %s", run.rows[i].desc->id, kg_verdict_name(run.rows[i].res.verdict));
+        CHECK_MSG(run.rows[i].res.verdict == (planted ? want_planted : KG_VERDICT_PASS), "%s: %s",
+                  run.rows[i].desc->id, kg_verdict_name(run.rows[i].res.verdict));
     }
     run.env.dev = &run.dev; /* --save-marks needs a device: this one stands in for it */
     CHECK(kg_cli_marks_save(&m, &run, &sixth, o) == 0);
@@ -116,7 +141,8 @@ int main(void)
     CHECK(kg_marks_load(&m, path) == 0);
     CHECK(m && kg_marks_count(m) == 2);
     const kg_mark *mk = m ? kg_marks_find(m, "cls", "t/clean", "sixth_value") : NULL;
-    CHECK(mk && mk->value == 10 && strcmp(mk->set_by, "kgate sixth --save-marks (diagnostic)") == 0);
+    CHECK(mk && mk->value == 10 &&
+          strcmp(mk->set_by, "kgate sixth --save-marks (diagnostic)") == 0);
     kg_marks_free(m);
     sx_opts o2 = sx_init;
     o2.marks_path = path;

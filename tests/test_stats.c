@@ -103,8 +103,7 @@ static void test_bootstrap_and_paired(void)
     CHECK(kg_stats_bootstrap_median_ratio(&r2, &l2, &h2, a, 60, b, 60, 1000, 0.95, 42) == 0);
     CHECK(r1 == r2 && l1 == l2 && h1 == h2); /* fixed seed: reproducible */
     CHECK_MSG(l1 <= r1 && r1 <= h1 && l1 > 1.09 && h1 < 1.11, "ratio %g [%g, %g]", r1, l1, h1);
-    CHECK(kg_stats_bootstrap_median_ratio(&r1, &l1, &h1, a, 0, b, 60, 1000, 0.95, 1) ==
-          KG_EINVAL);
+    CHECK(kg_stats_bootstrap_median_ratio(&r1, &l1, &h1, a, 0, b, 60, 1000, 0.95, 1) == KG_EINVAL);
 
     kg_paired_ratio p;
     double pa[10], pb[10];

@@ -11,7 +11,11 @@ static int nop_setup(const kg_setup_args *a, void **s, kg_case_io *io)
     KG_UNUSED(a), KG_UNUSED(s), KG_UNUSED(io);
     return 0;
 }
-static int nop_launch(void *s, cudaStream_t st) { KG_UNUSED(s), KG_UNUSED(st); return 0; }
+static int nop_launch(void *s, cudaStream_t st)
+{
+    KG_UNUSED(s), KG_UNUSED(st);
+    return 0;
+}
 static int nop_ref(void *s, cudaStream_t st, void *h)
 {
     KG_UNUSED(s), KG_UNUSED(st), KG_UNUSED(h);
@@ -25,9 +29,13 @@ static int work_model(kg_case_desc *d, const kg_sweep_point *pt)
     return strcmp(pt->values[0], "13") == 0 ? KG_ERR(KG_EINVAL, "n=13 refused") : 0;
 }
 
-static const kg_case_desc tmpl = { .id = "scale", .op = "scale", .params = &base_params,
-                                   .setup = nop_setup, .launch = nop_launch,
-                                   .reference = nop_ref, .tags = "sweep" };
+static const kg_case_desc tmpl = { .id = "scale",
+                                   .op = "scale",
+                                   .params = &base_params,
+                                   .setup = nop_setup,
+                                   .launch = nop_launch,
+                                   .reference = nop_ref,
+                                   .tags = "sweep" };
 static const char *const ns[] = { "4096", "65537" };
 static const char *const dts[] = { "f32", "bf16", "f16" };
 
@@ -41,8 +49,8 @@ static void check_expansion(void)
 {
     kg_registry *reg = NULL;
     const kg_sweep_axis axes[] = { { "n", ns, 2 }, { "dtype", dts, 3 } };
-    static const char *const want[] = { "scale/n=4096,dtype=f32", "scale/n=4096,dtype=bf16",
-                                        "scale/n=4096,dtype=f16", "scale/n=65537,dtype=f32",
+    static const char *const want[] = { "scale/n=4096,dtype=f32",   "scale/n=4096,dtype=bf16",
+                                        "scale/n=4096,dtype=f16",   "scale/n=65537,dtype=f32",
                                         "scale/n=65537,dtype=bf16", "scale/n=65537,dtype=f16" };
     CHECK(kg_registry_new(&reg) == 0);
     CHECK(kg_registry_add_sweep(reg, &tmpl, axes, 2) == 0);

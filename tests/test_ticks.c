@@ -38,9 +38,10 @@ static void test_nice(void)
 /* The y axis: 99.51, 100.2, 100.9 ... is what nice ticks replace. */
 static void test_fit(void)
 {
-    static const double r[][2] = { { 99.51, 102.3 }, { 0, 1 }, { -3.2, 3.2 }, { 20.3, 20.5 },
-                                   { 0.0012, 0.0019 }, { 140, 610 }, { -100, 400 },
-                                   { 1e-6, 3e-6 }, { 5, 5 }, { 1234567, 1239999 } };
+    static const double r[][2] = { { 99.51, 102.3 },    { 0, 1 },           { -3.2, 3.2 },
+                                   { 20.3, 20.5 },      { 0.0012, 0.0019 }, { 140, 610 },
+                                   { -100, 400 },       { 1e-6, 3e-6 },     { 5, 5 },
+                                   { 1234567, 1239999 } };
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         for (int max = 3; max <= 11; max += 4) {
             kg_svg_ticks t;
@@ -53,8 +54,8 @@ static void test_fit(void)
         }
     kg_svg_ticks t;
     kg_svg_ticks_fit(&t, 99.51, 102.3, 6);
-    CHECK_MSG(t.lo == 99 && t.hi == 103 && t.step == 1 && t.n == 5 && t.decimals == 0, "%g %g %d %d", t.lo,
-              t.step, t.n, t.decimals);
+    CHECK_MSG(t.lo == 99 && t.hi == 103 && t.step == 1 && t.n == 5 && t.decimals == 0,
+              "%g %g %d %d", t.lo, t.step, t.n, t.decimals);
     kg_svg_ticks_fit(&t, NAN, INFINITY, 5); /* nothing finite: still an axis */
     CHECK(t.n >= 2 && isfinite(t.lo) && isfinite(t.hi) && t.hi > t.lo);
     kg_svg_ticks_fit(&t, -1e308, 1e308, 5); /* hostile: wider than a double */
@@ -109,7 +110,8 @@ static void test_open(void)
     CHECK(b.p && !strstr(b.p, "xmlns")); /* inline in HTML: no namespace URL */
     kg_sbuf_free(&b);
     kg_svg_open(&b, NULL, "trend", 10, 10, NULL, true); /* an SVG file needs it */
-    CHECK(b.p && strncmp(b.p, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"trend\"", 52) == 0);
+    CHECK(b.p &&
+          strncmp(b.p, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"trend\"", 52) == 0);
     kg_sbuf_free(&b);
 }
 

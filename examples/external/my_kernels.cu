@@ -20,7 +20,7 @@
 /* ---- kernels -------------------------------------------------------------------------- */
 
 __global__ void __launch_bounds__(SCALE_BLOCK)
-scale_kernel(float alpha, const float *__restrict__ x, float *__restrict__ y, size_t n)
+    scale_kernel(float alpha, const float *__restrict__ x, float *__restrict__ y, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
@@ -30,7 +30,7 @@ scale_kernel(float alpha, const float *__restrict__ x, float *__restrict__ y, si
 /* One block per row. Each thread sums a strided slice in order, then a fixed shuffle tree per
  * warp and a fixed tree over the warps: the same inputs always give the same bits. */
 __global__ void __launch_bounds__(ROW_SUM_BLOCK)
-row_sum_kernel(const float *__restrict__ x, float *__restrict__ out, int cols)
+    row_sum_kernel(const float *__restrict__ x, float *__restrict__ out, int cols)
 {
     __shared__ float warp_sums[ROW_SUM_BLOCK / 32];
     const float *row = x + (size_t)blockIdx.x * cols;
@@ -53,12 +53,14 @@ row_sum_kernel(const float *__restrict__ x, float *__restrict__ out, int cols)
 
 /* ---- scale: case callbacks ------------------------------------------------------------ */
 
-typedef struct { size_t n; } scale_params;
+typedef struct {
+    size_t n;
+} scale_params;
 typedef struct {
     size_t n;
     float alpha;
-    float *x, *y;     /* device: input, output (io->out points at y) */
-    float *x_host;    /* host copy of x for the CPU reference */
+    float *x, *y;  /* device: input, output (io->out points at y) */
+    float *x_host; /* host copy of x for the CPU reference */
 } scale_state;
 
 /* Frees whatever setup got to; also called by setup itself on failure, so NULL-safe. */
@@ -143,10 +145,12 @@ static int scale_reference(void *state, cudaStream_t stream, void *ref_host)
 
 /* ---- row_sum: case callbacks ---------------------------------------------------------- */
 
-typedef struct { int rows, cols; } row_sum_params;
 typedef struct {
     int rows, cols;
-    float *x, *out;   /* device: rows x cols input, rows outputs */
+} row_sum_params;
+typedef struct {
+    int rows, cols;
+    float *x, *out; /* device: rows x cols input, rows outputs */
     float *x_host;
 } row_sum_state;
 
@@ -205,8 +209,8 @@ static int row_sum_launch_rows(void *state, int rows, cudaStream_t stream)
     int rc = 0;
     row_sum_state *st = (row_sum_state *)state;
     if (rows < 1 || rows > st->rows)
-        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "row_sum: rows %d not in [1, %d]",
-                            rows, st->rows);
+        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "row_sum: rows %d not in [1, %d]", rows,
+                            st->rows);
     row_sum_kernel<<<(unsigned)rows, ROW_SUM_BLOCK, 0, stream>>>(st->x, st->out, st->cols);
     KG_LAUNCH_CHECK();
 cleanup:
@@ -240,10 +244,11 @@ static int row_sum_reference(void *state, cudaStream_t stream, void *ref_host)
  * prepare() after, so the step runs on p0/m0, never on the poison (a hotpath check that
  * compared only poison would be ERROR). The kernel sits in an anonymous
  * namespace, as in many codebases (KG_KERNEL(momentum_kernel) still finds it). */
-namespace {
+namespace
+{
 __global__ void __launch_bounds__(SCALE_BLOCK)
-momentum_kernel(float lr, float beta, const float *__restrict__ g, float *__restrict__ p,
-                float *__restrict__ m, size_t n)
+    momentum_kernel(float lr, float beta, const float *__restrict__ g, float *__restrict__ p,
+                    float *__restrict__ m, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -262,8 +267,8 @@ static const kg_parity_policy momentum_p_parity = KG_PARITY_TOLERANCE_INIT(2e-6,
 typedef struct {
     size_t n;
     float lr, beta;
-    float *g, *p, *m;            /* device: gradient (input), params and momentum (in place) */
-    float *p0, *m0;              /* device: the pristine p and m prepare() restores */
+    float *g, *p, *m; /* device: gradient (input), params and momentum (in place) */
+    float *p0, *m0;   /* device: the pristine p and m prepare() restores */
     float *g_host, *p_host, *m_host;
 } momentum_state;
 
@@ -314,9 +319,14 @@ static int momentum_setup(const kg_setup_args *args, void **state, kg_case_io *i
     KG_CUDA_CHECK(cudaMemcpyAsync(st->m0, st->m_host, bytes, cudaMemcpyHostToDevice, args->stream));
     KG_CUDA_CHECK(cudaStreamSynchronize(args->stream));
     io->n_outputs = 2;
-    io->outputs[0] = (kg_output){ .name = "p", .ptr = st->p, .count = st->n,
-                                  .dtype = KG_DTYPE_F32, .parity = &momentum_p_parity };
-    io->outputs[1] = (kg_output){ .name = "m", .ptr = st->m, .count = st->n,
+    io->outputs[0] = (kg_output){ .name = "p",
+                                  .ptr = st->p,
+                                  .count = st->n,
+                                  .dtype = KG_DTYPE_F32,
+                                  .parity = &momentum_p_parity };
+    io->outputs[1] = (kg_output){ .name = "m",
+                                  .ptr = st->m,
+                                  .count = st->n,
                                   .dtype = KG_DTYPE_F32 };
     *state = st;
     st = NULL;
@@ -330,10 +340,10 @@ static int momentum_prepare(void *state, cudaStream_t stream)
 {
     int rc = 0;
     momentum_state *st = (momentum_state *)state;
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->p, st->p0, st->n * sizeof(float), cudaMemcpyDeviceToDevice,
-                                  stream));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->m, st->m0, st->n * sizeof(float), cudaMemcpyDeviceToDevice,
-                                  stream));
+    KG_CUDA_CHECK(
+        cudaMemcpyAsync(st->p, st->p0, st->n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+    KG_CUDA_CHECK(
+        cudaMemcpyAsync(st->m, st->m0, st->n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 cleanup:
     return rc;
 }
@@ -344,8 +354,7 @@ static int momentum_launch(void *state, cudaStream_t stream)
     momentum_state *st = (momentum_state *)state;
     size_t blocks = (st->n + SCALE_BLOCK - 1) / SCALE_BLOCK;
     unsigned grid = (unsigned)(blocks < SCALE_MAX_GRID ? blocks : SCALE_MAX_GRID);
-    momentum_kernel<<<grid, SCALE_BLOCK, 0, stream>>>(st->lr, st->beta, st->g, st->p, st->m,
-                                                      st->n);
+    momentum_kernel<<<grid, SCALE_BLOCK, 0, stream>>>(st->lr, st->beta, st->g, st->p, st->m, st->n);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;
@@ -371,10 +380,10 @@ static const kg_kernel_ref row_sum_kernels[] = { KG_KERNEL(row_sum_kernel, ROW_S
 static const kg_kernel_ref momentum_kernels[] = { KG_KERNEL(momentum_kernel, SCALE_BLOCK, 0) };
 static const scale_params momentum_n = { (1u << 20) + 5 };
 
-static const scale_params scale_small = { 4097 };            /* not a multiple of the block */
-static const scale_params scale_large = { (1u << 24) + 3 };  /* 128 MiB moved per launch */
-static const row_sum_params row_sum_tiny = { 3, 1 };         /* 255 of 256 threads idle */
-static const row_sum_params row_sum_large = { 4096, 4099 };  /* 64 MiB read per launch */
+static const scale_params scale_small = { 4097 };           /* not a multiple of the block */
+static const scale_params scale_large = { (1u << 24) + 3 }; /* 128 MiB moved per launch */
+static const row_sum_params row_sum_tiny = { 3, 1 };        /* 255 of 256 threads idle */
+static const row_sum_params row_sum_large = { 4096, 4099 }; /* 64 MiB read per launch */
 
 /* scale: alpha*x is one fp32 rounding, |err| <= 2^-24 * |y| < 1.2e-7 (|alpha| < 2, |x| < 1);
  * 1e-6 leaves margin and still fails on any wrong or unwritten (NaN-poisoned) element. */
@@ -386,28 +395,40 @@ static const row_sum_params row_sum_large = { 4096, 4099 };  /* 64 MiB read per 
 #define ROW_SUM_PARITY(cols) KG_PARITY_TOLERANCE_INIT(ROW_SUM_MAX_ABS(cols), 1e-5, 0.9999999)
 
 /* Designated initializers must follow the field order of kg_case_desc (C++). */
-#define SCALE_CASE(ID, P)                                                                  \
-    { .id = ID, .op = "scale", .params = &(P), .setup = scale_setup, .launch = scale_launch, \
-      .reference = scale_reference, .teardown = scale_teardown, .ref_dtype = KG_DTYPE_F64,  \
-      .ref_kind = "cpu-f64", .parity = SCALE_PARITY,                                        \
-      .bytes_moved = 8.0 * (double)(P).n, .flops = (double)(P).n,                           \
-      .kernels = scale_kernels, .n_kernels = 1 }
-#define ROW_SUM_CASE(ID, P)                                                                \
-    { .id = ID, .op = "row_sum", .params = &(P), .setup = row_sum_setup,                   \
-      .launch = row_sum_launch, .reference = row_sum_reference, .teardown = row_sum_teardown, \
-      .ref_dtype = KG_DTYPE_F64, .ref_kind = "cpu-f64", .parity = ROW_SUM_PARITY((P).cols), \
-      .bytes_moved = 4.0 * (double)(P).rows * ((double)(P).cols + 1.0),                     \
-      .flops = (double)(P).rows * (double)(P).cols, .kernels = row_sum_kernels,            \
-      .n_kernels = 1, .batch_invariant = 1, .launch_rows = row_sum_launch_rows }
+#define SCALE_CASE(ID, P)                                                                      \
+    {                                                                                          \
+        .id = ID, .op = "scale", .params = &(P), .setup = scale_setup, .launch = scale_launch, \
+        .reference = scale_reference, .teardown = scale_teardown, .ref_dtype = KG_DTYPE_F64,   \
+        .ref_kind = "cpu-f64", .parity = SCALE_PARITY, .bytes_moved = 8.0 * (double)(P).n,     \
+        .flops = (double)(P).n, .kernels = scale_kernels, .n_kernels = 1                       \
+    }
+#define ROW_SUM_CASE(ID, P)                                                                       \
+    {                                                                                             \
+        .id = ID, .op = "row_sum", .params = &(P), .setup = row_sum_setup,                        \
+        .launch = row_sum_launch, .reference = row_sum_reference, .teardown = row_sum_teardown,   \
+        .ref_dtype = KG_DTYPE_F64, .ref_kind = "cpu-f64", .parity = ROW_SUM_PARITY((P).cols),     \
+        .bytes_moved = 4.0 * (double)(P).rows * ((double)(P).cols + 1.0),                         \
+        .flops = (double)(P).rows * (double)(P).cols, .kernels = row_sum_kernels, .n_kernels = 1, \
+        .batch_invariant = 1, .launch_rows = row_sum_launch_rows                                  \
+    }
 
-static const kg_case_desc momentum_case = {
-    .id = "momentum/n=1048581/f32", .op = "momentum", .params = &momentum_n,
-    .setup = momentum_setup, .launch = momentum_launch, .reference = momentum_reference,
-    .teardown = momentum_teardown, .ref_dtype = KG_DTYPE_F64, .ref_kind = "cpu-f64",
-    .parity = KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.9999999),
-    .bytes_moved = 20.0 * (double)momentum_n.n, .flops = 4.0 * (double)momentum_n.n,
-    .kernels = momentum_kernels, .n_kernels = 1, .tags = "in-place,optimizer",
-    .prepare = momentum_prepare };
+static const kg_case_desc momentum_case = { .id = "momentum/n=1048581/f32",
+                                            .op = "momentum",
+                                            .params = &momentum_n,
+                                            .setup = momentum_setup,
+                                            .launch = momentum_launch,
+                                            .reference = momentum_reference,
+                                            .teardown = momentum_teardown,
+                                            .ref_dtype = KG_DTYPE_F64,
+                                            .ref_kind = "cpu-f64",
+                                            .parity = KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6,
+                                                                               0.9999999),
+                                            .bytes_moved = 20.0 * (double)momentum_n.n,
+                                            .flops = 4.0 * (double)momentum_n.n,
+                                            .kernels = momentum_kernels,
+                                            .n_kernels = 1,
+                                            .tags = "in-place,optimizer",
+                                            .prepare = momentum_prepare };
 
 /* scale swept over two axes (nvbench-style): 2 x 2 cases "scale/n=4097,alpha=0.5", ...,
  * `--filter alpha=1.5` picks by value. The work model follows n (scale_sweep_point). */
@@ -422,11 +443,19 @@ static const char *const scale_sweep_n[] = { "4097", "1048583" };
 static const char *const scale_sweep_alpha[] = { "0.5", "1.5" }; /* |alpha| < 2: SCALE_PARITY */
 static const kg_sweep_axis scale_axes[] = { { "n", scale_sweep_n, 2 },
                                             { "alpha", scale_sweep_alpha, 2 } };
-static const kg_case_desc scale_sweep = {
-    .id = "scale", .op = "scale", .setup = scale_setup, .launch = scale_launch,
-    .reference = scale_reference, .teardown = scale_teardown, .ref_dtype = KG_DTYPE_F64,
-    .ref_kind = "cpu-f64", .parity = SCALE_PARITY, .kernels = scale_kernels, .n_kernels = 1,
-    .tags = "sweep", .sweep_point = scale_sweep_point };
+static const kg_case_desc scale_sweep = { .id = "scale",
+                                          .op = "scale",
+                                          .setup = scale_setup,
+                                          .launch = scale_launch,
+                                          .reference = scale_reference,
+                                          .teardown = scale_teardown,
+                                          .ref_dtype = KG_DTYPE_F64,
+                                          .ref_kind = "cpu-f64",
+                                          .parity = SCALE_PARITY,
+                                          .kernels = scale_kernels,
+                                          .n_kernels = 1,
+                                          .tags = "sweep",
+                                          .sweep_point = scale_sweep_point };
 
 static const kg_case_desc my_cases[] = {
     SCALE_CASE("scale/n=4097/f32", scale_small),

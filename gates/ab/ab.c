@@ -20,7 +20,7 @@ typedef struct {
     char *id;
     double *a, *b; /* per-round medians (us); NaN when missing */
     char *err;     /* the first round whose bench row cannot be trusted (ERROR, or a figure
-                    * above the report's own ceilings): the case is ERROR with it */
+                      * above the report's own ceilings): the case is ERROR with it */
 } ab_case;
 
 typedef struct {
@@ -104,8 +104,9 @@ static double ab_ceil_spread(const cJSON *ceil)
  * build without that check may still report a figure that cannot be true. */
 static void ab_ceilings(kg_ceiling_obs *co, double *l2, const cJSON *root)
 {
-    const cJSON *ce = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(root, KG_RK_BENCH), KG_RK_BENCH_CEILINGS);
+    const cJSON
+        *ce = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, KG_RK_BENCH),
+                                               KG_RK_BENCH_CEILINGS);
     const cJSON *det = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_DETAIL);
     const cJSON *gemm = cJSON_GetObjectItemCaseSensitive(det, KG_RK_CEIL_GEMM);
     const cJSON *gps = cJSON_GetObjectItemCaseSensitive(gemm, KG_RK_CEIL_POWER_STATE);
@@ -120,8 +121,8 @@ static void ab_ceilings(kg_ceiling_obs *co, double *l2, const cJSON *root)
 }
 
 /* Why round `round`'s row of this side cannot be compared ("" when it can). */
-static void ab_row_error(char *why, size_t n, const cJSON *it, const cJSON *fig,
-                         kg_ceiling_obs co, double l2)
+static void ab_row_error(char *why, size_t n, const cJSON *it, const cJSON *fig, kg_ceiling_obs co,
+                         double l2)
 {
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_VERDICT));
     const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_MESSAGE));
@@ -164,8 +165,7 @@ static int read_report(ab_table *t, const char *path, int round, bool side_a, cJ
     kg_ceiling_obs co;
     double l2 = 0;
     ab_ceilings(&co, &l2, root);
-    cJSON_ArrayForEach(it, res)
-    {
+    cJSON_ArrayForEach(it, res) {
         char why[600];
         const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_GATE));
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_CASE));
@@ -205,18 +205,18 @@ typedef kg_ab_opts ab_opts;
 
 typedef struct kg_ab_state {
     ab_table t;
-    bool no_gpu;                /* the runners said so (exit 3): every case SKIP */
+    bool no_gpu; /* the runners said so (exit 3): every case SKIP */
     char dir[32];
     bool have_dir;
     int rounds;
     const ab_opts *o;
-    char stopped_at[256];       /* interrupted (SIGINT/SIGTERM): where; "" when not */
+    char stopped_at[256]; /* interrupted (SIGINT/SIGTERM): where; "" when not */
 } ab_state;
 
 /* One case's paired comparison. */
 typedef struct {
     kg_paired_ratio p;
-    const char *decision;       /* SAME, B_FASTER, B_SLOWER */
+    const char *decision; /* SAME, B_FASTER, B_SLOWER */
     double a[1000], b[1000];
     size_t m;
     double band_floor;
@@ -249,8 +249,10 @@ static int ab_opt_floor(void *opts, const char *v)
     double f = 0;
     KG_TRY(kg_parse_double("--band-floor", v, &f));
     if (!(f >= 0 && f < 1))
-        return KG_ERR(KG_EINVAL, "--band-floor: expected a relative tolerance in [0, 1), got "
-                                 "'%s'", v);
+        return KG_ERR(KG_EINVAL,
+                      "--band-floor: expected a relative tolerance in [0, 1), got "
+                      "'%s'",
+                      v);
     ((ab_opts *)opts)->band_floor = f;
 cleanup:
     return rc;
@@ -315,8 +317,10 @@ static int ab_side(ab_state *st, const ab_opts *o, const kg_gate_env *env, const
      * case is ERROR, the other cases' rounds count (a fault costs no other case its verdict) */
     if (ec != KG_EXIT_PASS && ec != KG_EXIT_GATE_FAILED && ec != KG_EXIT_RUNTIME) {
         log_tail(lp);
-        return KG_ERR(ec == KG_EXIT_USAGE ? KG_EINVAL : KG_EIO, "ab: round %d: %s bench exited "
-                      "%d (its output is above)", r + 1, o->exe[s], ec);
+        return KG_ERR(ec == KG_EXIT_USAGE ? KG_EINVAL : KG_EIO,
+                      "ab: round %d: %s bench exited "
+                      "%d (its output is above)",
+                      r + 1, o->exe[s], ec);
     }
     rc = read_report(&st->t, rp, r, s == 0, NULL);
     if (rc < 0 && ec == KG_EXIT_RUNTIME) {
@@ -374,9 +378,10 @@ int kg_ab_rounds(ab_state **out, const ab_opts *o, const kg_gate_env *env)
              * command writes the incomplete report instead of leaving the rounds running. */
             rc = kg_interrupted() ? KG_EINTERNAL : ab_side(st, o, env, env->filter, r, s);
             if (rc < 0 && kg_interrupted()) {
-                snprintf(st->stopped_at, sizeof st->stopped_at, "ab: round %d/%d, %c (%s); "
-                         "%d complete round(s), no case decided", r + 1, o->rounds, "AB"[s],
-                         o->exe[s], r);
+                snprintf(st->stopped_at, sizeof st->stopped_at,
+                         "ab: round %d/%d, %c (%s); "
+                         "%d complete round(s), no case decided",
+                         r + 1, o->rounds, "AB"[s], o -> exe[s], r);
                 rc = 0;
             }
             KG_TRY(rc);
@@ -444,9 +449,10 @@ static int ab_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     else if (w->p.ci_lo > 1.0 && w->p.median > 1.0 + o->band_floor)
         w->decision = KG_RV_AB_B_SLOWER;
     res->verdict = strcmp(w->decision, KG_RV_AB_B_SLOWER) == 0 ? KG_VERDICT_FAIL : KG_VERDICT_PASS;
-    snprintf(res->message, sizeof res->message, "%s: B/A %.4f (95%% CI %.4f..%.4f, coverage "
-             "%.3f, %zu rounds, sign test p %.3g)", w->decision, w->p.median, w->p.ci_lo,
-             w->p.ci_hi, w->p.ci_coverage, w->m, w->p.p_sign);
+    snprintf(res->message, sizeof res->message,
+             "%s: B/A %.4f (95%% CI %.4f..%.4f, coverage "
+             "%.3f, %zu rounds, sign test p %.3g)",
+             w->decision, w->p.median, w->p.ci_lo, w->p.ci_hi, w->p.ci_coverage, w->m, w->p.p_sign);
     res->data = w;
     w = NULL;
 cleanup:
@@ -509,15 +515,17 @@ static const kg_gate_column ab_columns[] = {
     KG_COL_NUM(KG_FIG_AB_P_SIGN, "p_sign", 0, "%.3g", ab_row, p.p_sign),
 };
 
-const ab_opts kg_ab_opts_init = { .rounds = 10, .budget = "0.5", .mode = "warm",
-                                      .band_floor = 0.005 };
+const ab_opts kg_ab_opts_init = { .rounds = 10,
+                                  .budget = "0.5",
+                                  .mode = "warm",
+                                  .band_floor = 0.005 };
 
 /* Not in the gate table: only this folder names it (kg_ab_decide runs it). */
 static const struct kg_gate kg_gate_ab = {
     .name = "ab",
     .summary = "A/B two runner builds, interleaved processes: paired ratio and CI",
     .description = ab_description,
-    .flags = 0,                 /* the runners it starts need the GPU, not this process */
+    .flags = 0, /* the runners it starts need the GPU, not this process */
     .opts = ab_opt_table,
     .n_opts = KG_ARRAY_LEN(ab_opt_table),
     .opts_size = sizeof(ab_opts),
@@ -567,9 +575,13 @@ int kg_ab_registry(kg_registry **out, const ab_state *st, kg_registry *reg)
         return 0;
     KG_TRY(kg_registry_new(out));
     for (size_t i = 0; i < st->t.n; i++) {
-        kg_case_desc d = { .id = st->t.v[i].id, .op = "ab", .setup = ab_no_setup,
-                           .launch = ab_no_launch, .reference = ab_no_reference,
-                           .ref_dtype = KG_DTYPE_F64, .parity = KG_PARITY_BITWISE_INIT };
+        kg_case_desc d = { .id = st->t.v[i].id,
+                           .op = "ab",
+                           .setup = ab_no_setup,
+                           .launch = ab_no_launch,
+                           .reference = ab_no_reference,
+                           .ref_dtype = KG_DTYPE_F64,
+                           .parity = KG_PARITY_BITWISE_INIT };
         KG_TRY(kg_registry_add(*out, &d));
     }
 cleanup:
@@ -582,10 +594,7 @@ kg_opt_table kg_ab_opt_table(kg_ab_opts *o)
     return (kg_opt_table){ .opts = kg_gate_ab.opts, .n = kg_gate_ab.n_opts, .target = o };
 }
 
-const char *kg_ab_description(void)
-{
-    return kg_gate_ab.description;
-}
+const char *kg_ab_description(void) { return kg_gate_ab.description; }
 
 int kg_ab_decide(kg_run *run, const kg_registry *reg, const kg_ab_opts *o)
 {

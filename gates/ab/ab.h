@@ -15,12 +15,12 @@ typedef struct kg_ab_state kg_ab_state;
 
 typedef struct {
     int rounds;
-    const char *budget;         /* passed through to `bench --budget` (checked here) */
+    const char *budget; /* passed through to `bench --budget` (checked here) */
     const char *mode;
     double band_floor;
-    const char *exe[2];         /* the positional A_EXE B_EXE */
-    const char *exclude, *tag;  /* --exclude, --tag: passed through to every bench run */
-    double case_timeout_s;      /* --case-timeout (0: the bench's default), passed through */
+    const char *exe[2];        /* the positional A_EXE B_EXE */
+    const char *exclude, *tag; /* --exclude, --tag: passed through to every bench run */
+    double case_timeout_s;     /* --case-timeout (0: the bench's default), passed through */
     const struct kg_ab_state *rounds_done; /* set by the command: the rounds already run */
 } kg_ab_opts;
 

@@ -18,8 +18,8 @@ typedef struct {
     char cls[320];
     cJSON *nvml_start;
     double w0;
-    double l2_bytes;        /* the device's L2: which working sets the copy ceiling bounds */
-    char gpu[64];           /* this GPU's UUID: a mark set on another is judged wider */
+    double l2_bytes; /* the device's L2: which working sets the copy ceiling bounds */
+    char gpu[64];    /* this GPU's UUID: a mark set on another is judged wider */
 } bg_state;
 
 static double bg_now(void)
@@ -48,8 +48,7 @@ static void bg_kernel_names(const cJSON *ks, char *buf, size_t n)
     const cJSON *k;
     size_t used = 0;
     buf[0] = '\0';
-    cJSON_ArrayForEach(k, ks)
-    {
+    cJSON_ArrayForEach(k, ks) {
         const char *nm = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, KG_RK_TOOL_NAME));
         if (nm && used + strlen(nm) + 2 < n)
             used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ";" : "", nm);
@@ -104,8 +103,8 @@ static int bg_begin(void **state, const void *opts, const kg_gate_env *env)
     bg_ceilings(st, env);
     if (!env->quiet)
         printf("bench: %s, mode %s, budget %.2f s/case, target CI %.2f%%, band floor %.2f%%; "
-               "ceilings: copy %.0f GB/s, bf16 GEMM %.1f TFLOP/s\n", st->cls,
-               st->o.mode ? "cold" : "warm", st->o.budget_s, 100 * st->o.target_ci_rel,
+               "ceilings: copy %.0f GB/s, bf16 GEMM %.1f TFLOP/s\n",
+               st->cls, st->o.mode ? "cold" : "warm", st->o.budget_s, 100 * st->o.target_ci_rel,
                100 * st->dopt.band_floor, st->ceil.copy_gbps, st->ceil.gemm_tflops);
 cleanup:
     return rc;
@@ -159,8 +158,13 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
     kg_mark xg;
     char xnote[400];
     mk = kg_bench_mark_on_gpu(&xg, mk, st->gpu, xnote, sizeof xnote); /* issue #27 */
-    kg_bench_obs obs = { b->r.sum.median, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept_us,
-                         b->r.kept, b->compute_bound, b->r.k,
+    kg_bench_obs obs = { b->r.sum.median,
+                         b->r.sum.ci_lo,
+                         b->r.sum.ci_hi,
+                         b->r.kept_us,
+                         b->r.kept,
+                         b->compute_bound,
+                         b->r.k,
                          b->r.power.probe ? b->r.decided_state : NULL,
                          .measured_median = b->r.raw_sum.median,
                          .measured_spread_rel = b->r.measured_spread_rel,
@@ -194,12 +198,12 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
         snprintf(place, sizeof place, ", %d placement(s)%s", b->r.placements,
                  b->r.placements_short ? " (short)" : "");
     snprintf(res->message, sizeof res->message,
-             "%s; median %.4g us%s (CI %.4g..%.4g, n=%zu%s, %s); k=%d (%s); %s%s%s%s%s%s",
-             b->v.why, b->r.sum.median, basis, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, place,
-             b->r.stop, b->r.k, kg_bench_k_source_name(b->r.k_source), b->r.power.label,
+             "%s; median %.4g us%s (CI %.4g..%.4g, n=%zu%s, %s); k=%d (%s); %s%s%s%s%s%s", b->v.why,
+             b->r.sum.median, basis, b->r.sum.ci_lo, b->r.sum.ci_hi, b->r.kept, place, b->r.stop,
+             b->r.k, kg_bench_k_source_name(b->r.k_source), b->r.power.label,
              b->r.power.probe && !b->r.power.steady ? " (not steady)" : "",
-             b->r.power.steady && !b->r.power.held ? " (did not hold)" : "",
-             blk, b->r.dropped ? "; throttled samples dropped" : "",
+             b->r.power.steady && !b->r.power.held ? " (did not hold)" : "", blk,
+             b->r.dropped ? "; throttled samples dropped" : "",
              b->kernels_changed ? "; kernels differ from the mark's" : "");
     if (xnote[0]) {
         size_t at = strlen(res->message);
@@ -230,9 +234,9 @@ static void bg_row_free(void *data)
 /* The k the case's mark was measured with (0: no mark or none recorded). */
 static int bg_mark_k(const bg_state *st, const kg_case_desc *d)
 {
-    const kg_mark *mk = st->g->lookup ? st->g->lookup(st->g->marks, st->cls, d->id,
-                                                      bg_metric(st->o.mode))
-                                      : NULL;
+    const kg_mark *mk = st->g->lookup
+                            ? st->g->lookup(st->g->marks, st->cls, d->id, bg_metric(st->o.mode))
+                            : NULL;
     return mk && mk->k > 0 ? mk->k : 0;
 }
 
@@ -243,19 +247,23 @@ static int bg_sanity(const kg_bench_row *b, const kg_case_desc *d, const bg_stat
 {
     char why[480];
     if (b->r.replay_kernels == 0)
-        return KG_ERR(KG_EINVAL, "the replay launched no kernel: is the work on another stream? "
+        return KG_ERR(KG_EINVAL,
+                      "the replay launched no kernel: is the work on another stream? "
                       "(CUPTI traced one %s of %d launch(es) after sampling and saw no kernel; "
                       "the timed %.4g us per launch measured nothing)",
                       b->r.graph ? "graph replay" : "replay", b->r.k, b->r.raw_sum.median);
-    kg_ceiling_obs co = {
-        .gbps = b->gbps, .tflops = b->tflops, .ci_rel = b->r.raw_sum.ci_rel_width / 2,
-        .dram = st->l2_bytes > 0 && d->bytes_moved >= 2 * st->l2_bytes,
-        .copy_gbps = st->ceil.copy_gbps, .copy_spread_rel = st->ceil.copy_spread_rel,
-        .gemm_tflops = st->ceil.gemm_tflops, .gemm_spread_rel = st->ceil.gemm_spread_rel,
-        .gemm_clock_scale = st->ceil.gemm_clock_scale };
+    kg_ceiling_obs co = { .gbps = b->gbps,
+                          .tflops = b->tflops,
+                          .ci_rel = b->r.raw_sum.ci_rel_width / 2,
+                          .dram = st->l2_bytes > 0 && d->bytes_moved >= 2 * st->l2_bytes,
+                          .copy_gbps = st->ceil.copy_gbps,
+                          .copy_spread_rel = st->ceil.copy_spread_rel,
+                          .gemm_tflops = st->ceil.gemm_tflops,
+                          .gemm_spread_rel = st->ceil.gemm_spread_rel,
+                          .gemm_clock_scale = st->ceil.gemm_clock_scale };
     if (kg_bench_ceiling_exceeded(why, sizeof why, &co))
-        return KG_ERR(KG_EINVAL, "%s (median %.4g us per launch, k=%d)", why,
-                      b->r.raw_sum.median, b->r.k);
+        return KG_ERR(KG_EINVAL, "%s (median %.4g us per launch, k=%d)", why, b->r.raw_sum.median,
+                      b->r.k);
     return 0;
 }
 
@@ -386,8 +394,7 @@ static int bg_opt_budget(void *opts, const char *v)
 
 static int bg_opt_band_floor(void *opts, const char *v)
 {
-    return bg_double("--band-floor", v, 0, 0.999999999,
-                     "a relative tolerance in (0, 1), e.g. 0.01",
+    return bg_double("--band-floor", v, 0, 0.999999999, "a relative tolerance in (0, 1), e.g. 0.01",
                      &((kg_bench_gate_opts *)opts)->band_floor);
 }
 
@@ -396,10 +403,12 @@ static int bg_opt_band_floor(void *opts, const char *v)
 static int bg_opt_compute_floor(void *opts, const char *v)
 {
     (void)opts;
-    return KG_ERR(KG_EINVAL, "--compute-floor %s: removed (issue #14): no fixed floor for "
-                             "compute-bound cases any more; the tolerance is max(--band-floor, "
-                             "--abs-floor, the mark's spread across the processes that set it + "
-                             "run noise): drop the flag", v ? v : "");
+    return KG_ERR(KG_EINVAL,
+                  "--compute-floor %s: removed (issue #14): no fixed floor for "
+                  "compute-bound cases any more; the tolerance is max(--band-floor, "
+                  "--abs-floor, the mark's spread across the processes that set it + "
+                  "run noise): drop the flag",
+                  v ? v : "");
 }
 
 static int bg_opt_min_mark_runs(void *opts, const char *v)
@@ -426,8 +435,10 @@ static int bg_opt_launches(void *opts, const char *v)
     int rc = bg_double("--launches", v, 0, KG_MAX_K, "launches per replay, an integer in [1, 1024]",
                        &x);
     if (rc == 0 && x != floor(x))
-        rc = KG_ERR(KG_EINVAL, "--launches: expected launches per replay, an integer in "
-                    "[1, 1024], got '%s'", v);
+        rc = KG_ERR(KG_EINVAL,
+                    "--launches: expected launches per replay, an integer in "
+                    "[1, 1024], got '%s'",
+                    v);
     if (rc == 0)
         ((kg_bench_gate_opts *)opts)->launches = (int)x;
     return rc;
@@ -439,8 +450,10 @@ static int bg_opt_placements(void *opts, const char *v)
     int rc = bg_double("--placements", v, 0, KG_BENCH_MAX_PLACEMENTS,
                        "fresh-buffer placements, an integer in [1, 8]", &x);
     if (rc == 0 && x != floor(x))
-        rc = KG_ERR(KG_EINVAL, "--placements: expected fresh-buffer placements, an integer in "
-                    "[1, %d], got '%s'", KG_BENCH_MAX_PLACEMENTS, v);
+        rc = KG_ERR(KG_EINVAL,
+                    "--placements: expected fresh-buffer placements, an integer in "
+                    "[1, %d], got '%s'",
+                    KG_BENCH_MAX_PLACEMENTS, v);
     if (rc == 0)
         ((kg_bench_gate_opts *)opts)->placements = (int)x;
     return rc;
@@ -459,13 +472,20 @@ cleanup:
 }
 
 static const kg_opt bg_opts[] = {
-    { .name = "marks", .value_name = "FILE", .kind = KG_OPT_STRING, .flags = KG_OPT_F_STANDALONE,
+    { .name = "marks",
+      .value_name = "FILE",
+      .kind = KG_OPT_STRING,
+      .flags = KG_OPT_F_STANDALONE,
       .offset = offsetof(kg_bench_gate_opts, marks_path),
       .help = "high-water marks to decide against (default: $KGATE_MARKS, else none)" },
-    { .name = "marks-ref", .value_name = "REF", .kind = KG_OPT_STRING,
-      .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_bench_gate_opts, marks_ref),
+    { .name = "marks-ref",
+      .value_name = "REF",
+      .kind = KG_OPT_STRING,
+      .flags = KG_OPT_F_STANDALONE,
+      .offset = offsetof(kg_bench_gate_opts, marks_ref),
       .help = "read the marks file at REF (e.g. origin/kgate-marks), not the work tree's" },
-    KG_OPT_FN_("mode", "warm|cold", bg_opt_mode, 0, "warm (default) or cold (L2 flushed before "
+    KG_OPT_FN_("mode", "warm|cold", bg_opt_mode, 0,
+               "warm (default) or cold (L2 flushed before "
                "every sample)"),
     KG_OPT_FN_("budget", "SECONDS", bg_opt_budget, 0,
                "timing budget per case (default: the case's bench_budget_s, else 1)"),
@@ -475,7 +495,8 @@ static const kg_opt bg_opts[] = {
                "removed (issue #14): an error; the tolerance comes from the marks' spread"),
     KG_OPT_FN_("min-mark-runs", "N", bg_opt_min_mark_runs, 0,
                "a mark merged from fewer separate processes decides UNPROVEN (default 3)"),
-    KG_OPT_FN_("abs-floor", "US", bg_opt_abs_floor, 0, "absolute floor in microseconds (default 0.4)"),
+    KG_OPT_FN_("abs-floor", "US", bg_opt_abs_floor, 0,
+               "absolute floor in microseconds (default 0.4)"),
     KG_OPT_FN_("launches", "K", bg_opt_launches, KG_OPT_F_STANDALONE,
                "launches per timed replay, for experiments and the k-independence check "
                "(scripts/k-independence.sh); a mark's own k wins (default: calibrated)"),
@@ -485,8 +506,11 @@ static const kg_opt bg_opts[] = {
     KG_OPT_FN_("warmup-min", "S", bg_opt_warmup_min, KG_OPT_F_STANDALONE,
                "minimum back-to-back warm-up of every case and ceiling, for experiments "
                "(default: 0.3 s for heavy cases, else none; the cap is max(1.5, S))"),
-    { .name = "save-marks", .value_name = "FILE", .kind = KG_OPT_STRING,
-      .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_bench_gate_opts, save_marks),
+    { .name = "save-marks",
+      .value_name = "FILE",
+      .kind = KG_OPT_STRING,
+      .flags = KG_OPT_F_STANDALONE,
+      .offset = offsetof(kg_bench_gate_opts, save_marks),
       .help = "merge this run's medians into FILE (never the committed marks)" },
 };
 static const kg_bench_gate_opts bg_opts_init = KG_BENCH_GATE_OPTS_INIT;
@@ -529,8 +553,10 @@ static const char bg_description[] =
 static void bg_marks_slots(void *opts, kg_gate_marks_slots *out)
 {
     kg_bench_gate_opts *o = opts;
-    *out = (kg_gate_marks_slots){ .path = &o->marks_path, .ref = &o->marks_ref,
-                                  .save = &o->save_marks, .lookup = &o->lookup,
+    *out = (kg_gate_marks_slots){ .path = &o->marks_path,
+                                  .ref = &o->marks_ref,
+                                  .save = &o->save_marks,
+                                  .lookup = &o->lookup,
                                   .marks = &o->marks };
 }
 
@@ -571,8 +597,7 @@ static size_t bg_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, cons
     return 1;
 }
 
-static const struct kg_gate_marks bg_marks = { .slots = bg_marks_slots,
-                                               .row_marks = bg_row_marks };
+static const struct kg_gate_marks bg_marks = { .slots = bg_marks_slots, .row_marks = bg_row_marks };
 
 const struct kg_gate kg_gate_bench = {
     .name = "bench",

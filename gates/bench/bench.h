@@ -41,25 +41,27 @@ int kg_bench_report_candidates(kg_advance_obs *out, size_t max, const cJSON *row
  * of `kgate bench`, handled by the command layer, which loads the marks and hands the lookup
  * down (marks live above the gates). */
 typedef struct {
-    int mode;                   /* 0 warm, 1 cold (--mode) */
-    double budget_s;            /* --budget, per case (0 = the case's bench_budget_s, else 1 s) */
-    double band_floor;          /* --band-floor (0 = the case's bench_band_floor, else the
+    int mode;                 /* 0 warm, 1 cold (--mode) */
+    double budget_s;          /* --budget, per case (0 = the case's bench_budget_s, else 1 s) */
+    double band_floor;        /* --band-floor (0 = the case's bench_band_floor, else the
                                  * decision's default) */
-    int min_mark_runs;          /* --min-mark-runs (0 = the decision's default, 3) */
-    double abs_floor_us;        /* --abs-floor */
-    const char *marks_path;     /* --marks FILE (recorded in the settings) */
-    const char *marks_ref;      /* --marks-ref REF: the marks file read at REF (command layer) */
-    const char *save_marks;     /* --save-marks FILE */
-    int launches;               /* --launches K (0: the mark's k, else calibrated) */
-    kg_mark_lookup_fn lookup;   /* NULL: every case NO_MARK */
+    int min_mark_runs;        /* --min-mark-runs (0 = the decision's default, 3) */
+    double abs_floor_us;      /* --abs-floor */
+    const char *marks_path;   /* --marks FILE (recorded in the settings) */
+    const char *marks_ref;    /* --marks-ref REF: the marks file read at REF (command layer) */
+    const char *save_marks;   /* --save-marks FILE */
+    int launches;             /* --launches K (0: the mark's k, else calibrated) */
+    kg_mark_lookup_fn lookup; /* NULL: every case NO_MARK */
     const void *marks;
-    double warmup_min_s;        /* --warmup-min S (< 0: the rule, kg_warm_rule_for) */
-    int placements;             /* --placements N (0: kg_bench_placements_for) */
+    double warmup_min_s; /* --warmup-min S (< 0: the rule, kg_warm_rule_for) */
+    int placements;      /* --placements N (0: kg_bench_placements_for) */
 } kg_bench_gate_opts;
-#define KG_BENCH_GATE_OPTS_INIT { .mode = 0, .budget_s = 0, .band_floor = 0, \
-                                  .min_mark_runs = 0, .abs_floor_us = 0, .marks_path = NULL, \
-                                  .save_marks = NULL, .launches = 0, .lookup = NULL, \
-                                  .marks = NULL, .warmup_min_s = -1, .placements = 0 }
+#define KG_BENCH_GATE_OPTS_INIT                                                               \
+    {                                                                                         \
+        .mode = 0, .budget_s = 0, .band_floor = 0, .min_mark_runs = 0, .abs_floor_us = 0,     \
+        .marks_path = NULL, .save_marks = NULL, .launches = 0, .lookup = NULL, .marks = NULL, \
+        .warmup_min_s = -1, .placements = 0                                                   \
+    }
 
 /* The settings one case is timed and decided with: `o` and `dopt` hold the run's (flags or
  * defaults) and take the case's bench_budget_s / bench_band_floor where the command line
@@ -75,17 +77,17 @@ void kg_bench_decide_opts_for(kg_decide_opts *dopt, const kg_bench_gate_opts *g,
 
 /* One case's typed bench result: the decision, the figures it came from, their context. */
 typedef struct {
-    kg_bench_result r;          /* engine figures (owned) */
+    kg_bench_result r; /* engine figures (owned) */
     kg_bench_verdict v;
     bool have_mark;
-    kg_mark mark;               /* a shallow copy of the mark decided against (strings NULL) */
+    kg_mark mark; /* a shallow copy of the mark decided against (strings NULL) */
     char mark_kernels[1024];
-    const char *metric;         /* "time_us_warm" | "time_us_cold" */
+    const char *metric; /* "time_us_warm" | "time_us_cold" */
     kg_direction direction;
     char device_class[320];
     bool compute_bound;
     bool kernels_changed;
-    char kernels[1024];         /* "a;b" from the CUPTI kernel trace */
+    char kernels[1024]; /* "a;b" from the CUPTI kernel trace */
     /* table cells */
     double ci_pct, gbps, tflops, pct_copy, pct_gemm;
     /* context of the figures */

@@ -11,14 +11,13 @@
 #include "bench/bench.h"
 #include "core/report_keys.h"
 
-
 #define CEIL_SAMPLES 15
 #define CEIL_WARMUP 3
 
 typedef struct {
     double us[CEIL_SAMPLES];
     double mhz[CEIL_SAMPLES];
-    kg_power_state power;   /* the state it was timed in (warmed to steady first) */
+    kg_power_state power; /* the state it was timed in (warmed to steady first) */
     int block_timeouts;
 } ceil_samples;
 
@@ -80,9 +79,9 @@ cleanup:
     return rc;
 }
 
-static int time_op(double *median_us, ceil_samples *cs, kg_bench_env *env, ceil_op op,
-                   void *arg, cudaStream_t s, unsigned long long *probe_dev,
-                   unsigned long long *probe_host, double warmup_min_s)
+static int time_op(double *median_us, ceil_samples *cs, kg_bench_env *env, ceil_op op, void *arg,
+                   cudaStream_t s, unsigned long long *probe_dev, unsigned long long *probe_host,
+                   double warmup_min_s)
 {
     int rc = 0;
     cudaEvent_t e0 = NULL, e1 = NULL;
@@ -107,8 +106,8 @@ static int time_op(double *median_us, ceil_samples *cs, kg_bench_env *env, ceil_
     KG_TRY(kg_bench_warm_to_steady(&cs->power, t, env, op, arg, s, ms, &w));
     for (int i = 0; i < CEIL_SAMPLES; i++) {
         bool to = false;
-        KG_TRY(ceil_one(&cs->us[i], &cs->mhz[i], &to, env, op, arg, s, e0, e1, probe,
-                        probe_dev, probe_host));
+        KG_TRY(ceil_one(&cs->us[i], &cs->mhz[i], &to, env, op, arg, s, e0, e1, probe, probe_dev,
+                        probe_host));
         cs->block_timeouts += to;
         kg_bench_poll_track(env, t, i == CEIL_SAMPLES - 1);
     }
@@ -151,10 +150,9 @@ static int gemm_op(void *p, cudaStream_t s)
     const float alpha = 1.0f, beta = 0.0f;
     KG_UNUSED(s); /* the handle is bound to s */
     /* Row-major C[M,N] = A[M,K] B[N,K]^T as column-major C^T = B A^T ("TN", cuBLAS's fastest). */
-    KG_CUBLAS_CHECK(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &alpha,
-                                       g->b, CUDA_R_16BF, g->k, g->a, CUDA_R_16BF, g->k, &beta,
-                                       g->c, CUDA_R_16BF, g->n, CUBLAS_COMPUTE_32F,
-                                       CUBLAS_GEMM_DEFAULT));
+    KG_CUBLAS_CHECK(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &alpha, g->b,
+                                 CUDA_R_16BF, g->k, g->a, CUDA_R_16BF, g->k, &beta, g->c,
+                                 CUDA_R_16BF, g->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 cleanup:
     return rc;
 }
@@ -251,7 +249,8 @@ static int ceil_gemm(kg_bench_ceilings *c, const ceil_ctx *x)
     c->gemm_tflops = 2.0 * ga.m * (double)ga.n * ga.k / (med * 1e-6) / 1e12;
     c->gemm_spread_rel = ceil_spread(&cs, med);
     c->gemm_clock_scale = cs.power.max_mhz > 0 && cs.power.sm_median > 0
-                              ? fmax(1.0, cs.power.max_mhz / cs.power.sm_median) : 1.0;
+                              ? fmax(1.0, cs.power.max_mhz / cs.power.sm_median)
+                              : 1.0;
     cJSON *gj = samples_json(&cs, med);
     if (gj) {
         cJSON_AddNumberToObject(gj, KG_RK_CEIL_M, ga.m);

@@ -36,7 +36,8 @@ const char *kg_bench_pay_gate_name(kg_bench_pay_gate g)
 {
     return g == KG_PAY_FAILED      ? "failed"
            : g == KG_PAY_REGRESSED ? "regressed"
-           : g == KG_PAY_WITHIN    ? "within" : "not-gated";
+           : g == KG_PAY_WITHIN    ? "within"
+                                   : "not-gated";
 }
 
 bool kg_bench_state_normalised(const char *state)
@@ -99,19 +100,24 @@ static void bd_why(kg_bench_verdict *out, const kg_mark *mark, const kg_decide_o
     bool differs = bd_known(mark->power_state) && out->run_power_state[0] &&
                    strcmp(mark->power_state, out->run_power_state) != 0;
     if (differs && kg_bench_state_decides(out->compute_bound)) {
-        snprintf(pre, sizeof pre, "STATE_DIFFERS: mark measured %.63s, this run %.63s; the rule "
-                 "alone: ", mark->power_state, out->run_power_state);
+        snprintf(pre, sizeof pre,
+                 "STATE_DIFFERS: mark measured %.63s, this run %.63s; the rule "
+                 "alone: ",
+                 mark->power_state, out->run_power_state);
         out->decision = KG_BENCH_STATE_DIFFERS;
     } else if (runs < min_runs) {
-        snprintf(pre, sizeof pre, "UNPROVEN: mark from %d process(es), needs %d; the rule "
-                 "alone: ", runs, min_runs);
+        snprintf(pre, sizeof pre,
+                 "UNPROVEN: mark from %d process(es), needs %d; the rule "
+                 "alone: ",
+                 runs, min_runs);
         out->decision = KG_BENCH_UNPROVEN;
     }
     if (differs && !kg_bench_state_decides(out->compute_bound) &&
         out->decision != KG_BENCH_UNPROVEN)
-        snprintf(pre, sizeof pre, "decided on time (not compute-bound: the power state does "
-                 "not set it; mark measured %.63s, this run %.63s): ", mark->power_state,
-                 out->run_power_state);
+        snprintf(pre, sizeof pre,
+                 "decided on time (not compute-bound: the power state does "
+                 "not set it; mark measured %.63s, this run %.63s): ",
+                 mark->power_state, out->run_power_state);
     snprintf(out->why, sizeof out->why,
              "%s%s%s%s: %+.2f%% vs mark %.6g (CI %+.2f%%..%+.2f%%), tolerance %.2f%% = max(floor "
              "%.2f%%, mark spread %.2f%% over %d process(es) + run noise %.2f%%), %s %s",
@@ -191,7 +197,8 @@ static void bd_pay_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_dec
         return;
     }
     if (!mm && !me) {
-        snprintf(text, n, "what users pay: not gated (the mark has no measured time or energy "
+        snprintf(text, n,
+                 "what users pay: not gated (the mark has no measured time or energy "
                  "per launch: set before they were recorded)");
         return;
     }
@@ -219,18 +226,21 @@ static void bd_pay_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_dec
     }
     u = snprintf(text, n, "what users pay:");
     if (isfinite(out->measured_tol_rel))
-        u += snprintf(text + u, n - (size_t)u, " measured time %+.2f%% vs mark %.6g us "
-                      "(tolerance %.2f%%, %s)%s", 100 * out->measured_change_rel, mm,
-                      100 * out->measured_tol_rel,
+        u += snprintf(text + u, n - (size_t)u,
+                      " measured time %+.2f%% vs mark %.6g us "
+                      "(tolerance %.2f%%, %s)%s",
+                      100 * out->measured_change_rel, mm, 100 * out->measured_tol_rel,
                       out->measured_significant ? "significant" : "not significant",
                       slow ? " REGRESSED" : "");
     else
         u += snprintf(text + u, n - (size_t)u, " measured time not gated (%s)",
                       mm ? "this run has none" : "the mark has none");
     if (u > 0 && (size_t)u < n && isfinite(out->energy_tol_rel))
-        snprintf(text + u, n - (size_t)u, "; energy per launch %+.2f%% vs mark %.4g mJ "
-                 "(tolerance %.2f%%)%s", 100 * out->energy_change_rel, me,
-                 100 * out->energy_tol_rel, hungry ? " REGRESSED" : "");
+        snprintf(text + u, n - (size_t)u,
+                 "; energy per launch %+.2f%% vs mark %.4g mJ "
+                 "(tolerance %.2f%%)%s",
+                 100 * out->energy_change_rel, me, 100 * out->energy_tol_rel,
+                 hungry ? " REGRESSED" : "");
     else if (u > 0 && (size_t)u < n)
         snprintf(text + u, n - (size_t)u, "; energy per launch not gated (%s)",
                  me ? "this run has none" : "the mark has none");
@@ -256,13 +266,17 @@ static void bd_pay_why(kg_bench_verdict *out, const kg_mark *mark, const kg_deci
                                 out->measured_significant
                             ? (isfinite(out->energy_change_rel) &&
                                        out->energy_change_rel > out->energy_tol_rel
-                                   ? "measured time and energy per launch" : "measured time")
+                                   ? "measured time and energy per launch"
+                                   : "measured time")
                             : "energy per launch";
     if (out->pay_gate == KG_PAY_FAILED)
-        snprintf(line, sizeof line, "%s; FAIL what users pay regressed (%s) beyond the bands "
-                 "and the %.0f%% pay floor: %s", out->why, which, 100 * o->pay_floor, text);
+        snprintf(line, sizeof line,
+                 "%s; FAIL what users pay regressed (%s) beyond the bands "
+                 "and the %.0f%% pay floor: %s",
+                 out->why, which, 100 * o->pay_floor, text);
     else if (out->pay_gate == KG_PAY_REGRESSED)
-        snprintf(line, sizeof line, "%s; WARNING what users pay regressed (%s; within the %.0f%% "
+        snprintf(line, sizeof line,
+                 "%s; WARNING what users pay regressed (%s; within the %.0f%% "
                  "pay floor, the GPU's thermal spread beyond the marks' spread: not failing): %s",
                  out->why, which, 100 * o->pay_floor, text);
     else
@@ -303,8 +317,7 @@ static double bd_median(double *x, size_t n)
 }
 
 /* "1,3": the processes whose own decision is d; returns how many. */
-static int bd_which(char *buf, size_t n, const kg_bench_verdict *pv, size_t np,
-                    kg_bench_decision d)
+static int bd_which(char *buf, size_t n, const kg_bench_verdict *pv, size_t np, kg_bench_decision d)
 {
     int count = 0;
     size_t used = 0;
@@ -322,8 +335,8 @@ static int bd_which(char *buf, size_t n, const kg_bench_verdict *pv, size_t np,
 
 /* The combined obs: median of the medians, noise max(median noise, half the spread), the
  * processes' common k and power state. `mixed` gets why they cannot be combined (or ""). */
-static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench_obs *per,
-                       size_t n, char *mixed, size_t nm)
+static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench_obs *per, size_t n,
+                       char *mixed, size_t nm)
 {
     double med[KG_BENCH_MAX_PROCESSES], noise[KG_BENCH_MAX_PROCESSES];
     int kmin = 0, kmax = 0;
@@ -334,8 +347,10 @@ static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench
         const kg_bench_obs *p = &per[i];
         if (!(p->median > 0) || !(p->ci_lo > 0) || !(p->ci_lo <= p->median) ||
             !(p->median <= p->ci_hi) || !isfinite(p->ci_hi))
-            return KG_ERR(KG_EINVAL, "bench combine: process %zu: need 0 < ci_lo <= median <= "
-                                     "ci_hi (finite)", i + 1);
+            return KG_ERR(KG_EINVAL,
+                          "bench combine: process %zu: need 0 < ci_lo <= median <= "
+                          "ci_hi (finite)",
+                          i + 1);
         med[i] = p->median;
         noise[i] = (p->ci_hi - p->ci_lo) / (2.0 * p->median);
         *elo = fmin(*elo, p->median);
@@ -345,8 +360,10 @@ static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench
             c->power_state = p->power_state;
         else if (bd_known(p->power_state) && strcmp(c->power_state, p->power_state) != 0 &&
                  kg_bench_state_decides(p->compute_bound) && !mixed[0])
-            snprintf(mixed, nm, "STATE_DIFFERS: the processes were measured in different power "
-                     "states (%.63s, %.63s)", c->power_state, p->power_state);
+            snprintf(mixed, nm,
+                     "STATE_DIFFERS: the processes were measured in different power "
+                     "states (%.63s, %.63s)",
+                     c->power_state, p->power_state);
         if (p->k > 0 && (!kmin || p->k < kmin))
             kmin = p->k;
         if (p->k > kmax)
@@ -358,8 +375,10 @@ static int bd_comb_obs(kg_bench_obs *c, double *elo, double *ehi, const kg_bench
      * further apart is not the same measurement. */
     c->k = kmax;
     if (kmax > 2 * kmin && !mixed[0])
-        snprintf(mixed, nm, "UNPROVEN: the processes timed k %d and %d launches per replay (more "
-                 "than a factor 2 apart): pin k (a mark's k or --launches)", kmin, kmax);
+        snprintf(mixed, nm,
+                 "UNPROVEN: the processes timed k %d and %d launches per replay (more "
+                 "than a factor 2 apart): pin k (a mark's k or --launches)",
+                 kmin, kmax);
     c->median = bd_median(med, n);
     double nz = fmax(bd_median(noise, n), (*ehi - *elo) / (2.0 * c->median));
     c->ci_lo = c->median * (1.0 - nz);
@@ -411,15 +430,19 @@ static void bd_confirm(kg_bench_verdict *out, const kg_bench_verdict *pv, size_t
     int k;
     if (out->decision == KG_BENCH_REGRESSED) {
         k = bd_which(who, sizeof who, pv, n, KG_BENCH_REGRESSED);
-        snprintf(lead, nl, "over %zu processes (REGRESSED on their own: %d of %zu, process(es) "
-                 "%s); combined ", n, k, n, who);
+        snprintf(lead, nl,
+                 "over %zu processes (REGRESSED on their own: %d of %zu, process(es) "
+                 "%s); combined ",
+                 n, k, n, who);
     } else if (out->decision == KG_BENCH_IMPROVED) {
         k = bd_which(who, sizeof who, pv, n, KG_BENCH_IMPROVED);
         if ((size_t)k == n) {
             snprintf(lead, nl, "IMPROVED, confirmed by %zu of %zu processes; combined ", n, n);
         } else {
-            snprintf(lead, nl, "SAME: IMPROVED unconfirmed (only %d of %zu processes IMPROVED "
-                     "on their own: %s); combined ", k, n, who);
+            snprintf(lead, nl,
+                     "SAME: IMPROVED unconfirmed (only %d of %zu processes IMPROVED "
+                     "on their own: %s); combined ",
+                     k, n, who);
             out->decision = KG_BENCH_SAME;
         }
     } else {
@@ -466,8 +489,10 @@ int kg_bench_combine(kg_bench_verdict *out, kg_bench_obs *comb, const kg_mark *m
         bd_why(out, mark, o, rule, lead);
         bd_pay_why(out, mark, o);
     } else {
-        snprintf(out->why, sizeof out->why, "no mark for this device class, case and metric; "
-                 "%zu processes, medians %.6g..%.6g", n, elo, ehi);
+        snprintf(out->why, sizeof out->why,
+                 "no mark for this device class, case and metric; "
+                 "%zu processes, medians %.6g..%.6g",
+                 n, elo, ehi);
     }
 cleanup:
     return rc;
@@ -603,9 +628,11 @@ static bool bd_above(char *why, size_t n, const char *what, const char *unit, do
     double limit = ceil * scale * (1.0 + slack);
     if (!(fig > limit))
         return false;
-    snprintf(why, n, "%.6g %s is above the measured %s ceiling %.6g %s (limit %.6g %s with the "
+    snprintf(why, n,
+             "%.6g %s is above the measured %s ceiling %.6g %s (limit %.6g %s with the "
              "row's CI, the ceiling's spread, %.0f%% headroom%s): no kernel can be that fast; "
-             "%s", fig, unit, what, ceil, unit, limit, unit, 100 * KG_CEIL_HEADROOM,
+             "%s",
+             fig, unit, what, ceil, unit, limit, unit, 100 * KG_CEIL_HEADROOM,
              scale > 1 ? " and the clock the ceiling ran below max" : "", hint);
     return true;
 }
@@ -615,8 +642,8 @@ bool kg_bench_ceiling_exceeded(char *why, size_t n, const kg_ceiling_obs *o)
     static const char hint[] = "is the work on another stream than the one timed, or the "
                                "declared bytes_moved/flops wrong?";
     double ci = isfinite(o->ci_rel) && o->ci_rel > 0 ? o->ci_rel : 0;
-    double scale = isfinite(o->gemm_clock_scale) && o->gemm_clock_scale > 1
-                       ? o->gemm_clock_scale : 1.0;
+    double scale = isfinite(o->gemm_clock_scale) && o->gemm_clock_scale > 1 ? o->gemm_clock_scale
+                                                                            : 1.0;
     double cs = isfinite(o->copy_spread_rel) && o->copy_spread_rel > 0 ? o->copy_spread_rel : 0;
     double gs = isfinite(o->gemm_spread_rel) && o->gemm_spread_rel > 0 ? o->gemm_spread_rel : 0;
     if (why && n)

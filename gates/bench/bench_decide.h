@@ -19,10 +19,10 @@ typedef enum {
     KG_BENCH_SAME,
     KG_BENCH_IMPROVED,
     KG_BENCH_REGRESSED,
-    KG_BENCH_UNPROVEN,      /* the mark was merged from too few separate processes to carry a
-                             * measured spread: no decision, never advances */
-    KG_BENCH_STATE_DIFFERS  /* the run and the mark were measured in different power states:
-                             * no decision, never advances, the row says both states */
+    KG_BENCH_UNPROVEN,     /* the mark was merged from too few separate processes to carry a
+                              * measured spread: no decision, never advances */
+    KG_BENCH_STATE_DIFFERS /* the run and the mark were measured in different power states:
+                              * no decision, never advances, the row says both states */
 } kg_bench_decision;
 
 const char *kg_bench_decision_name(kg_bench_decision d);
@@ -32,11 +32,11 @@ const char *kg_bench_decision_name(kg_bench_decision d);
  * processes that set it, plus this run's noise. No fixed compute-bound or single-process
  * floor: a mark merged from fewer than min_mark_runs processes decides nothing (UNPROVEN). */
 typedef struct {
-    double band_floor;      /* relative resolution floor (--band-floor) */
-    double abs_floor_us;    /* absolute floor: launch/timer jitter of tiny kernels */
-    double alpha;           /* one-sided significance of the rank test (mark samples known) */
-    int min_mark_runs;      /* --min-mark-runs: separate processes a mark must be merged from */
-    double pay_floor;       /* what users pay FAILs only beyond this too (KG_PAY_FLOOR) */
+    double band_floor;   /* relative resolution floor (--band-floor) */
+    double abs_floor_us; /* absolute floor: launch/timer jitter of tiny kernels */
+    double alpha;        /* one-sided significance of the rank test (mark samples known) */
+    int min_mark_runs;   /* --min-mark-runs: separate processes a mark must be merged from */
+    double pay_floor;    /* what users pay FAILs only beyond this too (KG_PAY_FLOOR) */
 } kg_decide_opts;
 /* The pay floor: on the H200 marks set on a cold GPU met 10 processes on a warm one (after 45 s
  * of GEMM load) at +14.7..+18.0% measured time, every one beyond the setters' spread, with the
@@ -45,19 +45,22 @@ typedef struct {
  * between the band and the floor it is a WARNING in the why. */
 #define KG_PAY_FLOOR 0.25
 /* abs floor 0.4 us: above what cases of 1-10 us move between processes (docs/measurements/h200-bench.md). */
-#define KG_DECIDE_OPTS_INIT { .band_floor = 0.005, .abs_floor_us = 0.4, .alpha = 0.01, \
-                             .min_mark_runs = 3, .pay_floor = KG_PAY_FLOOR }
+#define KG_DECIDE_OPTS_INIT                                                          \
+    {                                                                                \
+        .band_floor = 0.005, .abs_floor_us = 0.4, .alpha = 0.01, .min_mark_runs = 3, \
+        .pay_floor = KG_PAY_FLOOR                                                    \
+    }
 /* The most separate processes one decision combines (run --bench-processes). */
 #define KG_BENCH_MAX_PROCESSES 16
 
 /* This run's figures for one case and metric. */
 typedef struct {
-    double median, ci_lo, ci_hi;     /* metric units (us for times) */
-    const double *samples;           /* optional: the kept samples (rank test vs mark samples) */
+    double median, ci_lo, ci_hi; /* metric units (us for times) */
+    const double *samples;       /* optional: the kept samples (rank test vs mark samples) */
     size_t n_samples;
-    bool compute_bound;              /* work model above the measured ridge point */
-    int k;                           /* launches per timed replay (0 = unknown) */
-    const char *power_state;         /* the state the samples were taken in (NULL = unknown) */
+    bool compute_bound;      /* work model above the measured ridge point */
+    int k;                   /* launches per timed replay (0 = unknown) */
+    const char *power_state; /* the state the samples were taken in (NULL = unknown) */
     /* what users pay (0 = unknown: not gated on it): the measured (not normalised)
      * median and its relative half-width; the energy per launch (mJ) and its half-width */
     double measured_median, measured_spread_rel;
@@ -76,10 +79,10 @@ typedef struct {
  * the why names which. Not gated (said in the why): another basis, a decision that is no
  * decision (STATE_DIFFERS, UNPROVEN, NO_MARK), a mark without the figures (an older mark). */
 typedef enum {
-    KG_PAY_NOT_GATED = 0,   /* not a normalised row, no decision, or the mark lacks the figures */
-    KG_PAY_WITHIN,          /* gated: within the bands */
-    KG_PAY_REGRESSED,       /* gated: measured time or energy per launch regressed (a WARNING) */
-    KG_PAY_FAILED           /* ... beyond the pay floor too: the row FAILs */
+    KG_PAY_NOT_GATED = 0, /* not a normalised row, no decision, or the mark lacks the figures */
+    KG_PAY_WITHIN,        /* gated: within the bands */
+    KG_PAY_REGRESSED,     /* gated: measured time or energy per launch regressed (a WARNING) */
+    KG_PAY_FAILED         /* ... beyond the pay floor too: the row FAILs */
 } kg_bench_pay_gate;
 /* "not-gated" | "within" | "regressed" | "failed" */
 const char *kg_bench_pay_gate_name(kg_bench_pay_gate g);
@@ -88,23 +91,23 @@ bool kg_bench_state_normalised(const char *state);
 
 typedef struct {
     kg_bench_decision decision;
-    double delta_rel;       /* run vs mark, oriented so > 0 is worse (slower for times) */
+    double delta_rel;                /* run vs mark, oriented so > 0 is worse (slower for times) */
     double ci_delta_lo, ci_delta_hi; /* the run's CI, same orientation (lo <= hi) */
-    double tolerance_rel;   /* the band the delta had to clear */
-    double mark_noise_rel;  /* mark.band_rel: the spread across the processes that set it */
-    double run_noise_rel;   /* (ci_hi - ci_lo) / (2 median) of this run */
-    double floor_rel;       /* the floor in force (max of relative and absolute) */
-    bool significant;       /* the shift in the delta's direction is statistically significant */
-    const char *test;       /* "mann-whitney-u" or "ci-disjoint" */
-    double p_value;         /* rank test one-sided p (NaN for ci-disjoint) */
+    double tolerance_rel;            /* the band the delta had to clear */
+    double mark_noise_rel; /* mark.band_rel: the spread across the processes that set it */
+    double run_noise_rel;  /* (ci_hi - ci_lo) / (2 median) of this run */
+    double floor_rel;      /* the floor in force (max of relative and absolute) */
+    bool significant;      /* the shift in the delta's direction is statistically significant */
+    const char *test;      /* "mann-whitney-u" or "ci-disjoint" */
+    double p_value;        /* rank test one-sided p (NaN for ci-disjoint) */
     /* What the run was measured with (copied from kg_bench_obs: --save-marks and the
      * production step write them into the marks they set). */
-    bool compute_bound;     /* the run's bound (kg_bench_state_decides) */
-    int run_k;              /* 0 = unknown */
+    bool compute_bound;       /* the run's bound (kg_bench_state_decides) */
+    int run_k;                /* 0 = unknown */
     char run_power_state[64]; /* "" = unknown (kg_power_state.label: at most 63 bytes) */
     /* Separate processes behind this decision (kg_bench_combine; 1 = this process alone). */
     int processes;
-    double env_lo, env_hi;  /* lowest / highest per-process median (processes >= 2) */
+    double env_lo, env_hi; /* lowest / highest per-process median (processes >= 2) */
     double proc_median[KG_BENCH_MAX_PROCESSES];
     kg_bench_decision proc_decision[KG_BENCH_MAX_PROCESSES];
     /* what users pay, beside the decided basis (kg_bench_obs's; combined over the
@@ -114,7 +117,7 @@ typedef struct {
     double measured_tol_rel, energy_tol_rel;       /* the bands they had to clear (NaN: none) */
     bool measured_significant;
     kg_bench_pay_gate pay_gate;
-    char why[768];          /* one line: the figures that produced the decision */
+    char why[768]; /* one line: the figures that produced the decision */
 } kg_bench_verdict;
 
 /* The rule (docs/production-ci.md, "Bench decision"):
@@ -181,12 +184,12 @@ const kg_mark *kg_bench_mark_on_gpu(kg_mark *tmp, const kg_mark *mark, const cha
  * power-capped, state: scaled by max clock / its clock for a row that ran faster clocks. */
 #define KG_CEIL_HEADROOM 0.05
 typedef struct {
-    double gbps, tflops;        /* the row's figures at its measured time (NaN: not declared) */
-    double ci_rel;              /* the row's CI half-width, relative to its median */
-    bool dram;                  /* the working set streams from DRAM: the copy ceiling applies */
-    double copy_gbps, copy_spread_rel;   /* ceiling (0: not measured), half its sample range */
+    double gbps, tflops; /* the row's figures at its measured time (NaN: not declared) */
+    double ci_rel;       /* the row's CI half-width, relative to its median */
+    bool dram;           /* the working set streams from DRAM: the copy ceiling applies */
+    double copy_gbps, copy_spread_rel; /* ceiling (0: not measured), half its sample range */
     double gemm_tflops, gemm_spread_rel;
-    double gemm_clock_scale;    /* max SM clock / the GEMM ceiling's probe clock (<= 1: none) */
+    double gemm_clock_scale; /* max SM clock / the GEMM ceiling's probe clock (<= 1: none) */
 } kg_ceiling_obs;
 /* True when a figure passes its ceiling (see above); why: the ERROR's reason (pure). */
 bool kg_bench_ceiling_exceeded(char *why, size_t n, const kg_ceiling_obs *o);

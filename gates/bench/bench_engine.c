@@ -37,13 +37,13 @@ struct kg_bench_env {
     cudaEvent_t ev0, ev1;
     kg_nvml *nvml;
     unsigned gen;
-    bool probe_ok;          /* the clock probe loaded (else clocks are unknown, none dropped) */
-    double max_mhz;         /* max SM clock: device attribute, else NVML; 0 = unknown */
-    unsigned *flag_host;    /* blocking start: host-mapped {release, timed out} */
+    bool probe_ok;       /* the clock probe loaded (else clocks are unknown, none dropped) */
+    double max_mhz;      /* max SM clock: device attribute, else NVML; 0 = unknown */
+    unsigned *flag_host; /* blocking start: host-mapped {release, timed out} */
     unsigned *flag_dev;
     unsigned block_gen;
     bool block_ok;
-    double last_poll;       /* NVML poll cadence */
+    double last_poll; /* NVML poll cadence */
 };
 
 double kg_bench_env_max_clock_mhz(const kg_bench_env *e) { return e->max_mhz; }
@@ -90,10 +90,12 @@ int kg_bench_env_new(kg_bench_env **out, const kg_device_info *dev, const kg_ben
     }
     e->probe_ok = kg_clock_probe_init() == 0;
     if (!e->probe_ok)
-        fprintf(stderr, "kgate bench: SM clock probe unavailable (%s): clocks not recorded, "
-                "no blocking start\n", kg_error_last());
-    KG_CUDA_CHECK(cudaHostAlloc((void **)&e->flag_host, 2 * sizeof *e->flag_host,
-                                cudaHostAllocMapped));
+        fprintf(stderr,
+                "kgate bench: SM clock probe unavailable (%s): clocks not recorded, "
+                "no blocking start\n",
+                kg_error_last());
+    KG_CUDA_CHECK(
+        cudaHostAlloc((void **)&e->flag_host, 2 * sizeof *e->flag_host, cudaHostAllocMapped));
     e->flag_host[0] = e->flag_host[1] = 0;
     KG_CUDA_CHECK(cudaHostGetDevicePointer((void **)&e->flag_dev, e->flag_host, 0));
     e->block_ok = e->probe_ok;
@@ -176,15 +178,16 @@ cleanup:
 static double be_probe_mhz(const kg_bench_env *e)
 {
     return (e->probe_ok && e->probe_host[1])
-               ? (double)e->probe_host[0] * 1000.0 / (double)e->probe_host[1] : NAN;
+               ? (double)e->probe_host[0] * 1000.0 / (double)e->probe_host[1]
+               : NAN;
 }
 
 typedef struct {
-    kg_power_poll polls[96];            /* the latest NVML polls (> 1.5 s / 25 ms) */
+    kg_power_poll polls[96]; /* the latest NVML polls (> 1.5 s / 25 ms) */
     size_t np;
     kg_clock_reading rd[KG_PROBE_MAX_READINGS]; /* the latest probe readings */
     size_t nr;
-    int readings;                       /* every reading taken */
+    int readings; /* every reading taken */
     double last_poll;
 } be_warm;
 
@@ -212,8 +215,8 @@ static void be_warm_record(be_warm *w, kg_bench_env *e, double at)
 
 /* Done warming? With the probe: its rule. Without: NVML steady (or one window without NVML)
  * once past the minimum, else the cap; never steady (the state is unknown). */
-static bool be_warm_done(const be_warm *w, const kg_bench_env *e, const kg_warm_rule *r,
-                         double at, bool *steady, double *ref)
+static bool be_warm_done(const be_warm *w, const kg_bench_env *e, const kg_warm_rule *r, double at,
+                         bool *steady, double *ref)
 {
     if (e->probe_ok)
         return kg_probe_warm_done(w->rd, w->nr, r, steady, ref);
@@ -226,9 +229,8 @@ static bool be_warm_done(const be_warm *w, const kg_bench_env *e, const kg_warm_
     return e->nvml ? kg_power_steady(w->polls, w->np) : at >= KG_POWER_WINDOW * KG_POWER_POLL_S;
 }
 
-int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e,
-                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms,
-                            const kg_warm_rule *r)
+int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e, kg_bench_op op,
+                            void *arg, cudaStream_t s, double op_ms, const kg_warm_rule *r)
 {
     int rc = 0;
     bool steady = false;
@@ -318,10 +320,12 @@ static int be_graph_check(cudaGraph_t g, int k, int *kernels)
     *kernels = 0;
     KG_TRY(be_graph_kernels(g, 0, kernels, &nodes));
     if (*kernels == 0)
-        rc = KG_ERR(KG_EINVAL, "the replay launched no kernel: is the work on another stream? "
+        rc = KG_ERR(KG_EINVAL,
+                    "the replay launched no kernel: is the work on another stream? "
                     "(the graph captured from %d launch(es) on the case's stream holds %d "
                     "node(s), none a kernel: launch() must enqueue on the stream it is given, "
-                    "not on stream 0 or a library handle bound to another stream)", k, nodes);
+                    "not on stream 0 or a library handle bound to another stream)",
+                    k, nodes);
 cleanup:
     return rc;
 }
@@ -357,8 +361,7 @@ cleanup:
     return rc;
 }
 
-static int replay(cudaGraphExec_t exec, const kg_case_desc *d, void *state, cudaStream_t s,
-                  int k)
+static int replay(cudaGraphExec_t exec, const kg_case_desc *d, void *state, cudaStream_t s, int k)
 {
     int rc = 0;
     if (exec) {
@@ -373,10 +376,10 @@ cleanup:
 
 /* What one sample measured. */
 typedef struct {
-    double us, mhz, window;  /* per launch; the probe's clock after; the clock during */
-    double mj;               /* NVML total energy over the replay (NaN: not read) */
-    int energy_rc;           /* 0, or why mj is NaN (kg_nvml_energy_mj's code) */
-    bool timed_out;          /* the blocking start timed out */
+    double us, mhz, window; /* per launch; the probe's clock after; the clock during */
+    double mj;              /* NVML total energy over the replay (NaN: not read) */
+    int energy_rc;          /* 0, or why mj is NaN (kg_nvml_energy_mj's code) */
+    bool timed_out;         /* the blocking start timed out */
 } be_sample_out;
 
 /* The energy counter before the replay: with the blocking start, just before the
@@ -450,9 +453,9 @@ static int sample(kg_bench_env *e, cudaGraphExec_t exec, const kg_case_desc *d, 
     KG_CUDA_CHECK(cudaEventElapsedTime(&ms, e->ev0, e->ev1));
     o->us = (double)ms * 1000.0 / k;
     o->mhz = be_probe_mhz(e);
-    o->window = e->probe_ok ? kg_clock_window_mhz(e->stamp_host, e->stamp_host + 2 * e->n_slots,
-                                                  e->n_slots)
-                            : NAN;
+    o->window = e->probe_ok
+                    ? kg_clock_window_mhz(e->stamp_host, e->stamp_host + 2 * e->n_slots, e->n_slots)
+                    : NAN;
     o->timed_out = kg_bench_block_timed_out(e);
 cleanup:
     kg_bench_block_release(e); /* after an error too: never leave the kernel to time out */
@@ -517,8 +520,8 @@ static int be_replay_op(void *a, cudaStream_t s)
 }
 
 /* One sample into the result; true in *stop when a stopping rule is met. */
-static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg *ra,
-                   cudaStream_t s, const kg_bench_opts *o, double t0, size_t base, bool *stop)
+static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg *ra, cudaStream_t s,
+                   const kg_bench_opts *o, double t0, size_t base, bool *stop)
 {
     int rc = 0;
     be_sample_out so = { 0 };
@@ -539,7 +542,7 @@ static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg 
         res->dropped++;
     else
         res->kept_us[res->kept++] = us;
-    double el = now_s() - t0;     /* this placement's loop (the budget is split) */
+    double el = now_s() - t0; /* this placement's loop (the budget is split) */
     size_t mine = res->kept - base;
     *stop = true;
     if (mine >= (size_t)o->min_samples && (mine < 200 || mine % 10 == 0)) {
@@ -583,8 +586,7 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
     if (p > 0)
         w.min_s = 0; /* the GPU ran this case just before: only back to a steady clock */
     if (o->warm_to_steady)
-        KG_TRY(kg_bench_warm_to_steady(ps, track, env, be_replay_op, ra, s, est_ms * ra->k,
-                                       &w));
+        KG_TRY(kg_bench_warm_to_steady(ps, track, env, be_replay_op, ra, s, est_ms * ra->k, &w));
     else {
         kg_power_track_begin(track, ps, NULL, 0);
         ps->max_mhz = w.max_mhz;
@@ -593,7 +595,7 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
     }
     if (p == 0) /* a capped heavy compute-bound case: more placements (bench.h) */
         res->placements = kg_bench_placements_for(o, est_ms * 1e3, ps->ref_mhz, env->max_mhz);
-    kg_bench_opts po = *o; /* budget and samples split between the placements */
+    kg_bench_opts po = *o;     /* budget and samples split between the placements */
     if (res->placements > 1) { /* normalised: no floor while sampling (kg_bench_refloor) */
         res->floor_off = true;
         po.min_clock_frac = 0;
@@ -635,8 +637,8 @@ static int be_refloor(kg_bench_result *res, const kg_bench_env *env, const kg_be
 {
     int rc = 0;
     res->clock_floor_mhz = fmax(0, o->min_clock_frac * env->max_mhz);
-    res->kept = kg_bench_refloor(res->kept_us, res->drop, res->all_us, res->clock_mhz,
-                                 res->taken, res->clock_floor_mhz);
+    res->kept = kg_bench_refloor(res->kept_us, res->drop, res->all_us, res->clock_mhz, res->taken,
+                                 res->clock_floor_mhz);
     res->dropped = res->taken - res->kept;
     KG_TRY(stats_clock(res));
     res->have_sum = res->kept > 0;
@@ -653,9 +655,8 @@ cleanup:
 static int be_placement_interval(kg_bench_result *res)
 {
     double pm[KG_BENCH_MAX_PLACEMENTS];
-    size_t np = kg_bench_placement_medians(res->place_median, res->kept_us, res->drop,
-                                           res->taken, res->place_start,
-                                           (size_t)res->placements);
+    size_t np = kg_bench_placement_medians(res->place_median, res->kept_us, res->drop, res->taken,
+                                           res->place_start, (size_t)res->placements);
     if (np == (size_t)-1)
         return KG_ERR(KG_ENOMEM, "out of memory");
     size_t j = 0;
@@ -695,9 +696,9 @@ static int be_measured_spread(kg_bench_result *res)
         if (isfinite(pm[p]))
             got[j++] = pm[p];
     double med = res->raw_sum.median;
-    res->measured_spread_rel = fmin(0.999, fmax((res->raw_sum.ci_hi - res->raw_sum.ci_lo) /
-                                                    (2 * med),
-                                                kg_bench_placement_half(got, j, med)));
+    res->measured_spread_rel = fmin(0.999,
+                                    fmax((res->raw_sum.ci_hi - res->raw_sum.ci_lo) / (2 * med),
+                                         kg_bench_placement_half(got, j, med)));
     return 0;
 }
 
@@ -915,7 +916,7 @@ int kg_bench_time_case(kg_bench_result *res, kg_bench_env *env, const kg_case_de
             done++;
     }
     res->placements_short |= done < want;
-    res->placements = done;      /* place_start[0..done) are set */
+    res->placements = done; /* place_start[0..done) are set */
     res->clock_floor_mhz = res->floor_off ? 0 : fmax(0, o->min_clock_frac * env->max_mhz);
     res->elapsed_s = now_s() - t0;
     KG_TRY(be_summarize(res, env, o));

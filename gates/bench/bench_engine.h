@@ -16,27 +16,29 @@ extern "C" {
 /* ---- engine --------------------------------------------------------------------------- */
 
 typedef struct {
-    int mode;               /* 0 warm, 1 cold (L2 flushed before every sample) */
-    double budget_s;        /* per case, timing loop only */
+    int mode;        /* 0 warm, 1 cold (L2 flushed before every sample) */
+    double budget_s; /* per case, timing loop only */
     int min_samples;
     int max_samples;
-    double target_ci_rel;   /* stop when (ci_hi - ci_lo) / median <= this */
+    double target_ci_rel; /* stop when (ci_hi - ci_lo) / median <= this */
     double ci_level;
-    double min_replay_ms;   /* warm: k launches per graph replay so one replay lasts >= this */
-    double min_clock_frac;  /* drop samples whose SM clock < this * max clock */
-    bool kernels;           /* record kernel names/durations with CUPTI activity (one replay) */
-    int mark_k;             /* k of the case's mark (0: none), wins over flag_k */
-    int flag_k;             /* --launches (0: calibrate) */
-    bool warm_to_steady;    /* warm up back-to-back until the probe clock is steady */
-    bool compute_bound;     /* the case is compute-bound (a heavy warm-up, kg_warm_rule_for) */
-    double warmup_min_s;    /* --warmup-min (< 0: the rule's minimum) */
-    int placements;         /* fresh-buffer placements (0: kg_bench_placements_for) */
+    double min_replay_ms;  /* warm: k launches per graph replay so one replay lasts >= this */
+    double min_clock_frac; /* drop samples whose SM clock < this * max clock */
+    bool kernels;          /* record kernel names/durations with CUPTI activity (one replay) */
+    int mark_k;            /* k of the case's mark (0: none), wins over flag_k */
+    int flag_k;            /* --launches (0: calibrate) */
+    bool warm_to_steady;   /* warm up back-to-back until the probe clock is steady */
+    bool compute_bound;    /* the case is compute-bound (a heavy warm-up, kg_warm_rule_for) */
+    double warmup_min_s;   /* --warmup-min (< 0: the rule's minimum) */
+    int placements;        /* fresh-buffer placements (0: kg_bench_placements_for) */
 } kg_bench_opts;
-#define KG_BENCH_OPTS_INIT { .mode = 0, .budget_s = 1.0, .min_samples = 15, .max_samples = 2000, \
-                            .target_ci_rel = 0.005, .ci_level = 0.95, .min_replay_ms = 4.0, \
-                            .min_clock_frac = 0.70, .kernels = true, .mark_k = 0, .flag_k = 0, \
-                            .warm_to_steady = true, .compute_bound = false, \
-                            .warmup_min_s = -1, .placements = 0 }
+#define KG_BENCH_OPTS_INIT                                                                         \
+    {                                                                                              \
+        .mode = 0, .budget_s = 1.0, .min_samples = 15, .max_samples = 2000,                        \
+        .target_ci_rel = 0.005, .ci_level = 0.95, .min_replay_ms = 4.0, .min_clock_frac = 0.70,    \
+        .kernels = true, .mark_k = 0, .flag_k = 0, .warm_to_steady = true, .compute_bound = false, \
+        .warmup_min_s = -1, .placements = 0                                                        \
+    }
 
 /* Placements. A power-capped compute-bound case's figure moves with where its buffers land,
  * as much as between separate processes; full-clock cases do not (docs/measurements/h200-bench.md). So a
@@ -118,11 +120,11 @@ typedef enum {
 const char *kg_energy_basis_name(kg_energy_basis b);
 typedef struct {
     kg_energy_basis basis;
-    double per_launch_mj;       /* median (0: none) */
-    double spread_rel;          /* relative half-width */
-    size_t units;               /* samples or placements it is the median of */
-    double total_mj;            /* the kept samples' deltas summed */
-    double implied_w;           /* per_launch_mj over the measured time (a refused figure's) */
+    double per_launch_mj; /* median (0: none) */
+    double spread_rel;    /* relative half-width */
+    size_t units;         /* samples or placements it is the median of */
+    double total_mj;      /* the kept samples' deltas summed */
+    double implied_w;     /* per_launch_mj over the measured time (a refused figure's) */
 } kg_energy_summary;
 int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const unsigned char *drop,
                               size_t taken, const size_t *starts, size_t np, int k,
@@ -160,33 +162,33 @@ void kg_bench_env_free(kg_bench_env *e);
 cJSON *kg_bench_env_nvml_json(kg_bench_env *e);
 
 typedef struct {
-    int k;                  /* launches per timed replay */
-    kg_k_source k_source;   /* where k came from */
-    size_t block_timeouts;  /* samples whose blocking start timed out (host too slow) */
-    bool blocking;          /* the replay was held behind the blocking kernel */
-    kg_power_state power;   /* the state the samples were taken in */
-    bool graph;             /* timed as a CUDA graph replay (else direct launches) */
+    int k;                 /* launches per timed replay */
+    kg_k_source k_source;  /* where k came from */
+    size_t block_timeouts; /* samples whose blocking start timed out (host too slow) */
+    bool blocking;         /* the replay was held behind the blocking kernel */
+    kg_power_state power;  /* the state the samples were taken in */
+    bool graph;            /* timed as a CUDA graph replay (else direct launches) */
     size_t taken, kept, dropped;
-    double *all_us;         /* every sample taken (per launch) */
-    double *clock_mhz;      /* SM clock measured right after each sample (NaN unknown) */
-    double *window_mhz;     /* SM clock during each sample's replay (kg_clock_window_mhz) */
-    double *energy_mj;      /* NVML total energy over each sample's replay (NaN: not read) */
-    int energy_rc;          /* the first NVML energy read that failed: its code (0: none;
-                             * KG_NVML_NO_LIBRARY: no NVML) */
+    double *all_us;           /* every sample taken (per launch) */
+    double *clock_mhz;        /* SM clock measured right after each sample (NaN unknown) */
+    double *window_mhz;       /* SM clock during each sample's replay (kg_clock_window_mhz) */
+    double *energy_mj;        /* NVML total energy over each sample's replay (NaN: not read) */
+    int energy_rc;            /* the first NVML energy read that failed: its code (0: none;
+                                 * KG_NVML_NO_LIBRARY: no NVML) */
     kg_energy_summary energy; /* of the kept samples (kg_bench_energy_summarize), or of the
-                               * energy window (kg_bench_energy_window) where it ran */
+                                 * energy window (kg_bench_energy_window) where it ran */
     kg_energy_summary energy_window; /* the window's (basis NONE: none ran or it failed) */
-    double window_launch_us; /* the launch's GPU time over the energy window (0: none) */
-    double measured_spread_rel; /* of raw_sum: max(its CI half-width, the placement-level
-                                 * half-width of the measured times) */
-    unsigned char *drop;    /* 1 = dropped (clock too low) */
-    double *kept_us;        /* the samples the statistics use (clock-normalised when so) */
-    kg_summary sum;         /* of kept_us: what is decided */
+    double window_launch_us;         /* the launch's GPU time over the energy window (0: none) */
+    double measured_spread_rel;      /* of raw_sum: max(its CI half-width, the placement-level
+                                        * half-width of the measured times) */
+    unsigned char *drop;             /* 1 = dropped (clock too low) */
+    double *kept_us;                 /* the samples the statistics use (clock-normalised when so) */
+    kg_summary sum;                  /* of kept_us: what is decided */
     bool have_sum;
-    kg_summary raw_sum;     /* of the kept raw times (== sum unless clock_normalised) */
-    bool clock_normalised;  /* kept_us/sum are clock-normalised (a power-capped row) */
-    int placements;         /* fresh-buffer placements the samples were pooled from */
-    size_t place_start[KG_BENCH_MAX_PLACEMENTS]; /* each placement's first sample index */
+    kg_summary raw_sum;    /* of the kept raw times (== sum unless clock_normalised) */
+    bool clock_normalised; /* kept_us/sum are clock-normalised (a power-capped row) */
+    int placements;        /* fresh-buffer placements the samples were pooled from */
+    size_t place_start[KG_BENCH_MAX_PLACEMENTS];  /* each placement's first sample index */
     double place_median[KG_BENCH_MAX_PLACEMENTS]; /* each placement's median (decided basis) */
     double place_half_rel;  /* kg_bench_placement_half: what widened the interval (0: none) */
     bool placements_short;  /* fewer placements than chosen (a shim did not fit, or the cap) */
@@ -215,9 +217,8 @@ void kg_bench_result_free(kg_bench_result *r);
  * (kg_probe_warm_done; without the probe: NVML steady after w's minimum, or w's cap), and
  * leaves the warm-up's state in ps (NVML tracking begun; kg_power_finish after sampling). */
 typedef int (*kg_bench_op)(void *arg, cudaStream_t s);
-int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e,
-                            kg_bench_op op, void *arg, cudaStream_t s, double op_ms,
-                            const kg_warm_rule *w);
+int kg_bench_warm_to_steady(kg_power_state *ps, kg_power_track *t, kg_bench_env *e, kg_bench_op op,
+                            void *arg, cudaStream_t s, double op_ms, const kg_warm_rule *w);
 /* Poll NVML into the tracker when KG_POWER_POLL_S has passed since the last (or `force`). */
 void kg_bench_poll_track(kg_bench_env *e, kg_power_track *t, bool force);
 /* The blocking start: a 1-thread kernel on s spins on a host-mapped flag (bounded by a 50 ms

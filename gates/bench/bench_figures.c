@@ -9,7 +9,8 @@
 static cJSON *bf_per_sample(const kg_bench_result *r)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON *us = cJSON_AddArrayToObject(o, KG_FIG_PS_TIME), *mhz = cJSON_AddArrayToObject(o, KG_FIG_PS_SM_CLOCK);
+    cJSON *us = cJSON_AddArrayToObject(o, KG_FIG_PS_TIME),
+          *mhz = cJSON_AddArrayToObject(o, KG_FIG_PS_SM_CLOCK);
     cJSON *win = cJSON_AddArrayToObject(o, KG_FIG_PS_WINDOW_CLOCK);
     cJSON *en = r->energy_mj ? cJSON_AddArrayToObject(o, KG_FIG_PS_ENERGY) : NULL;
     cJSON *dr = cJSON_AddArrayToObject(o, KG_FIG_PS_DROPPED);
@@ -20,11 +21,11 @@ static cJSON *bf_per_sample(const kg_bench_result *r)
         cJSON_AddItemToArray(us, cJSON_CreateNumber(r->all_us[i]));
         cJSON_AddItemToArray(mhz, isfinite(r->clock_mhz[i]) ? cJSON_CreateNumber(r->clock_mhz[i])
                                                             : cJSON_CreateNull());
-        cJSON_AddItemToArray(win, isfinite(r->window_mhz[i])
-                                      ? cJSON_CreateNumber(r->window_mhz[i]) : cJSON_CreateNull());
+        cJSON_AddItemToArray(win, isfinite(r->window_mhz[i]) ? cJSON_CreateNumber(r->window_mhz[i])
+                                                             : cJSON_CreateNull());
         if (en)
-            cJSON_AddItemToArray(en, isfinite(r->energy_mj[i])
-                                         ? cJSON_CreateNumber(r->energy_mj[i]) : cJSON_CreateNull());
+            cJSON_AddItemToArray(en, isfinite(r->energy_mj[i]) ? cJSON_CreateNumber(r->energy_mj[i])
+                                                               : cJSON_CreateNull());
         if (r->drop[i])
             cJSON_AddItemToArray(dr, cJSON_CreateNumber((double)i));
     }
@@ -54,8 +55,8 @@ static cJSON *bf_reason_names(unsigned long long r)
 static void bf_power_nvml(cJSON *o, const kg_power_state *ps)
 {
     cJSON_AddNumberToObject(o, KG_FIG_POWER_POLLS, ps->polls);
-    cJSON_AddStringToObject(o, KG_FIG_POWER_NVML_LABEL, ps->nvml_label[0] ? ps->nvml_label
-                                                                          : "unknown");
+    cJSON_AddStringToObject(o, KG_FIG_POWER_NVML_LABEL,
+                            ps->nvml_label[0] ? ps->nvml_label : "unknown");
     cJSON_AddBoolToObject(o, KG_FIG_POWER_NVML_STEADY, ps->nvml_steady);
     cJSON_AddBoolToObject(o, KG_FIG_POWER_NVML_HELD, ps->nvml_held);
     cJSON_AddBoolToObject(o, KG_FIG_POWER_NVML_NEAR_LIMIT, ps->nvml_near_limit);
@@ -73,8 +74,8 @@ static void bf_power_nvml(cJSON *o, const kg_power_state *ps)
 /* The time basis (measured or clock-normalised), the measured times, the placements. */
 static void bf_basis(cJSON *f, const kg_bench_result *r)
 {
-    cJSON_AddStringToObject(f, KG_FIG_TIME_BASIS, r->clock_normalised ? KG_RV_TB_NORMALISED
-                                                                      : KG_RV_TB_MEASURED);
+    cJSON_AddStringToObject(f, KG_FIG_TIME_BASIS,
+                            r->clock_normalised ? KG_RV_TB_NORMALISED : KG_RV_TB_MEASURED);
     bf_num(f, KG_FIG_RAW_MEDIAN, r->raw_sum.median > 0 ? r->raw_sum.median : NAN);
     bf_num(f, KG_FIG_RAW_CI_LO, r->raw_sum.ci_lo > 0 ? r->raw_sum.ci_lo : NAN);
     bf_num(f, KG_FIG_RAW_CI_HI, r->raw_sum.ci_hi > 0 ? r->raw_sum.ci_hi : NAN);
@@ -164,8 +165,9 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     cJSON_AddBoolToObject(f, KG_FIG_BLOCKING_START, r->blocking);
     cJSON_AddNumberToObject(f, KG_FIG_BLOCK_TIMEOUTS, (double)r->block_timeouts);
     cJSON_AddItemToObject(f, KG_FIG_POWER_STATE, kg_power_state_json(&r->power));
-    cJSON_AddStringToObject(f, KG_FIG_TIMING, r->graph ? "cuda-graph replay, cuda events"
-                                                  : "direct launches, cuda events");
+    cJSON_AddStringToObject(f, KG_FIG_TIMING,
+                            r->graph ? "cuda-graph replay, cuda events"
+                                     : "direct launches, cuda events");
     cJSON_AddNumberToObject(f, KG_FIG_SAMPLES_TAKEN, (double)r->taken);
     cJSON_AddNumberToObject(f, KG_FIG_SAMPLES_DROPPED, (double)r->dropped);
     bf_num(f, KG_FIG_MAD, s->mad);
@@ -187,7 +189,8 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     bf_num(f, KG_FIG_SM_CLOCK_MAX, r->clock_max);
     bf_num(f, KG_FIG_REPLAY_CLOCK_MEDIAN, r->window_median);
     bf_num(f, KG_FIG_SM_CLOCK_FLOOR, b->clock_floor_mhz);
-    cJSON_AddStringToObject(f, KG_FIG_BOUND, b->compute_bound ? KG_RV_BOUND_COMPUTE : KG_RV_BOUND_MEMORY);
+    cJSON_AddStringToObject(f, KG_FIG_BOUND,
+                            b->compute_bound ? KG_RV_BOUND_COMPUTE : KG_RV_BOUND_MEMORY);
     bf_num(f, KG_FIG_BYTES_MOVED, d->bytes_moved);
     bf_num(f, KG_FIG_FLOPS, d->flops);
     if (isfinite(b->gbps))
@@ -211,8 +214,8 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     return f;
 }
 
-static void bf_cell_decision(char *buf, size_t n, const kg_case_desc *d,
-                             const kg_case_result *res, size_t l)
+static void bf_cell_decision(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *res,
+                             size_t l)
 {
     KG_UNUSED(d), KG_UNUSED(l);
     snprintf(buf, n, "%s", kg_bench_decision_name(((const kg_bench_row *)res->data)->v.decision));
@@ -274,15 +277,15 @@ static void bf_cell_gbps(char *buf, size_t n, const kg_case_desc *d, const kg_ca
     bf_cell_zero_nan(buf, n, ((const kg_bench_row *)res->data)->gbps, "%.1f");
 }
 
-static void bf_cell_tflops(char *buf, size_t n, const kg_case_desc *d,
-                           const kg_case_result *res, size_t l)
+static void bf_cell_tflops(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *res,
+                           size_t l)
 {
     KG_UNUSED(d), KG_UNUSED(l);
     bf_cell_zero_nan(buf, n, ((const kg_bench_row *)res->data)->tflops, "%.2f");
 }
 
-static void bf_cell_median(char *buf, size_t n, const kg_case_desc *d,
-                           const kg_case_result *res, size_t l)
+static void bf_cell_median(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *res,
+                           size_t l)
 {
     KG_UNUSED(d), KG_UNUSED(l);
     snprintf(buf, n, "%.4f", ((const kg_bench_row *)res->data)->r.sum.median);

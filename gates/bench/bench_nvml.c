@@ -9,8 +9,8 @@
 #include "bench/bench.h"
 #include "core/report_keys.h"
 
-typedef int nvml_ret;       /* nvmlReturn_t: 0 = NVML_SUCCESS */
-typedef void *nvml_device;  /* nvmlDevice_t */
+typedef int nvml_ret;      /* nvmlReturn_t: 0 = NVML_SUCCESS */
+typedef void *nvml_device; /* nvmlDevice_t */
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0 };
 
 struct kg_nvml {

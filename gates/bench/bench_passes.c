@@ -97,13 +97,14 @@ static cJSON *bp_figures(const kg_case_desc *d, kg_case_result *res)
 }
 
 /* The processes' figures and decisions as kg_bench_combine takes them. */
-static void bp_per(kg_bench_obs *per, kg_bench_verdict *pv, const kg_bench_row *const *rows,
-                   int n)
+static void bp_per(kg_bench_obs *per, kg_bench_verdict *pv, const kg_bench_row *const *rows, int n)
 {
     for (int i = 0; i < n; i++) {
         const kg_bench_row *b = rows[i];
-        per[i] = (kg_bench_obs){ .median = b->r.sum.median, .ci_lo = b->r.sum.ci_lo,
-                                 .ci_hi = b->r.sum.ci_hi, .compute_bound = b->compute_bound,
+        per[i] = (kg_bench_obs){ .median = b->r.sum.median,
+                                 .ci_lo = b->r.sum.ci_lo,
+                                 .ci_hi = b->r.sum.ci_hi,
+                                 .compute_bound = b->compute_bound,
                                  .k = b->v.run_k,
                                  .power_state = b->v.run_power_state[0] ? b->v.run_power_state
                                                                         : NULL };
@@ -127,8 +128,9 @@ static int bp_combine(kg_case_result *out, cJSON **figures, const kg_case_desc *
         warn |= pr[i]->verdict == KG_VERDICT_WARN;
     }
     bp_per(per, pv, rows, n);
-    const kg_mark *mk = bo->lookup ? bo->lookup(bo->marks, rows[0]->device_class, d->id,
-                                                rows[0]->metric) : NULL;
+    const kg_mark *mk = bo->lookup
+                            ? bo->lookup(bo->marks, rows[0]->device_class, d->id, rows[0]->metric)
+                            : NULL;
     kg_mark xg;
     char xnote[400];
     mk = kg_bench_mark_on_gpu(&xg, mk, env->dev ? env->dev->uuid : "", xnote, sizeof xnote);
@@ -138,13 +140,15 @@ static int bp_combine(kg_case_result *out, cJSON **figures, const kg_case_desc *
         if (fabs(per[i].median - comb.median) < fabs(per[near].median - comb.median))
             near = i;
     out->verdict = kg_bench_verdict_fails(&v) ? KG_VERDICT_FAIL
-                   : warn                              ? KG_VERDICT_WARN
-                                                       : KG_VERDICT_PASS;
+                   : warn                     ? KG_VERDICT_WARN
+                                              : KG_VERDICT_PASS;
     KG_TRY(bp_combined_row((kg_bench_row **)&out->data, rows[near], &comb, &v, mk));
     bp_sum_samples(out->data, rows, n);
     bp_combine_raw(out->data, rows, n);
-    snprintf(out->message, sizeof out->message, "%s; median of %d processes %.4g us (medians "
-             "%.4g..%.4g)", v.why, n, comb.median, v.env_lo, v.env_hi);
+    snprintf(out->message, sizeof out->message,
+             "%s; median of %d processes %.4g us (medians "
+             "%.4g..%.4g)",
+             v.why, n, comb.median, v.env_lo, v.env_hi);
     if (xnote[0]) { /* judged with the class's cross-GPU spread */
         size_t at = strlen(out->message);
         snprintf(out->message + at, sizeof out->message - at, "; %s", xnote);
@@ -165,7 +169,8 @@ static void bp_note(const void *opts, int processes)
                                          : ((kg_decide_opts)KG_DECIDE_OPTS_INIT).min_mark_runs;
     if (processes < min_runs)
         printf("kgate: note: --bench-processes %d < --min-mark-runs %d: the marks this run sets "
-               "will decide UNPROVEN until merged from more processes\n", processes, min_runs);
+               "will decide UNPROVEN until merged from more processes\n",
+               processes, min_runs);
 }
 
 /* A passing (PASS, WARN, XFAIL) timed row offers its mark; the ratchet decides. */

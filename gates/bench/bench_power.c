@@ -15,10 +15,9 @@
 #include <string.h>
 #include "bench/bench.h"
 
-static const char *const pw_names[] = {
-    "gpu_idle", "applications_clocks", "sw_power_cap", "hw_slowdown", "sync_boost",
-    "sw_thermal", "hw_thermal", "hw_power_brake", "display_clocks"
-};
+static const char *const pw_names[] = { "gpu_idle",    "applications_clocks", "sw_power_cap",
+                                        "hw_slowdown", "sync_boost",          "sw_thermal",
+                                        "hw_thermal",  "hw_power_brake",      "display_clocks" };
 
 const char *kg_power_reason_name(unsigned bit)
 {
@@ -119,8 +118,7 @@ void kg_power_label(char *buf, size_t n, bool have_nvml, unsigned long long reas
     }
 }
 
-void kg_power_track_begin(kg_power_track *t, kg_power_state *ps, const kg_power_poll *p,
-                          size_t n)
+void kg_power_track_begin(kg_power_track *t, kg_power_state *ps, const kg_power_poll *p, size_t n)
 {
     memset(t, 0, sizeof *t);
     t->ps = ps;
@@ -240,8 +238,7 @@ static double pw_window_median(const kg_clock_reading *r, size_t j, size_t n)
     return m;
 }
 
-bool kg_probe_steady(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
-                     double *ref_mhz)
+bool kg_probe_steady(const kg_clock_reading *r, size_t n, const kg_warm_rule *w, double *ref_mhz)
 {
     size_t j = 0;
     double lo = 0;
@@ -250,8 +247,7 @@ bool kg_probe_steady(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
         return false; /* a heavy case is never accepted before its cap could engage */
     /* at full clock: every reading within KG_PROBE_BAND_FULL of the max (the 1949 MHz plateau
      * of a recovery, 98.4% of 1980, is not the light case's own state) */
-    if (pw_window(r, n, KG_PROBE_SPAN_FULL_S, &j) &&
-        pw_in_band(r, j, n, KG_PROBE_BAND_FULL, &lo) &&
+    if (pw_window(r, n, KG_PROBE_SPAN_FULL_S, &j) && pw_in_band(r, j, n, KG_PROBE_BAND_FULL, &lo) &&
         (w->max_mhz <= 0 || lo >= (1 - KG_PROBE_BAND_FULL) * w->max_mhz)) {
         *ref_mhz = pw_window_median(r, j, n);
         return true;
@@ -265,8 +261,8 @@ bool kg_probe_steady(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
     return false;
 }
 
-bool kg_probe_warm_done(const kg_clock_reading *r, size_t n, const kg_warm_rule *w,
-                        bool *steady, double *ref_mhz)
+bool kg_probe_warm_done(const kg_clock_reading *r, size_t n, const kg_warm_rule *w, bool *steady,
+                        double *ref_mhz)
 {
     *steady = kg_probe_steady(r, n, w, ref_mhz);
     return *steady || (n > 0 && r[n - 1].t_s >= w->max_s);
@@ -345,7 +341,8 @@ int kg_bench_placements_for(const kg_bench_opts *o, double launch_us, double war
         return o->placements < KG_BENCH_MAX_PLACEMENTS ? o->placements : KG_BENCH_MAX_PLACEMENTS;
     bool capped = max_mhz > 0 && !(warm_mhz >= KG_FULL_CLOCK_FRAC * max_mhz);
     return o->compute_bound && o->mode == 0 && launch_us >= KG_HEAVY_LAUNCH_US && capped
-               ? KG_BENCH_PLACEMENTS : 1;
+               ? KG_BENCH_PLACEMENTS
+               : 1;
 }
 
 size_t kg_bench_placement_medians(double *pm, const double *kept, const unsigned char *drop,
@@ -431,9 +428,10 @@ double kg_clock_window_mhz(const unsigned long long *before, const unsigned long
 
 const char *kg_energy_basis_name(kg_energy_basis b)
 {
-    return b == KG_ENERGY_PER_SAMPLE ? "per-sample"
+    return b == KG_ENERGY_PER_SAMPLE      ? "per-sample"
            : b == KG_ENERGY_PER_PLACEMENT ? "per-placement"
-           : b == KG_ENERGY_WINDOW ? "window" : "none";
+           : b == KG_ENERGY_WINDOW        ? "window"
+                                          : "none";
 }
 
 /* Student's t, two-sided 95%, for df 1..10; 2.228 (df 10) beyond, which is conservative. */
@@ -455,7 +453,7 @@ void kg_bench_energy_window(kg_energy_summary *out, const double *t_s, const dou
     for (size_t i = 0; i < n; i++) {
         double dt = t_s[i + 1] - t_s[i], de = mj[i + 1] - mj[i];
         if (!(dt > 0) || !(de >= 0))
-            return; /* the counter went back, or edges out of order: no figure */
+            return;                /* the counter went back, or edges out of order: no figure */
         double w = de / dt * 1e-3; /* mJ/s -> W */
         if (isfinite(max_w) && max_w > 0 && w > max_w) {
             out->implied_w = w;
@@ -533,8 +531,7 @@ static void pw_energy_placements(kg_energy_summary *out, const double *mj,
 }
 
 int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const unsigned char *drop,
-                              size_t taken, const size_t *starts, size_t np, int k,
-                              double ci_level)
+                              size_t taken, const size_t *starts, size_t np, int k, double ci_level)
 {
     int rc = 0;
     size_t m = 0;
@@ -585,22 +582,31 @@ void kg_bench_energy_note(char *buf, size_t n, int energy_rc, const kg_energy_su
     if (e->basis != KG_ENERGY_NONE)
         snprintf(buf, n, "%s", "");
     else if (energy_rc == KG_NVML_NO_LIBRARY)
-        snprintf(buf, n, "no NVML energy counter (libnvidia-ml.so.1 or "
+        snprintf(buf, n,
+                 "no NVML energy counter (libnvidia-ml.so.1 or "
                  "nvmlDeviceGetTotalEnergyConsumption absent): no energy per launch");
     else if (energy_rc == KG_NVML_NOT_SUPPORTED)
-        snprintf(buf, n, "NVML: the total-energy counter is not supported on this device "
+        snprintf(buf, n,
+                 "NVML: the total-energy counter is not supported on this device "
                  "(NVML_ERROR_NOT_SUPPORTED): no energy per launch");
     else if (energy_rc == KG_NVML_IMPLAUSIBLE)
-        snprintf(buf, n, "NVML: the total-energy counter's deltas imply %.0f W over the timed "
+        snprintf(buf, n,
+                 "NVML: the total-energy counter's deltas imply %.0f W over the timed "
                  "replays, more than the board can draw (its update period is longer than the "
-                 "samples): no energy per launch", e->implied_w);
+                 "samples): no energy per launch",
+                 e->implied_w);
     else if (energy_rc == KG_NVML_COUNTER_BACK)
-        snprintf(buf, n, "NVML: the total-energy counter read lower after a replay than before "
+        snprintf(buf, n,
+                 "NVML: the total-energy counter read lower after a replay than before "
                  "it: no energy per launch");
     else if (energy_rc != 0)
-        snprintf(buf, n, "NVML: reading the total-energy counter failed (nvmlReturn_t %d): no "
-                 "energy per launch", energy_rc);
+        snprintf(buf, n,
+                 "NVML: reading the total-energy counter failed (nvmlReturn_t %d): no "
+                 "energy per launch",
+                 energy_rc);
     else
-        snprintf(buf, n, "the timed replays drew less than %.0f mJ per placement (the counter's "
-                 "resolution is 1 mJ): no energy per launch", KG_ENERGY_MIN_MJ);
+        snprintf(buf, n,
+                 "the timed replays drew less than %.0f mJ per placement (the counter's "
+                 "resolution is 1 mJ): no energy per launch",
+                 KG_ENERGY_MIN_MJ);
 }

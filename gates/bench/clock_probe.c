@@ -32,12 +32,12 @@ static const char probe_ptx[] =
     "  cvt.u64.u32 %rd2, %r1;\n"
     "  cvta.to.global.u64 %rd1, %rd1;\n"
     "  mov.u64 %rd3, %globaltimer;\n"
-    "$Lwait:\n"                        /* wait for a timer tick: t0 is on an edge */
+    "$Lwait:\n" /* wait for a timer tick: t0 is on an edge */
     "  mov.u64 %rd4, %globaltimer;\n"
     "  setp.eq.u64 %p1, %rd4, %rd3;\n"
     "  @%p1 bra $Lwait;\n"
     "  mov.u64 %rd5, %clock64;\n"
-    "$Lspin:\n"                        /* spin until span ns have passed: t1 is on an edge */
+    "$Lspin:\n" /* spin until span ns have passed: t1 is on an edge */
     "  mov.u64 %rd6, %globaltimer;\n"
     "  sub.u64 %rd7, %rd6, %rd4;\n"
     "  setp.lt.u64 %p2, %rd7, %rd2;\n"
@@ -174,8 +174,8 @@ int kg_bench_fill_bf16(uint16_t *dev, size_t n, uint64_t seed, cudaStream_t s)
     KG_CUDA_CHECK(cudaMemcpyAsync(dev, h, chunk * sizeof *h, cudaMemcpyHostToDevice, s));
     for (size_t done = chunk; done < n;) {
         size_t len = done < n - done ? done : n - done;
-        KG_CUDA_CHECK(cudaMemcpyAsync(dev + done, dev, len * sizeof *dev,
-                                      cudaMemcpyDeviceToDevice, s));
+        KG_CUDA_CHECK(
+            cudaMemcpyAsync(dev + done, dev, len * sizeof *dev, cudaMemcpyDeviceToDevice, s));
         done += len;
     }
     KG_CUDA_CHECK(cudaStreamSynchronize(s));

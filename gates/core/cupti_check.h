@@ -7,17 +7,17 @@
 #include "kgate/kgate.h"
 
 /* Check a CUPTI call; on failure record file/line and `goto cleanup` with rc = KG_ECUPTI. */
-#define KG_CUPTI_CHECK(expr)                                                                \
-    do {                                                                                    \
-        CUptiResult kg_r_ = (expr);                                                         \
-        if (kg_r_ != CUPTI_SUCCESS) {                                                       \
-            const char *kg_rs_ = NULL;                                                      \
-            if (cuptiGetResultString(kg_r_, &kg_rs_) != CUPTI_SUCCESS)                      \
-                kg_rs_ = "unknown CUPTI error";                                             \
-            rc = kg_error_set(KG_ECUPTI, __FILE__, __LINE__, "%s failed: %s (%d)", #expr,   \
-                              kg_rs_, (int)kg_r_);                                          \
-            goto cleanup;                                                                   \
-        }                                                                                   \
+#define KG_CUPTI_CHECK(expr)                                                                      \
+    do {                                                                                          \
+        CUptiResult kg_r_ = (expr);                                                               \
+        if (kg_r_ != CUPTI_SUCCESS) {                                                             \
+            const char *kg_rs_ = NULL;                                                            \
+            if (cuptiGetResultString(kg_r_, &kg_rs_) != CUPTI_SUCCESS)                            \
+                kg_rs_ = "unknown CUPTI error";                                                   \
+            rc = kg_error_set(KG_ECUPTI, __FILE__, __LINE__, "%s failed: %s (%d)", #expr, kg_rs_, \
+                              (int)kg_r_);                                                        \
+            goto cleanup;                                                                         \
+        }                                                                                         \
     } while (0)
 
 #endif

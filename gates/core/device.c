@@ -21,7 +21,8 @@ static void dev_serial(kg_device_info *info)
     int e = -1;
     info->serial[0] = '\0';
     if (!lib) {
-        snprintf(info->serial_why, sizeof info->serial_why, "NVML not loadable (libnvidia-ml.so.1)");
+        snprintf(info->serial_why, sizeof info->serial_why,
+                 "NVML not loadable (libnvidia-ml.so.1)");
         return;
     }
     *(void **)&init = dlsym(lib, "nvmlInit_v2");
@@ -49,9 +50,9 @@ int kg_device_open(kg_device_info *info, int ordinal)
     struct cudaDeviceProp p;
     memset(info, 0, sizeof *info);
     cudaError_t e = cudaGetDeviceCount(&count);
-    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
-        e == cudaErrorStubLibrary || e == cudaErrorSystemNotReady ||
-        e == cudaErrorNotSupported || e == cudaErrorSystemDriverMismatch || count == 0) {
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorStubLibrary ||
+        e == cudaErrorSystemNotReady || e == cudaErrorNotSupported ||
+        e == cudaErrorSystemDriverMismatch || count == 0) {
         (void)cudaGetLastError();
         return KG_ERR(KG_ENODEV, "no CUDA device available (%s)",
                       e == cudaSuccess ? "0 devices" : cudaGetErrorName(e));
@@ -65,9 +66,9 @@ int kg_device_open(kg_device_info *info, int ordinal)
     snprintf(info->name, sizeof info->name, "%s", p.name);
     const unsigned char *u = (const unsigned char *)p.uuid.bytes;
     snprintf(info->uuid, sizeof info->uuid,
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-             u[14], u[15]);
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+             u[15]);
     info->cc_major = p.major;
     info->cc_minor = p.minor;
     info->sm_count = p.multiProcessorCount;
@@ -113,8 +114,8 @@ cJSON *kg_device_to_json(const kg_device_info *d)
         cJSON_AddStringToObject(o, KG_RK_DEVICE_SERIAL, d->serial);
     } else {
         cJSON_AddNullToObject(o, KG_RK_DEVICE_SERIAL);
-        cJSON_AddStringToObject(o, KG_RK_DEVICE_SERIAL_WHY, d->serial_why[0] ? d->serial_why
-                                                                              : "not probed");
+        cJSON_AddStringToObject(o, KG_RK_DEVICE_SERIAL_WHY,
+                                d->serial_why[0] ? d->serial_why : "not probed");
     }
     kg_device_class(d, cls, sizeof cls);
     cJSON_AddStringToObject(o, KG_RK_DEVICE_CLASS, cls);

@@ -91,4 +91,3 @@ int kg_cli_fail(int rc)
     kg_usage_hint[0] = '\0';
     return kg_exit_code_for_error(rc);
 }
-

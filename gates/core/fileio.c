@@ -59,8 +59,10 @@ static void fio_clean_stale(const char *path)
     }
     closedir(d);
     if (removed)
-        fprintf(stderr, "kgate: removed %zu leftover temp file(s) of %s (an interrupted "
-                        "write, older than %d s)\n", removed, path, FIO_STALE_S);
+        fprintf(stderr,
+                "kgate: removed %zu leftover temp file(s) of %s (an interrupted "
+                "write, older than %d s)\n",
+                removed, path, FIO_STALE_S);
 }
 
 /* Standard output kept for "-" data once the console moved to stderr (-1: not moved). */
@@ -212,15 +214,23 @@ int kg_file_sha256(char hex[65], const char *path)
     if (!f)
         return KG_ERR(KG_EIO, "cannot read %s: %s", path, strerror(errno));
     mbedtls_sha256_init(&c);
-    if (mbedtls_sha256_starts_ret(&c, 0) != 0)
-        { rc = KG_ERR(KG_EINTERNAL, "sha256 failed"); goto cleanup; }
+    if (mbedtls_sha256_starts_ret(&c, 0) != 0) {
+        rc = KG_ERR(KG_EINTERNAL, "sha256 failed");
+        goto cleanup;
+    }
     for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;)
-        if (mbedtls_sha256_update_ret(&c, buf, n) != 0)
-            { rc = KG_ERR(KG_EINTERNAL, "sha256 failed"); goto cleanup; }
-    if (ferror(f))
-        { rc = KG_ERR(KG_EIO, "cannot read %s", path); goto cleanup; }
-    if (mbedtls_sha256_finish_ret(&c, sum) != 0)
-        { rc = KG_ERR(KG_EINTERNAL, "sha256 failed"); goto cleanup; }
+        if (mbedtls_sha256_update_ret(&c, buf, n) != 0) {
+            rc = KG_ERR(KG_EINTERNAL, "sha256 failed");
+            goto cleanup;
+        }
+    if (ferror(f)) {
+        rc = KG_ERR(KG_EIO, "cannot read %s", path);
+        goto cleanup;
+    }
+    if (mbedtls_sha256_finish_ret(&c, sum) != 0) {
+        rc = KG_ERR(KG_EINTERNAL, "sha256 failed");
+        goto cleanup;
+    }
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", sum[i]);
 cleanup:
@@ -228,7 +238,6 @@ cleanup:
     fclose(f);
     return rc;
 }
-
 
 /* Each missing directory of the path, private to the user (0700): caches hold their runs. */
 int kg_mkdir_p(const char *dir)
@@ -239,8 +248,7 @@ int kg_mkdir_p(const char *dir)
         if (*q == '/') {
             *q = '\0';
             if (mkdir(p, 0700) != 0 && errno != EEXIST)
-                return KG_ERR(KG_EIO, "cannot create the directory %s: %s", p,
-                              strerror(errno));
+                return KG_ERR(KG_EIO, "cannot create the directory %s: %s", p, strerror(errno));
             *q = '/';
         }
     if (mkdir(p, 0700) != 0 && errno != EEXIST)

@@ -23,8 +23,8 @@ int kg_fill_check(kg_dtype dtype, size_t n, kg_fill_dist dist, double a, double 
         !(a >= -2147483648.0 && b <= 2147483648.0))
         return KG_ERR(KG_EINVAL, "%s: i32 uniform [%g, %g) beyond int32", fn, a, b);
     if (dist == KG_FILL_NORMAL && !(b > 0 && b < 1e300 && a > -1e300 && a < 1e300))
-        return KG_ERR(KG_EINVAL, "%s: normal needs a finite mean and sd > 0, got (%g, %g)", fn,
-                      a, b);
+        return KG_ERR(KG_EINVAL, "%s: normal needs a finite mean and sd > 0, got (%g, %g)", fn, a,
+                      b);
     KG_UNUSED(n);
     return 0;
 }
@@ -49,8 +49,7 @@ static void fl_run(const fl_slice *s)
     } else {
         uint16_t *d = s->dst;
         for (size_t i = s->i0; i < s->i1; i++)
-            d[i] = (uint16_t)kg_fill_element(s->seed, s->offset + i, s->dtype, s->dist, s->a,
-                                             s->b);
+            d[i] = (uint16_t)kg_fill_element(s->seed, s->offset + i, s->dtype, s->dist, s->a, s->b);
     }
 }
 
@@ -92,7 +91,11 @@ void kg_par_for(size_t n, size_t parts, kg_par_fn fn, void *ctx)
     pthread_t th[KG_PAR_MAX_THREADS];
     bool started[KG_PAR_MAX_THREADS] = { false };
     for (size_t t = 0; t < nt; t++) {
-        job[t] = (kg_par_job){ .n = n, .parts = parts, .first = t, .step = nt, .fn = fn,
+        job[t] = (kg_par_job){ .n = n,
+                               .parts = parts,
+                               .first = t,
+                               .step = nt,
+                               .fn = fn,
                                .ctx = ctx };
         started[t] = t > 0 && pthread_create(&th[t], NULL, kg_par_run, &job[t]) == 0;
     }
@@ -130,8 +133,15 @@ int kg_fill_host_at(void *dst, kg_dtype dtype, size_t offset, size_t n, uint64_t
         return KG_ERR(KG_EINVAL, "kg_fill_host: NULL destination");
     if (offset > SIZE_MAX - n)
         return KG_ERR(KG_EINVAL, "kg_fill_host_at: offset %zu + n %zu overflows", offset, n);
-    fl_slice all = { .dst = dst, .dtype = dtype, .offset = offset, .i0 = 0, .i1 = n,
-                     .seed = seed, .dist = (int)dist, .a = a, .b = b };
+    fl_slice all = { .dst = dst,
+                     .dtype = dtype,
+                     .offset = offset,
+                     .i0 = 0,
+                     .i1 = n,
+                     .seed = seed,
+                     .dist = (int)dist,
+                     .a = a,
+                     .b = b };
     fl_parallel(&all);
     return 0;
 }

@@ -86,15 +86,18 @@ double kg_fleet_xgpu_band(char *note, size_t n, double band_rel, const char *mar
     if (!mark_gpu || !mark_gpu[0] || !run_gpu || !run_gpu[0] || strcmp(mark_gpu, run_gpu) == 0)
         return band_rel;
     if (spread_rel < 0) {
-        snprintf(note, n, "this GPU (%.40s) never set the mark (set on %.40s); the class's "
-                          "cross-GPU spread is unknown (fewer than 2 GPUs with %d runs in the "
-                          "history): judged with the mark's band alone", run_gpu, mark_gpu,
-                 KG_FLEET_MIN_RUNS);
+        snprintf(note, n,
+                 "this GPU (%.40s) never set the mark (set on %.40s); the class's "
+                 "cross-GPU spread is unknown (fewer than 2 GPUs with %d runs in the "
+                 "history): judged with the mark's band alone",
+                 run_gpu, mark_gpu, KG_FLEET_MIN_RUNS);
         return band_rel;
     }
-    snprintf(note, n, "this GPU (%.40s) never set the mark (set on %.40s): judged with the "
-                      "mark's band +-%.2f%% plus the class's cross-GPU spread %.2f%% (history: "
-                      "%zu GPUs)", run_gpu, mark_gpu, 100 * band_rel, 100 * spread_rel, n_gpus);
+    snprintf(note, n,
+             "this GPU (%.40s) never set the mark (set on %.40s): judged with the "
+             "mark's band +-%.2f%% plus the class's cross-GPU spread %.2f%% (history: "
+             "%zu GPUs)",
+             run_gpu, mark_gpu, 100 * band_rel, 100 * spread_rel, n_gpus);
     return band_rel + spread_rel;
 }
 

@@ -28,10 +28,10 @@
 extern "C" {
 #endif
 
-#define KG_FLEET_MIN_RUNS 3       /* runs a GPU needs to count in the cross-GPU spread */
-#define KG_FLEET_HISTORY_N 50     /* production runs of the class a band learns from */
-#define KG_FLEET_HISTORY_MIN 10   /* fewer: the setters' band alone */
-#define KG_FLEET_BAND_MAX 0.015   /* the history never widens a band past +-1.5% */
+#define KG_FLEET_MIN_RUNS 3     /* runs a GPU needs to count in the cross-GPU spread */
+#define KG_FLEET_HISTORY_N 50   /* production runs of the class a band learns from */
+#define KG_FLEET_HISTORY_MIN 10 /* fewer: the setters' band alone */
+#define KG_FLEET_BAND_MAX 0.015 /* the history never widens a band past +-1.5% */
 
 /* One production run of a (class, case, metric): the GPU it ran on ("" unknown), its median. */
 typedef struct {
@@ -42,8 +42,8 @@ typedef struct {
 typedef struct {
     char gpu[64];
     int runs;
-    double median;      /* the median of this GPU's runs */
-    double offset_rel;  /* median / the class's - 1 */
+    double median;     /* the median of this GPU's runs */
+    double offset_rel; /* median / the class's - 1 */
 } kg_fleet_gpu;
 
 /* Up to `cap` GPUs into out (*n_out, first seen first), the class's figure and the spread (< 0:

@@ -6,7 +6,9 @@
 
 /* Case code runs under the phase it is in (a dead worker's fault names it); the gate's own
  * phase comes back afterwards. */
-typedef struct { char gate[512], id[512], phase[512]; } in_phase;
+typedef struct {
+    char gate[512], id[512], phase[512];
+} in_phase;
 
 static void in_phase_enter(in_phase *saved, const char *phase)
 {
@@ -22,20 +24,25 @@ static int in_outputs(kg_case_io *io, const char *id)
     static const char *const names[KG_MAX_OUTPUTS] = { "out0", "out1", "out2", "out3",
                                                        "out4", "out5", "out6", "out7" };
     if (io->n_outputs == 0) {
-        io->outputs[0] = (kg_output){ .name = "out", .ptr = io->out, .count = io->out_count,
-                                      .dtype = io->out_dtype, .rows = io->rows };
+        io->outputs[0] = (kg_output){ .name = "out",
+                                      .ptr = io->out,
+                                      .count = io->out_count,
+                                      .dtype = io->out_dtype,
+                                      .rows = io->rows };
         io->n_outputs = 1;
     }
     if (io->n_outputs < 0 || io->n_outputs > KG_MAX_OUTPUTS)
-        return KG_ERR(KG_EINVAL, "case '%s': io.n_outputs %d is not in 1..%d", id,
-                      io->n_outputs, KG_MAX_OUTPUTS);
+        return KG_ERR(KG_EINVAL, "case '%s': io.n_outputs %d is not in 1..%d", id, io->n_outputs,
+                      KG_MAX_OUTPUTS);
     for (int i = 0; i < io->n_outputs; i++) {
         kg_output *o = &io->outputs[i];
         if (!o->name)
             o->name = names[i];
         if (!o->ptr || o->count == 0 || kg_dtype_size(o->dtype) == 0)
-            return KG_ERR(KG_EINVAL, "case '%s': setup left no output %d (io.out/out_count/"
-                          "out_dtype, or outputs[%d].ptr/count/dtype)", id, i, i);
+            return KG_ERR(KG_EINVAL,
+                          "case '%s': setup left no output %d (io.out/out_count/"
+                          "out_dtype, or outputs[%d].ptr/count/dtype)",
+                          id, i, i);
     }
     io->out = io->outputs[0].ptr;
     io->out_count = io->outputs[0].count;
@@ -106,8 +113,8 @@ int kg_instance_poison(kg_instance *inst)
 {
     int rc = 0;
     for (int i = 0; i < inst->io.n_outputs; i++)
-        KG_CUDA_CHECK(cudaMemsetAsync(inst->io.outputs[i].ptr, 0xFF,
-                                      in_bytes(&inst->io.outputs[i]), inst->stream));
+        KG_CUDA_CHECK(cudaMemsetAsync(inst->io.outputs[i].ptr, 0xFF, in_bytes(&inst->io.outputs[i]),
+                                      inst->stream));
 cleanup:
     return rc;
 }

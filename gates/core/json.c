@@ -25,8 +25,8 @@ static int js_open_checked(int *fd, const char *path, size_t limit)
     if (S_ISDIR(st.st_mode))
         return KG_ERR(KG_EINVAL, "%s: is a directory, not a file (%s)", path, strerror(EISDIR));
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > (uint64_t)limit)
-        return KG_ERR(KG_EINVAL, "%s: %lld bytes, over the input size limit of %zu bytes",
-                      path, (long long)st.st_size, limit);
+        return KG_ERR(KG_EINVAL, "%s: %lld bytes, over the input size limit of %zu bytes", path,
+                      (long long)st.st_size, limit);
     return 0;
 }
 
@@ -109,12 +109,13 @@ static int js_syntax_error(const char *text, size_t len, const char *end, const 
     const char *tail = text + len;
     while (tail > text && strchr(" \t\r\n", tail[-1]))
         tail--;
-    bool nonfinite = at < tail && (strncasecmp(at, "nan", 3) == 0 ||
-                                   strncasecmp(at, "inf", 3) == 0 ||
-                                   strncasecmp(at, "-inf", 4) == 0);
-    return KG_ERR(KG_EPARSE, "%s: not valid JSON at line %d, column %d (malformed JSON near "
-                             "byte %zu%s; nothing was changed)", name, line, col,
-                  (size_t)(at - text),
+    bool nonfinite = at < tail &&
+                     (strncasecmp(at, "nan", 3) == 0 || strncasecmp(at, "inf", 3) == 0 ||
+                      strncasecmp(at, "-inf", 4) == 0);
+    return KG_ERR(KG_EPARSE,
+                  "%s: not valid JSON at line %d, column %d (malformed JSON near "
+                  "byte %zu%s; nothing was changed)",
+                  name, line, col, (size_t)(at - text),
                   at >= tail  ? ": unexpected end, truncated file?"
                   : nonfinite ? ": NaN and Infinity are not JSON numbers"
                               : "");
@@ -163,14 +164,15 @@ static int js_check_dups(const cJSON *v, const char *name, char *path, size_t pl
         if (js_dup_in(v, &dup) < 0)
             return KG_ERR(KG_ENOMEM, "out of memory checking %s", name);
         if (dup)
-            return KG_ERR(KG_EPARSE, "%s: duplicate key: '%.200s' appears twice in %s (JSON readers disagree "
-                                     "on which one counts: refused; nothing was changed)",
+            return KG_ERR(KG_EPARSE,
+                          "%s: duplicate key: '%.200s' appears twice in %s (JSON readers disagree "
+                          "on which one counts: refused; nothing was changed)",
                           name, dup, plen ? path : "the top-level object");
     }
     size_t i = 0;
     for (const cJSON *c = v->child; c; c = c->next, i++) {
-        int w = cJSON_IsObject(v) ? snprintf(path + plen, pcap - plen, "%s%.60s",
-                                             plen ? "." : "", c->string ? c->string : "")
+        int w = cJSON_IsObject(v) ? snprintf(path + plen, pcap - plen, "%s%.60s", plen ? "." : "",
+                                             c->string ? c->string : "")
                                   : snprintf(path + plen, pcap - plen, "[%zu]", i);
         size_t nl = w < 0 ? plen : plen + (size_t)w;
         if (nl >= pcap)
@@ -208,13 +210,17 @@ int kg_json_parse_strict(cJSON **out, const char *text, size_t len, const char *
     char path[512] = "";
     *out = NULL;
     if (strlen(text) != len)
-        return KG_ERR(KG_EPARSE, "%s: contains a NUL byte at offset %zu (not a JSON text; "
-                                 "nothing was changed)", name, strlen(text));
+        return KG_ERR(KG_EPARSE,
+                      "%s: contains a NUL byte at offset %zu (not a JSON text; "
+                      "nothing was changed)",
+                      name, strlen(text));
     long nul = js_nul_escape(text, len);
     if (nul >= 0)
-        return KG_ERR(KG_EPARSE, "%s: a string holds a NUL escape (\\u0000) at offset %ld: "
-                                 "refused (kgate would read the string cut there; nothing was "
-                                 "changed)", name, nul);
+        return KG_ERR(KG_EPARSE,
+                      "%s: a string holds a NUL escape (\\u0000) at offset %ld: "
+                      "refused (kgate would read the string cut there; nothing was "
+                      "changed)",
+                      name, nul);
     /* The length counts the terminator: cJSON checks it when require_null_terminated, so
      * anything but white space after the value is an error. */
     cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);

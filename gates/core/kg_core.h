@@ -22,12 +22,12 @@ extern "C" {
 typedef struct {
     int ordinal;
     char name[256];
-    char uuid[64];           /* "GPU-xxxxxxxx-..." */
-    char serial[64];         /* the board's serial (NVML), "" when unavailable: */
-    char serial_why[128];    /* why not ("NVML: not supported on this board", ...) */
+    char uuid[64];        /* "GPU-xxxxxxxx-..." */
+    char serial[64];      /* the board's serial (NVML), "" when unavailable: */
+    char serial_why[128]; /* why not ("NVML: not supported on this board", ...) */
     int cc_major, cc_minor;
     int sm_count;
-    int driver_version;      /* e.g. 13000 */
+    int driver_version; /* e.g. 13000 */
     int runtime_version;
     size_t global_mem;
     int l2_bytes;
@@ -36,7 +36,7 @@ typedef struct {
     int max_blocks_per_sm;
     int regs_per_sm;
     int warp_size;
-    double mem_clock_khz;    /* 0 when the runtime does not report it */
+    double mem_clock_khz; /* 0 when the runtime does not report it */
     double sm_clock_khz;
 } kg_device_info;
 
@@ -51,7 +51,7 @@ void kg_device_version_str(char *buf, size_t n, int version);
 /* ---- selection and common options ------------------------------------------------------ */
 
 typedef struct {
-    const char *filter;      /* POSIX extended regex over case ids; NULL = all */
+    const char *filter; /* POSIX extended regex over case ids; NULL = all */
     uint64_t seed;
     bool seed_set;
     int device;
@@ -66,14 +66,16 @@ typedef struct {
      * set by the commands that load marks (run, bench); NULL balances by case count. */
     double (*shard_weight)(const void *ctx, const char *case_id);
     const void *shard_ctx;
-    bool no_device;          /* the gate needs no device and no random input (preflight
-                                --static): none is probed, no seed printed, no worker */
+    bool no_device; /* the gate needs no device and no random input (preflight
+                       --static): none is probed, no seed printed, no worker */
 } kg_common_opts;
 
-#define KG_COMMON_OPTS_INIT { .filter = NULL, .seed = 0, .seed_set = false, .device = 0, \
-                              .report_path = NULL, .diagnostic = true, .quiet = false, \
-                              .exclude = NULL, .case_timeout_s = 0, \
-                              .tag = NULL, .no_device = false }
+#define KG_COMMON_OPTS_INIT                                                                    \
+    {                                                                                          \
+        .filter = NULL, .seed = 0, .seed_set = false, .device = 0, .report_path = NULL,        \
+        .diagnostic = true, .quiet = false, .exclude = NULL, .case_timeout_s = 0, .tag = NULL, \
+        .no_device = false                                                                     \
+    }
 
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,
  * --device, --report, with kg_common_opt's checks and messages. */
@@ -151,11 +153,11 @@ int kg_env_scrubbed(char ***out);
 #define KG_CHILD_TIMEOUT_ENV "KGATE_CHILD_TIMEOUT"
 #define KG_CHILD_DEFAULT_LIMIT_S (4 * 3600.0)
 typedef struct {
-    int code;        /* exit status; 128 + signal when killed */
-    int sig;         /* the signal that ended it (0: it exited) */
-    bool timed_out;  /* killed at the limit */
+    int code;         /* exit status; 128 + signal when killed */
+    int sig;          /* the signal that ended it (0: it exited) */
+    bool timed_out;   /* killed at the limit */
     bool interrupted; /* killed because this process was interrupted (kg_interrupted) */
-    char why[160];   /* "exited 3", "killed by signal 11 (Segmentation fault)", "timed out ..." */
+    char why[160];    /* "exited 3", "killed by signal 11 (Segmentation fault)", "timed out ..." */
 } kg_child_status;
 double kg_now_s(void); /* CLOCK_MONOTONIC, seconds */
 /* SIGINT/SIGTERM (core/interrupt.c): kg_interrupt_catch installs the one handler (no
@@ -207,8 +209,7 @@ int kg_child_spawn(pid_t *pid, const char *const *argv, const char *log, bool ap
 /* Wait for pid (started at kg_now_s() `started`) at most limit_s (0: no limit); its process
  * group is killed once it is gone or at the limit. Interrupted (kg_interrupted), the group is
  * killed at once, reaped, and the wait is KG_EINTERNAL "WHO: interrupted by SIGINT ...". */
-int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s,
-                  const char *who);
+int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s, const char *who);
 int kg_run_limited(kg_child_status *st, const char *const *argv, const char *log, bool append,
                    double limit_s, const char *who);
 /* kg_run_limited with kg_child_limit_s(0): its exit status (128 + signal when killed); a
@@ -259,15 +260,15 @@ uint64_t kg_case_seed(uint64_t seed, const char *case_id);
 
 typedef enum {
     KG_VERDICT_PASS = 0,
-    KG_VERDICT_WARN,     /* passes, with something to look at */
+    KG_VERDICT_WARN, /* passes, with something to look at */
     KG_VERDICT_FAIL,
-    KG_VERDICT_SKIP,     /* not run (e.g. no GPU) */
-    KG_VERDICT_ERROR,    /* could not be decided (CUDA error, ...) */
-    KG_VERDICT_XFAIL,    /* failed the gate the case declares it fails (xfail_gate): passes */
-    KG_VERDICT_XPASS     /* passed the gate it declares it fails: a failure */
+    KG_VERDICT_SKIP,  /* not run (e.g. no GPU) */
+    KG_VERDICT_ERROR, /* could not be decided (CUDA error, ...) */
+    KG_VERDICT_XFAIL, /* failed the gate the case declares it fails (xfail_gate): passes */
+    KG_VERDICT_XPASS  /* passed the gate it declares it fails: a failure */
 } kg_verdict;
-#define KG_VERDICT_N 7   /* counts indexed by every verdict */
-#define KG_VERDICT_N5 5  /* counts of the five counting verdicts (kg_verdict_parse folds) */
+#define KG_VERDICT_N 7  /* counts indexed by every verdict */
+#define KG_VERDICT_N5 5 /* counts of the five counting verdicts (kg_verdict_parse folds) */
 
 const char *kg_verdict_name(kg_verdict v);
 /* The counting verdict of a name: XFAIL counts as PASS and XPASS as FAIL, so a reader that
@@ -350,7 +351,7 @@ int kg_json_load(cJSON **out, const char *path);
 /* ---- authentic reports (core/sign.c): HMAC-SHA256 with mbedtls --------------------------- */
 
 #define KG_REPORT_KEY_ENV "KGATE_REPORT_KEY"
-#define KG_REPORT_KEY_MIN 16  /* characters; shorter keys are refused */
+#define KG_REPORT_KEY_MIN 16 /* characters; shorter keys are refused */
 /* The key from KGATE_REPORT_KEY, NULL when unset or empty. Never printed: kg_error_set
  * redacts it (and its encodings) from every message. */
 const char *kg_report_key(void);
@@ -386,8 +387,14 @@ bool kg_phase_evidence_get(char *buf, size_t n);
 /* Where a case's wall time went: kg_phase_set charges the time since the last change to the
  * kind of the phase it leaves (setup, prepare, reference and teardown by their names, every
  * other phase is the gate's own work); a new case starts from zero. */
-enum { KG_PHASE_SETUP, KG_PHASE_PREPARE, KG_PHASE_REFERENCE, KG_PHASE_WORK, KG_PHASE_TEARDOWN,
-       KG_PHASE_N };
+enum {
+    KG_PHASE_SETUP,
+    KG_PHASE_PREPARE,
+    KG_PHASE_REFERENCE,
+    KG_PHASE_WORK,
+    KG_PHASE_TEARDOWN,
+    KG_PHASE_N
+};
 const char *kg_phase_kind_name(int kind);
 /* The case's account is closed (worker side, after run_case). */
 void kg_phase_case_end(void);
@@ -403,7 +410,6 @@ cJSON *kg_report_phase_json(const double s[KG_PHASE_N]);
 void kg_report_row_timing(kg_report *r, const double s[KG_PHASE_N]);
 
 /* ---- exit codes (only the command line and the driver turn errors into them) ------------ */
-
 
 /* Map a negative KG_E* code to a process exit code (usage/input vs runtime vs no GPU). */
 int kg_exit_code_for_error(int rc);

@@ -8,8 +8,8 @@
 #include "core/kg_core.h"
 #include "core/opt.h"
 
-#define OPT_COLS 92      /* usage lines wrap here */
-#define OPT_HELP_COL 30  /* widest "--name VALUE" the option list aligns on */
+#define OPT_COLS 92     /* usage lines wrap here */
+#define OPT_HELP_COL 30 /* widest "--name VALUE" the option list aligns on */
 
 const char kg_opt_exit_code_lines[] =
     "exit codes: 0 pass, 1 a gate failed, 2 usage or input error, 3 no GPU,\n"
@@ -28,8 +28,8 @@ static bool opt_is_switch(const kg_opt *o)
 }
 
 /* The first table naming "--name" (name_len characters of it) takes it. */
-static bool opt_find(opt_hit *hit, const kg_opt_table *tables, size_t n_tables,
-                     const char *name, size_t name_len)
+static bool opt_find(opt_hit *hit, const kg_opt_table *tables, size_t n_tables, const char *name,
+                     size_t name_len)
 {
     for (size_t t = 0; t < n_tables; t++)
         for (size_t i = 0; i < tables[t].n; i++) {
@@ -46,8 +46,7 @@ static int opt_parse_u64(const char *flag, const char *s, uint64_t *out)
 {
     char *end = NULL;
     if (!s || !*s || strspn(s, "0123456789") != strlen(s))
-        return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s'", flag,
-                      s ? s : "");
+        return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s'", flag, s ? s : "");
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || *end)
@@ -59,8 +58,12 @@ static int opt_parse_u64(const char *flag, const char *s, uint64_t *out)
 /* What a value name measures, for range messages ("expected seconds in (0, 3600]"). */
 static const char *opt_unit_noun(const char *value_name)
 {
-    static const struct { const char *name, *noun; } units[] = {
-        { "S", "seconds" }, { "MS", "milliseconds" }, { "US", "microseconds" },
+    static const struct {
+        const char *name, *noun;
+    } units[] = {
+        { "S", "seconds" },
+        { "MS", "milliseconds" },
+        { "US", "microseconds" },
     };
     for (size_t i = 0; value_name && i < KG_ARRAY_LEN(units); i++)
         if (strcmp(value_name, units[i].name) == 0)
@@ -97,8 +100,8 @@ static int opt_store(const opt_hit *h, const char *command, const char *value)
         return 0;
     case KG_OPT_INT: {
         bool whole = o->lo == 0 && o->hi == 0;
-        return kg_parse_int(flag, value, whole ? INT_MIN : (int)o->lo,
-                            whole ? INT_MAX : (int)o->hi, (int *)field);
+        return kg_parse_int(flag, value, whole ? INT_MIN : (int)o->lo, whole ? INT_MAX : (int)o->hi,
+                            (int *)field);
     }
     case KG_OPT_U64: return opt_parse_u64(flag, value, (uint64_t *)field);
     case KG_OPT_DOUBLE: return opt_parse_double(o, flag, value, (double *)field);
@@ -136,15 +139,17 @@ static int opt_one(const kg_opt_table *tables, size_t n_tables, const char *comm
         return opt_unknown(usage_err, command, arg);
     if (!h.table->standalone_ok && (h.opt->flags & KG_OPT_F_STANDALONE)) {
         *usage_err = true;
-        return KG_ERR(KG_EINVAL, "%s: '--%s' is a standalone option: only its gate's own "
-                                 "command takes it", command, h.opt->name);
+        return KG_ERR(KG_EINVAL,
+                      "%s: '--%s' is a standalone option: only its gate's own "
+                      "command takes it",
+                      command, h.opt->name);
     }
     if (opt_is_switch(h.opt)) {
         if (!eq)
             return opt_store(&h, command, NULL);
         *usage_err = true;
-        return KG_ERR(KG_EINVAL, "%s: flag '--%s' takes no value, got '%s'", command,
-                      h.opt->name, arg);
+        return KG_ERR(KG_EINVAL, "%s: flag '--%s' takes no value, got '%s'", command, h.opt->name,
+                      arg);
     }
     if (eq)
         return opt_store(&h, command, eq + 1);
@@ -225,8 +230,7 @@ int kg_opt_cmd_parse(const kg_opt_cmd *cmd, int argc, char **argv, bool *help,
 
 static bool opt_visible(const kg_opt_table *t, const kg_opt *o)
 {
-    return !(o->flags & KG_OPT_F_HIDDEN) &&
-           (t->standalone_ok || !(o->flags & KG_OPT_F_STANDALONE));
+    return !(o->flags & KG_OPT_F_HIDDEN) && (t->standalone_ok || !(o->flags & KG_OPT_F_STANDALONE));
 }
 
 /* "--name VALUE" (or "--name" for a switch). */
@@ -351,8 +355,8 @@ void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
 
 void kg_opt_cmd_usage(FILE *out, const kg_opt_cmd *cmd)
 {
-    opt_usage(out, cmd->command, cmd->synopsis_tail, cmd->tables, cmd->n_tables,
-              cmd->description, cmd->exit_codes);
+    opt_usage(out, cmd->command, cmd->synopsis_tail, cmd->tables, cmd->n_tables, cmd->description,
+              cmd->exit_codes);
 }
 
 /* ---- the common options ------------------------------------------------------------------- */

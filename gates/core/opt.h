@@ -23,12 +23,12 @@ extern "C" {
 #endif
 
 typedef enum {
-    KG_OPT_BOOL = 0,  /* a switch: sets a bool to true (no value) */
-    KG_OPT_STRING,    /* a non-empty string value (borrowed from argv) */
-    KG_OPT_INT,       /* an int in [lo, hi], decimal, whole string */
-    KG_OPT_U64,       /* an unsigned 64-bit integer, decimal, whole string */
-    KG_OPT_DOUBLE,    /* a finite double in (lo, hi] (lo exclusive, hi inclusive) */
-    KG_OPT_FN         /* the value (NULL for a switch) goes to fn, which checks and stores it */
+    KG_OPT_BOOL = 0, /* a switch: sets a bool to true (no value) */
+    KG_OPT_STRING,   /* a non-empty string value (borrowed from argv) */
+    KG_OPT_INT,      /* an int in [lo, hi], decimal, whole string */
+    KG_OPT_U64,      /* an unsigned 64-bit integer, decimal, whole string */
+    KG_OPT_DOUBLE,   /* a finite double in (lo, hi] (lo exclusive, hi inclusive) */
+    KG_OPT_FN        /* the value (NULL for a switch) goes to fn, which checks and stores it */
 } kg_opt_kind;
 
 enum {
@@ -39,34 +39,49 @@ enum {
 };
 
 typedef struct kg_opt {
-    const char *name;        /* long name without "--": "filter" */
-    const char *value_name;  /* "REGEX"; NULL for switches */
+    const char *name;       /* long name without "--": "filter" */
+    const char *value_name; /* "REGEX"; NULL for switches */
     kg_opt_kind kind;
-    size_t offset;           /* of the target field inside the options struct */
-    double lo, hi;           /* KG_OPT_INT, KG_OPT_DOUBLE: the accepted range */
+    size_t offset;                            /* of the target field inside the options struct */
+    double lo, hi;                            /* KG_OPT_INT, KG_OPT_DOUBLE: the accepted range */
     int (*fn)(void *opts, const char *value); /* KG_OPT_FN: 0 or a KG_E* code, message set */
     unsigned flags;
-    const char *help;        /* one line for the usage's option list */
+    const char *help; /* one line for the usage's option list */
 } kg_opt;
 
-#define KG_OPT_BOOL_(n, T, f, h) { .name = n, .kind = KG_OPT_BOOL, .offset = offsetof(T, f), .help = h }
-#define KG_OPT_STRING_(n, v, T, f, h) \
-    { .name = n, .value_name = v, .kind = KG_OPT_STRING, .offset = offsetof(T, f), .help = h }
-#define KG_OPT_INT_(n, v, T, f, l, u, h) \
-    { .name = n, .value_name = v, .kind = KG_OPT_INT, .offset = offsetof(T, f), .lo = l, .hi = u, .help = h }
-#define KG_OPT_U64_(n, v, T, f, h) \
-    { .name = n, .value_name = v, .kind = KG_OPT_U64, .offset = offsetof(T, f), .help = h }
-#define KG_OPT_DOUBLE_(n, v, T, f, l, u, h) \
-    { .name = n, .value_name = v, .kind = KG_OPT_DOUBLE, .offset = offsetof(T, f), .lo = l, .hi = u, .help = h }
-#define KG_OPT_FN_(n, v, fun, fl, h) \
-    { .name = n, .value_name = v, .kind = KG_OPT_FN, .fn = fun, .flags = fl, .help = h }
+#define KG_OPT_BOOL_(n, T, f, h)                                            \
+    {                                                                       \
+        .name = n, .kind = KG_OPT_BOOL, .offset = offsetof(T, f), .help = h \
+    }
+#define KG_OPT_STRING_(n, v, T, f, h)                                                          \
+    {                                                                                          \
+        .name = n, .value_name = v, .kind = KG_OPT_STRING, .offset = offsetof(T, f), .help = h \
+    }
+#define KG_OPT_INT_(n, v, T, f, l, u, h)                                                   \
+    {                                                                                      \
+        .name = n, .value_name = v, .kind = KG_OPT_INT, .offset = offsetof(T, f), .lo = l, \
+        .hi = u, .help = h                                                                 \
+    }
+#define KG_OPT_U64_(n, v, T, f, h)                                                          \
+    {                                                                                       \
+        .name = n, .value_name = v, .kind = KG_OPT_U64, .offset = offsetof(T, f), .help = h \
+    }
+#define KG_OPT_DOUBLE_(n, v, T, f, l, u, h)                                                   \
+    {                                                                                         \
+        .name = n, .value_name = v, .kind = KG_OPT_DOUBLE, .offset = offsetof(T, f), .lo = l, \
+        .hi = u, .help = h                                                                    \
+    }
+#define KG_OPT_FN_(n, v, fun, fl, h)                                                     \
+    {                                                                                    \
+        .name = n, .value_name = v, .kind = KG_OPT_FN, .fn = fun, .flags = fl, .help = h \
+    }
 
 /* One table and the struct its offsets point into. */
 typedef struct {
     const kg_opt *opts;
     size_t n;
     void *target;
-    bool standalone_ok;      /* false: options flagged KG_OPT_F_STANDALONE are refused here */
+    bool standalone_ok; /* false: options flagged KG_OPT_F_STANDALONE are refused here */
 } kg_opt_table;
 
 /* Parse argv[1..argc) (argv[0] is the command name) against the tables, in order; the first
@@ -105,9 +120,11 @@ void kg_opt_usage(FILE *out, const char *command, const char *synopsis_tail,
 /* Display only: the synopsis shows the option without brackets. The command checks that it
  * was given (with its own message: some name several flags at once). */
 #define KG_OPT_F_REQUIRED (1u << 3)
-#define KG_OPT_STRING_REQUIRED_(n, v, T, f, h)                                              \
-    { .name = n, .value_name = v, .kind = KG_OPT_STRING, .offset = offsetof(T, f),         \
-      .flags = KG_OPT_F_REQUIRED, .help = h }
+#define KG_OPT_STRING_REQUIRED_(n, v, T, f, h)                                       \
+    {                                                                                \
+        .name = n, .value_name = v, .kind = KG_OPT_STRING, .offset = offsetof(T, f), \
+        .flags = KG_OPT_F_REQUIRED, .help = h                                        \
+    }
 
 /* The exit-code lines kg_opt_usage ends with: those of the gates and `run` (and `kgate
  * --help`). A command whose codes differ gives its own (kg_opt_cmd.exit_codes). */
@@ -120,14 +137,14 @@ void kg_opt_synopsis(FILE *out, const char *lead, const char *command, const cha
 
 /* A command's whole option surface, for the two calls every command makes. */
 typedef struct {
-    const char *command;        /* "report", "marks lower": CMD in the usage and the messages */
-    const char *synopsis_tail;  /* required positional words, or NULL */
-    const char *description;    /* the prose of --help (may be NULL) */
+    const char *command;       /* "report", "marks lower": CMD in the usage and the messages */
+    const char *synopsis_tail; /* required positional words, or NULL */
+    const char *description;   /* the prose of --help (may be NULL) */
     const kg_opt_table *tables;
     size_t n_tables;
-    const char *exit_codes;     /* the help's footer: this command's own exit codes ("exit
-                                   codes: 0 written, 2 ..."); NULL: the gates' (and run's)
-                                   kg_opt_exit_code_lines */
+    const char *exit_codes; /* the help's footer: this command's own exit codes ("exit
+                               codes: 0 written, 2 ..."); NULL: the gates' (and run's)
+                               kg_opt_exit_code_lines */
 } kg_opt_cmd;
 
 /* kg_opt_parse for a command, printing what a user needs: --help prints the usage to stdout

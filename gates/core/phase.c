@@ -9,7 +9,7 @@
 
 typedef struct {
     char gate[64], case_id[512], phase[64];
-    char evidence[256];   /* "" = none; first one wins, cleared when a case starts */
+    char evidence[256]; /* "" = none; first one wins, cleared when a case starts */
     /* The case's wall seconds per kind of phase so far, and the kind (and since when) the
      * clock is charging now: -1 = none (the case ended). CLOCK_MONOTONIC is the same clock in
      * the parent, so it can close the account of a worker that died mid-phase. */

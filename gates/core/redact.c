@@ -126,14 +126,23 @@ const char *kg_str_printable(char *buf, size_t n, const char *s)
     return buf;
 }
 
-
 /* The secrets kgate reads (grep getenv: the report key, the marks push token, the status and
  * comment tokens) and the CI platforms' own job credentials, plus any *_TOKEN, *_SECRET,
  * *_PASSWORD: case code, setup code and defect code never needs them. */
 static const char *const rd_secret_names[] = {
-    KG_REPORT_KEY_ENV, "KGATE_GIT_TOKEN", "KGATE_STATUS_TOKEN", "GITHUB_TOKEN", "GH_TOKEN",
-    "CI_JOB_TOKEN", "GITLAB_TOKEN", "CI_JOB_JWT", "CI_JOB_JWT_V2", "CI_REGISTRY_PASSWORD",
-    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+    KG_REPORT_KEY_ENV,
+    "KGATE_GIT_TOKEN",
+    "KGATE_STATUS_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "CI_JOB_TOKEN",
+    "GITLAB_TOKEN",
+    "CI_JOB_JWT",
+    "CI_JOB_JWT_V2",
+    "CI_REGISTRY_PASSWORD",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
 };
 
 static bool rd_suffix(const char *name, size_t n, const char *suf)

@@ -7,7 +7,7 @@
 struct kg_registry {
     kg_case_desc *cases;
     size_t n, cap;
-    void **owned;          /* generated storage (sweep points and ids), freed with the registry */
+    void **owned; /* generated storage (sweep points and ids), freed with the registry */
     size_t n_owned, cap_owned;
 };
 
@@ -78,18 +78,24 @@ int kg_registry_add(kg_registry *reg, const kg_case_desc *d)
         return KG_ERR(KG_EINVAL, "case '%s': tolerance thresholds must be >= 0 (cosine <= 1)",
                       d->id);
     if (!reg_tags_valid(d->tags))
-        return KG_ERR(KG_EINVAL, "case '%s': tags '%s': comma-separated labels of letters, "
-                      "digits and _ . - = :", d->id, d->tags);
-    if (!(d->bench_band_floor >= 0 && d->bench_band_floor < 1) || !(d->bench_budget_s >= 0 &&
-        d->bench_budget_s <= 3600) || !(d->timeout_s >= 0))
-        return KG_ERR(KG_EINVAL, "case '%s': bench_band_floor must be in [0, 1), "
-                      "bench_budget_s in [0, 3600], timeout_s >= 0 (0: the run's)", d->id);
+        return KG_ERR(KG_EINVAL,
+                      "case '%s': tags '%s': comma-separated labels of letters, "
+                      "digits and _ . - = :",
+                      d->id, d->tags);
+    if (!(d->bench_band_floor >= 0 && d->bench_band_floor < 1) ||
+        !(d->bench_budget_s >= 0 && d->bench_budget_s <= 3600) || !(d->timeout_s >= 0))
+        return KG_ERR(KG_EINVAL,
+                      "case '%s': bench_band_floor must be in [0, 1), "
+                      "bench_budget_s in [0, 3600], timeout_s >= 0 (0: the run's)",
+                      d->id);
     /* Which names are gates the gate table knows, a layer above: kg_gates_check_cases. */
     if (d->xfail_gate && !id_is_valid(d->xfail_gate))
         return KG_ERR(KG_EINVAL, "case '%s': xfail_gate must be a gate's name", d->id);
     if (d->xfail_gate && (!d->xfail_reason || !*d->xfail_reason))
-        return KG_ERR(KG_EINVAL, "case '%s': xfail_gate needs xfail_reason (why it is known to "
-                      "fail)", d->id);
+        return KG_ERR(KG_EINVAL,
+                      "case '%s': xfail_gate needs xfail_reason (why it is known to "
+                      "fail)",
+                      d->id);
     for (size_t i = 0; i < reg->n; i++)
         if (strcmp(reg->cases[i].id, d->id) == 0)
             return KG_ERR(KG_EEXISTS, "duplicate case id '%s': ids must be unique", d->id);
@@ -150,8 +156,9 @@ static int sw_check(const kg_case_desc *t, const kg_sweep_axis *axes, size_t n_a
     *n_cases = 1;
     for (size_t a = 0; a < n_axes; a++) {
         if (!sw_word_valid(axes[a].name))
-            return KG_ERR(KG_EINVAL, "sweep '%s': axis %zu name '%s': letters, digits and _ . - + :",
-                          op, a, axes[a].name ? axes[a].name : "(null)");
+            return KG_ERR(KG_EINVAL,
+                          "sweep '%s': axis %zu name '%s': letters, digits and _ . - + :", op, a,
+                          axes[a].name ? axes[a].name : "(null)");
         for (size_t b = 0; b < a; b++)
             if (strcmp(axes[a].name, axes[b].name) == 0)
                 return KG_ERR(KG_EEXISTS, "sweep '%s': axis '%s' given twice", op, axes[a].name);
@@ -159,8 +166,10 @@ static int sw_check(const kg_case_desc *t, const kg_sweep_axis *axes, size_t n_a
             return KG_ERR(KG_EINVAL, "sweep '%s': axis '%s' has no values", op, axes[a].name);
         for (size_t v = 0; v < axes[a].count; v++)
             if (!sw_word_valid(axes[a].values[v]))
-                return KG_ERR(KG_EINVAL, "sweep '%s': axis '%s' value %zu '%s': letters, digits "
-                              "and _ . - + :", op, axes[a].name, v,
+                return KG_ERR(KG_EINVAL,
+                              "sweep '%s': axis '%s' value %zu '%s': letters, digits "
+                              "and _ . - + :",
+                              op, axes[a].name, v,
                               axes[a].values[v] ? axes[a].values[v] : "(null)");
         if (*n_cases > SW_MAX_CASES / axes[a].count)
             return KG_ERR(KG_EINVAL, "sweep '%s': more than %d cases", op, SW_MAX_CASES);
@@ -189,8 +198,11 @@ static kg_sweep_point *sw_point_new(const char *op, const kg_sweep_axis *axes, s
     p += sprintf(p, "%s/", op);
     for (size_t a = 0; a < n_axes; a++)
         p += sprintf(p, "%s%s=%s", a ? "," : "", names[a], values[a]);
-    *pt = (kg_sweep_point){ .magic = KG_SWEEP_MAGIC, .n = n_axes, .names = names,
-                            .values = values, .base = base };
+    *pt = (kg_sweep_point){ .magic = KG_SWEEP_MAGIC,
+                            .n = n_axes,
+                            .names = names,
+                            .values = values,
+                            .base = base };
     *id = idp;
     return pt;
 }

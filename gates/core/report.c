@@ -13,9 +13,10 @@ struct kg_report {
     cJSON *results;
 };
 
-static const char *verdict_names[KG_VERDICT_N] = {
-    KG_RV_VERDICT_PASS, KG_RV_VERDICT_WARN, KG_RV_VERDICT_FAIL, KG_RV_VERDICT_SKIP,
-    KG_RV_VERDICT_ERROR, KG_RV_VERDICT_XFAIL, KG_RV_VERDICT_XPASS };
+static const char *verdict_names[KG_VERDICT_N] = { KG_RV_VERDICT_PASS,  KG_RV_VERDICT_WARN,
+                                                   KG_RV_VERDICT_FAIL,  KG_RV_VERDICT_SKIP,
+                                                   KG_RV_VERDICT_ERROR, KG_RV_VERDICT_XFAIL,
+                                                   KG_RV_VERDICT_XPASS };
 
 const char *kg_verdict_name(kg_verdict v)
 {
@@ -87,7 +88,8 @@ int kg_report_new(kg_report **out, const char *command, bool diagnostic)
     cJSON_AddStringToObject(tool, KG_RK_TOOL_NAME, "kgate");
     cJSON_AddStringToObject(tool, KG_RK_TOOL_VERSION, KG_VERSION_STRING);
     cJSON_AddStringToObject(r->root, KG_RK_COMMAND, command);
-    cJSON_AddStringToObject(r->root, KG_RK_MODE, diagnostic ? KG_RV_MODE_DIAGNOSTIC : KG_RV_MODE_PRODUCTION);
+    cJSON_AddStringToObject(r->root, KG_RK_MODE,
+                            diagnostic ? KG_RV_MODE_DIAGNOSTIC : KG_RV_MODE_PRODUCTION);
     cJSON_AddBoolToObject(r->root, KG_RK_CERTIFYING, !diagnostic);
     if (diagnostic)
         cJSON_AddStringToObject(r->root, KG_RK_NOTICE,
@@ -237,8 +239,7 @@ void kg_report_counts_full(const kg_report *r, int counts[KG_VERDICT_N])
 {
     memset(counts, 0, KG_VERDICT_N * sizeof counts[0]);
     const cJSON *it;
-    cJSON_ArrayForEach(it, r->results)
-    {
+    cJSON_ArrayForEach(it, r->results) {
         kg_verdict v = KG_VERDICT_PASS;
         const cJSON *vs = cJSON_GetObjectItemCaseSensitive(it, KG_RES_VERDICT);
         if (cJSON_IsString(vs) && kg_verdict_parse_full(vs->valuestring, &v) == 0)
@@ -246,10 +247,7 @@ void kg_report_counts_full(const kg_report *r, int counts[KG_VERDICT_N])
     }
 }
 
-int kg_report_sign(kg_report *r, const char *key)
-{
-    return kg_report_json_sign(r->root, key);
-}
+int kg_report_sign(kg_report *r, const char *key) { return kg_report_json_sign(r->root, key); }
 
 void kg_report_counts(const kg_report *r, int counts[KG_VERDICT_N5])
 {

@@ -53,8 +53,11 @@ void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)
  * continuation, overlong, surrogate, above U+10FFFF) is U+FFFD of length 1. */
 static size_t utf8_next(const unsigned char *s, unsigned *cp)
 {
-    unsigned c = s[0], n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3
-                                       : (c >> 3) == 30 ? 4 : 0;
+    unsigned c = s[0], n = c < 0x80         ? 1
+                           : (c >> 5) == 6  ? 2
+                           : (c >> 4) == 14 ? 3
+                           : (c >> 3) == 30 ? 4
+                                            : 0;
     unsigned v = n == 1 ? c : n == 2 ? c & 31 : n == 3 ? c & 15 : c & 7;
     for (unsigned k = 1; k < n; k++) {
         if ((s[k] & 0xC0) != 0x80) {
@@ -130,8 +133,8 @@ static void md_put(kg_sbuf *b, const char *s, size_t max, bool code)
             kg_sbuf_printf(b, "\\%c", (int)cp);
         else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
             sbuf_putn(b, " ", 1);
-        else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-                 cp == 0x200E || cp == 0x200F || cp == 0x061C)
+        else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E ||
+                 cp == 0x200F || cp == 0x061C)
             ; /* bidi controls: text that reads other than it is (dropped) */
         else if (cp == '@' && !code)
             kg_sbuf_puts(b, "@\xE2\x80\x8B"); /* + U+200B: a case's text mentions no one */

@@ -18,7 +18,10 @@ typedef struct {
     bool err;
 } kg_sbuf;
 
-#define KG_SBUF_INIT { .p = NULL, .len = 0, .cap = 0, .err = false }
+#define KG_SBUF_INIT                                \
+    {                                               \
+        .p = NULL, .len = 0, .cap = 0, .err = false \
+    }
 
 void kg_sbuf_puts(kg_sbuf *b, const char *s);
 void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)

@@ -12,8 +12,10 @@ int kg_devices_parse(const char *v, int *devices, size_t *n)
         char *e = NULL;
         long d = (*p >= '0' && *p <= '9') ? strtol(p, &e, 10) : -1;
         if (d < 0 || d >= 1024 || !e || (*e && *e != ',') || *n == KG_SCHED_MAX_DEVICES)
-            return KG_ERR(KG_EINVAL, "--devices: expected distinct ordinals 0,1,... (at most %d), "
-                                     "got '%s'", KG_SCHED_MAX_DEVICES, v);
+            return KG_ERR(KG_EINVAL,
+                          "--devices: expected distinct ordinals 0,1,... (at most %d), "
+                          "got '%s'",
+                          KG_SCHED_MAX_DEVICES, v);
         for (size_t i = 0; i < *n; i++)
             if (devices[i] == (int)d)
                 return KG_ERR(KG_EINVAL, "--devices: GPU %ld is listed twice in '%s'", d, v);
@@ -42,7 +44,10 @@ static int sc_longest(const void *a, const void *b)
 
 static void sc_put(kg_sched_plan *p, size_t g, size_t c, int dev, double t0, double t1)
 {
-    p->tasks[p->n++] = (kg_sched_task){ .gate = g, .case_ix = c, .device = dev, .start_s = t0,
+    p->tasks[p->n++] = (kg_sched_task){ .gate = g,
+                                        .case_ix = c,
+                                        .device = dev,
+                                        .start_s = t0,
                                         .end_s = t1 };
 }
 
@@ -78,8 +83,8 @@ static double sc_parallel(kg_sched_plan *p, size_t g0, size_t g1, const char *co
 }
 
 int kg_sched_make(kg_sched_plan *out, const kg_sched_gate *gates, size_t n_gates,
-                  const char *const *ids, const double *cost_s, size_t n_cases,
-                  const int *devices, size_t n_devices)
+                  const char *const *ids, const double *cost_s, size_t n_cases, const int *devices,
+                  size_t n_devices)
 {
     int rc = 0;
     double t = 0, *free_at = calloc(n_devices ? n_devices : 1, sizeof *free_at);

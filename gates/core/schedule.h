@@ -28,7 +28,7 @@ int kg_devices_parse(const char *v, int *devices, size_t *n);
 
 typedef struct {
     const char *name;
-    bool exclusive;          /* bench, ab */
+    bool exclusive; /* bench, ab */
 } kg_sched_gate;
 
 /* One task: gate g (index into the gates), case c, on a device, from start_s to end_s. */
@@ -39,15 +39,15 @@ typedef struct {
 } kg_sched_task;
 
 typedef struct {
-    kg_sched_task *tasks;    /* one per (gate, case) it runs, phase by phase */
+    kg_sched_task *tasks; /* one per (gate, case) it runs, phase by phase */
     size_t n;
     double makespan_s, serial_s; /* the plan's end; one device doing everything */
 } kg_sched_plan;
 
 /* cost_s[g * n_cases + c]: the expected seconds of gate g on case c (< 0: the gate skips it). */
 int kg_sched_make(kg_sched_plan *out, const kg_sched_gate *gates, size_t n_gates,
-                  const char *const *ids, const double *cost_s, size_t n_cases,
-                  const int *devices, size_t n_devices);
+                  const char *const *ids, const double *cost_s, size_t n_cases, const int *devices,
+                  size_t n_devices);
 void kg_sched_free(kg_sched_plan *p);
 
 #ifdef __cplusplus

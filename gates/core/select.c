@@ -88,12 +88,12 @@ int kg_select(kg_selection *out, const kg_registry *reg, const char *filter, con
             out->idx[out->n++] = i;
     }
     if (out->n == 0) {
-        rc = tags ? KG_ERR(KG_ENOTFOUND, "--tag '%s'%s%s%s matches no case (see `kgate list`)",
-                           tags, filter ? " with --filter '" : "", filter ? filter : "",
-                           filter ? "'" : "")
-             : filter ? KG_ERR(KG_ENOTFOUND, "--filter '%s' matches no case (see `kgate list`)",
-                               filter)
-                      : KG_ERR(KG_ENOTFOUND, "no case is registered");
+        rc = tags
+                 ? KG_ERR(KG_ENOTFOUND, "--tag '%s'%s%s%s matches no case (see `kgate list`)", tags,
+                          filter ? " with --filter '" : "", filter ? filter : "", filter ? "'" : "")
+             : filter
+                 ? KG_ERR(KG_ENOTFOUND, "--filter '%s' matches no case (see `kgate list`)", filter)
+                 : KG_ERR(KG_ENOTFOUND, "no case is registered");
         goto cleanup;
     }
 cleanup:
@@ -110,8 +110,6 @@ void kg_selection_free(kg_selection *s)
     s->idx = NULL;
     s->n = 0;
 }
-
-
 
 int kg_selection_exclude(kg_selection *s, const kg_registry *reg, const char *exclude)
 {

@@ -52,8 +52,10 @@ int kg_shard_parse(const char *v, int *index, int *count)
     if (e1 && *e1 == '/' && e1[1] >= '0' && e1[1] <= '9')
         n = strtol(e1 + 1, &e2, 10);
     if (!e2 || *e2 || n < 1 || n > KG_SHARD_MAX || i < 1 || i > n)
-        return KG_ERR(KG_EINVAL, "--shard: expected I/N with 1 <= I <= N <= %d (e.g. 2/4), got "
-                                 "'%s'", KG_SHARD_MAX, v ? v : "");
+        return KG_ERR(KG_EINVAL,
+                      "--shard: expected I/N with 1 <= I <= N <= %d (e.g. 2/4), got "
+                      "'%s'",
+                      KG_SHARD_MAX, v ? v : "");
     *index = (int)i;
     *count = (int)n;
     return 0;
@@ -77,7 +79,8 @@ int kg_shard_assign(int *shard_of, const char *const *ids, const double *weight_
     double fill = nk == 0 ? 0 : nk % 2 ? known[nk / 2] : 0.5 * (known[nk / 2 - 1] + known[nk / 2]);
     for (size_t i = 0; i < n; i++) {
         bool k = weight_s && weight_s[i] > 0 && isfinite(weight_s[i]);
-        it[i] = (sh_item){ .id = ids[i], .w = KG_SHARD_CASE_COST_S + (k ? weight_s[i] : fill),
+        it[i] = (sh_item){ .id = ids[i],
+                           .w = KG_SHARD_CASE_COST_S + (k ? weight_s[i] : fill),
                            .i = i };
     }
     qsort(it, n, sizeof *it, sh_cmp_longest);
@@ -199,15 +202,17 @@ int kg_shard_select(kg_selection *sel, const kg_registry *reg, const kg_common_o
         goto cleanup;
     }
     if (!o->seed_set) {
-        rc = KG_ERR(KG_EINVAL, "--shard %d/%d needs an explicit --seed N: every shard must draw "
-                               "the same inputs (give all jobs of the matrix one seed)",
+        rc = KG_ERR(KG_EINVAL,
+                    "--shard %d/%d needs an explicit --seed N: every shard must draw "
+                    "the same inputs (give all jobs of the matrix one seed)",
                     o->shard_index, o->shard_count);
         goto cleanup;
     }
     if ((size_t)o->shard_count > n) {
-        rc = KG_ERR(KG_EINVAL, "--shard %d/%d: %d shards for %zu selected case(s): at most one "
-                               "shard per case", o->shard_index, o->shard_count,
-                    o->shard_count, n);
+        rc = KG_ERR(KG_EINVAL,
+                    "--shard %d/%d: %d shards for %zu selected case(s): at most one "
+                    "shard per case",
+                    o->shard_index, o->shard_count, o->shard_count, n);
         goto cleanup;
     }
     for (size_t i = 0; i < n; i++) {

@@ -31,9 +31,11 @@ static int sg_check_key(const char *key)
         seen[*p] = 1;
     }
     if (solid < KG_REPORT_KEY_MIN || distinct < 8)
-        return KG_ERR(KG_EREFUSED, KG_REPORT_KEY_ENV " must hold at least %d characters other "
-                                   "than white space, at least 8 of them different (a random "
-                                   "secret: `openssl rand -hex 32`)", KG_REPORT_KEY_MIN);
+        return KG_ERR(KG_EREFUSED,
+                      KG_REPORT_KEY_ENV " must hold at least %d characters other "
+                                        "than white space, at least 8 of them different (a random "
+                                        "secret: `openssl rand -hex 32`)",
+                      KG_REPORT_KEY_MIN);
     return 0;
 }
 
@@ -43,8 +45,9 @@ static int sg_check_key(const char *key)
 static int sg_representable(const cJSON *v, const char *name)
 {
     if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
-        return KG_ERR(KG_EREFUSED, "%s: field '%.80s' holds a number that is not finite: it "
-                                   "cannot be signed (an edit of it would keep the signature)",
+        return KG_ERR(KG_EREFUSED,
+                      "%s: field '%.80s' holds a number that is not finite: it "
+                      "cannot be signed (an edit of it would keep the signature)",
                       name, v->string ? v->string : "(array item)");
     for (const cJSON *c = v->child; c; c = c->next) {
         int rc = sg_representable(c, name);
@@ -114,25 +117,30 @@ int kg_report_json_verify(const cJSON *root, const char *key, const char *name)
     char hex[KG_SIG_HEX + 1];
     const cJSON *sig = cJSON_GetObjectItemCaseSensitive(root, KG_RK_SIGNATURE);
     if (!sig)
-        return KG_ERR(KG_EREFUSED, "%s: unsigned report: only a report signed by `kgate run "
-                                   "--production` with " KG_REPORT_KEY_ENV " advances marks",
+        return KG_ERR(KG_EREFUSED,
+                      "%s: unsigned report: only a report signed by `kgate run "
+                      "--production` with " KG_REPORT_KEY_ENV " advances marks",
                       name);
     const char *alg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sig, KG_RK_SIG_ALG));
-    const char *val = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sig,
-                                                                              KG_RK_SIG_VALUE));
+    const char *val = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sig, KG_RK_SIG_VALUE));
     if (!cJSON_IsObject(sig) || cJSON_GetArraySize(sig) != 2 || !alg ||
         strcmp(alg, KG_RV_SIG_HMAC_SHA256) != 0 || !val || strlen(val) != KG_SIG_HEX)
-        return KG_ERR(KG_EREFUSED, "%s: field 'signature' must be {\"alg\": \"%s\", \"value\": "
-                                   "<64 hex digits>}", name, KG_RV_SIG_HMAC_SHA256);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: field 'signature' must be {\"alg\": \"%s\", \"value\": "
+                      "<64 hex digits>}",
+                      name, KG_RV_SIG_HMAC_SHA256);
     if (!key)
-        return KG_ERR(KG_EREFUSED, "%s: cannot check the report's signature: "
-                                   KG_REPORT_KEY_ENV " is not set", name);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: cannot check the report's signature: " KG_REPORT_KEY_ENV " is not set",
+                      name);
     KG_TRY(sg_check_key(key));
     KG_TRY(sg_representable(root, name));
     KG_TRY(sg_mac(hex, root, key));
     if (mbedtls_ct_memcmp(hex, val, KG_SIG_HEX) != 0)
-        rc = KG_ERR(KG_EREFUSED, "%s: the signature does not match the report (edited, forged "
-                                 "or signed with another " KG_REPORT_KEY_ENV ")", name);
+        rc = KG_ERR(KG_EREFUSED,
+                    "%s: the signature does not match the report (edited, forged "
+                    "or signed with another " KG_REPORT_KEY_ENV ")",
+                    name);
 cleanup:
     mbedtls_platform_zeroize(hex, sizeof hex);
     return rc;

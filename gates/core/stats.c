@@ -123,8 +123,7 @@ int kg_stats_summarize(kg_summary *out, const double *x, size_t n, double ci_lev
     out->ci_level = ci_level;
     out->ci_coverage = kg_stats_median_ci_sorted(s, n, ci_level, &out->ci_lo, &out->ci_hi, NULL,
                                                  NULL);
-    out->ci_rel_width = out->median != 0 ? (out->ci_hi - out->ci_lo) / fabs(out->median)
-                                         : INFINITY;
+    out->ci_rel_width = out->median != 0 ? (out->ci_hi - out->ci_lo) / fabs(out->median) : INFINITY;
 cleanup:
     free(s);
     free(d);
@@ -198,8 +197,8 @@ static double resample_median(kg_rng *g, const double *x, size_t n, double *buf)
 }
 
 int kg_stats_bootstrap_median_ratio(double *ratio, double *lo, double *hi, const double *a,
-                                    size_t na, const double *b, size_t nb, int iters,
-                                    double level, uint64_t seed)
+                                    size_t na, const double *b, size_t nb, int iters, double level,
+                                    uint64_t seed)
 {
     int rc = 0;
     double *ba = NULL, *bb = NULL, *rs = NULL;
@@ -243,8 +242,10 @@ int kg_stats_paired_ratio(kg_paired_ratio *out, const double *a, const double *b
     for (size_t i = 0; i < n; i++) {
         if (!(a[i] > 0) || !(b[i] > 0) || !isfinite(a[i]) || !isfinite(b[i])) {
             free(r);
-            return KG_ERR(KG_EINVAL, "paired ratio: round %zu has a non-positive or non-finite "
-                                     "value (%g, %g)", i, a[i], b[i]);
+            return KG_ERR(KG_EINVAL,
+                          "paired ratio: round %zu has a non-positive or non-finite "
+                          "value (%g, %g)",
+                          i, a[i], b[i]);
         }
         r[i] = b[i] / a[i];
         lsum += log(r[i]);
@@ -256,8 +257,8 @@ int kg_stats_paired_ratio(kg_paired_ratio *out, const double *a, const double *b
     out->median = kg_stats_quantile_sorted(r, n, 0.5);
     out->ci_coverage = kg_stats_median_ci_sorted(r, n, level, &out->ci_lo, &out->ci_hi, NULL, NULL);
     out->geomean = exp(lsum / (double)n);
-    size_t m = (size_t)(out->above + out->below), k = (size_t)(out->above < out->below
-                                                                   ? out->above : out->below);
+    size_t m = (size_t)(out->above + out->below),
+           k = (size_t)(out->above < out->below ? out->above : out->below);
     out->p_sign = m ? fmin(1.0, 2.0 * kg_stats_binom_half_cdf(m, k)) : 1.0;
     free(r);
     return 0;

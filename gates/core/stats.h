@@ -29,8 +29,8 @@ double kg_stats_median_ci_sorted(const double *sorted, size_t n, double level, d
 typedef struct {
     size_t n;
     double median;
-    double mad;          /* median absolute deviation from the median (unscaled) */
-    double q1, q3, iqr;  /* quartiles (type 7) and q3 - q1 */
+    double mad;         /* median absolute deviation from the median (unscaled) */
+    double q1, q3, iqr; /* quartiles (type 7) and q3 - q1 */
     double min, max, mean;
     double ci_lo, ci_hi; /* CI of the median at ci_level, from order statistics */
     double ci_level;     /* level asked for */
@@ -43,11 +43,11 @@ typedef struct {
 int kg_stats_summarize(kg_summary *out, const double *x, size_t n, double ci_level);
 
 typedef struct {
-    double u;         /* U statistic of sample a */
-    double z;         /* normal approximation with tie and continuity corrections */
-    double p_two;     /* two-sided p-value */
-    double p_greater; /* one-sided p-value for "a tends to be greater than b" */
-    double p_less;    /* one-sided p-value for "a tends to be less than b" */
+    double u;              /* U statistic of sample a */
+    double z;              /* normal approximation with tie and continuity corrections */
+    double p_two;          /* two-sided p-value */
+    double p_greater;      /* one-sided p-value for "a tends to be greater than b" */
+    double p_less;         /* one-sided p-value for "a tends to be less than b" */
     double prob_a_greater; /* U / (na * nb): P(A > B) + P(A = B)/2 */
 } kg_mwu_result;
 
@@ -60,17 +60,17 @@ int kg_stats_mann_whitney(kg_mwu_result *out, const double *a, size_t na, const 
 /* Percentile bootstrap of median(b) / median(a): `iters` resamples from a fixed seed, so the
  * same data always gives the same interval. Returns 0 or KG_EINVAL / KG_ENOMEM. */
 int kg_stats_bootstrap_median_ratio(double *ratio, double *lo, double *hi, const double *a,
-                                    size_t na, const double *b, size_t nb, int iters,
-                                    double level, uint64_t seed);
+                                    size_t na, const double *b, size_t nb, int iters, double level,
+                                    uint64_t seed);
 
 typedef struct {
     size_t n;
     double median;       /* median of the per-round ratios b_i / a_i */
     double ci_lo, ci_hi; /* order-statistic CI of that median */
     double ci_coverage;
-    double geomean;      /* exp(mean(log(b_i / a_i))) */
-    int above, below;    /* rounds with ratio > 1 and < 1 */
-    double p_sign;       /* two-sided sign test of "ratio = 1" */
+    double geomean;   /* exp(mean(log(b_i / a_i))) */
+    int above, below; /* rounds with ratio > 1 and < 1 */
+    double p_sign;    /* two-sided sign test of "ratio = 1" */
 } kg_paired_ratio;
 
 /* Paired ratio b_i / a_i over n rounds (A and B measured back to back in each round). All

@@ -51,13 +51,13 @@ bool kg_color_on(void)
 static const struct {
     const char *word, *sgr;
 } tty_words[] = {
-    { KG_RV_VERDICT_PASS, "32" },     { KG_RV_DEC_IMPROVED, "32" },
-    { KG_RV_AB_B_FASTER, "32" },      { KG_RV_VERDICT_FAIL, "1;31" },
-    { KG_RV_DEC_REGRESSED, "1;31" },  { KG_RV_VERDICT_XPASS, "1;31" },
-    { KG_RV_AB_B_SLOWER, "1;31" },    { "ESCAPED", "1;31" }, /* the selftest's matrix */
-    { KG_RV_VERDICT_WARN, "33" },     { KG_RV_DEC_UNPROVEN, "33" },
+    { KG_RV_VERDICT_PASS, "32" },      { KG_RV_DEC_IMPROVED, "32" },
+    { KG_RV_AB_B_FASTER, "32" },       { KG_RV_VERDICT_FAIL, "1;31" },
+    { KG_RV_DEC_REGRESSED, "1;31" },   { KG_RV_VERDICT_XPASS, "1;31" },
+    { KG_RV_AB_B_SLOWER, "1;31" },     { "ESCAPED", "1;31" }, /* the selftest's matrix */
+    { KG_RV_VERDICT_WARN, "33" },      { KG_RV_DEC_UNPROVEN, "33" },
     { KG_RV_DEC_STATE_DIFFERS, "33" }, { KG_RV_VERDICT_XFAIL, "33" },
-    { KG_RV_VERDICT_ERROR, "35" },    { KG_RV_VERDICT_SKIP, "36" },
+    { KG_RV_VERDICT_ERROR, "35" },     { KG_RV_VERDICT_SKIP, "36" },
     { KG_RV_DEC_NO_MARK, "36" },
 };
 
@@ -146,7 +146,8 @@ void kg_progress_tick(void)
     if (tty_prog.terminal < 0)
         tty_prog.terminal = tty_is_terminal();
     double now = tty_now(), t = now - tty_prog.started;
-    if (!tty_prog.terminal || t < TTY_PROGRESS_AFTER_S || now - tty_prog.drawn < TTY_PROGRESS_EVERY_S ||
+    if (!tty_prog.terminal || t < TTY_PROGRESS_AFTER_S ||
+        now - tty_prog.drawn < TTY_PROGRESS_EVERY_S ||
         (tty_prog.shown && (long)t == tty_prog.second))
         return;
     /* \r and erase-line: the one line is rewritten, within 80 columns. */

@@ -150,8 +150,9 @@ int kg_parse_u64(const char *flag, const char *s, uint64_t *out)
         digits = *p >= '0' && *p <= '9';
     char shown[96];
     if (!digits)
-        return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s' (decimal digits "
-                                 "only, at most %llu: no sign, space, prefix or leading zero)",
+        return KG_ERR(KG_EINVAL,
+                      "%s: expected a non-negative integer, got '%s' (decimal digits "
+                      "only, at most %llu: no sign, space, prefix or leading zero)",
                       flag, kg_str_printable(shown, sizeof shown, s ? s : ""),
                       (unsigned long long)UINT64_MAX);
     errno = 0;
@@ -159,7 +160,8 @@ int kg_parse_u64(const char *flag, const char *s, uint64_t *out)
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || *end)
         return KG_ERR(KG_EINVAL, "%s: expected a non-negative integer, got '%s' (at most %llu)",
-                      flag, kg_str_printable(shown, sizeof shown, s), (unsigned long long)UINT64_MAX);
+                      flag, kg_str_printable(shown, sizeof shown, s),
+                      (unsigned long long)UINT64_MAX);
     *out = (uint64_t)v;
     return 0;
 }
@@ -241,9 +243,10 @@ double kg_child_limit_s(double work_s)
     if (e && *e && !warned) {
         char shown[64];
         warned = true;
-        fprintf(stderr, "kgate: %s: expected seconds in (0, 604800], got '%s': the default "
-                        "child time limit applies\n", KG_CHILD_TIMEOUT_ENV,
-                kg_str_printable(shown, sizeof shown, e));
+        fprintf(stderr,
+                "kgate: %s: expected seconds in (0, 604800], got '%s': the default "
+                "child time limit applies\n",
+                KG_CHILD_TIMEOUT_ENV, kg_str_printable(shown, sizeof shown, e));
     }
     return work_s > 0 ? work_s : KG_CHILD_DEFAULT_LIMIT_S;
 }
@@ -327,8 +330,7 @@ static int ut_exited(pid_t pid, bool *gone)
     return 0;
 }
 
-int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s,
-                  const char *who)
+int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s, const char *who)
 {
     int ws = 0;
     bool gone = false;
@@ -360,16 +362,19 @@ int kg_child_wait(kg_child_status *st, pid_t pid, double started, double limit_s
     st->sig = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
     st->code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + st->sig;
     if (st->timed_out)
-        snprintf(st->why, sizeof st->why, "timed out after %.0f s (killed with its process "
-                 "group; limit: %s)", limit_s, KG_CHILD_TIMEOUT_ENV);
+        snprintf(st->why, sizeof st->why,
+                 "timed out after %.0f s (killed with its process "
+                 "group; limit: %s)",
+                 limit_s, KG_CHILD_TIMEOUT_ENV);
     else if (st->sig)
-        snprintf(st->why, sizeof st->why, "killed by signal %d (%s)", st->sig,
-                 strsignal(st->sig));
+        snprintf(st->why, sizeof st->why, "killed by signal %d (%s)", st->sig, strsignal(st->sig));
     else
         snprintf(st->why, sizeof st->why, "exited %d", st->code);
     if (st->interrupted)
-        return KG_ERR(KG_EINTERNAL, "%s: interrupted by %s: its child run was killed with its "
-                                    "process group", who, kg_interrupt_name());
+        return KG_ERR(KG_EINTERNAL,
+                      "%s: interrupted by %s: its child run was killed with its "
+                      "process group",
+                      who, kg_interrupt_name());
     return 0;
 }
 

@@ -17,12 +17,12 @@ typedef struct {
     kg_ct_decide_opts dopt;
     const kg_counters_gate_opts *g;
     char cls[320];
-    char skip[1024];             /* non-empty: every case SKIP with this reason */
-    FILE *log;                   /* KGATE_COUNTERS_LOG, or NULL */
+    char skip[1024]; /* non-empty: every case SKIP with this reason */
+    FILE *log;       /* KGATE_COUNTERS_LOG, or NULL */
     bool log_owned;
     double w0, profiled_s;
     size_t cases;
-    char excess[1024];           /* the EXCESS / binding-excess cases, for the summary line */
+    char excess[1024]; /* the EXCESS / binding-excess cases, for the summary line */
     size_t n_excess;
 } ct_state;
 
@@ -87,8 +87,8 @@ static void ct_print_unavailable(const kg_ct_session *s)
     int n = 0;
     for (int i = 0; i < KG_CT_N; i++)
         if (!kg_ct_session_metric(s, (kg_ct_metric)i))
-            printf("%s%s", n++ ? ", " : "counters: no metric on this device for: ",
-                   kg_ct_metrics[i].key);
+            printf("%s%s",
+                   n++ ? ", " : "counters: no metric on this device for: ", kg_ct_metrics[i].key);
     if (n)
         printf("\n");
 }
@@ -132,8 +132,8 @@ static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
     if (st->s && !env->quiet) {
         printf("counters: %s (chip %s), %zu replay passes per kernel, tolerance %.2f%%, work "
                "model factor %gx, ridge %g FLOP/B, marks %s, %s replay (L2 flushed before %s), "
-               "DRAM peak %.0f GB/s\n", st->cls,
-               kg_ct_session_chip(st->s), kg_ct_session_passes(st->s),
+               "DRAM peak %.0f GB/s\n",
+               st->cls, kg_ct_session_chip(st->s), kg_ct_session_passes(st->s),
                100 * st->dopt.tolerance_rel, st->dopt.model_factor,
                st->dopt.ridge_ai > 0 ? st->dopt.ridge_ai : KG_CT_RIDGE_DEFAULT,
                g->marks_path ? g->marks_path : "(none)", kg_ct_session_replay(st->s),
@@ -175,7 +175,9 @@ static void ct_derive(kg_counters_row *b)
     b->bound[0] = '\0';
     if (c->have[KG_CT_SM_PCT] && c->have[KG_CT_DRAM_PCT])
         snprintf(b->bound, sizeof b->bound, "%s",
-                 sm < 40 && dr < 40 ? "latency" : dr >= sm ? "memory" : "compute");
+                 sm < 40 && dr < 40 ? "latency"
+                 : dr >= sm         ? "memory"
+                                    : "compute");
 }
 
 static void ct_verdict(kg_counters_row *b, kg_case_result *res)
@@ -221,8 +223,8 @@ static int ct_profile_logged(ct_state *st, kg_counters_row *b, kg_instance *inst
     if (mem)
         fclose(mem);
     if (rc < 0 && buf && len)
-        fprintf(stderr, "counters: %s: the CUPTI calls of the failed case:\n%s",
-                inst->desc->id, buf);
+        fprintf(stderr, "counters: %s: the CUPTI calls of the failed case:\n%s", inst->desc->id,
+                buf);
     free(buf);
     return rc;
 }
@@ -291,7 +293,8 @@ static int ct_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     KG_TRY(ct_measure(st, b, d, env));
     st->profiled_s += b->wall_s;
     st->cases++;
-    kg_ct_expect e = { .bytes_moved = d->bytes_moved, .flops = d->flops,
+    kg_ct_expect e = { .bytes_moved = d->bytes_moved,
+                       .flops = d->flops,
                        .uses_tensor_cores = kg_ct_case_uses_tensor(d),
                        .bytes_binding = d->bytes_binding != 0,
                        .launch_empty = b->launch_empty,
@@ -355,7 +358,8 @@ static int ct_end(void *state, const kg_gate_env *env, int rc)
                    st->cases, st->profiled_s, kg_ct_session_passes(st->s), ct_now() - st->w0);
         if (!env->quiet && st->n_excess)
             printf("counters: DRAM traffic above %gx the declared bytes_moved in %zu case(s): "
-                   "%s%s\n", st->dopt.model_factor, st->n_excess, st->excess,
+                   "%s%s\n",
+                   st->dopt.model_factor, st->n_excess, st->excess,
                    strlen(st->excess) + 81 >= sizeof st->excess ? ", ..." : "");
     }
     kg_ct_session_close(st->s);
@@ -366,11 +370,17 @@ static int ct_end(void *state, const kg_gate_env *env, int rc)
 }
 
 static const kg_opt ct_opts[] = {
-    { .name = "marks", .value_name = "FILE", .kind = KG_OPT_STRING, .flags = KG_OPT_F_STANDALONE,
+    { .name = "marks",
+      .value_name = "FILE",
+      .kind = KG_OPT_STRING,
+      .flags = KG_OPT_F_STANDALONE,
       .offset = offsetof(kg_counters_gate_opts, marks_path),
       .help = "marks to decide the counters against (default: $KGATE_MARKS, else none)" },
-    { .name = "save-marks", .value_name = "FILE", .kind = KG_OPT_STRING,
-      .flags = KG_OPT_F_STANDALONE, .offset = offsetof(kg_counters_gate_opts, save_marks),
+    { .name = "save-marks",
+      .value_name = "FILE",
+      .kind = KG_OPT_STRING,
+      .flags = KG_OPT_F_STANDALONE,
+      .offset = offsetof(kg_counters_gate_opts, save_marks),
       .help = "merge this run's counters into FILE as marks (never the committed marks)" },
     KG_OPT_DOUBLE_("counter-tolerance", "F", kg_counters_gate_opts, tolerance, 0, 0.5,
                    "growth of DRAM bytes / instructions per launch that regresses (default "
@@ -423,8 +433,10 @@ static const char ct_description[] =
 static void ct_marks_slots(void *opts, kg_gate_marks_slots *out)
 {
     kg_counters_gate_opts *o = opts;
-    *out = (kg_gate_marks_slots){ .path = &o->marks_path, .save = &o->save_marks,
-                                  .lookup = &o->lookup, .marks = &o->marks };
+    *out = (kg_gate_marks_slots){ .path = &o->marks_path,
+                                  .save = &o->save_marks,
+                                  .lookup = &o->lookup,
+                                  .marks = &o->marks };
 }
 
 static size_t ct_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, const void *data,
@@ -450,8 +462,7 @@ static size_t ct_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, cons
     return n;
 }
 
-static const struct kg_gate_marks ct_marks = { .slots = ct_marks_slots,
-                                               .row_marks = ct_row_marks };
+static const struct kg_gate_marks ct_marks = { .slots = ct_marks_slots, .row_marks = ct_row_marks };
 
 const struct kg_gate kg_gate_counters = {
     .name = "counters",
@@ -468,7 +479,7 @@ const struct kg_gate kg_gate_counters = {
     .figures = kg_counters_figures,
     .result_free = ct_row_free,
     .result_size = sizeof(kg_counters_row),
-    .result_flatten = NULL,      /* flat: no pointers */
+    .result_flatten = NULL, /* flat: no pointers */
     .case_timeout_s = ct_case_timeout_s,
     .end = ct_end,
     .columns = kg_counters_columns,

@@ -25,40 +25,47 @@ extern const struct kg_gate_production kg_counters_production;
 /* One wanted figure: the first of its candidate metric names that the device's metric
  * enumeration knows is collected (names differ between chips and CUPTI versions). */
 typedef enum {
-    KG_CT_DRAM_READ = 0,   /* bytes */
-    KG_CT_DRAM_WRITE,      /* bytes */
-    KG_CT_SYSMEM,          /* L2 sectors whose aperture is system memory (x 32 bytes) */
-    KG_CT_SYSMEM_RD,       /* ... of them reads (x 32 bytes) */
-    KG_CT_SYSMEM_WR,       /* ... of them writes (x 32 bytes) */
-    KG_CT_L2_SECTORS,      /* L1 -> L2 sectors (x 32 bytes): the traffic of L2-resident cases */
-    KG_CT_FADD, KG_CT_FMUL, KG_CT_FFMA,
-    KG_CT_DADD, KG_CT_DMUL, KG_CT_DFMA,
-    KG_CT_HADD, KG_CT_HMUL, KG_CT_HFMA,
-    KG_CT_TENSOR,          /* tensor-pipe warp instructions (on GH100 this includes HFMA2:
-                            * used only where the hmma counter is missing) */
-    KG_CT_TENSOR_HMMA,     /* mma.sync / wmma warp instructions */
-    KG_CT_TENSOR_GMMA,     /* wgmma (sm_90), per warp (4 per warpgroup instruction) */
-    KG_CT_TOPS_BF16,       /* tensor operations by path (FLOPs): bf16 -> fp32 */
-    KG_CT_TOPS_FP16,       /* fp16 -> fp32 */
-    KG_CT_TOPS_FP16H,      /* fp16 -> fp16 */
-    KG_CT_TOPS_TF32,       /* tf32 -> fp32 */
-    KG_CT_TOPS_FP64,       /* fp64 (DMMA) */
-    KG_CT_LOCAL_LD, KG_CT_LOCAL_ST, /* local-memory (spill) instructions or requests */
-    KG_CT_INST,            /* warp instructions executed */
-    KG_CT_OCCUPANCY,       /* achieved occupancy, % of peak sustained active */
-    KG_CT_SM_PCT,          /* SM throughput, % of peak sustained elapsed */
-    KG_CT_DRAM_PCT,        /* DRAM throughput, % of peak sustained elapsed */
-    KG_CT_DURATION,        /* ns */
+    KG_CT_DRAM_READ = 0, /* bytes */
+    KG_CT_DRAM_WRITE,    /* bytes */
+    KG_CT_SYSMEM,        /* L2 sectors whose aperture is system memory (x 32 bytes) */
+    KG_CT_SYSMEM_RD,     /* ... of them reads (x 32 bytes) */
+    KG_CT_SYSMEM_WR,     /* ... of them writes (x 32 bytes) */
+    KG_CT_L2_SECTORS,    /* L1 -> L2 sectors (x 32 bytes): the traffic of L2-resident cases */
+    KG_CT_FADD,
+    KG_CT_FMUL,
+    KG_CT_FFMA,
+    KG_CT_DADD,
+    KG_CT_DMUL,
+    KG_CT_DFMA,
+    KG_CT_HADD,
+    KG_CT_HMUL,
+    KG_CT_HFMA,
+    KG_CT_TENSOR,      /* tensor-pipe warp instructions (on GH100 this includes HFMA2:
+                          * used only where the hmma counter is missing) */
+    KG_CT_TENSOR_HMMA, /* mma.sync / wmma warp instructions */
+    KG_CT_TENSOR_GMMA, /* wgmma (sm_90), per warp (4 per warpgroup instruction) */
+    KG_CT_TOPS_BF16,   /* tensor operations by path (FLOPs): bf16 -> fp32 */
+    KG_CT_TOPS_FP16,   /* fp16 -> fp32 */
+    KG_CT_TOPS_FP16H,  /* fp16 -> fp16 */
+    KG_CT_TOPS_TF32,   /* tf32 -> fp32 */
+    KG_CT_TOPS_FP64,   /* fp64 (DMMA) */
+    KG_CT_LOCAL_LD,
+    KG_CT_LOCAL_ST,  /* local-memory (spill) instructions or requests */
+    KG_CT_INST,      /* warp instructions executed */
+    KG_CT_OCCUPANCY, /* achieved occupancy, % of peak sustained active */
+    KG_CT_SM_PCT,    /* SM throughput, % of peak sustained elapsed */
+    KG_CT_DRAM_PCT,  /* DRAM throughput, % of peak sustained elapsed */
+    KG_CT_DURATION,  /* ns */
     KG_CT_N
 } kg_ct_metric;
 
 #define KG_CT_MAX_ALTS 3
 typedef struct {
-    const char *key;                       /* short name (report figure "metrics".<key>) */
-    const char *names[KG_CT_MAX_ALTS];     /* candidates, preferred first (NULL-terminated) */
-    bool ratio;                            /* a % (averaged over kernels, weighted by time),
-                                            * else a count (summed over kernels) */
-    double scale;                          /* count -> unit (sectors -> bytes: 32) */
+    const char *key;                   /* short name (report figure "metrics".<key>) */
+    const char *names[KG_CT_MAX_ALTS]; /* candidates, preferred first (NULL-terminated) */
+    bool ratio;                        /* a % (averaged over kernels, weighted by time),
+                                          * else a count (summed over kernels) */
+    double scale;                      /* count -> unit (sectors -> bytes: 32) */
 } kg_ct_metric_info;
 
 extern const kg_ct_metric_info kg_ct_metrics[KG_CT_N];
@@ -74,22 +81,22 @@ size_t kg_ct_resolve(int chosen[KG_CT_N], const char *const *known, size_t n_kno
 
 /* One case's counters per launch(): NaN where a metric was unavailable. */
 typedef struct {
-    double v[KG_CT_N];     /* summed (counts) / time-weighted (ratios) over the kernels */
+    double v[KG_CT_N]; /* summed (counts) / time-weighted (ratios) over the kernels */
     bool have[KG_CT_N];
-    int n_kernels;         /* ranges (kernels) profiled in the launch */
-    double weight_sum;     /* duration weights of the ratios (internal) */
+    int n_kernels;     /* ranges (kernels) profiled in the launch */
+    double weight_sum; /* duration weights of the ratios (internal) */
     /* derived */
-    double dram_bytes;     /* read + write */
+    double dram_bytes; /* read + write */
     double sysmem_bytes;
     double sysmem_read_bytes, sysmem_write_bytes; /* NaN: no split on this device */
     double l2_bytes;
-    double flops;          /* fadd + fmul + 2 ffma, same for d and h (h: thread instructions),
+    double flops;        /* fadd + fmul + 2 ffma, same for d and h (h: thread instructions),
                             * of the FP counters this device has, + tensor_flops (NaN: none) */
-    double tensor_flops;   /* the tensor ops-path counters summed (NaN: none resolved) */
-    bool flops_partial;    /* some FP counter was unavailable, or tensor instructions ran whose
+    double tensor_flops; /* the tensor ops-path counters summed (NaN: none resolved) */
+    bool flops_partial;  /* some FP counter was unavailable, or tensor instructions ran whose
                             * FLOPs no ops-path counter saw (wgmma on GH100): a lower bound */
-    double spill;          /* local ld + st */
-    double tensor;         /* hmma + gmma instructions (generic tensor pipe without hmma) */
+    double spill;        /* local ld + st */
+    double tensor;       /* hmma + gmma instructions (generic tensor pipe without hmma) */
 } kg_ct_counts;
 
 /* Add one kernel's values (vals[i] for chosen metrics, NaN otherwise) into c. */
@@ -101,65 +108,65 @@ void kg_ct_derive(kg_ct_counts *c);
 
 typedef struct {
     double tolerance_rel;      /* growth of DRAM bytes / instructions per launch that regresses
-                                * (counters are near-deterministic: 0.01) */
+                                  * (counters are near-deterministic: 0.01) */
     double model_factor;       /* the declared work model must be within this factor (1.5):
-                                * a memory-bound kernel's DRAM bytes match its compulsory
-                                * traffic within a few % (L2 write-back, ECC-free HBM), so a
-                                * declaration 2x off fails while 10-30% cache effects pass */
+                                  * a memory-bound kernel's DRAM bytes match its compulsory
+                                  * traffic within a few % (L2 write-back, ECC-free HBM), so a
+                                  * declaration 2x off fails while 10-30% cache effects pass */
     double occupancy_step;     /* achieved-occupancy drop (percentage points) that regresses */
     double l2_bytes;           /* the device's L2 size: DRAM basis only for bytes >= 2x L2 */
     double ridge_ai;           /* FLOP/B of the run's ceilings (0: KG_CT_RIDGE_DEFAULT): a
-                                * case declared at or above it is compute-bound (no bytes check) */
+                                  * case declared at or above it is compute-bound (no bytes check) */
     double min_bytes;          /* bytes_moved below this is too small to check (sectors) */
     double min_flops;          /* flops below this are too small to check */
     double min_tensor_flops;   /* ... for mostly-tensor work (whole mma tiles run) */
     double spill_share;        /* no mark: local traffic above this share of bytes_moved fails */
     double sysmem_floor_bytes; /* system-memory traffic above this "appeared" (GH100 shows
-                                * ~0.8 MB per kernel with no host memory touched) */
+                                  * ~0.8 MB per kernel with no host memory touched) */
     double sysmem_rel, sysmem_abs; /* with a mark: growth beyond mark * (1 + rel) + abs */
-    double dram_peak_bps;      /* the device's DRAM peak, bytes/s (0: unknown, not checked) */
-    double rate_slack;         /* DRAM bytes / duration above peak * this cannot be true */
+    double dram_peak_bps;          /* the device's DRAM peak, bytes/s (0: unknown, not checked) */
+    double rate_slack;             /* DRAM bytes / duration above peak * this cannot be true */
 } kg_ct_decide_opts;
 #define KG_CT_RIDGE_DEFAULT 10.0
 /* occupancy: one warp of a 64-warp SM is 1.6 points; a lost block of 4+ warps is >= 6 */
-#define KG_CT_DECIDE_OPTS_INIT { .tolerance_rel = 0.01, .model_factor = 1.5, \
-                                 .occupancy_step = 5.0, .l2_bytes = 0, .ridge_ai = 0, \
-                                 .min_bytes = 1048576, .min_flops = 1e6, \
-                                 .min_tensor_flops = 1e8, .spill_share = 0.1, \
-                                 .sysmem_floor_bytes = 4194304, .sysmem_rel = 0.25, \
-                                 .sysmem_abs = 1048576, .dram_peak_bps = 0, \
-                                 .rate_slack = 1.15 }
+#define KG_CT_DECIDE_OPTS_INIT                                                            \
+    {                                                                                     \
+        .tolerance_rel = 0.01, .model_factor = 1.5, .occupancy_step = 5.0, .l2_bytes = 0, \
+        .ridge_ai = 0, .min_bytes = 1048576, .min_flops = 1e6, .min_tensor_flops = 1e8,   \
+        .spill_share = 0.1, .sysmem_floor_bytes = 4194304, .sysmem_rel = 0.25,            \
+        .sysmem_abs = 1048576, .dram_peak_bps = 0, .rate_slack = 1.15                     \
+    }
 
 /* What the case declares and what a mark (lookup results, NULL = none) says. */
 typedef struct {
-    double bytes_moved, flops;     /* kg_case_desc work model of one launch() */
-    bool uses_tensor_cores;        /* KG_CT_TAG_TENSOR in the case's tags */
-    bool bytes_binding;            /* kg_case_desc.bytes_binding: excess DRAM traffic FAILs */
-    bool launch_empty;             /* a stream capture of one launch() on kgate's stream
-                                    * holds no node (false also when the capture failed) */
+    double bytes_moved, flops; /* kg_case_desc work model of one launch() */
+    bool uses_tensor_cores;    /* KG_CT_TAG_TENSOR in the case's tags */
+    bool bytes_binding;        /* kg_case_desc.bytes_binding: excess DRAM traffic FAILs */
+    bool launch_empty;         /* a stream capture of one launch() on kgate's stream
+                                  * holds no node (false also when the capture failed) */
     const kg_mark *m_dram, *m_inst, *m_spill, *m_occ, *m_tensor, *m_sysmem;
 } kg_ct_expect;
 
 typedef enum {
     KG_CT_OK = 0,
-    KG_CT_REGRESSED,    /* against the marks */
-    KG_CT_MODEL_WRONG,  /* declared work model off by more than the factor: FAIL */
-    KG_CT_NO_DATA,      /* nothing measured that could decide */
-    KG_CT_NO_MARK,      /* the rule passed and the case has no counter mark yet: PASS */
-    KG_CT_INVALID,      /* the counts time nothing or cannot be true: ERROR, never a PASS */
-    KG_CT_EXCESS        /* DRAM traffic beyond the factor of bytes_moved, not binding: WARN */
+    KG_CT_REGRESSED,   /* against the marks */
+    KG_CT_MODEL_WRONG, /* declared work model off by more than the factor: FAIL */
+    KG_CT_NO_DATA,     /* nothing measured that could decide */
+    KG_CT_NO_MARK,     /* the rule passed and the case has no counter mark yet: PASS */
+    KG_CT_INVALID,     /* the counts time nothing or cannot be true: ERROR, never a PASS */
+    KG_CT_EXCESS       /* DRAM traffic beyond the factor of bytes_moved, not binding: WARN */
 } kg_ct_decision;
 const char *kg_ct_decision_name(kg_ct_decision d);
 
 typedef struct {
     kg_ct_decision decision;
-    double bytes_ratio;        /* measured / declared (NaN: not checked) */
+    double bytes_ratio; /* measured / declared (NaN: not checked) */
     double flops_ratio;
-    const char *bytes_basis;   /* "dram" | "l2" (streaming, < 2x L2) | NULL (not checked) */
-    double dram_ratio;         /* DRAM bytes / bytes_moved where the excess check ran (every
+    const char *bytes_basis; /* "dram" | "l2" (streaming, < 2x L2) | NULL (not checked) */
+    double dram_ratio;       /* DRAM bytes / bytes_moved where the excess check ran (every
                                 * case of >= min_bytes not checked on the DRAM basis; NaN) */
-    unsigned mark_moves;       /* KG_CT_MV_*: the counter marks this run may set or move */
-    char why[640];             /* every finding, "; "-separated */
+    unsigned mark_moves;     /* KG_CT_MV_*: the counter marks this run may set or move */
+    char why[640];           /* every finding, "; "-separated */
 } kg_ct_verdict;
 
 /* kg_ct_verdict.mark_moves: a counter mark is set when the case has none, and moves only when
@@ -209,8 +216,8 @@ int kg_ct_decide(kg_ct_verdict *out, const kg_ct_counts *c, const kg_ct_expect *
  * (a recorded report's figures, whose mark_moves lists the metrics). */
 typedef struct {
     unsigned bit;
-    const char *metric;        /* KG_CT_MARK_* */
-    const char *figure;        /* KG_FIG_CT_* */
+    const char *metric; /* KG_CT_MARK_* */
+    const char *figure; /* KG_FIG_CT_* */
     kg_direction direction;
 } kg_ct_mark_def;
 #define KG_CT_N_MARKS 6
@@ -221,7 +228,7 @@ int kg_ct_mark_index(const char *metric);
 double kg_ct_mark_value(const kg_ct_counts *c, size_t i);
 
 /* A case declares tensor-core use with this tag (kg_case_desc.tags, source compatible). */
-#define KG_CT_TAG_TENSOR "tensor-core"   /* as the reference GEMM cases (kernels/gemm_bf16.cu) */
+#define KG_CT_TAG_TENSOR "tensor-core" /* as the reference GEMM cases (kernels/gemm_bf16.cu) */
 bool kg_ct_case_uses_tensor(const kg_case_desc *d);
 
 /* ---- the CUPTI range-profiler session (counters_cupti.c) -------------------------------- */
@@ -229,9 +236,9 @@ bool kg_ct_case_uses_tensor(const kg_case_desc *d);
 typedef struct kg_ct_session kg_ct_session;
 typedef enum {
     KG_CT_AVAIL_OK = 0,
-    KG_CT_AVAIL_PRIVILEGE,      /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (RmProfilingAdminOnly) */
-    KG_CT_AVAIL_BUSY,           /* another profiler holds the device */
-    KG_CT_AVAIL_UNSUPPORTED     /* chip, MIG, virtualized, confidential computing ... */
+    KG_CT_AVAIL_PRIVILEGE,  /* CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (RmProfilingAdminOnly) */
+    KG_CT_AVAIL_BUSY,       /* another profiler holds the device */
+    KG_CT_AVAIL_UNSUPPORTED /* chip, MIG, virtualized, confidential computing ... */
 } kg_ct_avail;
 
 /* Open a session on the current device's primary context: initialise the profiler, read the
@@ -278,31 +285,33 @@ int kg_ct_l2_flush(const void *scratch, size_t bytes, unsigned *sink, cudaStream
 /* ---- the gate --------------------------------------------------------------------------- */
 
 typedef struct {
-    double tolerance;          /* --counter-tolerance */
-    double model_factor;       /* --model-factor */
-    double ridge_ai;           /* --ridge */
-    const char *marks_path;    /* --marks (recorded) */
-    const char *save_marks;    /* --save-marks FILE: merge this run's counters (command layer) */
-    kg_mark_lookup_fn lookup;  /* handed down by the command layer; NULL: no marks */
+    double tolerance;         /* --counter-tolerance */
+    double model_factor;      /* --model-factor */
+    double ridge_ai;          /* --ridge */
+    const char *marks_path;   /* --marks (recorded) */
+    const char *save_marks;   /* --save-marks FILE: merge this run's counters (command layer) */
+    kg_mark_lookup_fn lookup; /* handed down by the command layer; NULL: no marks */
     const void *marks;
 } kg_counters_gate_opts;
-#define KG_COUNTERS_GATE_OPTS_INIT { .tolerance = 0, .model_factor = 0, .ridge_ai = 0, \
-                                     .marks_path = NULL, \
-                                     .save_marks = NULL, .lookup = NULL, .marks = NULL }
+#define KG_COUNTERS_GATE_OPTS_INIT                                                                \
+    {                                                                                             \
+        .tolerance = 0, .model_factor = 0, .ridge_ai = 0, .marks_path = NULL, .save_marks = NULL, \
+        .lookup = NULL, .marks = NULL                                                             \
+    }
 
 /* One case's typed result (flat: travels from the worker as bytes). */
 typedef struct {
     kg_ct_counts c;
     kg_ct_verdict v;
     double declared_bytes, declared_flops;
-    double wall_s;             /* the profiled pass, replays included */
+    double wall_s; /* the profiled pass, replays included */
     size_t passes;
-    double time_s;             /* the counters pass's own kernel time per launch (duration) */
-    double ai;                 /* measured FLOP / DRAM byte (NaN when either is missing) */
-    double tflops, gbps;       /* achieved, from time_s */
+    double time_s;       /* the counters pass's own kernel time per launch (duration) */
+    double ai;           /* measured FLOP / DRAM byte (NaN when either is missing) */
+    double tflops, gbps; /* achieved, from time_s */
     char device_class[320];
-    char bound[16];            /* "memory" | "compute" | "latency" | "" */
-    bool launch_empty;         /* a capture of launch() on kgate's stream held no node */
+    char bound[16];    /* "memory" | "compute" | "latency" | "" */
+    bool launch_empty; /* a capture of launch() on kgate's stream held no node */
 } kg_counters_row;
 
 cJSON *kg_counters_figures(const kg_case_desc *d, const kg_case_result *res);

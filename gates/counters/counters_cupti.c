@@ -36,18 +36,18 @@ struct kg_ct_session {
     CUpti_Profiler_Host_Object *host;
     CUpti_RangeProfiler_Object *rp;
     bool prof_init, enabled;
-    int chosen[KG_CT_N];             /* index into kg_ct_metrics[i].names, -1 unavailable */
-    const char *names[KG_CT_N];      /* the resolved names, in figure order (NULL: none) */
-    const char *cfg_names[KG_CT_N];  /* the names added to the config */
-    kg_ct_metric cfg_fig[KG_CT_N];   /* figure of each config name */
+    int chosen[KG_CT_N];            /* index into kg_ct_metrics[i].names, -1 unavailable */
+    const char *names[KG_CT_N];     /* the resolved names, in figure order (NULL: none) */
+    const char *cfg_names[KG_CT_N]; /* the names added to the config */
+    kg_ct_metric cfg_fig[KG_CT_N];  /* figure of each config name */
     size_t n_cfg;
     uint8_t *config;
     size_t config_size;
     size_t passes;
     kg_ct_avail avail;
-    char *related;                   /* base metrics naming tensor / ops_path / sysmem, '\n' */
-    bool user_replay;                /* kgate replays the passes (flush before each), else CUPTI */
-    void *scratch;                   /* the L2 flush's read buffer (4x L2, zeroed) */
+    char *related;    /* base metrics naming tensor / ops_path / sysmem, '\n' */
+    bool user_replay; /* kgate replays the passes (flush before each), else CUPTI */
+    void *scratch;    /* the L2 flush's read buffer (4x L2, zeroed) */
     size_t scratch_bytes;
     unsigned *sink;
 };
@@ -84,11 +84,9 @@ static kg_ct_avail ct_classify(CUptiResult r)
 {
     switch (r) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-        return KG_CT_AVAIL_PRIVILEGE;
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES: return KG_CT_AVAIL_PRIVILEGE;
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
-        return KG_CT_AVAIL_BUSY;
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED: return KG_CT_AVAIL_BUSY;
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_NOT_COMPATIBLE:
     case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
@@ -97,10 +95,8 @@ static kg_ct_avail ct_classify(CUptiResult r)
     case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
     case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
-        return KG_CT_AVAIL_UNSUPPORTED;
-    default:
-        return KG_CT_AVAIL_OK;
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED: return KG_CT_AVAIL_UNSUPPORTED;
+    default: return KG_CT_AVAIL_OK;
     }
 }
 
@@ -113,19 +109,18 @@ static const char *ct_rs(CUptiResult r)
 }
 
 /* Log the call, and on failure set the error (naming the call) and jump to cleanup. */
-#define CT_CALL(s, name, expr)                                                                \
-    do {                                                                                      \
-        CUptiResult ct_r_ = (expr);                                                           \
-        if ((s)->log)                                                                         \
-            fprintf((s)->log, "counters: cupti %s -> %s (%d)\n", name, ct_rs(ct_r_),        \
-                    (int)ct_r_);                                                              \
-        if (ct_r_ != CUPTI_SUCCESS) {                                                         \
-            if ((s)->avail == KG_CT_AVAIL_OK)                                                 \
-                (s)->avail = ct_classify(ct_r_);                                              \
-            rc = kg_error_set(KG_ECUPTI, __FILE__, __LINE__, "%s failed: %s (%d)", name,      \
-                              ct_rs(ct_r_), (int)ct_r_);                                      \
-            goto cleanup;                                                                     \
-        }                                                                                     \
+#define CT_CALL(s, name, expr)                                                                    \
+    do {                                                                                          \
+        CUptiResult ct_r_ = (expr);                                                               \
+        if ((s)->log)                                                                             \
+            fprintf((s)->log, "counters: cupti %s -> %s (%d)\n", name, ct_rs(ct_r_), (int)ct_r_); \
+        if (ct_r_ != CUPTI_SUCCESS) {                                                             \
+            if ((s)->avail == KG_CT_AVAIL_OK)                                                     \
+                (s)->avail = ct_classify(ct_r_);                                                  \
+            rc = kg_error_set(KG_ECUPTI, __FILE__, __LINE__, "%s failed: %s (%d)", name,          \
+                              ct_rs(ct_r_), (int)ct_r_);                                          \
+            goto cleanup;                                                                         \
+        }                                                                                         \
     } while (0)
 
 /* The current context through the runtime's driver entry point (the runners must start without
@@ -136,8 +131,8 @@ static int ct_context(kg_ct_session *s)
     int rc = 0;
     void *fn = NULL;
     enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    KG_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000,
-                                                   cudaEnableDefault, &q));
+    KG_CUDA_CHECK(
+        cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q));
     if (q != cudaDriverEntryPointSuccess || !fn)
         return KG_ERR(KG_ECUDA, "cuCtxGetCurrent: no driver entry point (query result %d)", (int)q);
     CUresult r = ((ct_ctx_get_fn)fn)(&s->ctx);
@@ -176,7 +171,8 @@ static void ct_host_deinit(kg_ct_session *s)
     if (!s->host)
         return;
     CUpti_Profiler_Host_Deinitialize_Params p = {
-        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE };
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE
+    };
     p.pHostObject = s->host;
     CUptiResult r = cuptiProfilerHostDeinitialize(&p);
     if (s->log)
@@ -196,7 +192,8 @@ static int ct_device(kg_ct_session *s, int device)
     CT_CALL(s, "cuptiDeviceGetChipName", cuptiDeviceGetChipName(&cn));
     snprintf(s->chip, sizeof s->chip, "%s", cn.pChipName ? cn.pChipName : "?");
     CUpti_Profiler_GetCounterAvailability_Params ca = {
-        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE };
+        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE
+    };
     ca.ctx = s->ctx;
     CT_CALL(s, "cuptiProfilerGetCounterAvailability(size)",
             cuptiProfilerGetCounterAvailability(&ca));
@@ -220,7 +217,8 @@ static int ct_enumerate(kg_ct_session *s)
     size_t n_known = 0;
     for (int t = CUPTI_METRIC_TYPE_COUNTER; t < CUPTI_METRIC_TYPE__COUNT; t++) {
         CUpti_Profiler_Host_GetBaseMetrics_Params p = {
-            CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE };
+            CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE
+        };
         p.pHostObject = s->host;
         p.metricType = (CUpti_MetricType)t;
         CT_CALL(s, "cuptiProfilerHostGetBaseMetrics", cuptiProfilerHostGetBaseMetrics(&p));
@@ -259,14 +257,15 @@ static int ct_add_metrics(kg_ct_session *s)
             s->cfg_names[s->n_cfg++] = s->names[i];
         }
     CUpti_Profiler_Host_ConfigAddMetrics_Params p = {
-        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE };
+        CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE
+    };
     p.pHostObject = s->host;
     p.ppMetricNames = s->cfg_names;
     p.numMetrics = s->n_cfg;
     CUptiResult r = cuptiProfilerHostConfigAddMetrics(&p);
     if (s->log)
-        fprintf(s->log, "counters: cupti cuptiProfilerHostConfigAddMetrics(%zu) -> %s\n",
-                s->n_cfg, ct_rs(r));
+        fprintf(s->log, "counters: cupti cuptiProfilerHostConfigAddMetrics(%zu) -> %s\n", s->n_cfg,
+                ct_rs(r));
     if (r == CUPTI_SUCCESS)
         return 0;
     ct_host_deinit(s);
@@ -299,20 +298,23 @@ static int ct_config(kg_ct_session *s)
     int rc = 0;
     KG_TRY(ct_add_metrics(s));
     CUpti_Profiler_Host_GetConfigImageSize_Params zs = {
-        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE };
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE
+    };
     zs.pHostObject = s->host;
     CT_CALL(s, "cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize(&zs));
     if (!(s->config = calloc(1, zs.configImageSize + 1)))
         return KG_ERR(KG_ENOMEM, "out of memory for the profiler config image");
     s->config_size = zs.configImageSize;
     CUpti_Profiler_Host_GetConfigImage_Params ci = {
-        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE };
+        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE
+    };
     ci.pHostObject = s->host;
     ci.pConfigImage = s->config;
     ci.configImageSize = s->config_size;
     CT_CALL(s, "cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage(&ci));
     CUpti_Profiler_Host_GetNumOfPasses_Params np = {
-        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE };
+        CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE
+    };
     np.pConfigImage = s->config;
     np.configImageSize = s->config_size;
     CT_CALL(s, "cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses(&np));
@@ -455,7 +457,8 @@ static int ct_arm(kg_ct_session *s, uint8_t **img, size_t *size)
 {
     int rc = 0;
     CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
-        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE
+    };
     ds.pRangeProfilerObject = s->rp;
     ds.pMetricNames = s->cfg_names;
     ds.numMetrics = s->n_cfg;
@@ -466,7 +469,8 @@ static int ct_arm(kg_ct_session *s, uint8_t **img, size_t *size)
         return KG_ERR(KG_ENOMEM, "out of memory for the counter data image");
     *size = ds.counterDataSize;
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE
+    };
     ci.pRangeProfilerObject = s->rp;
     ci.pCounterData = *img;
     ci.counterDataSize = *size;
@@ -526,8 +530,9 @@ static int ct_collect(kg_ct_session *s, const kg_ct_work *w, cudaStream_t stream
     bool started = false;
     for (int round = 0;; round++) {
         if (round == CT_MAX_ROUNDS)
-            return KG_ERR(KG_ECUPTI, "cuptiRangeProfilerStop: not every replay pass submitted "
-                                     "after %d launches (%zu passes configured)",
+            return KG_ERR(KG_ECUPTI,
+                          "cuptiRangeProfilerStop: not every replay pass submitted "
+                          "after %d launches (%zu passes configured)",
                           CT_MAX_ROUNDS, s->passes);
         KG_TRY(ct_before_pass(s, w, stream, round));
         CUpti_RangeProfiler_Start_Params st = { CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
@@ -566,21 +571,25 @@ static int ct_evaluate(kg_ct_session *s, kg_ct_counts *c, uint8_t *img, size_t s
 {
     int rc = 0;
     double vals[KG_CT_N], got[KG_CT_N];
-    CUpti_RangeProfiler_DecodeData_Params dd = { CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
+    CUpti_RangeProfiler_DecodeData_Params dd = {
+        CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE
+    };
     dd.pRangeProfilerObject = s->rp;
     CT_CALL(s, "cuptiRangeProfilerDecodeData", cuptiRangeProfilerDecodeData(&dd));
     if (dd.numOfRangeDropped && s->log)
         fprintf(s->log, "counters: %zu ranges dropped (more than %d kernels per launch)\n",
                 dd.numOfRangeDropped, CT_MAX_RANGES);
     CUpti_RangeProfiler_GetCounterDataInfo_Params di = {
-        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
+        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE
+    };
     di.pCounterDataImage = img;
     di.counterDataImageSize = size;
     CT_CALL(s, "cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo(&di));
     for (size_t r = 0; r < di.numTotalRanges; r++) {
         bool have[KG_CT_N] = { 0 };
         CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
-            CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE };
+            CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE
+        };
         ev.pHostObject = s->host;
         ev.pCounterDataImage = img;
         ev.counterDataImageSize = size;
@@ -588,7 +597,8 @@ static int ct_evaluate(kg_ct_session *s, kg_ct_counts *c, uint8_t *img, size_t s
         ev.ppMetricNames = s->cfg_names;
         ev.numMetrics = s->n_cfg;
         ev.pMetricValues = got;
-        CT_CALL(s, "cuptiProfilerHostEvaluateToGpuValues", cuptiProfilerHostEvaluateToGpuValues(&ev));
+        CT_CALL(s, "cuptiProfilerHostEvaluateToGpuValues",
+                cuptiProfilerHostEvaluateToGpuValues(&ev));
         for (int i = 0; i < KG_CT_N; i++)
             vals[i] = NAN;
         for (size_t j = 0; j < s->n_cfg; j++) {

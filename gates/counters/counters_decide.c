@@ -67,7 +67,10 @@ static void ct_worse(kg_ct_verdict *v, kg_ct_decision d)
 }
 
 /* measured / declared outside [1/f, f]: the declaration is wrong. */
-static bool ct_off(double ratio, double f) { return isfinite(ratio) && (ratio > f || ratio < 1 / f); }
+static bool ct_off(double ratio, double f)
+{
+    return isfinite(ratio) && (ratio > f || ratio < 1 / f);
+}
 
 /* Which measured bytes bytes_moved is the compulsory traffic of (NULL: not checkable, the reason
  * noted): too small (sector granularity), compute-bound (tiled kernels re-read their inputs),
@@ -118,8 +121,8 @@ static void ct_check_bytes(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
     if (ct_off(v->bytes_ratio, o->model_factor)) {
         ct_worse(v, KG_CT_MODEL_WRONG);
         ct_note(v, "declared bytes_moved %.4g but measured %s bytes %.4g (%.2fx, allowed %gx)",
-                e->bytes_moved, l2 ? "L1<->L2 (streaming, < 2x L2)" : "DRAM", meas,
-                v->bytes_ratio, o->model_factor);
+                e->bytes_moved, l2 ? "L1<->L2 (streaming, < 2x L2)" : "DRAM", meas, v->bytes_ratio,
+                o->model_factor);
     } else {
         ct_note(v, "bytes %.2fx of declared (%s)", v->bytes_ratio, basis);
     }
@@ -165,15 +168,16 @@ static void ct_check_flops(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
         return;
     }
     if (!isfinite(c->flops) || c->flops_partial) {
-        ct_note(v, "FLOP counters %s: flops not checked", isfinite(c->flops)
-                ? "incomplete (or tensor instructions without an ops-path count)" : "unavailable");
+        ct_note(v, "FLOP counters %s: flops not checked",
+                isfinite(c->flops) ? "incomplete (or tensor instructions without an ops-path count)"
+                                   : "unavailable");
         return;
     }
     v->flops_ratio = c->flops / e->flops;
     if (ct_off(v->flops_ratio, o->model_factor)) {
         ct_worse(v, KG_CT_MODEL_WRONG);
-        ct_note(v, "declared flops %.4g but measured %.4g (%.2fx, allowed %gx)", e->flops,
-                c->flops, v->flops_ratio, o->model_factor);
+        ct_note(v, "declared flops %.4g but measured %.4g (%.2fx, allowed %gx)", e->flops, c->flops,
+                v->flops_ratio, o->model_factor);
     } else {
         ct_note(v, "flops %.2fx of declared", v->flops_ratio);
     }
@@ -208,8 +212,7 @@ static void ct_check_spill(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
     if (!ct_no_marks(e)) {
         if (!e->m_spill || e->m_spill->value == 0) {
             ct_worse(v, KG_CT_REGRESSED);
-            ct_note(v, "%.4g local-memory (spill) requests/launch where the mark had 0",
-                    c->spill);
+            ct_note(v, "%.4g local-memory (spill) requests/launch where the mark had 0", c->spill);
         } else {
             ct_check_growth(v, "local-memory requests/launch", c->spill, e->m_spill,
                             o->tolerance_rel);
@@ -221,9 +224,10 @@ static void ct_check_spill(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
         limit = o->min_bytes;
     if (bytes > limit) {
         ct_worse(v, KG_CT_REGRESSED);
-        ct_note(v, "%.4g local-memory (spill) requests/launch, up to %.4g B > %.4g B (%.0f%% of "
-                "bytes_moved, at least %.4g)", c->spill, bytes, limit, 100 * o->spill_share,
-                o->min_bytes);
+        ct_note(v,
+                "%.4g local-memory (spill) requests/launch, up to %.4g B > %.4g B (%.0f%% of "
+                "bytes_moved, at least %.4g)",
+                c->spill, bytes, limit, 100 * o->spill_share, o->min_bytes);
     } else {
         ct_note(v, "%.4g local-memory requests/launch (no mark; below %.4g B)", c->spill, limit);
     }
@@ -247,8 +251,7 @@ static void ct_check_sysmem(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct
     }
 }
 
-static bool ct_dram_gated(const kg_ct_counts *c, const kg_ct_expect *e,
-                          const kg_ct_decide_opts *o)
+static bool ct_dram_gated(const kg_ct_counts *c, const kg_ct_expect *e, const kg_ct_decide_opts *o)
 {
     return o->l2_bytes > 0 && e->bytes_moved >= 2 * o->l2_bytes && c->dram_bytes >= o->min_bytes;
 }
@@ -264,8 +267,7 @@ static void ct_check_marks(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_
     bool dram_gated = ct_dram_gated(c, e, o);
     if (dram_gated)
         ct_check_growth(v, "DRAM bytes/launch", c->dram_bytes, e->m_dram, o->tolerance_rel);
-    ct_check_growth(v, "instructions/launch", c->v[KG_CT_INST], e->m_inst,
-                    o->tolerance_rel);
+    ct_check_growth(v, "instructions/launch", c->v[KG_CT_INST], e->m_inst, o->tolerance_rel);
     ct_check_spill(v, c, e, o);
     bool want_tensor = e->uses_tensor_cores || (e->m_tensor && e->m_tensor->value > 0);
     if (want_tensor && !isfinite(c->tensor))
@@ -310,8 +312,8 @@ static unsigned ct_mark_moves(const kg_ct_counts *c, const kg_ct_expect *e,
     double occ = c->have[KG_CT_OCCUPANCY] ? c->v[KG_CT_OCCUPANCY] : NAN;
     if ((m = e->m_occ), isfinite(occ) && occ > 0 && (!m || occ > m->value + o->occupancy_step))
         mv |= KG_CT_MV_OCC;
-    if ((m = e->m_tensor), isfinite(c->tensor) && c->tensor > 0 &&
-                               (!m || c->tensor > m->value * (1 + tol)))
+    if ((m = e->m_tensor),
+        isfinite(c->tensor) && c->tensor > 0 && (!m || c->tensor > m->value * (1 + tol)))
         mv |= KG_CT_MV_TENSOR;
     return mv;
 }
@@ -332,9 +334,10 @@ static bool ct_invalid(kg_ct_verdict *v, const kg_ct_counts *c, const kg_ct_expe
         ct_note(v, "the profiled kernels executed no instruction: the range timed nothing");
     } else if (peak > 0 && ns > 0 && isfinite(c->dram_bytes) &&
                c->dram_bytes / (ns * 1e-9) > peak) {
-        ct_note(v, "DRAM %.4g B in %.4g ns is %.4g GB/s, over the device's peak %.4g GB/s (x "
-                   "%g): the counts cannot be true", c->dram_bytes, ns,
-                c->dram_bytes / ns, o->dram_peak_bps / 1e9, o->rate_slack);
+        ct_note(v,
+                "DRAM %.4g B in %.4g ns is %.4g GB/s, over the device's peak %.4g GB/s (x "
+                "%g): the counts cannot be true",
+                c->dram_bytes, ns, c->dram_bytes / ns, o->dram_peak_bps / 1e9, o->rate_slack);
     } else if (c->have[KG_CT_DRAM_PCT] && c->v[KG_CT_DRAM_PCT] > 100 * o->rate_slack) {
         ct_note(v, "DRAM throughput %.1f%% of peak: the counts cannot be true",
                 c->v[KG_CT_DRAM_PCT]);

@@ -78,13 +78,13 @@ static void cf_cell(char *buf, size_t n, double v, const char *fmt)
         snprintf(buf, n, "-");
 }
 
-#define CF_CELL(name, expr, fmt)                                                               \
-    static void name(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *res,   \
-                     size_t l)                                                                 \
-    {                                                                                          \
-        const kg_counters_row *b = res->data;                                                  \
-        (void)d, (void)l;                                                                      \
-        cf_cell(buf, n, b ? (expr) : NAN, fmt);                                                \
+#define CF_CELL(name, expr, fmt)                                                            \
+    static void name(char *buf, size_t n, const kg_case_desc *d, const kg_case_result *res, \
+                     size_t l)                                                              \
+    {                                                                                       \
+        const kg_counters_row *b = res->data;                                               \
+        (void)d, (void)l;                                                                   \
+        cf_cell(buf, n, b ? (expr) : NAN, fmt);                                             \
     }
 CF_CELL(cf_dram, b->c.dram_bytes / 1e6, "%.3f")
 /* the streaming check's ratio, else the excess check's DRAM / declared ("x" marks it) */

@@ -39,8 +39,9 @@ extern "C" int kg_ct_l2_flush(const void *scratch, size_t bytes, unsigned *sink,
     KG_CUDA_CHECK(cudaGetDevice(&dev));
     KG_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     KG_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
-    kg_ct_flush_kernel<<<(unsigned)(sms > 0 ? 8 * sms : 1024), 512, 0, stream>>>(
-        (const uint4 *)scratch, n, sink);
+    kg_ct_flush_kernel<<<(unsigned)(sms > 0 ? 8 * sms : 1024), 512, 0, stream>>>((const uint4 *)
+                                                                                     scratch,
+                                                                                 n, sink);
     KG_LAUNCH_CHECK();
     /* every stream: the write-backs of the evicted lines are done before the range opens */
     KG_CUDA_CHECK(cudaDeviceSynchronize());

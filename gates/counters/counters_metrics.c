@@ -7,8 +7,14 @@
 #include <string.h>
 #include "counters/counters.h"
 
-#define CT_SUM(k, a, b, c, s) { k, { a, b, c }, false, s }
-#define CT_PCT(k, a, b) { k, { a, b, NULL }, true, 1.0 }
+#define CT_SUM(k, a, b, c, s)    \
+    {                            \
+        k, { a, b, c }, false, s \
+    }
+#define CT_PCT(k, a, b)              \
+    {                                \
+        k, { a, b, NULL }, true, 1.0 \
+    }
 
 const kg_ct_metric_info kg_ct_metrics[KG_CT_N] = {
     [KG_CT_DRAM_READ] = CT_SUM("dram_read_bytes", "dram__bytes_read.sum", NULL, NULL, 1.0),
@@ -21,17 +27,26 @@ const kg_ct_metric_info kg_ct_metrics[KG_CT_N] = {
     [KG_CT_SYSMEM_WR] = CT_SUM("sysmem_write_bytes", "lts__t_sectors_aperture_sysmem_op_write.sum",
                                "lts__t_sectors_srcunit_tex_aperture_sysmem_op_write.sum", NULL,
                                32.0),
-    [KG_CT_L2_SECTORS] = CT_SUM("l2_bytes", "lts__t_sectors_srcunit_tex.sum",
-                                "lts__t_sectors.sum", NULL, 32.0),
-    [KG_CT_FADD] = CT_SUM("fadd", "sm__sass_thread_inst_executed_op_fadd_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_FMUL] = CT_SUM("fmul", "sm__sass_thread_inst_executed_op_fmul_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_FFMA] = CT_SUM("ffma", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_DADD] = CT_SUM("dadd", "sm__sass_thread_inst_executed_op_dadd_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_DMUL] = CT_SUM("dmul", "sm__sass_thread_inst_executed_op_dmul_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_DFMA] = CT_SUM("dfma", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_HADD] = CT_SUM("hadd", "sm__sass_thread_inst_executed_op_hadd_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_HMUL] = CT_SUM("hmul", "sm__sass_thread_inst_executed_op_hmul_pred_on.sum", NULL, NULL, 1.0),
-    [KG_CT_HFMA] = CT_SUM("hfma", "sm__sass_thread_inst_executed_op_hfma_pred_on.sum", NULL, NULL, 1.0),
+    [KG_CT_L2_SECTORS] = CT_SUM("l2_bytes", "lts__t_sectors_srcunit_tex.sum", "lts__t_sectors.sum",
+                                NULL, 32.0),
+    [KG_CT_FADD] = CT_SUM("fadd", "sm__sass_thread_inst_executed_op_fadd_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_FMUL] = CT_SUM("fmul", "sm__sass_thread_inst_executed_op_fmul_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_FFMA] = CT_SUM("ffma", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_DADD] = CT_SUM("dadd", "sm__sass_thread_inst_executed_op_dadd_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_DMUL] = CT_SUM("dmul", "sm__sass_thread_inst_executed_op_dmul_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_DFMA] = CT_SUM("dfma", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_HADD] = CT_SUM("hadd", "sm__sass_thread_inst_executed_op_hadd_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_HMUL] = CT_SUM("hmul", "sm__sass_thread_inst_executed_op_hmul_pred_on.sum", NULL, NULL,
+                          1.0),
+    [KG_CT_HFMA] = CT_SUM("hfma", "sm__sass_thread_inst_executed_op_hfma_pred_on.sum", NULL, NULL,
+                          1.0),
     [KG_CT_TENSOR] = CT_SUM("tensor_inst", "sm__inst_executed_pipe_tensor.sum", NULL, NULL, 1.0),
     /* hmma (mma.sync / wmma) and gmma (wgmma) warp instructions: what "uses tensor cores"
      * is read from; the smsp__ rollups are the same counts where only they are listed */
@@ -47,11 +62,12 @@ const kg_ct_metric_info kg_ct_metrics[KG_CT_N] = {
     [KG_CT_TOPS_FP16] = CT_SUM("tensor_ops_fp16", "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
                                "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum", NULL, 1.0),
     [KG_CT_TOPS_FP16H] = CT_SUM("tensor_ops_fp16_fp16", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
-                                "sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_off.sum", NULL, 1.0),
+                                "sm__ops_path_tensor_src_fp16_dst_fp16_sparsity_off.sum", NULL,
+                                1.0),
     [KG_CT_TOPS_TF32] = CT_SUM("tensor_ops_tf32", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
                                "sm__ops_path_tensor_src_tf32_dst_fp32_sparsity_off.sum", NULL, 1.0),
-    [KG_CT_TOPS_FP64] = CT_SUM("tensor_ops_fp64", "sm__ops_path_tensor_src_fp64_dst_fp64.sum",
-                               NULL, NULL, 1.0),
+    [KG_CT_TOPS_FP64] = CT_SUM("tensor_ops_fp64", "sm__ops_path_tensor_src_fp64_dst_fp64.sum", NULL,
+                               NULL, 1.0),
     [KG_CT_LOCAL_LD] = CT_SUM("local_ld", "sm__sass_inst_executed_op_local_ld.sum",
                               "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum", NULL, 1.0),
     [KG_CT_LOCAL_ST] = CT_SUM("local_st", "sm__sass_inst_executed_op_local_st.sum",

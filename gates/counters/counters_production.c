@@ -94,8 +94,7 @@ static int cp_report_candidates(kg_advance_obs *out, size_t max, const cJSON *re
                       "%s: counters result for '%.200s': figures.%s must be an array "
                       "of counter mark names",
                       name, cs, KG_FIG_CT_MARK_MOVES);
-    cJSON_ArrayForEach(it, moves)
-    {
+    cJSON_ArrayForEach(it, moves) {
         size_t i = 0;
         int rc = ac_metric(&i, it, &seen, name, cs);
         if (rc < 0)

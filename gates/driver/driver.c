@@ -9,9 +9,9 @@
 int kg_exit_code_for_counts(const int counts[KG_VERDICT_N])
 {
     return counts[KG_VERDICT_FAIL] || counts[KG_VERDICT_XPASS] ? KG_EXIT_GATE_FAILED
-           : counts[KG_VERDICT_ERROR] ? KG_EXIT_RUNTIME
-           : counts[KG_VERDICT_SKIP]  ? KG_EXIT_NO_GPU
-                                      : KG_EXIT_PASS;
+           : counts[KG_VERDICT_ERROR]                          ? KG_EXIT_RUNTIME
+           : counts[KG_VERDICT_SKIP]                           ? KG_EXIT_NO_GPU
+                                                               : KG_EXIT_PASS;
 }
 
 static void drv_print_device(const kg_device_info *d)
@@ -22,8 +22,8 @@ static void drv_print_device(const kg_device_info *d)
            (d->runtime_version % 1000) / 10);
 }
 
-int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
-                 const kg_registry *reg, const char *banner)
+int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, const kg_registry *reg,
+                 const char *banner)
 {
     int rc = 0;
     memset(run, 0, sizeof *run);
@@ -48,8 +48,11 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
     }
     if (kg_self_exe(run->self_exe, sizeof run->self_exe) < 0)
         run->self_exe[0] = '\0'; /* preflight then reads /proc/self/exe itself */
-    run->env = (kg_gate_env){ .seed = run->opts.seed, .device = o->device, .dev = NULL,
-                              .diagnostic = o->diagnostic, .quiet = o->quiet,
+    run->env = (kg_gate_env){ .seed = run->opts.seed,
+                              .device = o->device,
+                              .dev = NULL,
+                              .diagnostic = o->diagnostic,
+                              .quiet = o->quiet,
                               .self_exe = run->self_exe[0] ? run->self_exe : NULL,
                               .filter = o->filter,
                               .rep = run->rep };
@@ -124,7 +127,7 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
 int kg_run_fresh_worker(kg_run *run)
 {
     if (!run->isolated)
-        return 0; /* KGATE_ISOLATION=0: one process */
+        return 0;        /* KGATE_ISOLATION=0: one process */
     kg_worker_stop(run); /* the next case spawns a fresh worker (wk_case); none alive: no-op */
     return 1;
 }
@@ -142,8 +145,7 @@ static void drv_results_of(char *buf, size_t n, const kg_run *run)
     int count[16], ng = 0;
     size_t u = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(kg_report_json(run->rep), KG_RK_RESULTS))
-    {
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(kg_report_json(run->rep), KG_RK_RESULTS)) {
         const char *g = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_GATE));
         int k = 0;
         while (g && k < ng && strcmp(name[k], g) != 0)
@@ -175,8 +177,8 @@ static void drv_results_of(char *buf, size_t n, const kg_run *run)
     }
     for (int k = 0; k < ng; k++)
         if (strcmp(name[k], "selftest") != 0)
-            u += (size_t)snprintf(buf + u, u < n ? n - u : 0, "%s%s %d", u ? " + " : "",
-                                  name[k], count[k]);
+            u += (size_t)snprintf(buf + u, u < n ? n - u : 0, "%s%s %d", u ? " + " : "", name[k],
+                                  count[k]);
 }
 
 /* "N failed" in the colour of FAIL when N > 0 (core/tty.c), plain otherwise. */
@@ -199,8 +201,8 @@ int kg_run_summary(const kg_run *run)
     bool cases = (size_t)total == run->sel.n;
     if (!cases)
         drv_results_of(of, sizeof of, run);
-    printf("%s%s: %d %s%s%s: ", strcmp(run->command, "run") == 0 ? "\n" : "", run->command,
-           total, cases ? (total == 1 ? "case" : "cases") : (total == 1 ? "result" : "results"),
+    printf("%s%s: %d %s%s%s: ", strcmp(run->command, "run") == 0 ? "\n" : "", run->command, total,
+           cases ? (total == 1 ? "case" : "cases") : (total == 1 ? "result" : "results"),
            of[0] ? " = " : "", of);
     drv_count(n[KG_VERDICT_PASS], "passed", "PASS");
     printf(", ");
@@ -212,8 +214,8 @@ int kg_run_summary(const kg_run *run)
     printf(", ");
     drv_count(n[KG_VERDICT_SKIP], "skipped", "SKIP");
     if (n[KG_VERDICT_XFAIL] || n[KG_VERDICT_XPASS])
-        printf(", %d expected failures (XFAIL), %d unexpected passes (XPASS)",
-               n[KG_VERDICT_XFAIL], n[KG_VERDICT_XPASS]);
+        printf(", %d expected failures (XFAIL), %d unexpected passes (XPASS)", n[KG_VERDICT_XFAIL],
+               n[KG_VERDICT_XPASS]);
     printf("\n");
     return kg_exit_code_for_counts(n);
 }

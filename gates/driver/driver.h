@@ -40,13 +40,13 @@ typedef struct {
 #define KG_RUN_PARTS_MAX 24
 typedef struct {
     char name[64];
-    double wall_s, started_s;    /* started_s > 0: the part is open (kg_run_part_begin) */
+    double wall_s, started_s; /* started_s > 0: the part is open (kg_run_part_begin) */
     int cases;
-    double phase_s[KG_PHASE_N];  /* its cases' summed phase seconds */
+    double phase_s[KG_PHASE_N]; /* its cases' summed phase seconds */
 } kg_run_part;
 
 typedef struct {
-    const char *command;         /* "parity", "run", ... */
+    const char *command; /* "parity", "run", ... */
     kg_common_opts opts;
     kg_selection sel;
     kg_device_info dev;
@@ -56,23 +56,23 @@ typedef struct {
     kg_run_row *rows;
     size_t n_rows, cap_rows;
     char self_exe[4096];
-    struct kg_worker *worker;    /* the isolation worker (worker.c); NULL: none right now */
-    bool isolated;               /* cases run in workers: never in this process, also while
-                                    no worker is alive (after a fault the next case starts one) */
-    bool incomplete;             /* interrupted (SIGINT/SIGTERM): the report says so */
-    bool header_done;            /* the current gate's table header was printed */
-    double began_s;              /* kg_now_s() at kg_run_begin */
+    struct kg_worker *worker; /* the isolation worker (worker.c); NULL: none right now */
+    bool isolated;            /* cases run in workers: never in this process, also while
+                                 no worker is alive (after a fault the next case starts one) */
+    bool incomplete;          /* interrupted (SIGINT/SIGTERM): the report says so */
+    bool header_done;         /* the current gate's table header was printed */
+    double began_s;           /* kg_now_s() at kg_run_begin */
     kg_run_part parts[KG_RUN_PARTS_MAX];
     size_t n_parts;
-    int open_part;               /* index of the open part, -1: none */
+    int open_part; /* index of the open part, -1: none */
 } kg_run;
 
 /* The front half of every command: select cases (KG_ENOTFOUND when none), check the report
  * path, draw a seed when none was given, create the report, print the seed line, open the
  * device (no GPU: one line printed, run->no_gpu; already interrupted: none probed). `banner`
  * (may be NULL) replaces the mode words of the seed line. */
-int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o,
-                 const kg_registry *reg, const char *banner);
+int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, const kg_registry *reg,
+                 const char *banner);
 /* Run one gate over the selection with its options struct (NULL = its _INIT). The section
  * heading ("== parity ==") is printed when `heading`. */
 int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts,
@@ -111,8 +111,8 @@ void kg_run_part_case(kg_run *run, const double phase_s[KG_PHASE_N]);
 cJSON *kg_run_timing_json(const kg_run *run);
 
 /* Record one result: the report row and the typed row (res->data taken over). */
-int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                  kg_case_result *res, cJSON *fig);
+int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d, kg_case_result *res,
+                  cJSON *fig);
 
 /* A gate begun in this process: what an in-process run and the isolation worker both do. */
 typedef struct {
@@ -138,8 +138,7 @@ int kg_session_end(kg_gate_session *s, const kg_gate_env *env, int rc);
  * and that case's verdict is ERROR with figures.fault naming the class, the gate, the phase
  * and the last lines it printed. KGATE_ISOLATION=0 runs everything in-process. */
 int kg_worker_start(kg_run *run);
-int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
-                   const void *opts);
+int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts);
 void kg_worker_stop(kg_run *run);
 
 /* The one exit-code policy over counts of every verdict: FAIL or XPASS -> 1, else ERROR -> 4,

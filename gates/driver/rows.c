@@ -19,8 +19,8 @@ static int drv_push(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
 }
 
 /* Record one result: the report row and the typed row (data taken over). */
-int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                  kg_case_result *res, cJSON *fig)
+int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d, kg_case_result *res,
+                  cJSON *fig)
 {
     int rc = 0;
     double ph[KG_PHASE_N];
@@ -38,4 +38,3 @@ cleanup:
     res->data = NULL;
     return rc;
 }
-

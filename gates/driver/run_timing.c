@@ -32,8 +32,8 @@ static void rt_print(const kg_run_part *p, int cases, double wall_s, const doubl
     size_t off = 0;
     for (int k = 0; k < KG_PHASE_N && off < sizeof tail; k++)
         if (ph[k] >= 0.005)
-            off += (size_t)snprintf(tail + off, sizeof tail - off, "%s%s %.2f s",
-                                    off ? ", " : " (", kg_phase_kind_name(k), ph[k]);
+            off += (size_t)snprintf(tail + off, sizeof tail - off, "%s%s %.2f s", off ? ", " : " (",
+                                    kg_phase_kind_name(k), ph[k]);
     if (off && off < sizeof tail - 1)
         snprintf(tail + off, sizeof tail - off, ")");
     printf("%s: %d case%s in %.2f s%s\n", p->name, cases, cases == 1 ? "" : "s", wall_s, tail);

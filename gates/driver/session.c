@@ -92,8 +92,10 @@ static void ses_xfail(const struct kg_gate *g, const kg_case_desc *d, kg_case_re
                  res->message);
     } else if (res->verdict == KG_VERDICT_PASS || res->verdict == KG_VERDICT_WARN) {
         res->verdict = KG_VERDICT_XPASS;
-        snprintf(msg, sizeof msg, "passed, but the case declares an expected failure of %s "
-                 "(%.200s): remove xfail_gate; %.700s", g->name, d->xfail_reason, res->message);
+        snprintf(msg, sizeof msg,
+                 "passed, but the case declares an expected failure of %s "
+                 "(%.200s): remove xfail_gate; %.700s",
+                 g->name, d->xfail_reason, res->message);
     } else {
         return;
     }

@@ -22,12 +22,12 @@
 
 enum { WK_RUN = 1, WK_END, WK_QUIT, WK_DEVICE, WK_ROW, WK_EXTRA, WK_BEGIN_FAIL, WK_ENDED };
 
-#define WK_TAIL 4096          /* bytes of the worker's last output kept for a fault */
+#define WK_TAIL 4096 /* bytes of the worker's last output kept for a fault */
 #define WK_DEFAULT_TIMEOUT_S 120.0
 
 struct kg_worker {
     pid_t pid;
-    bool reaped;                /* waitpid has taken it: `status` is its end */
+    bool reaped; /* waitpid has taken it: `status` is its end */
     int status;
     int cmd_fd, res_fd, out_fd, err_fd;
     const struct kg_gate *gate; /* the gate this worker process has begun, or NULL */
@@ -38,8 +38,8 @@ struct kg_worker {
 
 typedef struct {
     int verdict;
-    int last;                   /* the worker exits after this message (dead context) */
-    char fault_class[16];       /* "" or "cuda" */
+    int last;             /* the worker exits after this message (dead context) */
+    char fault_class[16]; /* "" or "cuda" */
     char cuda_error[64];
     uint32_t msg_len, fig_len, data_len;
 } wk_row_head;
@@ -95,7 +95,7 @@ typedef struct {
     const struct kg_gate *g;
     const void *opts;
     const kg_case_desc *d;
-    int header;                 /* the gate's table header is not printed yet */
+    int header; /* the gate's table header is not printed yet */
 } wk_run_msg;
 
 typedef struct {
@@ -344,7 +344,8 @@ static int wk_wait(struct kg_worker *w, double timeout_s)
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        struct pollfd p[3] = { { w->res_fd, POLLIN, 0 }, { w->out_fd, POLLIN, 0 },
+        struct pollfd p[3] = { { w->res_fd, POLLIN, 0 },
+                               { w->out_fd, POLLIN, 0 },
                                { w->err_fd, POLLIN, 0 } };
         clock_gettime(CLOCK_MONOTONIC, &t);
         double left = timeout_s - ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9);
@@ -433,7 +434,10 @@ static int wk_spawn(kg_run *run)
     fcntl(o[0], F_SETFL, O_NONBLOCK);
     fcntl(e[0], F_SETFL, O_NONBLOCK);
     fcntl(r[0], F_SETFL, O_NONBLOCK);
-    *w = (struct kg_worker){ .pid = pid, .cmd_fd = c[1], .res_fd = r[0], .out_fd = o[0],
+    *w = (struct kg_worker){ .pid = pid,
+                             .cmd_fd = c[1],
+                             .res_fd = r[0],
+                             .out_fd = o[0],
                              .err_fd = e[0] };
     run->worker = w;
     run->isolated = true;
@@ -568,7 +572,7 @@ static cJSON *wk_tail_json(const struct kg_worker *w)
 }
 
 typedef struct {
-    const char *cls;          /* "signal", "exit", "timeout", "cuda" */
+    const char *cls; /* "signal", "exit", "timeout", "cuda" */
     int sig, status;
     const char *cuda_error;
     double timeout_s;
@@ -623,8 +627,8 @@ static cJSON *wk_fault_figures(const struct kg_worker *w, const wk_fault *f, cJS
 }
 
 /* A ROW message into res, fig (data copied). */
-static int wk_take_row(const char *p, uint32_t len, const struct kg_gate *g,
-                       kg_case_result *res, cJSON **fig, wk_row_head *h)
+static int wk_take_row(const char *p, uint32_t len, const struct kg_gate *g, kg_case_result *res,
+                       cJSON **fig, wk_row_head *h)
 {
     if (len < sizeof *h)
         return KG_ERR(KG_EINTERNAL, "worker: short result");
@@ -705,8 +709,7 @@ static double wk_timeout(const kg_run *run, const struct kg_gate *g, const void 
     double t = kg_case_timeout_s(d, run->opts.case_timeout_s);
     if (t > 0)
         return t;
-    return g->case_timeout_s ? g->case_timeout_s(opts ? opts : g->opts_init)
-                             : WK_DEFAULT_TIMEOUT_S;
+    return g->case_timeout_s ? g->case_timeout_s(opts ? opts : g->opts_init) : WK_DEFAULT_TIMEOUT_S;
 }
 
 /* The worker died or hung on this case: classify, replace it. */
@@ -743,8 +746,7 @@ static void wk_forget(kg_run *run, wk_fault *f, bool hung)
 }
 
 /* One case through the worker: its row, or its fault. */
-static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts,
-                   const kg_case_desc *d)
+static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts, const kg_case_desc *d)
 {
     double timeout_s = wk_timeout(run, g, opts, d);
     int rc = 0;
@@ -820,8 +822,7 @@ static int wk_end_gate(kg_run *run, const struct kg_gate *g)
     }
 }
 
-int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
-                   const void *opts)
+int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts)
 {
     int rc = 0;
     run->header_done = false;

@@ -51,8 +51,9 @@ int kg_git_error(int git_rc, const char *expr, const char *file, int line)
         for (const char *q = msg; q < lk; q++)
             if (*q == '\'' || *q == ' ')
                 q0 = q + 1;
-        snprintf(hint, sizeof hint, " (a lock file: if no git or kgate process is running, it "
-                                    "is stale; clear it with `rm -f '%.*s.lock'`)",
+        snprintf(hint, sizeof hint,
+                 " (a lock file: if no git or kgate process is running, it "
+                 "is stale; clear it with `rm -f '%.*s.lock'`)",
                  (int)(lk - q0), q0);
     }
     /* The call's name, not its arguments: "git_reference_create(&ref, ...)" -> the name. */
@@ -87,8 +88,10 @@ int kg_git_open(kg_git **out, const char *path)
     }
     e = git_repository_open_ext(&g->repo, path, 0, NULL);
     if (e == GIT_ENOTFOUND) {
-        rc = KG_ERR(KG_EREFUSED, "%s: not inside a git repository (marks are versioned in git; "
-                                 "run from a clone or pass --marks FILE inside one)", path);
+        rc = KG_ERR(KG_EREFUSED,
+                    "%s: not inside a git repository (marks are versioned in git; "
+                    "run from a clone or pass --marks FILE inside one)",
+                    path);
         goto cleanup;
     }
     KG_GIT_CHECK_AS("git_repository_open_ext", e);
@@ -182,14 +185,17 @@ int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is
         /* never a tag or remote-tracking ref, whoever calls (marks_ref.c checks
          * the command lines before any work) */
         if (strncmp(name, "refs/heads/", 11) != 0) {
-            rc = KG_ERR(KG_EINVAL, "--marks-branch '%s': marks are committed only on a branch "
-                                   "(refs/heads/NAME)", marks_ref);
+            rc = KG_ERR(KG_EINVAL,
+                        "--marks-branch '%s': marks are committed only on a branch "
+                        "(refs/heads/NAME)",
+                        marks_ref);
             goto cleanup;
         }
     } else {
         if (!head_target) {
-            rc = KG_ERR(KG_EREFUSED, "HEAD is detached in %s: marks are committed on a branch; "
-                                     "check out a branch or name one with --marks-branch BRANCH",
+            rc = KG_ERR(KG_EREFUSED,
+                        "HEAD is detached in %s: marks are committed on a branch; "
+                        "check out a branch or name one with --marks-branch BRANCH",
                         g->workdir ? g->workdir : g->gitdir);
             goto cleanup;
         }
@@ -334,8 +340,10 @@ int kg_git_check_clean(kg_git *g, const char *relpath)
                     "are only ever written on top of a committed marks file",
                     relpath, (flags & GIT_STATUS_WT_NEW) ? "untracked " : "",
                     (flags & (GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_DELETED)) ? "modified " : "",
-                    (flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
-                              GIT_STATUS_INDEX_DELETED)) ? "staged " : "",
+                    (flags &
+                     (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED))
+                        ? "staged "
+                        : "",
                     "in the work tree or index");
 cleanup:
     return rc;
@@ -358,13 +366,16 @@ static int id_field(const char *v, const char *flag, const char *env)
     for (const unsigned char *p = (const unsigned char *)v; *p; p++)
         if (*p < 0x20 || *p == 0x7f || *p == '<' || *p == '>' ||
             (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F)) /* C1 controls too */
-            return KG_ERR(KG_EINVAL, "%s (or %s): contains a control character or an angle "
-                                     "bracket at byte %zu: refused (it would corrupt the commit)",
+            return KG_ERR(KG_EINVAL,
+                          "%s (or %s): contains a control character or an angle "
+                          "bracket at byte %zu: refused (it would corrupt the commit)",
                           flag, env, (size_t)(p - (const unsigned char *)v));
     size_t bad = kg_utf8_bad(v, n);
     if (bad != (size_t)-1)
-        return KG_ERR(KG_EINVAL, "%s (or %s): not valid UTF-8 at byte %zu: refused (git would "
-                                 "record bytes no tool can show)", flag, env, bad);
+        return KG_ERR(KG_EINVAL,
+                      "%s (or %s): not valid UTF-8 at byte %zu: refused (git would "
+                      "record bytes no tool can show)",
+                      flag, env, bad);
     return 0;
 }
 
@@ -402,8 +413,7 @@ int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
     KG_TRY(kg_git_identity_check(id));
     KG_GIT_CHECK(git_signature_now(&sig, id->name, id->email));
     if (parent)
-        KG_GIT_CHECK(git_commit_create_v(out, g->repo, NULL, sig, sig, NULL, message, tree, 1,
-                                         pc));
+        KG_GIT_CHECK(git_commit_create_v(out, g->repo, NULL, sig, sig, NULL, message, tree, 1, pc));
     else
         KG_GIT_CHECK(git_commit_create_v(out, g->repo, NULL, sig, sig, NULL, message, tree, 0));
     /* Compare-and-swap: the ref moves only from the tip the marks were read at. */
@@ -411,8 +421,7 @@ int kg_git_commit_file(kg_git *g, const char *refname, const git_oid *expected,
         KG_GIT_CHECK(git_reference_create_matching(&ref, g->repo, refname, out, 1, expected,
                                                    "kgate: marks update"));
     else
-        KG_GIT_CHECK(git_reference_create(&ref, g->repo, refname, out, 0,
-                                          "kgate: marks update"));
+        KG_GIT_CHECK(git_reference_create(&ref, g->repo, refname, out, 0, "kgate: marks update"));
 cleanup:
     git_reference_free(ref);
     git_signature_free(sig);
@@ -437,8 +446,9 @@ int kg_git_inside_worktree(const kg_git *g, const char *relpath)
         return KG_ERR(KG_EIO, "%s: %s", g->workdir, strerror(errno));
     size_t wl = strlen(wreal);
     if (strcmp(real, wreal) != 0 && !(strncmp(real, wreal, wl) == 0 && real[wl] == '/'))
-        return KG_ERR(KG_EREFUSED, "%s: the directory of %s resolves to %s, outside the work "
-                                   "tree %s (a symbolic link?): kgate never writes there",
+        return KG_ERR(KG_EREFUSED,
+                      "%s: the directory of %s resolves to %s, outside the work "
+                      "tree %s (a symbolic link?): kgate never writes there",
                       path, relpath, real, wreal);
     return 0;
 }
@@ -556,7 +566,8 @@ cleanup:
 static bool one_of(bool has, const git_oid *id, bool hp, const git_oid *p, bool hc,
                    const git_oid *c)
 {
-    return (has == hp && (!has || git_oid_equal(id, p))) || (has == hc && (!has || git_oid_equal(id, c)));
+    return (has == hp && (!has || git_oid_equal(id, p))) ||
+           (has == hc && (!has || git_oid_equal(id, c)));
 }
 
 int kg_git_finish_interrupted(kg_git *g, const char *relpath)
@@ -587,7 +598,8 @@ int kg_git_finish_interrupted(kg_git *g, const char *relpath)
         goto cleanup;
     }
     printf("marks: finished an interrupted update: %s now matches HEAD %.12s (work tree and "
-           "index)\n", relpath, git_oid_tostr_s(&head));
+           "index)\n",
+           relpath, git_oid_tostr_s(&head));
     rc = kg_git_check_clean(g, relpath);
     goto cleanup;
 refuse:
@@ -610,11 +622,13 @@ static int gt_pending_read(const kg_git *g, git_oid *rec, char *rel, bool *has)
         return 0;
     KG_TRY(kg_file_read(&text, &len, path));
     if (len < GIT_OID_HEXSZ + 3 || len - GIT_OID_HEXSZ - 2 >= PATH_MAX ||
-        text[GIT_OID_HEXSZ] != ' ' || text[len - 1] != '\n' ||
-        memchr(text, '\n', len - 1) || git_oid_fromstrn(rec, text, GIT_OID_HEXSZ) != 0) {
+        text[GIT_OID_HEXSZ] != ' ' || text[len - 1] != '\n' || memchr(text, '\n', len - 1) ||
+        git_oid_fromstrn(rec, text, GIT_OID_HEXSZ) != 0) {
         git_error_clear();
-        rc = KG_ERR(KG_EREFUSED, "%s: not a record kgate wrote (want '<blob id> <path>'); "
-                                 "remove it with `rm -f '%s'`", path, path);
+        rc = KG_ERR(KG_EREFUSED,
+                    "%s: not a record kgate wrote (want '<blob id> <path>'); "
+                    "remove it with `rm -f '%s'`",
+                    path, path);
         goto cleanup;
     }
     memcpy(rel, text + GIT_OID_HEXSZ + 1, len - GIT_OID_HEXSZ - 2);
@@ -737,8 +751,8 @@ static int cred_cb(git_credential **out, const char *url, const char *user_from_
     const char *tok = getenv(KG_GIT_TOKEN_ENV);
     KG_UNUSED(url);
     if (st->cred_calls++ > 0) {
-        git_error_set_str(GIT_ERROR_NET, "authentication failed (credentials from "
-                                         KG_GIT_TOKEN_ENV " / ssh agent were rejected)");
+        git_error_set_str(GIT_ERROR_NET, "authentication failed (credentials from " KG_GIT_TOKEN_ENV
+                                         " / ssh agent were rejected)");
         return GIT_EAUTH;
     }
     if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && tok && *tok)
@@ -826,8 +840,8 @@ cleanup:
 static bool gt_ref_race(int e, int attempt)
 {
     const git_error *ge = git_error_last();
-    if (e == 0 || attempt >= 7 || !ge || !ge->message ||
-        !strstr(ge->message, "refs/kgate/push/") || !strstr(ge->message, "not found"))
+    if (e == 0 || attempt >= 7 || !ge || !ge->message || !strstr(ge->message, "refs/kgate/push/") ||
+        !strstr(ge->message, "not found"))
         return false;
     git_error_clear();
     usleep(10000u * (unsigned)(attempt + 1));
@@ -843,8 +857,7 @@ static int gt_fetch_retry(git_remote *r, const git_strarray *sa, const git_fetch
     return e;
 }
 
-int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *tip,
-                 bool *exists)
+int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *tip, bool *exists)
 {
     int rc = 0;
     git_remote *r = NULL;
@@ -899,8 +912,8 @@ static git_repository *local_remote_repo(git_remote *r)
         return NULL;
     if (strncmp(url, "file://", 7) == 0)
         url += 7;
-    else if (strstr(url, "://") || (strchr(url, ':') && (!strchr(url, '/') ||
-                                                        strchr(url, ':') < strchr(url, '/'))))
+    else if (strstr(url, "://") ||
+             (strchr(url, ':') && (!strchr(url, '/') || strchr(url, ':') < strchr(url, '/'))))
         return NULL; /* another transport, or scp-like host:path */
     if (git_repository_open_ext(&rr, url, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) {
         git_error_clear();
@@ -987,9 +1000,10 @@ static int push_verify(kg_git *g, const char *remote, const char *refname, const
     if (exists && (git_oid_equal(&tip, &ours) || kg_git_is_descendant(g, &tip, &ours) == 1))
         goto cleanup;
     git_error_clear();
-    rc = KG_ERR(KG_ECONFLICT, "push of %s to %s: the remote ref does not hold the pushed commit "
-                              "%.12s afterwards (a racing push won)", refname, shown,
-                git_oid_tostr_s(&ours));
+    rc = KG_ERR(KG_ECONFLICT,
+                "push of %s to %s: the remote ref does not hold the pushed commit "
+                "%.12s afterwards (a racing push won)",
+                refname, shown, git_oid_tostr_s(&ours));
 cleanup:
     return rc;
 }
@@ -1006,8 +1020,10 @@ int kg_git_push(kg_git *g, const char *remote, const char *refname)
     rr = local_remote_repo(r);
     rc = rr ? push_local_cas(r, rr, g, refname, &st) : push_spec(r, refname, refname, &st);
     if (rc == KG_ECONFLICT) {
-        rc = KG_ERR(KG_ECONFLICT, "push of %s to %s rejected: the remote moved (not a fast "
-                                  "forward)", refname, shown);
+        rc = KG_ERR(KG_ECONFLICT,
+                    "push of %s to %s rejected: the remote moved (not a fast "
+                    "forward)",
+                    refname, shown);
         goto cleanup;
     }
     KG_TRY(rc);
@@ -1035,8 +1051,8 @@ cleanup:
     return rc;
 }
 
-int kg_git_ahead(kg_git *g, const git_oid *tip, const git_oid *base, const char *prefix,
-                 size_t *n, bool *all_prefixed)
+int kg_git_ahead(kg_git *g, const git_oid *tip, const git_oid *base, const char *prefix, size_t *n,
+                 bool *all_prefixed)
 {
     int rc = 0;
     git_revwalk *w = NULL;

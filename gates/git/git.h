@@ -16,9 +16,9 @@ extern "C" {
 
 /* Environment variables (documented in docs/production-ci.md). The token is never printed. */
 #define KG_GIT_TOKEN_ENV "KGATE_GIT_TOKEN"
-#define KG_GIT_USER_ENV "KGATE_GIT_USER"            /* https user name sent with the token */
-#define KG_GIT_USER_DEFAULT "x-access-token"         /* GitHub's; any forge but GitLab */
-#define KG_GIT_USER_GITLAB "oauth2"                  /* when GITLAB_CI is set */
+#define KG_GIT_USER_ENV "KGATE_GIT_USER"     /* https user name sent with the token */
+#define KG_GIT_USER_DEFAULT "x-access-token" /* GitHub's; any forge but GitLab */
+#define KG_GIT_USER_GITLAB "oauth2"          /* when GITLAB_CI is set */
 #define KG_GIT_AUTHOR_NAME_ENV "KGATE_GIT_AUTHOR_NAME"
 #define KG_GIT_AUTHOR_EMAIL_ENV "KGATE_GIT_AUTHOR_EMAIL"
 #define KG_GIT_DEFAULT_NAME "kgate"
@@ -30,19 +30,19 @@ int kg_git_error(int git_rc, const char *expr, const char *file, int line);
 #define KG_GIT_CHECK(expr) KG_GIT_CHECK_AS(#expr, expr)
 /* A return code kept in a variable (to test for GIT_ENOTFOUND first): `call` names the
  * libgit2 call that returned it, so the message never reads "libgit2: e failed". */
-#define KG_GIT_CHECK_AS(call, v)                                             \
-    do {                                                                     \
-        int kg_g_ = (v);                                                     \
-        if (kg_g_ < 0) {                                                     \
-            rc = kg_git_error(kg_g_, call, __FILE__, __LINE__);              \
-            goto cleanup;                                                    \
-        }                                                                    \
+#define KG_GIT_CHECK_AS(call, v)                                \
+    do {                                                        \
+        int kg_g_ = (v);                                        \
+        if (kg_g_ < 0) {                                        \
+            rc = kg_git_error(kg_g_, call, __FILE__, __LINE__); \
+            goto cleanup;                                       \
+        }                                                       \
     } while (0)
 
 typedef struct {
     git_repository *repo;
-    char *workdir;   /* absolute, with a trailing '/'; NULL for a bare repository */
-    char *gitdir;    /* absolute, with a trailing '/' */
+    char *workdir; /* absolute, with a trailing '/'; NULL for a bare repository */
+    char *gitdir;  /* absolute, with a trailing '/' */
 } kg_git;
 
 /* Open the repository that contains `path` (a directory; searched upwards). A path outside
@@ -130,8 +130,7 @@ void kg_git_unlock(int fd);
 
 /* Fetch `refname` from `remote` (a configured remote name, a URL or a path); *tip gets the
  * remote's commit for it (*exists false when the remote lacks the ref). */
-int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *tip,
-                 bool *exists);
+int kg_git_fetch(kg_git *g, const char *remote, const char *refname, git_oid *tip, bool *exists);
 /* Push `refname` to the same name on `remote` without force. A rejected update (not a fast
  * forward, or refused by the server) is KG_ECONFLICT. Credentials: KGATE_GIT_TOKEN (user
  * KGATE_GIT_USER, else "oauth2" when GITLAB_CI is set, else "x-access-token"); when it is set,
@@ -147,8 +146,8 @@ int kg_git_url_strip_userinfo(char *buf, size_t n, const char *url);
 
 /* Commits reachable from `tip` but not from `base` (NULL: all of tip's history): *n counts
  * them, *all_prefixed tells whether every one's message starts with `prefix`. */
-int kg_git_ahead(kg_git *g, const git_oid *tip, const git_oid *base, const char *prefix,
-                 size_t *n, bool *all_prefixed);
+int kg_git_ahead(kg_git *g, const git_oid *tip, const git_oid *base, const char *prefix, size_t *n,
+                 bool *all_prefixed);
 
 /* 1 when `descendant` has `ancestor` in its history (or equals it), else 0; <0 on error. */
 int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *ancestor);
@@ -156,8 +155,7 @@ int kg_git_is_descendant(kg_git *g, const git_oid *descendant, const git_oid *an
 /* Walk the first-parent history of `start` oldest first, calling `fn` for each commit where
  * `relpath` changed (added or modified). `data` is the file's content at that commit. */
 typedef int (*kg_git_file_version_fn)(const git_oid *commit, const git_signature *author,
-                                      const char *summary, const char *data, size_t len,
-                                      void *ud);
+                                      const char *summary, const char *data, size_t len, void *ud);
 int kg_git_file_history(kg_git *g, const git_oid *start, const char *relpath,
                         kg_git_file_version_fn fn, void *ud);
 

@@ -18,7 +18,7 @@
 #define HIST_R 20.0
 #define HIST_T 30.0
 #define HIST_PLOT_H 180.0
-#define HIST_EM 0.62          /* monospace advance, in em (DejaVu Sans Mono 0.602) */
+#define HIST_EM 0.62 /* monospace advance, in em (DejaVu Sans Mono 0.602) */
 #define HIST_SIN35 0.5736
 #define HIST_COS35 0.8192
 
@@ -38,8 +38,8 @@ typedef struct {
 typedef struct {
     double lo, hi, dx, y0, plot_w, h;
     size_t cnt;
-    kg_svg_ticks ticks;    /* nice ticks: [lo, hi] is their range */
-    const char *unit;      /* "us" for a time metric, else none */
+    kg_svg_ticks ticks; /* nice ticks: [lo, hi] is their range */
+    const char *unit;   /* "us" for a time metric, else none */
 } hist_chart;
 
 /* The whole SVG: its width, and the plot width every chart shares. */
@@ -205,8 +205,7 @@ static hist_geom hist_layout(const hist_walk *h, const char *const *series, size
 }
 
 /* The value range covers every band and run CI of the series, padded 8%. */
-static hist_chart hist_scale(const hist_walk *h, const char *series, double y0,
-                             const hist_geom *g)
+static hist_chart hist_scale(const hist_walk *h, const char *series, double y0, const hist_geom *g)
 {
     hist_chart c = { .lo = INFINITY, .hi = -INFINITY, .y0 = y0, .plot_w = g->plot_w };
     double reach = 0;
@@ -232,29 +231,30 @@ static hist_chart hist_scale(const hist_walk *h, const char *series, double y0,
 
 static void hist_frame(kg_sbuf *b, const hist_chart *c, const char *case_id, const char *series)
 {
-    kg_sbuf_printf(b, "<g><text x=\"%g\" y=\"%g\" font-size=\"14\" font-weight=\"bold\">",
-                   HIST_L, c->y0 + 18);
+    kg_sbuf_printf(b, "<g><text x=\"%g\" y=\"%g\" font-size=\"14\" font-weight=\"bold\">", HIST_L,
+                   c->y0 + 18);
     kg_sbuf_xml(b, case_id);
     kg_sbuf_printf(b, " &#8212; ");
     kg_sbuf_xml(b, series);
     kg_sbuf_printf(b, " (mark per commit; shaded: noise band; bar: run CI)</text>\n");
-    kg_sbuf_printf(b, "<rect class=\"plot\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
-                      "fill=\"none\" stroke=\"#999\"/>\n", HIST_L, c->y0 + HIST_T, c->plot_w,
-                   HIST_PLOT_H);
+    kg_sbuf_printf(b,
+                   "<rect class=\"plot\" x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" "
+                   "fill=\"none\" stroke=\"#999\"/>\n",
+                   HIST_L, c->y0 + HIST_T, c->plot_w, HIST_PLOT_H);
     for (int k = 0; k < c->ticks.n; k++) { /* 20 us, 20.5 us, 21 us: nice steps, the unit */
         char lab[48];
         double v = kg_svg_tick(&c->ticks, k);
         kg_svg_tick_label(lab, sizeof lab, &c->ticks, v, c->unit, false);
-        kg_sbuf_printf(b, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                          "<text x=\"%g\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
+        kg_sbuf_printf(b,
+                       "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                       "<text x=\"%g\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
                        HIST_L, hist_y(c, v), HIST_L + c->plot_w, hist_y(c, v), HIST_L - 6,
                        hist_y(c, v) + 4, lab);
     }
 }
 
 /* The points of one series, in order (at most cap); returns how many. */
-static size_t hist_of(const hist_walk *h, const char *series, const hist_point **out,
-                      size_t cap)
+static size_t hist_of(const hist_walk *h, const char *series, const hist_point **out, size_t cap)
 {
     size_t k = 0;
     for (size_t i = 0; i < h->n && k < cap; i++)
@@ -265,8 +265,7 @@ static size_t hist_of(const hist_walk *h, const char *series, const hist_point *
 
 /* A mark holds until it moves: every edge is drawn as steps, horizontal then vertical. The
  * band: its upper edge left to right, its lower edge back; then the mark's line. */
-static void hist_band_line(kg_sbuf *b, const hist_chart *c, const hist_walk *h,
-                           const char *series)
+static void hist_band_line(kg_sbuf *b, const hist_chart *c, const hist_walk *h, const char *series)
 {
     const hist_point **p = malloc((h->n ? h->n : 1) * sizeof *p);
     if (!p) {
@@ -278,8 +277,8 @@ static void hist_band_line(kg_sbuf *b, const hist_chart *c, const hist_walk *h,
                       "points=\"");
     for (size_t k = 0; k < n; k++) {
         double y = hist_y(c, p[k]->value * (1 + p[k]->band));
-        kg_sbuf_printf(b, "%g,%g %g,%g ", hist_x(c, k), y, k + 1 < n ? hist_x(c, k + 1)
-                                                                  : hist_x(c, k), y);
+        kg_sbuf_printf(b, "%g,%g %g,%g ", hist_x(c, k), y,
+                       k + 1 < n ? hist_x(c, k + 1) : hist_x(c, k), y);
     }
     for (size_t k = n; k-- > 0;) {
         double y = hist_y(c, p[k]->value * (1 - p[k]->band));
@@ -310,12 +309,13 @@ static void hist_points(kg_sbuf *b, const hist_chart *c, const hist_walk *h, con
         double x = hist_x(c, k++);
         kg_sbuf_printf(b, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"#555\"/>\n", x,
                        hist_y(c, p->ci_lo), x, hist_y(c, p->ci_hi));
-        kg_sbuf_printf(b, "<circle class=\"pt\" cx=\"%g\" cy=\"%g\" r=\"4\" fill=\"#1f5fa8\"><title>", x,
-                       hist_y(c, p->value));
+        kg_sbuf_printf(b,
+                       "<circle class=\"pt\" cx=\"%g\" cy=\"%g\" r=\"4\" fill=\"#1f5fa8\"><title>",
+                       x, hist_y(c, p->value));
         kg_sbuf_printf(b, "%s by ", p->commit);
         kg_sbuf_xml(b, p->author);
-        kg_sbuf_printf(b, " on %s: %.6g (band +-%.2f%%, run CI [%.6g, %.6g]) ", p->date,
-                       p->value, 100 * p->band, p->ci_lo, p->ci_hi);
+        kg_sbuf_printf(b, " on %s: %.6g (band +-%.2f%%, run CI [%.6g, %.6g]) ", p->date, p->value,
+                       100 * p->band, p->ci_lo, p->ci_hi);
         kg_sbuf_xml(b, p->set_by);
         kg_sbuf_printf(b, "</title></circle>\n");
         hist_label(label, sizeof label, p);
@@ -350,13 +350,15 @@ static void hist_svg(kg_sbuf *b, const hist_walk *h, const char *const *series, 
 /* The HTML page: the same SVG, then every point in a table. */
 static void hist_html(kg_sbuf *b, const hist_walk *h, const char *const *series, size_t ns)
 {
-    kg_sbuf_printf(b, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-                      "content=\"width=device-width\"><title>kgate marks "
-                      "history: ");
+    kg_sbuf_printf(b,
+                   "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+                   "content=\"width=device-width\"><title>kgate marks "
+                   "history: ");
     kg_sbuf_xml(b, h->o->case_id);
-    kg_sbuf_printf(b, "</title><style>td,th{vertical-align:top}td:last-child{overflow-wrap:break-word}"
-                      ".chart,.scroll{overflow-x:auto;max-width:100%%}</style></head>"
-                      "<body style=\"font-family:sans-serif\">\n<div class=\"chart\">");
+    kg_sbuf_printf(b,
+                   "</title><style>td,th{vertical-align:top}td:last-child{overflow-wrap:break-word}"
+                   ".chart,.scroll{overflow-x:auto;max-width:100%%}</style></head>"
+                   "<body style=\"font-family:sans-serif\">\n<div class=\"chart\">");
     hist_svg(b, h, series, ns);
     kg_sbuf_printf(b, "</div><div class=\"scroll\"><table border=\"1\" cellpadding=\"4\" "
                       "style=\"border-collapse:collapse\">"

@@ -13,21 +13,23 @@ extern "C" {
 #endif
 
 typedef struct {
-    const char *case_id;     /* required */
-    const char *device;      /* NULL: every device class */
-    const char *metric;      /* NULL: every metric */
-    const char *marks_path;  /* NULL: KG_MARKS_DEFAULT_PATH in the repository of the cwd */
-    const char *marks_ref;   /* walk from this ref (NULL: the local marks branch, else HEAD) */
-    const char *rev;         /* ... or from this revision */
-    const char *out;         /* FILE.svg or FILE.html */
+    const char *case_id;    /* required */
+    const char *device;     /* NULL: every device class */
+    const char *metric;     /* NULL: every metric */
+    const char *marks_path; /* NULL: KG_MARKS_DEFAULT_PATH in the repository of the cwd */
+    const char *marks_ref;  /* walk from this ref (NULL: the local marks branch, else HEAD) */
+    const char *rev;        /* ... or from this revision */
+    const char *out;        /* FILE.svg or FILE.html */
 } kg_marks_history_opts;
 
-#define KG_MARKS_HISTORY_OPTS_INIT                                                      \
-    { .case_id = NULL, .device = NULL, .metric = NULL, .marks_path = NULL,              \
-      .marks_ref = NULL, .rev = NULL, .out = NULL }
+#define KG_MARKS_HISTORY_OPTS_INIT                                                              \
+    {                                                                                           \
+        .case_id = NULL, .device = NULL, .metric = NULL, .marks_path = NULL, .marks_ref = NULL, \
+        .rev = NULL, .out = NULL                                                                \
+    }
 
 typedef struct {
-    size_t points;           /* points drawn, over every series */
+    size_t points; /* points drawn, over every series */
     size_t series;
 } kg_marks_history_result;
 

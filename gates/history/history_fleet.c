@@ -59,19 +59,18 @@ const char *kg_history_fleet_serial(const kg_history_recs *all, const char *gpu_
 }
 
 /* A merged report's part that ran the case: its GPU's UUID and serial. */
-static void hf_part(const cJSON *parts, const char *case_id, const char **uuid,
-                    const char **serial)
+static void hf_part(const cJSON *parts, const char *case_id, const char **uuid, const char **serial)
 {
     const cJSON *p, *c;
     cJSON_ArrayForEach(p, parts)
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_CASES))
-    if (cJSON_IsString(c) && strcmp(c->valuestring, case_id) == 0) {
-        *uuid = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_UUID));
-        *serial = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_SERIAL));
-        return;
-    }
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_CASES))
+            if (cJSON_IsString(c) && strcmp(c->valuestring, case_id) == 0) {
+                *uuid = cJSON_GetStringValue(
+                    cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_UUID));
+                *serial = cJSON_GetStringValue(
+                    cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_SERIAL));
+                return;
+            }
 }
 
 /* What the history teaches one candidate. */
@@ -103,8 +102,9 @@ static int hf_learn(kg_mark *m, const kg_history_recs *hist)
         m->history_runs = (int)(n < KG_FLEET_HISTORY_N ? n : KG_FLEET_HISTORY_N);
         if (band > m->band_rel)
             printf("marks: %s [%s] %s: band +-%.2f%% -> +-%.2f%%, learned from %d production "
-                   "run(s) of the class\n", m->case_id, m->device_class, m->metric,
-                   100 * m->band_rel, 100 * band, m->history_runs);
+                   "run(s) of the class\n",
+                   m->case_id, m->device_class, m->metric, 100 * m->band_rel, 100 * band,
+                   m->history_runs);
         m->band_rel = band;
     }
 cleanup:
@@ -122,8 +122,8 @@ static int hf_dup(char **dst, const char *s)
     return 0;
 }
 
-int kg_history_fleet_apply(kg_advance_input *in, const kg_history_recs *hist,
-                           const char *gpu_uuid, const char *gpu_serial, const cJSON *parts)
+int kg_history_fleet_apply(kg_advance_input *in, const kg_history_recs *hist, const char *gpu_uuid,
+                           const char *gpu_serial, const cJSON *parts)
 {
     int rc = 0;
     for (size_t i = 0; i < in->n_cands; i++) {

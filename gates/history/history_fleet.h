@@ -25,8 +25,8 @@ const char *kg_history_fleet_serial(const kg_history_recs *all, const char *gpu_
  * setters (env_lo, run_median, env_hi) and the newest KG_FLEET_HISTORY_N runs
  * (kg_fleet_history_band; history_runs), and the class's cross-GPU spread of the case
  * (xgpu_spread_rel, xgpu_gpus). Prints a line for every band the history widened. */
-int kg_history_fleet_apply(kg_advance_input *in, const kg_history_recs *hist,
-                           const char *gpu_uuid, const char *gpu_serial, const cJSON *parts);
+int kg_history_fleet_apply(kg_advance_input *in, const kg_history_recs *hist, const char *gpu_uuid,
+                           const char *gpu_serial, const cJSON *parts);
 /* The history the advance learns from: $KGATE_HISTORY_BRANCH (else kgate-history), local or
  * origin's; none is not an error (*found false, out empty). */
 int kg_history_fleet_load(kg_history_recs *out, bool *found, kg_git *g);

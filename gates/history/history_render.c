@@ -22,10 +22,10 @@ typedef struct {
 
 typedef struct {
     const kg_history_render_opts *o;
-    kg_history_recs all;        /* selected records, in date order */
+    kg_history_recs all; /* selected records, in date order */
     hr_lowering *low;
     size_t nlow;
-    kg_marks *prev;             /* the walk's previous marks version */
+    kg_marks *prev; /* the walk's previous marks version */
 } hr_ctx;
 
 /* ---- the marks branch's lowerings ----------------------------------------------------------- */
@@ -42,8 +42,9 @@ static int hr_version(const git_oid *commit, const git_signature *author, const 
         return 0; /* an old malformed version: not fatal */
     for (size_t i = 0; i < kg_marks_count(m); i++) {
         const kg_mark *mk = kg_marks_at(m, i);
-        const kg_mark *was = x->prev ? kg_marks_find(x->prev, mk->device_class, mk->case_id,
-                                                     mk->metric) : NULL;
+        const kg_mark *was = x->prev
+                                 ? kg_marks_find(x->prev, mk->device_class, mk->case_id, mk->metric)
+                                 : NULL;
         if (!mk->set_by || strncmp(mk->set_by, HR_LOWER_PREFIX, strlen(HR_LOWER_PREFIX)) != 0 ||
             (was && was->value == mk->value))
             continue;
@@ -138,8 +139,8 @@ static int hr_select(hr_ctx *x, const kg_history_recs *in)
         if (e != 0) {
             char why[256];
             regerror(e, &re, why, sizeof why);
-            return KG_ERR(KG_EINVAL, "--case '%s': not a regular expression (%s)",
-                          x->o->case_regex, why);
+            return KG_ERR(KG_EINVAL, "--case '%s': not a regular expression (%s)", x->o->case_regex,
+                          why);
         }
         have_re = true;
     }
@@ -181,12 +182,12 @@ typedef struct {
     kg_trend_chart c;
     const char **xl, **xkeys, **series; /* x labels (short), their slots' keys */
     char (*shortsha)[16];
-    char (*keys)[96];                   /* a run's slot: "<commit>#<k>", its commit's k-th run */
+    char (*keys)[96]; /* a run's slot: "<commit>#<k>", its commit's k-th run */
     kg_trend_point *p;
     kg_trend_note *notes;
     char (*tips)[720];
-    const kg_history_rec **latest;   /* per series */
-    const kg_history_rec **rec;      /* per point */
+    const kg_history_rec **latest; /* per series */
+    const kg_history_rec **rec;    /* per point */
     size_t *runs;
     char title[400];
 } hr_chart;
@@ -294,12 +295,19 @@ static int hr_chart_build(hr_chart *h, const hr_ctx *x, const kg_history_rec *ke
             h->xl = nl;
             h->xl[h->c.nx++] = h->shortsha[k];
         }
-        snprintf(h->tips[k], sizeof h->tips[k], "%.12s %s: median %.4g us, CI [%.4g, %.4g], "
-                 "n=%ld, mark %s%.4g, %s %s run %.40s, %s", r->commit, r->device_class, r->median,
-                 r->ci_lo, r->ci_hi, r->samples, r->mark < 0 ? "none " : "",
-                 r->mark < 0 ? 0.0 : r->mark, r->mode, r->decision, r->run_id, r->date);
-        h->p[k] = (kg_trend_point){ .x = xi, .series = si, .median = r->median, .lo = r->ci_lo,
-                                    .hi = r->ci_hi, .mark = r->mark, .tip = h->tips[k],
+        snprintf(h->tips[k], sizeof h->tips[k],
+                 "%.12s %s: median %.4g us, CI [%.4g, %.4g], "
+                 "n=%ld, mark %s%.4g, %s %s run %.40s, %s",
+                 r->commit, r->device_class, r->median, r->ci_lo, r->ci_hi, r->samples,
+                 r->mark < 0 ? "none " : "", r->mark < 0 ? 0.0 : r->mark, r->mode, r->decision,
+                 r->run_id, r->date);
+        h->p[k] = (kg_trend_point){ .x = xi,
+                                    .series = si,
+                                    .median = r->median,
+                                    .lo = r->ci_lo,
+                                    .hi = r->ci_hi,
+                                    .mark = r->mark,
+                                    .tip = h->tips[k],
                                     .regressed = strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0 };
         h->latest[si] = r;
         h->rec[k] = r;
@@ -351,9 +359,10 @@ static void hr_page_table(kg_sbuf *b, const hr_chart *h)
         const kg_history_rec *r = h->latest[s];
         kg_sbuf_printf(b, "<tr><td><span style=\"color:%s\">&#9632;</span> ", kg_trend_colour(s));
         kg_sbuf_xml(b, r->device_class);
-        kg_sbuf_printf(b, "</td><td class=\"num\">%zu</td><td class=\"num\">%.4g</td><td "
-                          "class=\"num\">[%.4g, %.4g]</td><td class=\"num\">", h->runs[s],
-                       r->median, r->ci_lo, r->ci_hi);
+        kg_sbuf_printf(b,
+                       "</td><td class=\"num\">%zu</td><td class=\"num\">%.4g</td><td "
+                       "class=\"num\">[%.4g, %.4g]</td><td class=\"num\">",
+                       h->runs[s], r->median, r->ci_lo, r->ci_hi);
         if (r->mark >= 0)
             kg_sbuf_printf(b, "%.4g", r->mark);
         else
@@ -452,8 +461,7 @@ static int hr_out_dir(const char *dir)
 {
     char probe[4200];
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return KG_ERR(KG_EINVAL, "--out %s: cannot create the directory: %s", dir,
-                      strerror(errno));
+        return KG_ERR(KG_EINVAL, "--out %s: cannot create the directory: %s", dir, strerror(errno));
     snprintf(probe, sizeof probe, "%s/index.html", dir);
     return kg_path_check_writable(probe);
 }
@@ -475,8 +483,10 @@ int kg_history_render(kg_history_render_result *res, const kg_history_render_opt
     KG_TRY(kg_git_open(&g, o->repo_dir ? o->repo_dir : "."));
     rc = kg_history_load(&in, g, rev);
     if (rc == KG_ENOTFOUND)
-        rc = KG_ERR(KG_ENOTFOUND, "history %s: no such branch or ref (no `kgate history append` "
-                                  "has run here; fetch it: `git fetch origin %s`)", rev, rev);
+        rc = KG_ERR(KG_ENOTFOUND,
+                    "history %s: no such branch or ref (no `kgate history append` "
+                    "has run here; fetch it: `git fetch origin %s`)",
+                    rev, rev);
     KG_TRY(rc);
     KG_TRY(hr_select(&x, &in));
     KG_TRY(hr_lowerings(&x, g));

@@ -12,14 +12,14 @@ extern "C" {
 #endif
 
 typedef struct {
-    const char *repo_dir;    /* NULL: the repository of the cwd */
-    const char *branch;      /* the history: a branch or any rev (NULL: $KGATE_HISTORY_BRANCH,
-                              * else kgate-history; origin/kgate-history works too) */
-    const char *marks_ref;   /* lowerings from this ref's marks log (NULL: the local marks
-                              * branch when it exists) */
-    const char *out_dir;     /* created when absent (its parent must exist) */
-    const char *case_regex;  /* POSIX extended regular expression over case ids, or NULL */
-    const char *device;      /* one device class, or NULL */
+    const char *repo_dir;   /* NULL: the repository of the cwd */
+    const char *branch;     /* the history: a branch or any rev (NULL: $KGATE_HISTORY_BRANCH,
+                               * else kgate-history; origin/kgate-history works too) */
+    const char *marks_ref;  /* lowerings from this ref's marks log (NULL: the local marks
+                               * branch when it exists) */
+    const char *out_dir;    /* created when absent (its parent must exist) */
+    const char *case_regex; /* POSIX extended regular expression over case ids, or NULL */
+    const char *device;     /* one device class, or NULL */
 } kg_history_render_opts;
 
 typedef struct {

@@ -48,8 +48,7 @@ static int rh_text(char *dst, size_t cap, const cJSON *o, const char *key, const
                       cap - 1);
     for (size_t i = 0; i < n; i++)
         if (s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xC2 && s[i + 1] >= 0x80 && s[i + 1] <= 0x9F))
-            return KG_ERR(KG_EPARSE, "%s: '%s' has a control character at byte %zu", where,
-                          key, i);
+            return KG_ERR(KG_EPARSE, "%s: '%s' has a control character at byte %zu", where, key, i);
     memcpy(dst, s, n + 1);
     return 0;
 }
@@ -129,9 +128,9 @@ static int rh_check(const kg_history_rec *r, const char *where)
 /* ---- from a report -------------------------------------------------------------------------- */
 
 typedef struct {
-    kg_history_rec top;      /* the report-level fields every record shares */
+    kg_history_rec top; /* the report-level fields every record shares */
     const char *path;
-    const cJSON *parts;      /* a merged report's shard.parts: each case's own GPU */
+    const cJSON *parts; /* a merged report's shard.parts: each case's own GPU */
 } rh_report;
 
 /* The GPU a case ran on in a merged report: its part's (shard.parts[].cases). */
@@ -139,16 +138,16 @@ static void rh_part_gpu(kg_history_rec *r, const rh_report *t)
 {
     const cJSON *p, *c;
     cJSON_ArrayForEach(p, t->parts)
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_CASES))
-    if (cJSON_IsString(c) && strcmp(c->valuestring, r->case_id) == 0) {
-        const char *u = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_UUID));
-        const char *sn = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_SERIAL));
-        snprintf(r->gpu_uuid, sizeof r->gpu_uuid, "%s", u ? u : "");
-        snprintf(r->gpu_serial, sizeof r->gpu_serial, "%s", sn ? sn : "");
-        return;
-    }
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_CASES))
+            if (cJSON_IsString(c) && strcmp(c->valuestring, r->case_id) == 0) {
+                const char *u = cJSON_GetStringValue(
+                    cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_UUID));
+                const char *sn = cJSON_GetStringValue(
+                    cJSON_GetObjectItemCaseSensitive(p, KG_RK_SHARD_PART_DEVICE_SERIAL));
+                snprintf(r->gpu_uuid, sizeof r->gpu_uuid, "%s", u ? u : "");
+                snprintf(r->gpu_serial, sizeof r->gpu_serial, "%s", sn ? sn : "");
+                return;
+            }
 }
 
 static int rh_top(rh_report *t, const cJSON *root, bool *has_device)
@@ -160,8 +159,8 @@ static int rh_top(rh_report *t, const cJSON *root, bool *has_device)
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE);
     char where[1200];
     if (!cJSON_IsObject(root) || !cJSON_IsString(s) || strcmp(s->valuestring, KG_RV_SCHEMA) != 0)
-        return KG_ERR(KG_EPARSE, "%s: not a kgate report ('" KG_RK_SCHEMA "' is not \""
-                                 KG_RV_SCHEMA "\")", p);
+        return KG_ERR(KG_EPARSE,
+                      "%s: not a kgate report ('" KG_RK_SCHEMA "' is not \"" KG_RV_SCHEMA "\")", p);
     KG_TRY(rh_text(t->top.mode, sizeof t->top.mode, root, KG_RK_MODE, p, true));
     KG_TRY(rh_text(t->top.run_id, sizeof t->top.run_id, root, KG_RK_RUN_ID, p, true));
     KG_TRY(rh_text(t->top.date, sizeof t->top.date, root, KG_RK_STARTED_AT, p, true));
@@ -174,8 +173,8 @@ static int rh_top(rh_report *t, const cJSON *root, bool *has_device)
         snprintf(where, sizeof where, "%s: " KG_RK_DEVICE, p);
         KG_TRY(rh_text(t->top.device_class, sizeof t->top.device_class, dev, KG_RK_DEVICE_CLASS,
                        where, true));
-        KG_TRY(rh_text(t->top.gpu_uuid, sizeof t->top.gpu_uuid, dev, KG_RK_DEVICE_UUID, where,
-                       false));
+        KG_TRY(
+            rh_text(t->top.gpu_uuid, sizeof t->top.gpu_uuid, dev, KG_RK_DEVICE_UUID, where, false));
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(dev, KG_RK_DEVICE_SERIAL)))
             KG_TRY(rh_text(t->top.gpu_serial, sizeof t->top.gpu_serial, dev, KG_RK_DEVICE_SERIAL,
                            where, false));
@@ -194,8 +193,8 @@ static int rh_power_state(kg_history_rec *r, const cJSON *fig, const char *where
 {
     r->power_state[0] = '\0';
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_RUN_POWER_STATE)))
-        return rh_text(r->power_state, sizeof r->power_state, fig, KG_FIG_RUN_POWER_STATE,
-                       where, false);
+        return rh_text(r->power_state, sizeof r->power_state, fig, KG_FIG_RUN_POWER_STATE, where,
+                       false);
 #ifdef KG_FIG_POWER_STATE
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(fig, KG_FIG_POWER_STATE);
 #ifdef KG_FIG_POWER_LABEL
@@ -340,8 +339,7 @@ int kg_history_rec_json(char **out, const kg_history_rec *r)
     if (ok)
         *out = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    return *out ? 0 : KG_ERR(KG_ENOMEM, "out of memory writing a history record of %s",
-                             r->case_id);
+    return *out ? 0 : KG_ERR(KG_ENOMEM, "out of memory writing a history record of %s", r->case_id);
 }
 
 int kg_history_rec_parse(kg_history_rec *r, const char *line, size_t len, const char *name)

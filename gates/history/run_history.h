@@ -18,9 +18,9 @@ extern "C" {
 
 #define KG_HISTORY_BRANCH_DEFAULT "kgate-history"
 #define KG_HISTORY_BRANCH_ENV "KGATE_HISTORY_BRANCH"
-#define KG_HISTORY_DIR "history"          /* files in the branch's tree: history/<class>.jsonl */
-#define KG_HISTORY_KEEP 500               /* records kept per (device class, case, metric) */
-#define KG_HISTORY_MAX_ROWS 10000         /* bench rows taken from one report */
+#define KG_HISTORY_DIR "history"  /* files in the branch's tree: history/<class>.jsonl */
+#define KG_HISTORY_KEEP 500       /* records kept per (device class, case, metric) */
+#define KG_HISTORY_MAX_ROWS 10000 /* bench rows taken from one report */
 #define KG_HISTORY_MAX_FILE ((size_t)64 * 1024 * 1024)
 
 /* The record's keys (history/<class>.jsonl; documented in docs/production-ci.md). */
@@ -31,16 +31,16 @@ extern "C" {
 #define KG_HK_CI_LO "ci_lo_us"
 #define KG_HK_CI_HI "ci_hi_us"
 #define KG_HK_SAMPLES "samples"
-#define KG_HK_POWER_STATE "power_state"   /* when the row's figures carry it */
-#define KG_HK_K "k"                       /* launches per sample, when the row carries it */
-#define KG_HK_COMMIT "commit"             /* the code under test */
+#define KG_HK_POWER_STATE "power_state" /* when the row's figures carry it */
+#define KG_HK_K "k"                     /* launches per sample, when the row carries it */
+#define KG_HK_COMMIT "commit"           /* the code under test */
 #define KG_HK_RUN_ID "run_id"
-#define KG_HK_DATE "date"                 /* the report's started_at */
-#define KG_HK_MODE "mode"                 /* "production" | "diagnostic" */
+#define KG_HK_DATE "date" /* the report's started_at */
+#define KG_HK_MODE "mode" /* "production" | "diagnostic" */
 #define KG_HK_DECISION "decision"
-#define KG_HK_MARK "mark"                 /* the mark compared with, null when none */
-#define KG_HK_GPU_UUID "gpu_uuid"         /* the GPU the row ran on, when known */
-#define KG_HK_GPU_SERIAL "gpu_serial"     /* its board serial, when NVML gave one */
+#define KG_HK_MARK "mark"             /* the mark compared with, null when none */
+#define KG_HK_GPU_UUID "gpu_uuid"     /* the GPU the row ran on, when known */
+#define KG_HK_GPU_SERIAL "gpu_serial" /* its board serial, when NVML gave one */
 
 typedef struct {
     char case_id[256], device_class[256], metric[64], commit[72], run_id[128], date[24];
@@ -78,17 +78,20 @@ int kg_history_merge_text(char **out, size_t *added, const char *file_text,
                           const kg_history_recs *add, size_t keep, const char *name);
 
 typedef struct {
-    const char *repo_dir;    /* NULL: the repository of the cwd */
-    const char *branch;      /* NULL: $KGATE_HISTORY_BRANCH, else kgate-history */
-    const char *remote;      /* NULL: no push */
+    const char *repo_dir; /* NULL: the repository of the cwd */
+    const char *branch;   /* NULL: $KGATE_HISTORY_BRANCH, else kgate-history */
+    const char *remote;   /* NULL: no push */
     const char *author, *email;
     int max_attempts;
 } kg_history_append_opts;
-#define KG_HISTORY_APPEND_OPTS_INIT { .repo_dir = NULL, .branch = NULL, .remote = NULL, \
-                                      .author = NULL, .email = NULL, .max_attempts = 16 }
+#define KG_HISTORY_APPEND_OPTS_INIT                                                      \
+    {                                                                                    \
+        .repo_dir = NULL, .branch = NULL, .remote = NULL, .author = NULL, .email = NULL, \
+        .max_attempts = 16                                                               \
+    }
 
 typedef struct {
-    size_t added;            /* records the commit added (0: all were there already) */
+    size_t added; /* records the commit added (0: all were there already) */
     bool committed, pushed;
     git_oid commit;
     char file[300];

@@ -218,13 +218,15 @@ static int rg_attempt(rg_ctx *x)
         snprintf(msg, sizeof msg, "kgate: history: %zu record(s) of run %s (%s)\n", added,
                  x->recs->v[0].run_id, x->recs->v[0].device_class);
         KG_TRY(kg_git_commit_file(x->g, x->res->refname, lexists ? &local : NULL,
-                                  bexists ? &base : NULL, x->res->file, merged, strlen(merged),
-                                  msg, &x->id, &out));
+                                  bexists ? &base : NULL, x->res->file, merged, strlen(merged), msg,
+                                  &x->id, &out));
         x->res->committed = true;
         x->res->commit = out;
         if (s.bad)
-            fprintf(stderr, "history: the commit leaves out the %zu unreadable line(s) of %s "
-                            "(the branch's log keeps them)\n", s.bad, x->res->file);
+            fprintf(stderr,
+                    "history: the commit leaves out the %zu unreadable line(s) of %s "
+                    "(the branch's log keeps them)\n",
+                    s.bad, x->res->file);
     }
     if (x->o->remote) {
         KG_TRY(kg_git_push(x->g, x->o->remote, x->res->refname));
@@ -252,9 +254,10 @@ static int rg_open(rg_ctx *x, const kg_history_append_opts *o)
         return KG_ERR(KG_EINVAL, "--branch '%s': not a valid branch name", branch);
     for (size_t i = 1; i < x->recs->n; i++)
         if (strcmp(x->recs->v[i].device_class, x->recs->v[0].device_class) != 0)
-            return KG_ERR(KG_EINVAL, "history: records of two device classes ('%s', '%s') in "
-                                     "one append", x->recs->v[0].device_class,
-                          x->recs->v[i].device_class);
+            return KG_ERR(KG_EINVAL,
+                          "history: records of two device classes ('%s', '%s') in "
+                          "one append",
+                          x->recs->v[0].device_class, x->recs->v[i].device_class);
     kg_history_file_of(x->res->file, sizeof x->res->file, x->recs->v[0].device_class);
 cleanup:
     return rc;
@@ -278,8 +281,10 @@ int kg_history_append(kg_history_append_result *res, const kg_history_append_opt
         if (rc != KG_ECONFLICT)
             break;
         if (a >= max) {
-            rc = KG_ERR(KG_ECONFLICT, "%s kept moving: gave up after %d attempts (rerun to "
-                                      "retry; nothing was lost)", res->refname, a);
+            rc = KG_ERR(KG_ECONFLICT,
+                        "%s kept moving: gave up after %d attempts (rerun to "
+                        "retry; nothing was lost)",
+                        res->refname, a);
             break;
         }
         struct timespec ts = { 0, (long)(5 + rand() % 40) * 1000000L };

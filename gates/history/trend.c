@@ -6,7 +6,7 @@
 #include "history/trend.h"
 #include "report/svg.h"
 
-#define TR_EM 0.62          /* advance of a monospace glyph, in em (DejaVu Sans Mono: 0.602) */
+#define TR_EM 0.62 /* advance of a monospace glyph, in em (DejaVu Sans Mono: 0.602) */
 #define TR_TITLE 14.0
 #define TR_TICK 11.0
 #define TR_XLAB 10.0
@@ -38,10 +38,10 @@ double kg_trend_text_width(const char *s, double size)
 typedef struct {
     const kg_trend_chart *c;
     kg_trend_layout *l;
-    double lo, hi;           /* y range: the first and the last tick */
+    double lo, hi; /* y range: the first and the last tick */
     kg_svg_ticks ticks;
-    double dx;               /* x slot width */
-    size_t every;            /* x label every n-th slot */
+    double dx;    /* x slot width */
+    size_t every; /* x label every n-th slot */
     double legend_y;
 } tr_ctx;
 
@@ -80,10 +80,7 @@ static double tr_y(const tr_ctx *t, double v)
     return t->l->plot_y + t->l->plot_h * (1 - (v - t->lo) / (t->hi - t->lo));
 }
 
-static double tr_x(const tr_ctx *t, size_t x)
-{
-    return t->l->plot_x + t->dx * ((double)x + 0.5);
-}
+static double tr_x(const tr_ctx *t, size_t x) { return t->l->plot_x + t->dx * ((double)x + 0.5); }
 
 /* A point's x: its slot, spread by series so classes at one commit do not hide each other. */
 static double tr_px(const tr_ctx *t, const kg_trend_point *p)
@@ -156,12 +153,16 @@ static void tr_axes(tr_ctx *t, kg_sbuf *b)
 {
     const kg_trend_layout *l = t->l;
     char buf[64];
-    kg_sbuf_printf(b, "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                      "fill=\"#fff\" stroke=\"#999\"/>\n", l->plot_x, l->plot_y, l->plot_w, l->plot_h);
+    kg_sbuf_printf(b,
+                   "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                   "fill=\"#fff\" stroke=\"#999\"/>\n",
+                   l->plot_x, l->plot_y, l->plot_w, l->plot_h);
     for (int i = 0; i < t->ticks.n; i++) {
         double y = tr_y(t, kg_svg_tick(&t->ticks, i));
-        kg_sbuf_printf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                          "stroke=\"#eee\"/>\n", l->plot_x, y, l->plot_x + l->plot_w, y);
+        kg_sbuf_printf(b,
+                       "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                       "stroke=\"#eee\"/>\n",
+                       l->plot_x, y, l->plot_x + l->plot_w, y);
         tr_tick_label(t, buf, sizeof buf, i);
         tr_text(t, b, l->plot_x - 6, y + TR_TICK * 0.35, TR_TICK, "end", NULL, buf);
     }
@@ -169,8 +170,10 @@ static void tr_axes(tr_ctx *t, kg_sbuf *b)
     const char *yl = t->c->y_label ? t->c->y_label : "median time";
     double w = kg_trend_text_width(yl, TR_TICK), cy = l->plot_y + l->plot_h / 2;
     tr_box(t, TR_PAD - 1, cy - w / 2, TR_TICK * 1.25, w);
-    kg_sbuf_printf(b, "<text font-size=\"%g\" text-anchor=\"middle\" transform=\"translate(%.1f,"
-                      "%.1f) rotate(-90)\">", TR_TICK, TR_PAD + TR_TICK, cy);
+    kg_sbuf_printf(b,
+                   "<text font-size=\"%g\" text-anchor=\"middle\" transform=\"translate(%.1f,"
+                   "%.1f) rotate(-90)\">",
+                   TR_TICK, TR_PAD + TR_TICK, cy);
     kg_sbuf_xml(b, yl);
     kg_sbuf_puts(b, "</text>\n");
     for (size_t i = 0; i < t->c->nx; i += t->every) {
@@ -178,10 +181,11 @@ static void tr_axes(tr_ctx *t, kg_sbuf *b)
         double lw = kg_trend_text_width(t->c->xlabels[i], TR_XLAB);
         double r = (lw + TR_XLAB) * TR_SIN45;
         tr_box(t, x - r, y, r + TR_XLAB * TR_SIN45, r);
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
-                          "\n<text class=\"xlabel\" font-size=\"%g\" text-anchor=\"end\" "
-                          "transform=\"translate(%.1f,%.1f) rotate(-45)\">", x,
-                       l->plot_y + l->plot_h, x, l->plot_y + l->plot_h + 4, TR_XLAB, x + 3,
+        kg_sbuf_printf(b,
+                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
+                       "\n<text class=\"xlabel\" font-size=\"%g\" text-anchor=\"end\" "
+                       "transform=\"translate(%.1f,%.1f) rotate(-45)\">",
+                       x, l->plot_y + l->plot_h, x, l->plot_y + l->plot_h + 4, TR_XLAB, x + 3,
                        y + TR_XLAB * 0.7);
         kg_sbuf_xml(b, t->c->xlabels[i]);
         kg_sbuf_puts(b, "</text>\n");
@@ -199,9 +203,10 @@ static void tr_steps(tr_ctx *t, kg_sbuf *b, size_t s)
             continue;
         double x = tr_x(t, p->x);
         if (!open) {
-            kg_sbuf_printf(b, "<path class=\"mark\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
-                              "stroke-opacity=\"0.7\" d=\"M%.1f %.1f", kg_trend_colour(s),
-                           x - t->dx / 2, tr_y(t, p->mark));
+            kg_sbuf_printf(b,
+                           "<path class=\"mark\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" "
+                           "stroke-opacity=\"0.7\" d=\"M%.1f %.1f",
+                           kg_trend_colour(s), x - t->dx / 2, tr_y(t, p->mark));
             open = true;
         } else if (p->mark != last) {
             kg_sbuf_printf(b, " H%.1f V%.1f", x, tr_y(t, p->mark));
@@ -226,17 +231,21 @@ static void tr_points(tr_ctx *t, kg_sbuf *b)
         const char *col = kg_trend_colour(p->series);
         double x = tr_px(t, p), ylo = tr_y(t, p->lo), yhi = tr_y(t, p->hi);
         /* the whisker over the dot, 1.5 wide with 8-wide caps: a CI the dot would hide shows */
-        kg_sbuf_printf(b, "<g class=\"run\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
-                          "fill=\"%s\" fill-opacity=\"0.55\"><title>", x, tr_y(t, p->median), col);
+        kg_sbuf_printf(b,
+                       "<g class=\"run\"><circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" "
+                       "fill=\"%s\" fill-opacity=\"0.55\"><title>",
+                       x, tr_y(t, p->median), col);
         kg_sbuf_xml(b, p->tip ? p->tip : "");
         kg_sbuf_puts(b, "</title></circle>");
-        kg_sbuf_printf(b, "<path class=\"whisker\" stroke=\"%s\" stroke-width=\"1.5\" d=\"M%.1f "
-                          "%.1f V%.1f M%.1f %.1f h8 M%.1f %.1f h8\"/>", col, x, ylo, yhi, x - 4,
-                       ylo, x - 4, yhi);
+        kg_sbuf_printf(b,
+                       "<path class=\"whisker\" stroke=\"%s\" stroke-width=\"1.5\" d=\"M%.1f "
+                       "%.1f V%.1f M%.1f %.1f h8 M%.1f %.1f h8\"/>",
+                       col, x, ylo, yhi, x - 4, ylo, x - 4, yhi);
         if (p->regressed)
-            kg_sbuf_printf(b, "<circle class=\"regressed\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" "
-                              "fill=\"none\" stroke=\"%s\" stroke-width=\"2\"><title>", x,
-                           tr_y(t, p->median), TR_REGRESSED);
+            kg_sbuf_printf(b,
+                           "<circle class=\"regressed\" cx=\"%.1f\" cy=\"%.1f\" r=\"6\" "
+                           "fill=\"none\" stroke=\"%s\" stroke-width=\"2\"><title>",
+                           x, tr_y(t, p->median), TR_REGRESSED);
         if (p->regressed) {
             kg_sbuf_xml(b, p->tip ? p->tip : "");
             kg_sbuf_puts(b, "</title></circle>");
@@ -266,15 +275,17 @@ static void tr_notes(tr_ctx *t, kg_sbuf *b)
             memcpy(txt + k, "...", 4);
         }
         double w = kg_trend_text_width(txt, TR_NOTE);
-        kg_sbuf_printf(b, "<line class=\"lowered\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                          "stroke=\"%s\" stroke-dasharray=\"4 3\"><title>", x, l->plot_y, x,
-                       l->plot_y + l->plot_h, kg_trend_colour(n->series));
+        kg_sbuf_printf(b,
+                       "<line class=\"lowered\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                       "stroke=\"%s\" stroke-dasharray=\"4 3\"><title>",
+                       x, l->plot_y, x, l->plot_y + l->plot_h, kg_trend_colour(n->series));
         kg_sbuf_xml(b, n->text); /* the whole text, however long */
         kg_sbuf_puts(b, "</title></line>\n");
         tr_box(t, x + 2, l->plot_y + 4, TR_NOTE * 1.25, w);
-        kg_sbuf_printf(b, "<text class=\"note\" font-size=\"%g\" fill=\"#555\" text-anchor=\"end\" "
-                          "transform=\"translate(%.1f,%.1f) rotate(-90)\">", TR_NOTE,
-                       x + 2 + TR_NOTE, l->plot_y + 4);
+        kg_sbuf_printf(b,
+                       "<text class=\"note\" font-size=\"%g\" fill=\"#555\" text-anchor=\"end\" "
+                       "transform=\"translate(%.1f,%.1f) rotate(-90)\">",
+                       TR_NOTE, x + 2 + TR_NOTE, l->plot_y + 4);
         kg_sbuf_xml(b, txt);
         kg_sbuf_puts(b, "</text>\n");
     }

@@ -26,21 +26,21 @@ typedef struct {
 } kg_trend_point;
 
 typedef struct {
-    size_t x;              /* before this x index (nx: after the last) */
+    size_t x; /* before this x index (nx: after the last) */
     size_t series;
-    const char *text;      /* "lowered to 12.5: new driver" */
+    const char *text; /* "lowered to 12.5: new driver" */
 } kg_trend_note;
 
 typedef struct {
     const char *title;
-    const char *y_label;              /* NULL: "median time" */
-    const char *unit;                 /* of the y ticks; NULL: "us" */
-    bool no_title;                    /* the page shows the title: not again in the SVG */
-    const char *const *xlabels;       /* short shas, in x order */
+    const char *y_label;        /* NULL: "median time" */
+    const char *unit;           /* of the y ticks; NULL: "us" */
+    bool no_title;              /* the page shows the title: not again in the SVG */
+    const char *const *xlabels; /* short shas, in x order */
     size_t nx;
-    const char *const *series;        /* legend names */
+    const char *const *series; /* legend names */
     size_t ns;
-    const kg_trend_point *p;          /* in time order (the step line follows it per series) */
+    const kg_trend_point *p; /* in time order (the step line follows it per series) */
     size_t np;
     const kg_trend_note *notes;
     size_t nn;
@@ -51,9 +51,9 @@ typedef struct {
 } kg_trend_box;
 
 typedef struct {
-    double width, height;             /* the viewBox */
+    double width, height; /* the viewBox */
     double plot_x, plot_y, plot_w, plot_h;
-    kg_trend_box boxes[4096];         /* every text element's box, in the viewBox */
+    kg_trend_box boxes[4096]; /* every text element's box, in the viewBox */
     size_t nboxes;
     size_t whiskers, steps_h, steps_v;
 } kg_trend_layout;

@@ -260,7 +260,7 @@ enum { CB_PTSZ = 1 };
 struct kg_cupti_watch {
     CUpti_SubscriberHandle sub;
     bool subscribed, enabled;
-    bool host_memory;            /* the experimental argument check (kg_hp_host_memory_checks) */
+    bool host_memory; /* the experimental argument check (kg_hp_host_memory_checks) */
     pthread_mutex_t mu;
     kg_cw_violation v[MAX_VIOLATIONS];
     size_t n;
@@ -334,8 +334,8 @@ typedef struct {
 
 static void kind_info(call_info *ci, int kind, const void *dst, const void *src)
 {
-    static const char *names[] = { "HostToHost", "HostToDevice", "DeviceToHost",
-                                   "DeviceToDevice", "Default" };
+    static const char *names[] = { "HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice",
+                                   "Default" };
     bool unknown = false;
     if (kind >= 0 && kind <= 2) {
         ci->host = true;
@@ -350,8 +350,8 @@ static void kind_info(call_info *ci, int kind, const void *dst, const void *src)
 static void memtype_info(call_info *ci, CUmemorytype m, CUdeviceptr dev)
 {
     bool unknown = false;
-    if (m == CU_MEMORYTYPE_HOST || (m == CU_MEMORYTYPE_UNIFIED &&
-                                    ptr_is_host((const void *)(uintptr_t)dev, &unknown))) {
+    if (m == CU_MEMORYTYPE_HOST ||
+        (m == CU_MEMORYTYPE_UNIFIED && ptr_is_host((const void *)(uintptr_t)dev, &unknown))) {
         ci->host = true;
         snprintf(ci->why, sizeof ci->why, "host memory operand");
     }
@@ -384,63 +384,85 @@ typedef struct {
 static bool runtime_info(uint32_t cbid, const void *p, call_info *ci)
 {
     switch (cbid) {
-    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000):
-        stream_of(ci, P(kg_cudaLaunchKernel_v13000_params)->stream); return true;
-    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000):
-        stream_of(ci, P(cudaLaunchKernel_v7000_params)->stream); return true;
-    case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060): {
+    case RT(__cudaLaunchKernel_v13000):
+    case RT(__cudaLaunchKernel_ptsz_v13000):
+        stream_of(ci, P(kg_cudaLaunchKernel_v13000_params)->stream);
+        return true;
+    case RT(cudaLaunchKernel_v7000):
+    case RT(cudaLaunchKernel_ptsz_v7000):
+        stream_of(ci, P(cudaLaunchKernel_v7000_params)->stream);
+        return true;
+    case RT(cudaLaunchKernelExC_v11060):
+    case RT(cudaLaunchKernelExC_ptsz_v11060): {
         const cudaLaunchConfig_t *c = P(cudaLaunchKernelExC_v11060_params)->config;
         if (!c)
             return false;
         stream_of(ci, c->stream);
         return true;
     }
-    case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
-        stream_of(ci, P(cudaLaunchCooperativeKernel_v9000_params)->stream); return true;
-    case RT(cudaGraphLaunch_v10000): case RT(cudaGraphLaunch_ptsz_v10000):
-        stream_of(ci, P(cudaGraphLaunch_v10000_params)->stream); return true;
-    case RT(cudaMemsetAsync_v3020): case RT(cudaMemsetAsync_ptsz_v7000):
-        stream_of(ci, P(cudaMemsetAsync_v3020_params)->stream); return true;
-    case RT(cudaMemset2DAsync_v3020): case RT(cudaMemset2DAsync_ptsz_v7000):
-        stream_of(ci, P(cudaMemset2DAsync_v3020_params)->stream); return true;
-    case RT(cudaMemset3DAsync_v3020): case RT(cudaMemset3DAsync_ptsz_v7000):
-        stream_of(ci, P(cudaMemset3DAsync_v3020_params)->stream); return true;
-    case RT(cudaEventRecord_v3020): case RT(cudaEventRecord_ptsz_v7000):
-        stream_of(ci, P(cudaEventRecord_v3020_params)->stream); return true;
-    case RT(cudaMemcpyAsync_v3020): case RT(cudaMemcpyAsync_ptsz_v7000): {
+    case RT(cudaLaunchCooperativeKernel_v9000):
+    case RT(cudaLaunchCooperativeKernel_ptsz_v9000):
+        stream_of(ci, P(cudaLaunchCooperativeKernel_v9000_params)->stream);
+        return true;
+    case RT(cudaGraphLaunch_v10000):
+    case RT(cudaGraphLaunch_ptsz_v10000):
+        stream_of(ci, P(cudaGraphLaunch_v10000_params)->stream);
+        return true;
+    case RT(cudaMemsetAsync_v3020):
+    case RT(cudaMemsetAsync_ptsz_v7000):
+        stream_of(ci, P(cudaMemsetAsync_v3020_params)->stream);
+        return true;
+    case RT(cudaMemset2DAsync_v3020):
+    case RT(cudaMemset2DAsync_ptsz_v7000):
+        stream_of(ci, P(cudaMemset2DAsync_v3020_params)->stream);
+        return true;
+    case RT(cudaMemset3DAsync_v3020):
+    case RT(cudaMemset3DAsync_ptsz_v7000):
+        stream_of(ci, P(cudaMemset3DAsync_v3020_params)->stream);
+        return true;
+    case RT(cudaEventRecord_v3020):
+    case RT(cudaEventRecord_ptsz_v7000):
+        stream_of(ci, P(cudaEventRecord_v3020_params)->stream);
+        return true;
+    case RT(cudaMemcpyAsync_v3020):
+    case RT(cudaMemcpyAsync_ptsz_v7000): {
         const cudaMemcpyAsync_v3020_params *q = P(cudaMemcpyAsync_v3020_params);
         stream_of(ci, q->stream);
         kind_info(ci, q->kind, q->dst, q->src);
         return true;
     }
-    case RT(cudaMemcpy2DAsync_v3020): case RT(cudaMemcpy2DAsync_ptsz_v7000): {
+    case RT(cudaMemcpy2DAsync_v3020):
+    case RT(cudaMemcpy2DAsync_ptsz_v7000): {
         const cudaMemcpy2DAsync_v3020_params *q = P(cudaMemcpy2DAsync_v3020_params);
         stream_of(ci, q->stream);
         kind_info(ci, q->kind, q->dst, q->src);
         return true;
     }
-    case RT(cudaMemcpy3DAsync_v3020): case RT(cudaMemcpy3DAsync_ptsz_v7000): {
+    case RT(cudaMemcpy3DAsync_v3020):
+    case RT(cudaMemcpy3DAsync_ptsz_v7000): {
         const cudaMemcpy3DAsync_v3020_params *q = P(cudaMemcpy3DAsync_v3020_params);
         stream_of(ci, q->stream);
         if (q->p)
             kind_info(ci, q->p->kind, q->p->dstPtr.ptr, q->p->srcPtr.ptr);
         return true;
     }
-    case RT(cudaMemcpyToSymbolAsync_v3020): case RT(cudaMemcpyToSymbolAsync_ptsz_v7000): {
+    case RT(cudaMemcpyToSymbolAsync_v3020):
+    case RT(cudaMemcpyToSymbolAsync_ptsz_v7000): {
         const cudaMemcpyToSymbolAsync_v3020_params *q = P(cudaMemcpyToSymbolAsync_v3020_params);
         stream_of(ci, q->stream);
         kind_info(ci, q->kind, NULL, q->src);
         return true;
     }
-    case RT(cudaMemcpyFromSymbolAsync_v3020): case RT(cudaMemcpyFromSymbolAsync_ptsz_v7000): {
-        const cudaMemcpyFromSymbolAsync_v3020_params *q =
-            P(cudaMemcpyFromSymbolAsync_v3020_params);
+    case RT(cudaMemcpyFromSymbolAsync_v3020):
+    case RT(cudaMemcpyFromSymbolAsync_ptsz_v7000): {
+        const cudaMemcpyFromSymbolAsync_v3020_params *q = P(cudaMemcpyFromSymbolAsync_v3020_params);
         stream_of(ci, q->stream);
         kind_info(ci, q->kind, q->dst, NULL);
         return true;
     }
     case RT(cudaMemcpyPeerAsync_v4000):
-        stream_of(ci, P(cudaMemcpyPeerAsync_v4000_params)->stream); return true;
+        stream_of(ci, P(cudaMemcpyPeerAsync_v4000_params)->stream);
+        return true;
     default: return false;
     }
 }
@@ -448,41 +470,61 @@ static bool runtime_info(uint32_t cbid, const void *p, call_info *ci)
 static bool driver_info(uint32_t cbid, const void *p, call_info *ci)
 {
     switch (cbid) {
-    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz):
-        stream_of(ci, P(cuLaunchKernel_params)->hStream); return true;
-    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz): {
+    case DRV(cuLaunchKernel):
+    case DRV(cuLaunchKernel_ptsz): stream_of(ci, P(cuLaunchKernel_params)->hStream); return true;
+    case DRV(cuLaunchKernelEx):
+    case DRV(cuLaunchKernelEx_ptsz): {
         const CUlaunchConfig *c = P(cuLaunchKernelEx_params)->config;
         if (!c)
             return false;
         stream_of(ci, c->hStream);
         return true;
     }
-    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz):
-        stream_of(ci, P(cuLaunchCooperativeKernel_params)->hStream); return true;
-    case DRV(cuGraphLaunch): case DRV(cuGraphLaunch_ptsz):
-        stream_of(ci, P(cuGraphLaunch_params)->hStream); return true;
-    case DRV(cuEventRecord): case DRV(cuEventRecord_ptsz):
-        stream_of(ci, P(cuEventRecord_params)->hStream); return true;
-    case DRV(cuEventRecordWithFlags): case DRV(cuEventRecordWithFlags_ptsz):
-        stream_of(ci, P(cuEventRecordWithFlags_params)->hStream); return true;
-    case DRV(cuMemsetD8Async): case DRV(cuMemsetD8Async_ptsz):
-        stream_of(ci, P(cuMemsetD8Async_params)->hStream); return true;
-    case DRV(cuMemsetD16Async): case DRV(cuMemsetD16Async_ptsz):
-        stream_of(ci, P(cuMemsetD16Async_params)->hStream); return true;
-    case DRV(cuMemsetD32Async): case DRV(cuMemsetD32Async_ptsz):
-        stream_of(ci, P(cuMemsetD32Async_params)->hStream); return true;
-    case DRV(cuMemsetD2D8Async): case DRV(cuMemsetD2D8Async_ptsz):
-        stream_of(ci, P(cuMemsetD2D8Async_params)->hStream); return true;
-    case DRV(cuMemsetD2D16Async): case DRV(cuMemsetD2D16Async_ptsz):
-        stream_of(ci, P(cuMemsetD2D16Async_params)->hStream); return true;
-    case DRV(cuMemsetD2D32Async): case DRV(cuMemsetD2D32Async_ptsz):
-        stream_of(ci, P(cuMemsetD2D32Async_params)->hStream); return true;
-    case DRV(cuMemcpyDtoDAsync_v2): case DRV(cuMemcpyDtoDAsync_v2_ptsz):
+    case DRV(cuLaunchCooperativeKernel):
+    case DRV(cuLaunchCooperativeKernel_ptsz):
+        stream_of(ci, P(cuLaunchCooperativeKernel_params)->hStream);
+        return true;
+    case DRV(cuGraphLaunch):
+    case DRV(cuGraphLaunch_ptsz): stream_of(ci, P(cuGraphLaunch_params)->hStream); return true;
+    case DRV(cuEventRecord):
+    case DRV(cuEventRecord_ptsz): stream_of(ci, P(cuEventRecord_params)->hStream); return true;
+    case DRV(cuEventRecordWithFlags):
+    case DRV(cuEventRecordWithFlags_ptsz):
+        stream_of(ci, P(cuEventRecordWithFlags_params)->hStream);
+        return true;
+    case DRV(cuMemsetD8Async):
+    case DRV(cuMemsetD8Async_ptsz): stream_of(ci, P(cuMemsetD8Async_params)->hStream); return true;
+    case DRV(cuMemsetD16Async):
+    case DRV(cuMemsetD16Async_ptsz):
+        stream_of(ci, P(cuMemsetD16Async_params)->hStream);
+        return true;
+    case DRV(cuMemsetD32Async):
+    case DRV(cuMemsetD32Async_ptsz):
+        stream_of(ci, P(cuMemsetD32Async_params)->hStream);
+        return true;
+    case DRV(cuMemsetD2D8Async):
+    case DRV(cuMemsetD2D8Async_ptsz):
+        stream_of(ci, P(cuMemsetD2D8Async_params)->hStream);
+        return true;
+    case DRV(cuMemsetD2D16Async):
+    case DRV(cuMemsetD2D16Async_ptsz):
+        stream_of(ci, P(cuMemsetD2D16Async_params)->hStream);
+        return true;
+    case DRV(cuMemsetD2D32Async):
+    case DRV(cuMemsetD2D32Async_ptsz):
+        stream_of(ci, P(cuMemsetD2D32Async_params)->hStream);
+        return true;
+    case DRV(cuMemcpyDtoDAsync_v2):
+    case DRV(cuMemcpyDtoDAsync_v2_ptsz):
     case DRV(cuMemcpyDtoDAsync):
-        stream_of(ci, P(cuMemcpyDtoDAsync_v2_params)->hStream); return true;
-    case DRV(cuMemcpyPeerAsync): case DRV(cuMemcpyPeerAsync_ptsz):
-        stream_of(ci, P(cuMemcpyPeerAsync_params)->hStream); return true;
-    case DRV(cuMemcpyAsync): case DRV(cuMemcpyAsync_ptsz): {
+        stream_of(ci, P(cuMemcpyDtoDAsync_v2_params)->hStream);
+        return true;
+    case DRV(cuMemcpyPeerAsync):
+    case DRV(cuMemcpyPeerAsync_ptsz):
+        stream_of(ci, P(cuMemcpyPeerAsync_params)->hStream);
+        return true;
+    case DRV(cuMemcpyAsync):
+    case DRV(cuMemcpyAsync_ptsz): {
         const cuMemcpyAsync_params *q = P(cuMemcpyAsync_params);
         bool unknown = false;
         stream_of(ci, q->hStream);
@@ -493,7 +535,9 @@ static bool driver_info(uint32_t cbid, const void *p, call_info *ci)
         }
         return true;
     }
-    case DRV(cuMemcpy2DAsync_v2): case DRV(cuMemcpy2DAsync_v2_ptsz): case DRV(cuMemcpy2DAsync): {
+    case DRV(cuMemcpy2DAsync_v2):
+    case DRV(cuMemcpy2DAsync_v2_ptsz):
+    case DRV(cuMemcpy2DAsync): {
         const CUDA_MEMCPY2D *c = P(cuMemcpy2DAsync_v2_params)->pCopy;
         stream_of(ci, P(cuMemcpy2DAsync_v2_params)->hStream);
         if (c) {
@@ -502,7 +546,9 @@ static bool driver_info(uint32_t cbid, const void *p, call_info *ci)
         }
         return true;
     }
-    case DRV(cuMemcpy3DAsync_v2): case DRV(cuMemcpy3DAsync_v2_ptsz): case DRV(cuMemcpy3DAsync): {
+    case DRV(cuMemcpy3DAsync_v2):
+    case DRV(cuMemcpy3DAsync_v2_ptsz):
+    case DRV(cuMemcpy3DAsync): {
         const CUDA_MEMCPY3D *c = P(cuMemcpy3DAsync_v2_params)->pCopy;
         stream_of(ci, P(cuMemcpy3DAsync_v2_params)->hStream);
         if (c) {
@@ -565,14 +611,13 @@ int kg_cw_classify(CUpti_CallbackDomain dom, uint32_t cbid, const void *params, 
 static void record_evidence(const kg_cw_violation *v)
 {
     char text[256];
-    snprintf(text, sizeof text, "%s [%s]%s%s%s%s%s in launch (hot path, observed by CUPTI)",
-             v->api, kg_cw_category_name(v->category), v->via[0] ? " via " : "", v->via,
+    snprintf(text, sizeof text, "%s [%s]%s%s%s%s%s in launch (hot path, observed by CUPTI)", v->api,
+             kg_cw_category_name(v->category), v->via[0] ? " via " : "", v->via,
              v->detail[0] ? " (" : "", v->detail, v->detail[0] ? ")" : "");
     kg_phase_evidence_set(text);
 }
 
-static void record(kg_cupti_watch *w, const char *api, const char *via, int cat,
-                   const char *detail)
+static void record(kg_cupti_watch *w, const char *api, const char *via, int cat, const char *detail)
 {
     pthread_mutex_lock(&w->mu);
     for (size_t i = 0; i < w->n; i++)
@@ -680,8 +725,7 @@ static bool check_args(kg_cupti_watch *w, const char *api, cw_fn *f, void **args
             const char *mem = arg_memory(v);
             if (!mem)
                 continue;
-            snprintf(detail, sizeof detail, "kernel %.48s arg %zu: %s memory", fn_name(f), i,
-                     mem);
+            snprintf(detail, sizeof detail, "kernel %.48s arg %zu: %s memory", fn_name(f), i, mem);
             record(w, api, NULL, KG_CW_HOST_MEMORY, detail);
             break;
         }
@@ -692,17 +736,18 @@ static bool check_args(kg_cupti_watch *w, const char *api, cw_fn *f, void **args
 typedef cudaError_t (*func_by_symbol_fn)(CUfunction *, const void *);
 
 /* The runtime launches whose kernel and arguments the watch knows; true when checked. */
-static bool check_runtime_launch(kg_cupti_watch *w, uint32_t cbid, const void *p,
-                                 const char *api)
+static bool check_runtime_launch(kg_cupti_watch *w, uint32_t cbid, const void *p, const char *api)
 {
     cw_fn f = { NULL, false };
     void **args = NULL;
     switch (cbid) {
-    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000):
+    case RT(__cudaLaunchKernel_v13000):
+    case RT(__cudaLaunchKernel_ptsz_v13000):
         f = (cw_fn){ P(kg_cudaLaunchKernel_v13000_params)->kernel, true };
         args = P(kg_cudaLaunchKernel_v13000_params)->args;
         break;
-    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000): {
+    case RT(cudaLaunchKernel_v7000):
+    case RT(cudaLaunchKernel_ptsz_v7000): {
         CUfunction cf = NULL;
         tl_guard++;
         cudaError_t e = cudaGetFuncBySymbol(&cf, P(cudaLaunchKernel_v7000_params)->func);
@@ -720,11 +765,11 @@ static bool check_runtime_launch(kg_cupti_watch *w, uint32_t cbid, const void *p
     return check_args(w, api, &f, args);
 }
 
-static bool check_driver_launch(kg_cupti_watch *w, uint32_t cbid, const void *p,
-                                const char *api)
+static bool check_driver_launch(kg_cupti_watch *w, uint32_t cbid, const void *p, const char *api)
 {
     switch (cbid) {
-    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
+    case DRV(cuLaunchKernel):
+    case DRV(cuLaunchKernel_ptsz): {
         cw_fn f = { P(cuLaunchKernel_params)->f, false };
         return check_args(w, api, &f, P(cuLaunchKernel_params)->kernelParams);
     }
@@ -757,26 +802,30 @@ static unsigned dim_threads(dim3 b) { return b.x * b.y * b.z; }
 static bool lc_runtime(kg_cupti_watch *w, uint32_t cbid, const void *p)
 {
     switch (cbid) {
-    case RT(__cudaLaunchKernel_v13000): case RT(__cudaLaunchKernel_ptsz_v13000): {
+    case RT(__cudaLaunchKernel_v13000):
+    case RT(__cudaLaunchKernel_ptsz_v13000): {
         const kg_cudaLaunchKernel_v13000_params *q = P(kg_cudaLaunchKernel_v13000_params);
         lc_record(w, q->kernel, dim_threads(q->blockDim), q->sharedMem);
         return true;
     }
-    case RT(cudaLaunchKernel_v7000): case RT(cudaLaunchKernel_ptsz_v7000): {
+    case RT(cudaLaunchKernel_v7000):
+    case RT(cudaLaunchKernel_ptsz_v7000): {
         const cudaLaunchKernel_v7000_params *q = P(cudaLaunchKernel_v7000_params);
         lc_record(w, q->func, dim_threads(q->blockDim), q->sharedMem);
         return true;
     }
-    case RT(cudaLaunchKernelExC_v11060): case RT(cudaLaunchKernelExC_ptsz_v11060): {
+    case RT(cudaLaunchKernelExC_v11060):
+    case RT(cudaLaunchKernelExC_ptsz_v11060): {
         const cudaLaunchKernelExC_v11060_params *q = P(cudaLaunchKernelExC_v11060_params);
         if (!q->config)
             return false;
         lc_record(w, q->func, dim_threads(q->config->blockDim), q->config->dynamicSmemBytes);
         return true;
     }
-    case RT(cudaLaunchCooperativeKernel_v9000): case RT(cudaLaunchCooperativeKernel_ptsz_v9000): {
-        const cudaLaunchCooperativeKernel_v9000_params *q =
-            P(cudaLaunchCooperativeKernel_v9000_params);
+    case RT(cudaLaunchCooperativeKernel_v9000):
+    case RT(cudaLaunchCooperativeKernel_ptsz_v9000): {
+        const cudaLaunchCooperativeKernel_v9000_params *q = P(
+            cudaLaunchCooperativeKernel_v9000_params);
         lc_record(w, q->func, dim_threads(q->blockDim), q->sharedMem);
         return true;
     }
@@ -787,17 +836,20 @@ static bool lc_runtime(kg_cupti_watch *w, uint32_t cbid, const void *p)
 static bool lc_driver(kg_cupti_watch *w, uint32_t cbid, const void *p)
 {
     switch (cbid) {
-    case DRV(cuLaunchKernel): case DRV(cuLaunchKernel_ptsz): {
+    case DRV(cuLaunchKernel):
+    case DRV(cuLaunchKernel_ptsz): {
         const cuLaunchKernel_params *q = P(cuLaunchKernel_params);
         lc_record(w, q->f, q->blockDimX * q->blockDimY * q->blockDimZ, q->sharedMemBytes);
         return true;
     }
-    case DRV(cuLaunchCooperativeKernel): case DRV(cuLaunchCooperativeKernel_ptsz): {
+    case DRV(cuLaunchCooperativeKernel):
+    case DRV(cuLaunchCooperativeKernel_ptsz): {
         const cuLaunchCooperativeKernel_params *q = P(cuLaunchCooperativeKernel_params);
         lc_record(w, q->f, q->blockDimX * q->blockDimY * q->blockDimZ, q->sharedMemBytes);
         return true;
     }
-    case DRV(cuLaunchKernelEx): case DRV(cuLaunchKernelEx_ptsz): {
+    case DRV(cuLaunchKernelEx):
+    case DRV(cuLaunchKernelEx_ptsz): {
         const cuLaunchKernelEx_params *q = P(cuLaunchKernelEx_params);
         if (!q->config)
             return false;
@@ -850,8 +902,8 @@ static void CUPTIAPI on_api(void *userdata, CUpti_CallbackDomain dom, CUpti_Call
         }
         if (lvl < MAX_NEST && cd->functionParams) {
             call_name(dom, cbid, cd->functionName, base, sizeof base);
-            tl_args[lvl] = w->host_memory && check_runtime_launch(w, cbid, cd->functionParams,
-                                                                  base);
+            tl_args[lvl] = w->host_memory &&
+                           check_runtime_launch(w, cbid, cd->functionParams, base);
             if (!lc_outer_recorded(lvl))
                 tl_lc[lvl] = lc_runtime(w, cbid, cd->functionParams);
         }
@@ -917,7 +969,10 @@ static void build_maps(void)
 int kg_cw_rule_cbid_count(size_t i, int *count)
 {
     char base[128];
-    static const struct { CUpti_CallbackDomain d; size_t n; } doms[] = {
+    static const struct {
+        CUpti_CallbackDomain d;
+        size_t n;
+    } doms[] = {
         { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE },
         { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE },
     };
@@ -942,7 +997,8 @@ static void *cw_entry(const char *name, int version)
     void *fn = NULL;
     enum cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPointByVersion(name, &fn, (unsigned)version, cudaEnableDefault, &q) !=
-            cudaSuccess || q != cudaDriverEntryPointSuccess) {
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
         (void)cudaGetLastError();
         return NULL;
     }
@@ -987,9 +1043,11 @@ static int watch_new(kg_cupti_watch **out, bool subscribe)
     sp.oldSubscriberSize = sizeof holder - 1;
     CUptiResult r = cuptiSubscribe_v2(&w->sub, on_api, w, &sp);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        rc = KG_ERR(KG_ECUPTI, "CUPTI: the callback subscriber is already held by %s; the "
-                               "hotpath gate cannot run under another CUPTI tool (Nsight, "
-                               "compute-sanitizer)", holder[0] ? holder : "another tool");
+        rc = KG_ERR(KG_ECUPTI,
+                    "CUPTI: the callback subscriber is already held by %s; the "
+                    "hotpath gate cannot run under another CUPTI tool (Nsight, "
+                    "compute-sanitizer)",
+                    holder[0] ? holder : "another tool");
         goto cleanup;
     }
     KG_CUPTI_CHECK(r);

@@ -22,23 +22,23 @@ extern "C" {
 
 /* Why an API is forbidden on the hot path. */
 typedef enum {
-    KG_CW_ALLOC = 0,       /* "alloc/free" */
-    KG_CW_SYNC,            /* "sync/poll" */
-    KG_CW_HOST_COPY,       /* "host-transfer": host<->device copies, synchronous memcpy/memset */
-    KG_CW_DEFAULT_STREAM,  /* "default-stream": work on stream 0 / legacy / per-thread stream */
-    KG_CW_OBJECTS,         /* "object-churn": stream/event/graph creation and destruction */
-    KG_CW_HOST_FUNC,       /* "host-callback": host functions enqueued on a stream */
-    KG_CW_HOST_MEMORY,     /* "host-memory": a kernel argument pointing to managed or mapped
-                            * host memory (every launch then reaches over the bus) */
-    KG_CW_UM_MIGRATION,    /* "um-migration": unified-memory bytes migrated or pages faulted
-                            * during the observed launches (CUPTI's UM counters, um_counters.h;
-                            * recorded by the gate, not by the callback) */
+    KG_CW_ALLOC = 0,      /* "alloc/free" */
+    KG_CW_SYNC,           /* "sync/poll" */
+    KG_CW_HOST_COPY,      /* "host-transfer": host<->device copies, synchronous memcpy/memset */
+    KG_CW_DEFAULT_STREAM, /* "default-stream": work on stream 0 / legacy / per-thread stream */
+    KG_CW_OBJECTS,        /* "object-churn": stream/event/graph creation and destruction */
+    KG_CW_HOST_FUNC,      /* "host-callback": host functions enqueued on a stream */
+    KG_CW_HOST_MEMORY,    /* "host-memory": a kernel argument pointing to managed or mapped
+                             * host memory (every launch then reaches over the bus) */
+    KG_CW_UM_MIGRATION,   /* "um-migration": unified-memory bytes migrated or pages faulted
+                             * during the observed launches (CUPTI's UM counters, um_counters.h;
+                             * recorded by the gate, not by the callback) */
     KG_CW_N_CATEGORIES
 } kg_cw_category;
 
 /* When a matching call is a violation. */
 typedef enum {
-    KG_CW_ALWAYS = 0,      /* every call */
+    KG_CW_ALWAYS = 0,        /* every call */
     KG_CW_IF_DEFAULT_STREAM, /* enqueues work: only when its stream is a default stream */
     KG_CW_IF_HOST_OR_DEFAULT /* async copy: host side (kind, pointers) or a default stream */
 } kg_cw_when;
@@ -64,12 +64,12 @@ int kg_cw_rule_cbid_count(size_t i, int *count);
 /* One distinct violation (API x category) seen while enabled. */
 #define KG_CW_MAX_FRAMES 48
 typedef struct {
-    char api[64];          /* base name of the offending API (the runtime call when nested) */
-    char via[64];          /* driver call under a runtime call that made it a violation, or "" */
+    char api[64]; /* base name of the offending API (the runtime call when nested) */
+    char via[64]; /* driver call under a runtime call that made it a violation, or "" */
     kg_cw_category category;
-    char detail[96];       /* e.g. "kind DeviceToHost", "stream 0 (legacy default)" */
+    char detail[96]; /* e.g. "kind DeviceToHost", "stream 0 (legacy default)" */
     unsigned long count;
-    unsigned long order;   /* sequence number of its first call (0 = first violation) */
+    unsigned long order; /* sequence number of its first call (0 = first violation) */
     void *frames[KG_CW_MAX_FRAMES];
     int n_frames;
 } kg_cw_violation;

@@ -36,9 +36,9 @@
 #define HP_REPLAYS 2
 
 typedef struct {
-    char msg[1024];   /* failures and vacuous checks, "; "-separated */
-    bool failed;      /* a check FAILed */
-    bool vacuous;     /* a check could not fail (hp_vacuous): ERROR unless one FAILed */
+    char msg[1024]; /* failures and vacuous checks, "; "-separated */
+    bool failed;    /* a check FAILed */
+    bool vacuous;   /* a check could not fail (hp_vacuous): ERROR unless one FAILed */
 } hp_msg;
 
 static void hp_vappend(hp_msg *m, const char *fmt, va_list ap)
@@ -106,8 +106,8 @@ cleanup:
  * comparison's scratch: later runs are compared there (hotpath_diff.cu), only the count and the
  * first index come back. */
 typedef struct {
-    unsigned char *ref;            /* device: run 1's outputs */
-    unsigned long long *scratch;   /* device: 3 words for kg_hp_device_compare */
+    unsigned char *ref;          /* device: run 1's outputs */
+    unsigned long long *scratch; /* device: 3 words for kg_hp_device_compare */
     size_t off[KG_MAX_OUTPUTS];
 } hp_devref;
 
@@ -165,8 +165,8 @@ static int hp_devref_diff(hp_devref *d, kg_instance *inst, size_t *first, size_t
         *count = 0;
     for (int i = 0; i < inst->io.n_outputs && (count || *first == SIZE_MAX); i++) {
         KG_TRY(kg_hp_device_compare(inst->io.outputs[i].ptr, d->ref + d->off[i],
-                                    hp_output_bytes(inst, i), inst->io.outputs[i].dtype,
-                                    d->scratch, inst->stream, &o));
+                                    hp_output_bytes(inst, i), inst->io.outputs[i].dtype, d->scratch,
+                                    inst->stream, &o));
         if (o.first != SIZE_MAX && *first == SIZE_MAX)
             *first = kg_instance_out_offset(inst, i) + o.first;
         if (count)
@@ -236,9 +236,9 @@ static void hp_calls_message(const kg_hp_calls *o, size_t n, hp_msg *m)
     for (size_t i = 0; i < n && len < sizeof list; i++) {
         const kg_cw_violation *v = &o->v[i];
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%s [%s] x%lu%s%s%s%s%s",
-                                i ? ", " : "", v->api, kg_cw_category_name(v->category),
-                                v->count, v->via[0] ? " via " : "", v->via,
-                                v->detail[0] ? " (" : "", v->detail, v->detail[0] ? ")" : "");
+                                i ? ", " : "", v->api, kg_cw_category_name(v->category), v->count,
+                                v->via[0] ? " via " : "", v->via, v->detail[0] ? " (" : "",
+                                v->detail, v->detail[0] ? ")" : "");
     }
     hp_first_frame(&o->v[0], frame, sizeof frame);
     hp_fail(m, "forbidden calls in %d launches: %s (first from %s)", o->observed_launches, list,
@@ -386,9 +386,10 @@ static int hp_batch(kg_instance *inst, hp_devref *dr, kg_hp_batch *o, hp_msg *m)
         const kg_output *out = &inst->io.outputs[i];
         size_t bytes = out->count * kg_dtype_size(out->dtype);
         if (out->rows && (out->rows != rows || bytes % out->rows != 0))
-            return KG_ERR(KG_EINVAL, "case '%s': output %d: %zu bytes in %zu rows (every output "
-                          "with rows has the same rows, %zu, and whole rows)", inst->desc->id,
-                          i, bytes, out->rows, rows);
+            return KG_ERR(KG_EINVAL,
+                          "case '%s': output %d: %zu bytes in %zu rows (every output "
+                          "with rows has the same rows, %zu, and whole rows)",
+                          inst->desc->id, i, bytes, out->rows, rows);
         o->row_bytes += out->rows ? bytes / rows : 0;
     }
     o->checked = true;
@@ -404,8 +405,10 @@ static int hp_batch(kg_instance *inst, hp_devref *dr, kg_hp_batch *o, hp_msg *m)
             o->vacuous = true;
     }
     if (o->failed_batch)
-        hp_fail(m, "batch-variant: row %zu computed in a batch of %d differs from the full "
-                   "batch of %zu", o->failed_row, o->failed_batch, rows);
+        hp_fail(m,
+                "batch-variant: row %zu computed in a batch of %d differs from the full "
+                "batch of %zu",
+                o->failed_row, o->failed_batch, rows);
     else if (o->vacuous)
         hp_vacuous_note(m, "batch invariance");
     o->pass = o->failed_batch == 0 && !o->vacuous;
@@ -469,8 +472,10 @@ static int hp_replays(kg_instance *inst, cudaGraphExec_t exec, hp_devref *dr, kg
             o->vacuous = true;
         if (d != SIZE_MAX) {
             o->stage = "compare";
-            snprintf(o->detail, sizeof o->detail, "replay %d differs from the eager output (%zu "
-                     "bytes, first at byte %zu)", r + 1, count, d);
+            snprintf(o->detail, sizeof o->detail,
+                     "replay %d differs from the eager output (%zu "
+                     "bytes, first at byte %zu)",
+                     r + 1, count, d);
             return 0;
         }
     }
@@ -546,10 +551,7 @@ void kg_hotpath_result_free(void *p)
 }
 
 /* The forbidden-call records were allocated in the worker: their count travels, not them. */
-static void hp_result_flatten(void *copy)
-{
-    ((kg_hotpath_result *)copy)->calls.v = NULL;
-}
+static void hp_result_flatten(void *copy) { ((kg_hotpath_result *)copy)->calls.v = NULL; }
 
 /* Order: determinism first (its run 1 is the warm-up and the eager output), so one-time lazy
  * initialisation is not counted as a hot-path call; graph last, as a failed capture is the most
@@ -593,7 +595,8 @@ static int hp_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     if (m.failed || m.vacuous)
         snprintf(res->message, sizeof res->message, "%s", m.msg);
     else
-        snprintf(res->message, sizeof res->message, "no forbidden calls, %s%s%slaunch "
+        snprintf(res->message, sizeof res->message,
+                 "no forbidden calls, %s%s%slaunch "
                  "configurations as declared, graph replay byte-equal, %d runs identical%s",
                  !kg_hp_host_memory_checks() ? ""
                  : r->calls.um.available     ? "no unified-memory migration, "

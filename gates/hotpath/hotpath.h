@@ -15,15 +15,18 @@ extern "C" {
 #endif
 
 typedef struct {
-    int runs;               /* determinism runs per case (--runs, at least 10) */
+    int runs; /* determinism runs per case (--runs, at least 10) */
 } kg_hotpath_opts;
-#define KG_HOTPATH_OPTS_INIT { .runs = 10 }
+#define KG_HOTPATH_OPTS_INIT \
+    {                        \
+        .runs = 10           \
+    }
 
 typedef struct {
     bool done;
     int runs, mismatched, first_run; /* first_run: 1-based, 0 = none differed */
     size_t first_byte;
-    bool vacuous;           /* equal runs, but every compared element still poison */
+    bool vacuous; /* equal runs, but every compared element still poison */
     bool pass;
 } kg_hp_determinism;
 
@@ -31,28 +34,28 @@ typedef struct {
     bool done;
     int observed_launches;
     unsigned long api_calls;
-    kg_cw_violation *v;     /* copies of the watch's records (owned), then the um-migration
-                             * row when the UM counters saw any */
+    kg_cw_violation *v; /* copies of the watch's records (owned), then the um-migration
+                           * row when the UM counters saw any */
     size_t n;
-    kg_um_counts um;        /* unified-memory counters over the observed launches */
+    kg_um_counts um; /* unified-memory counters over the observed launches */
     bool pass;
 } kg_hp_calls;
 
 typedef struct {
     bool done, checked;
-    int max_batch, failed_batch;     /* failed_batch 0 = none */
+    int max_batch, failed_batch; /* failed_batch 0 = none */
     size_t row_bytes, failed_row;
-    bool vacuous;           /* a batch equal to the full one, but all poison */
+    bool vacuous; /* a batch equal to the full one, but all poison */
     bool pass;
 } kg_hp_batch;
 
 typedef struct {
     bool done;
-    const char *stage;      /* "ok", "capture", "instantiate", "replay", "compare" */
+    const char *stage; /* "ok", "capture", "instantiate", "replay", "compare" */
     char cuda_error[64];
     char detail[512];
     int replays;
-    bool vacuous;           /* a replay equal to the eager output, but all poison */
+    bool vacuous; /* a replay equal to the eager output, but all poison */
     bool pass;
 } kg_hp_graph;
 

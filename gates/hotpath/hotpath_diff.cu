@@ -22,8 +22,8 @@ __device__ static void hp_diff_flush(unsigned long long *out, unsigned long long
 }
 
 __global__ void __launch_bounds__(HP_DIFF_BLOCK)
-hp_diff_words_kernel(const uint64_t *__restrict__ a, const uint64_t *__restrict__ b,
-                     size_t words, unsigned es, kg_dtype dt, unsigned long long *out)
+    hp_diff_words_kernel(const uint64_t *__restrict__ a, const uint64_t *__restrict__ b,
+                         size_t words, unsigned es, kg_dtype dt, unsigned long long *out)
 {
     unsigned long long cnt = 0, first = ~0ull, poison = 0;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -43,8 +43,8 @@ hp_diff_words_kernel(const uint64_t *__restrict__ a, const uint64_t *__restrict_
 /* Bytes [from, n); with es, each element starting in that range (at a multiple of es) is
  * classified from its es bytes. */
 __global__ void __launch_bounds__(HP_DIFF_BLOCK)
-hp_diff_bytes_kernel(const unsigned char *__restrict__ a, const unsigned char *__restrict__ b,
-                     size_t from, size_t n, unsigned es, kg_dtype dt, unsigned long long *out)
+    hp_diff_bytes_kernel(const unsigned char *__restrict__ a, const unsigned char *__restrict__ b,
+                         size_t from, size_t n, unsigned es, kg_dtype dt, unsigned long long *out)
 {
     unsigned long long cnt = 0, first = ~0ull, poison = 0;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -85,17 +85,19 @@ static int hp_diff_run(const void *a, const void *b, size_t n, unsigned es, kg_d
     if (es)
         KG_CUDA_CHECK(cudaMemsetAsync(&scratch[2], 0, sizeof scratch[2], s));
     if (words) {
-        hp_diff_words_kernel<<<hp_diff_grid(words), HP_DIFF_BLOCK, 0, s>>>(
-            (const uint64_t *)a, (const uint64_t *)b, words, es, dt, scratch);
+        hp_diff_words_kernel<<<hp_diff_grid(words), HP_DIFF_BLOCK, 0, s>>>((const uint64_t *)a,
+                                                                           (const uint64_t *)b,
+                                                                           words, es, dt, scratch);
         KG_LAUNCH_CHECK();
     }
     if (words * 8 < n) {
-        hp_diff_bytes_kernel<<<hp_diff_grid(n - words * 8), HP_DIFF_BLOCK, 0, s>>>(
-            (const unsigned char *)a, (const unsigned char *)b, words * 8, n, es, dt, scratch);
+        hp_diff_bytes_kernel<<<hp_diff_grid(n - words * 8), HP_DIFF_BLOCK, 0,
+                               s>>>((const unsigned char *)a, (const unsigned char *)b, words * 8,
+                                    n, es, dt, scratch);
         KG_LAUNCH_CHECK();
     }
-    KG_CUDA_CHECK(cudaMemcpyAsync(got, scratch, (es ? 3 : 2) * sizeof got[0],
-                                  cudaMemcpyDeviceToHost, s));
+    KG_CUDA_CHECK(
+        cudaMemcpyAsync(got, scratch, (es ? 3 : 2) * sizeof got[0], cudaMemcpyDeviceToHost, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     o->count = (size_t)got[0];
     o->first = got[0] ? (size_t)got[1] : SIZE_MAX;
@@ -120,7 +122,9 @@ extern "C" int kg_hp_device_compare(const void *a, const void *b, size_t n, kg_d
 {
     size_t es = kg_dtype_size(dt);
     if (es == 0 || n % es != 0)
-        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "device compare: %zu bytes are not "
-                            "whole elements of dtype %d", n, (int)dt);
+        return kg_error_set(KG_EINVAL, __FILE__, __LINE__,
+                            "device compare: %zu bytes are not "
+                            "whole elements of dtype %d",
+                            n, (int)dt);
     return hp_diff_run(a, b, n, (unsigned)es, dt, scratch, s, out);
 }

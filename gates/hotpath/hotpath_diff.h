@@ -52,8 +52,7 @@ static inline KG_HP_HD bool kg_hp_elem_poison(uint64_t v, unsigned es, kg_dtype 
     switch (dt) {
     case KG_DTYPE_F32: return (v & 0x7f800000u) == 0x7f800000u && (v & 0x007fffffu);
     case KG_DTYPE_F64:
-        return (v & 0x7ff0000000000000ull) == 0x7ff0000000000000ull &&
-               (v & 0x000fffffffffffffull);
+        return (v & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (v & 0x000fffffffffffffull);
     case KG_DTYPE_F16: return (v & 0x7c00u) == 0x7c00u && (v & 0x03ffu);
     case KG_DTYPE_BF16: return (v & 0x7f80u) == 0x7f80u && (v & 0x007fu);
     default: return false;
@@ -72,10 +71,10 @@ static inline KG_HP_HD unsigned kg_hp_word_poison(uint64_t w, unsigned es, kg_dt
 
 /* One comparison of a (the output under check) with b (the output it must equal). */
 typedef struct {
-    size_t first;          /* first differing byte, SIZE_MAX when equal */
-    size_t count;          /* differing bytes */
-    size_t poison;         /* poison elements of a (kg_hp_elem_poison) */
-    size_t elems;          /* elements compared (n / the dtype's size) */
+    size_t first;  /* first differing byte, SIZE_MAX when equal */
+    size_t count;  /* differing bytes */
+    size_t poison; /* poison elements of a (kg_hp_elem_poison) */
+    size_t elems;  /* elements compared (n / the dtype's size) */
 } kg_hp_diff;
 
 /* Enqueue on s the comparison of n bytes (whole elements of dtype dt) at device pointers a

@@ -138,8 +138,7 @@ void kg_hotpath_detail(FILE *out, const kg_case_desc *d, const kg_case_result *r
     const cJSON *it;
     int k = 0;
     fprintf(out, "    first forbidden call %s, host backtrace:\n", r->calls.v[0].api);
-    cJSON_ArrayForEach(it, bt)
-    {
+    cJSON_ArrayForEach(it, bt) {
         if (k++ == 12)
             break;
         fprintf(out, "      %s\n", cJSON_GetStringValue(it));
@@ -182,8 +181,8 @@ static void hpf_cell_batch(char *b, size_t n, const kg_case_desc *d, const kg_ca
 {
     const kg_hotpath_result *r = res->data;
     KG_UNUSED(d), KG_UNUSED(l);
-    snprintf(b, n, "%s", hpf_word(r->batch.done, r->batch.checked, r->batch.pass,
-                               r->batch.vacuous));
+    snprintf(b, n, "%s",
+             hpf_word(r->batch.done, r->batch.checked, r->batch.pass, r->batch.vacuous));
 }
 
 const kg_gate_column kg_hotpath_columns[KG_HOTPATH_N_COLUMNS] = {

@@ -34,8 +34,10 @@ static void lc_mismatch(kg_hp_launch_config *o, const kg_hp_lc_decl *decls, size
     size_t cap = sizeof o->fail, len = strlen(f);
     if (len && len + 2 < cap)
         memcpy(f + len, "; ", 3);
-    lc_cat(f, cap, "kernel '%s' launched with %u threads/block, %zu B dynamic smem; kernels[] "
-           "declares", decls[first].name, l->threads, l->smem);
+    lc_cat(f, cap,
+           "kernel '%s' launched with %u threads/block, %zu B dynamic smem; kernels[] "
+           "declares",
+           decls[first].name, l->threads, l->smem);
     bool more = false;
     for (size_t j = 0; j < n; j++)
         if (lc_has(&decls[j], l->handle)) {
@@ -73,8 +75,8 @@ void kg_hp_launch_config_decide(const kg_hp_lc_decl *decls, size_t n, const kg_c
             continue;
         }
         if (o->n_rows < KG_HP_LC_MAX_ROWS)
-            o->rows[o->n_rows++] = (kg_hp_lc_row){ first, obs[i].threads, obs[i].smem,
-                                                   obs[i].count, match };
+            o->rows[o->n_rows++] = (kg_hp_lc_row){ first, obs[i].threads, obs[i].smem, obs[i].count,
+                                                   match };
         if (!match) {
             o->mismatched++;
             lc_mismatch(o, decls, n, &obs[i], first);
@@ -85,8 +87,10 @@ void kg_hp_launch_config_decide(const kg_hp_lc_decl *decls, size_t n, const kg_c
         for (size_t i = 0; i < m && !launched; i++)
             launched = lc_has(&decls[j], obs[i].handle);
         if (!decls[j].resolved)
-            lc_note(o, "kernel '%s': no launch handle (cudaGetKernel/cudaGetFuncBySymbol "
-                    "failed), not checked", decls[j].name);
+            lc_note(o,
+                    "kernel '%s': no launch handle (cudaGetKernel/cudaGetFuncBySymbol "
+                    "failed), not checked",
+                    decls[j].name);
         else if (!launched)
             lc_note(o, "kernel '%s' declared, not launched in the observed launches",
                     decls[j].name);

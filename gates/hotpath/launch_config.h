@@ -29,11 +29,11 @@ typedef struct {
 
 /* One observed configuration of a declared kernel. */
 typedef struct {
-    int decl;                /* its first declaration (index into the case's kernels) */
+    int decl; /* its first declaration (index into the case's kernels) */
     unsigned threads;
     size_t smem;
     unsigned long count;
-    bool match;              /* some declaration of that kernel states this configuration */
+    bool match; /* some declaration of that kernel states this configuration */
 } kg_hp_lc_row;
 
 #define KG_HP_LC_MAX_ROWS KG_CW_MAX_LAUNCHES
@@ -41,11 +41,11 @@ typedef struct {
     bool done;
     kg_hp_lc_row rows[KG_HP_LC_MAX_ROWS];
     size_t n_rows;
-    unsigned long undeclared;    /* launches of kernels the case does not declare (cuBLAS) */
-    unsigned long dropped;       /* launches past the watch's table: not judged */
-    int mismatched;              /* rows with no matching declaration */
-    char fail[512];              /* "kernel 'X' launched with ...; kernels[] declares ..." */
-    char note[256];              /* unresolvable declarations, declared kernels not launched */
+    unsigned long undeclared; /* launches of kernels the case does not declare (cuBLAS) */
+    unsigned long dropped;    /* launches past the watch's table: not judged */
+    int mismatched;           /* rows with no matching declaration */
+    char fail[512];           /* "kernel 'X' launched with ...; kernels[] declares ..." */
+    char note[256];           /* unresolvable declarations, declared kernels not launched */
     bool pass;
 } kg_hp_launch_config;
 

@@ -18,13 +18,17 @@ void kg_um_add(kg_um_counts *c, int kind, uint64_t value)
     c->records++;
     switch (kind) {
     case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
-        c->htod_bytes += value; break;
+        c->htod_bytes += value;
+        break;
     case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
-        c->dtoh_bytes += value; break;
+        c->dtoh_bytes += value;
+        break;
     case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
-        c->gpu_faults += value ? value : 1; break;
+        c->gpu_faults += value ? value : 1;
+        break;
     case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT:
-        c->cpu_faults++; break; /* the value is the faulting PC, not a count */
+        c->cpu_faults++;
+        break; /* the value is the faulting PC, not a count */
     default: break;
     }
 }
@@ -37,7 +41,8 @@ bool kg_um_migrated(const kg_um_counts *c, char *detail, size_t n)
             detail[0] = '\0';
         return false;
     }
-    int k = snprintf(detail, n, "%llu B HtoD, %llu B DtoH, %llu GPU page fault groups", c->htod_bytes, c->dtoh_bytes, c->gpu_faults);
+    int k = snprintf(detail, n, "%llu B HtoD, %llu B DtoH, %llu GPU page fault groups",
+                     c->htod_bytes, c->dtoh_bytes, c->gpu_faults);
     if (c->cpu_faults_counted && k >= 0 && (size_t)k < n)
         snprintf(detail + k, n - (size_t)k, ", %llu CPU page faults", c->cpu_faults);
     return true;
@@ -46,12 +51,12 @@ bool kg_um_migrated(const kg_um_counts *c, char *detail, size_t n)
 /* ---- the activity buffers ------------------------------------------------------------------ */
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static kg_um_counts g_sum;       /* filled by the completion callback (any thread) */
+static kg_um_counts g_sum; /* filled by the completion callback (any thread) */
 static unsigned long g_dropped;
-static bool g_enabled;           /* the activity kind is on (from kg_um_arm to kg_um_disarm) */
-static bool g_armed;             /* enabled by kg_um_arm: kg_um_end leaves it on */
-static uint64_t g_t0, g_t1;      /* the observed window (CUPTI timestamps); t1 0 while open */
-static int g_cfg;                /* 0 not tried, 1 with CPU faults, 2 without, -1 unavailable */
+static bool g_enabled;      /* the activity kind is on (from kg_um_arm to kg_um_disarm) */
+static bool g_armed;        /* enabled by kg_um_arm: kg_um_end leaves it on */
+static uint64_t g_t0, g_t1; /* the observed window (CUPTI timestamps); t1 0 while open */
+static int g_cfg;           /* 0 not tried, 1 with CPU faults, 2 without, -1 unavailable */
 static char g_cfg_why[160];
 
 static void CUPTIAPI um_buf_request(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -70,8 +75,8 @@ static bool um_in_window(const CUpti_ActivityUnifiedMemoryCounter3 *u)
     return g_t0 && end >= g_t0 && (!g_t1 || u->start <= g_t1);
 }
 
-static void CUPTIAPI um_buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
-                                     size_t size, size_t valid)
+static void CUPTIAPI um_buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                     size_t valid)
 {
     CUpti_Activity *rec = NULL;
     size_t dropped = 0;
@@ -80,8 +85,8 @@ static void CUPTIAPI um_buf_complete(CUcontext ctx, uint32_t stream, uint8_t *bu
     while (valid && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
         if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
             continue;
-        const CUpti_ActivityUnifiedMemoryCounter3 *u =
-            (const CUpti_ActivityUnifiedMemoryCounter3 *)rec;
+        const CUpti_ActivityUnifiedMemoryCounter3 *u = (const CUpti_ActivityUnifiedMemoryCounter3 *)
+            rec;
         if (um_in_window(u))
             kg_um_add(&g_sum, (int)u->counterKind, u->value);
     }
@@ -226,8 +231,7 @@ int kg_um_end(kg_um_counts *c)
     c->cpu_faults_counted = cpu;
     c->available = g_dropped == 0;
     if (g_dropped)
-        snprintf(c->why, sizeof c->why, "%lu unified-memory records dropped by CUPTI",
-                 g_dropped);
+        snprintf(c->why, sizeof c->why, "%lu unified-memory records dropped by CUPTI", g_dropped);
     g_t0 = g_t1 = 0;
     pthread_mutex_unlock(&g_mu);
 cleanup:

@@ -17,13 +17,13 @@ extern "C" {
 #endif
 
 typedef struct {
-    bool available;             /* counters configured, enabled and every record delivered */
-    bool cpu_faults_counted;    /* CPU_PAGE_FAULT_COUNT configured too (not on every system) */
-    char why[160];              /* not available: why (CUPTI's result, dropped records) */
+    bool available;          /* counters configured, enabled and every record delivered */
+    bool cpu_faults_counted; /* CPU_PAGE_FAULT_COUNT configured too (not on every system) */
+    char why[160];           /* not available: why (CUPTI's result, dropped records) */
     unsigned long long htod_bytes, dtoh_bytes;
-    unsigned long long gpu_faults;  /* page fault groups (the GPU_PAGE_FAULT records' values) */
-    unsigned long long cpu_faults;  /* CPU page fault records */
-    unsigned long records;      /* unified-memory counter records seen */
+    unsigned long long gpu_faults; /* page fault groups (the GPU_PAGE_FAULT records' values) */
+    unsigned long long cpu_faults; /* CPU page fault records */
+    unsigned long records;         /* unified-memory counter records seen */
 } kg_um_counts;
 
 /* One record (pure): kind is a CUpti_ActivityUnifiedMemoryCounterKind. Bytes for HTOD/DTOH,

@@ -13,10 +13,7 @@
 #include "core/report_keys.h"
 #include "driver/driver.h"
 
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 static const char *jstr(const cJSON *o, const char *k)
 {
@@ -38,8 +35,7 @@ void kg_advance_input_free(kg_advance_input *in)
     free(in);
 }
 
-static void why(kg_advance_input *in, const char *fmt, const char *a, const char *b,
-                const char *c)
+static void why(kg_advance_input *in, const char *fmt, const char *a, const char *b, const char *c)
 {
     size_t n = strlen(in->why_not);
     if (n + 4 >= sizeof in->why_not)
@@ -72,18 +68,15 @@ static int check_coverage(kg_advance_input *in, const cJSON *gates, const cJSON 
     const cJSON **slot = calloc(ns, sizeof *slot), *g, *r;
     if (!slot)
         return KG_ERR(KG_ENOMEM, "out of memory");
-    cJSON_ArrayForEach(r, results)
-    {
+    cJSON_ArrayForEach(r, results) {
         size_t i = pair_hash(jstr(r, "gate"), jstr(r, "case")) & (ns - 1);
         while (slot[i])
             i = (i + 1) & (ns - 1);
         slot[i] = r;
     }
-    cJSON_ArrayForEach(g, gates)
-    {
+    cJSON_ArrayForEach(g, gates) {
         const char *gn = cJSON_GetStringValue(g);
-        cJSON_ArrayForEach(r, results)
-        {
+        cJSON_ArrayForEach(r, results) {
             const char *cs = jstr(r, "case");
             if (!gn || strcmp(jstr(r, "gate"), "selftest") == 0)
                 continue;
@@ -110,7 +103,8 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
         in->n_same++;
     if (strcmp(o->decision, KG_RV_DEC_IMPROVED) != 0 && strcmp(o->decision, KG_RV_DEC_NO_MARK) != 0)
         return 0;
-    if (o->processes < 2 && !o->exact) { /* unconfirmed: production advances only from separate processes */
+    if (o->processes < 2 &&
+        !o->exact) { /* unconfirmed: production advances only from separate processes */
         in->n_single++;
         return 0;
     }
@@ -118,18 +112,20 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
         return KG_ERR(KG_EPARSE, "%s: bench result for '%s' lacks figures.%s", name, cs,
                       KG_FIG_METRIC);
     if (o->processes > KG_ADVANCE_MAX_PROCESSES ||
-        (!o->exact && !(o->env_lo > 0 && o->env_lo <= o->env_hi)) || o->k < 0 || o->k > KG_MARK_MAX_K)
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': %d processes need 0 < env_lo <= "
-                                 "env_hi (got %g, %g), processes <= %d and k in [0, %d] (got %d)",
+        (!o->exact && !(o->env_lo > 0 && o->env_lo <= o->env_hi)) || o->k < 0 ||
+        o->k > KG_MARK_MAX_K)
+        return KG_ERR(KG_EPARSE,
+                      "%s: bench result for '%s': %d processes need 0 < env_lo <= "
+                      "env_hi (got %g, %g), processes <= %d and k in [0, %d] (got %d)",
                       name, cs, o->processes, o->env_lo, o->env_hi, KG_ADVANCE_MAX_PROCESSES,
                       KG_MARK_MAX_K, o->k);
     if (!(o->ci_lo > 0 && o->ci_lo <= o->median && o->median <= o->ci_hi) || o->band < 0 ||
-        o->band >= 1 || o->samples < 1 || o->samples != floor(o->samples) ||
-        o->samples > 2e9)
-        return KG_ERR(KG_EPARSE, "%s: bench result for '%s': need 0 < ci_lo <= median <= ci_hi, "
-                                 "0 <= band_rel < 1 and an integer samples in [1, 2e9] (got %g <= "
-                                 "%g <= %g, band %g, samples %g)", name, cs, o->ci_lo,
-                      o->median, o->ci_hi, o->band, o->samples);
+        o->band >= 1 || o->samples < 1 || o->samples != floor(o->samples) || o->samples > 2e9)
+        return KG_ERR(KG_EPARSE,
+                      "%s: bench result for '%s': need 0 < ci_lo <= median <= ci_hi, "
+                      "0 <= band_rel < 1 and an integer samples in [1, 2e9] (got %g <= "
+                      "%g <= %g, band %g, samples %g)",
+                      name, cs, o->ci_lo, o->median, o->ci_hi, o->band, o->samples);
     kg_advance_cand *nc = realloc(in->cands, (in->n_cands + 1) * sizeof *nc);
     if (!nc)
         return KG_ERR(KG_ENOMEM, "out of memory");
@@ -144,8 +140,8 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     /* The spread of the N process medians, widened as kg_marks_merge widens it. */
     double env_half = o->exact ? 0 : (o->env_hi - o->env_lo) / (2.0 * o->median);
     m->band_rel = o->exact ? o->band
-                           : fmax(o->band, (double)(o->processes + 1) /
-                                               (double)(o->processes - 1) * env_half);
+                           : fmax(o->band, (double)(o->processes + 1) / (double)(o->processes - 1) *
+                                               env_half);
     m->runs = o->exact ? 1 : o->processes; /* band > 0.999: refused by kg_mark_validate */
     m->env_lo = o->env_lo;
     m->env_hi = o->env_hi;
@@ -169,9 +165,11 @@ int kg_advance_add(kg_advance_input *in, const kg_advance_obs *o, const char *na
     m->energy_per_launch_mj = o->energy_mj > 0 ? o->energy_mj : 0;
     m->energy_spread_rel = m->energy_per_launch_mj > 0 ? fmin(0.999, o->energy_spread) : 0;
     m->power_state = o->power_state && *o->power_state && strcmp(o->power_state, "unknown") != 0
-                         ? xstrdup(o->power_state) : NULL;
+                         ? xstrdup(o->power_state)
+                         : NULL;
     if ((o->power_state && *o->power_state && strcmp(o->power_state, "unknown") != 0 &&
-         !m->power_state) || !m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
+         !m->power_state) ||
+        !m->device_class || !m->case_id || !m->metric || !m->commit || !m->date || !m->run_id ||
         !m->driver || !m->cuda || !m->set_by)
         return KG_ERR(KG_ENOMEM, "out of memory");
     /* What would be committed is checked here, by the loader's rules, so a commit that kgate
@@ -192,10 +190,12 @@ void kg_advance_now(char *buf, size_t n)
 static int adv_replay_fields(kg_advance_input *in, const cJSON *root)
 {
     const char *st = jstr(root, KG_RK_STARTED_AT);
-    const char *c = jstr(cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE), KG_RK_PROV_COMMIT);
+    const char *c = jstr(cJSON_GetObjectItemCaseSensitive(root, KG_RK_PROVENANCE),
+                         KG_RK_PROV_COMMIT);
     const cJSON *mu = cJSON_GetObjectItemCaseSensitive(root, KG_RK_MARKS_UPDATE);
     const char *ac = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(mu, KG_RK_MU_COMMITTED))
-                         ? jstr(mu, KG_RK_MU_COMMIT) : NULL;
+                         ? jstr(mu, KG_RK_MU_COMMIT)
+                         : NULL;
     if ((st && !(in->started_at = strdup(st))) || (c && !(in->commit = strdup(c))) ||
         (ac && !(in->applied_commit = strdup(ac))))
         return KG_ERR(KG_ENOMEM, "out of memory");
@@ -219,11 +219,14 @@ static int adv_take_result(kg_advance_input *in, const cJSON *it, const kg_advan
                            const char *name, int *n_bad)
 {
     int rc = 0;
-    const char *g = jstr(it, KG_RES_GATE), *cs = jstr(it, KG_RES_CASE), *vs = jstr(it, KG_RES_VERDICT);
+    const char *g = jstr(it, KG_RES_GATE), *cs = jstr(it, KG_RES_CASE),
+               *vs = jstr(it, KG_RES_VERDICT);
     kg_verdict v, full;
     if (!g || !cs || !vs || kg_verdict_parse(vs, &v) < 0)
-        return KG_ERR(KG_EPARSE, "%s: a result lacks gate/case/verdict or has an unknown "
-                                 "verdict", name);
+        return KG_ERR(KG_EPARSE,
+                      "%s: a result lacks gate/case/verdict or has an unknown "
+                      "verdict",
+                      name);
     in->counts[v]++;
     if (v == KG_VERDICT_FAIL || v == KG_VERDICT_ERROR || v == KG_VERDICT_SKIP) {
         if (++*n_bad <= 3) /* the first few name the problem; the count says the rest */
@@ -267,8 +270,10 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
     const cJSON *cert = cJSON_GetObjectItemCaseSensitive(root, KG_RK_CERTIFYING);
     res = cJSON_GetObjectItemCaseSensitive(root, KG_RK_RESULTS);
     if (!mode || !cJSON_IsBool(cert) || !run_id || !cJSON_IsArray(res)) {
-        rc = KG_ERR(KG_EPARSE, "%s: not a kgate report (needs mode, certifying, run_id and "
-                               "results)", name);
+        rc = KG_ERR(KG_EPARSE,
+                    "%s: not a kgate report (needs mode, certifying, run_id and "
+                    "results)",
+                    name);
         goto cleanup;
     }
     /* Both stamps must agree: anything but an explicit production stamp is non-certifying. */
@@ -301,7 +306,8 @@ int kg_advance_parse(kg_advance_input **out, const cJSON *root, const char *name
         kg_advance_now(now, sizeof now);
         stamp.date = now;
     }
-    cJSON_ArrayForEach(it, res) KG_TRY(adv_take_result(in, it, &stamp, name, &n_bad));
+    cJSON_ArrayForEach(it, res)
+        KG_TRY(adv_take_result(in, it, &stamp, name, &n_bad));
     if (n_bad > 3) {
         char more[32];
         snprintf(more, sizeof more, "%d", n_bad - 3);
@@ -341,8 +347,9 @@ int kg_advance_apply(kg_marks *m, const kg_advance_input *in, kg_mark_moves *mov
         /* Like with like: a change of direction is a refusal, never a replacement (the metric
          * and with it the unit are part of the key). */
         if (cur && cur->direction != c->direction) {
-            rc = KG_ERR(KG_EREFUSED, "mark %s / %s / %s is %s, the run's candidate %s: refused "
-                                     "(a direction never changes through an advance)",
+            rc = KG_ERR(KG_EREFUSED,
+                        "mark %s / %s / %s is %s, the run's candidate %s: refused "
+                        "(a direction never changes through an advance)",
                         c->device_class, c->case_id, c->metric,
                         cur->direction == KG_LOWER_IS_BETTER ? KG_RV_DIR_LOWER : KG_RV_DIR_HIGHER,
                         c->direction == KG_LOWER_IS_BETTER ? KG_RV_DIR_LOWER : KG_RV_DIR_HIGHER);
@@ -404,8 +411,9 @@ int kg_advance_message(char **out, const kg_advance_input *in, const kg_mark_mov
                               m->case_id, m->device_class, m->metric, old, m->new_value,
                               100.0 * m->band_rel);
     }
-    snprintf(b + n, cap - n, "\nEach new mark is the %s edge of the run's confidence interval "
-                             "(ratchet guard).\nRun-Id: %s\n",
+    snprintf(b + n, cap - n,
+             "\nEach new mark is the %s edge of the run's confidence interval "
+             "(ratchet guard).\nRun-Id: %s\n",
              "conservative", in->run_id);
     *out = b;
     return 0;

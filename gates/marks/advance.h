@@ -31,19 +31,19 @@ extern "C" {
 /* One bench result that may move a mark (decision IMPROVED or NO_MARK), already converted to
  * the mark it would set: value = the conservative edge of the run's interval. */
 typedef struct {
-    kg_mark cand;          /* strings owned by the kg_advance_input */
+    kg_mark cand; /* strings owned by the kg_advance_input */
     char decision[16];
 } kg_advance_cand;
 
 typedef struct {
     char *run_id;
-    char *device_class;    /* NULL when the report has no device */
+    char *device_class; /* NULL when the report has no device */
     bool certifying;
-    bool all_passed;       /* no FAIL / ERROR / SKIP, a device, every gate over every case */
-    char why_not[512];     /* when !all_passed: what failed, for the message */
-    int counts[5];         /* verdict counts over all results */
-    int n_bench, n_same;   /* bench results; those that decided SAME */
-    int n_single;          /* IMPROVED / NO_MARK results of one process: never candidates */
+    bool all_passed;     /* no FAIL / ERROR / SKIP, a device, every gate over every case */
+    char why_not[512];   /* when !all_passed: what failed, for the message */
+    int counts[5];       /* verdict counts over all results */
+    int n_bench, n_same; /* bench results; those that decided SAME */
+    int n_single;        /* IMPROVED / NO_MARK results of one process: never candidates */
     kg_advance_cand *cands;
     size_t n_cands;
     /* what the replay guard (kg_advance_guard) compares: the run's started_at and
@@ -102,8 +102,8 @@ int kg_advance_check_commit(const cJSON *root, kg_git *g, const char *refname, c
  * The run id must be [A-Za-z0-9._:+-]{1,128} (it goes into a commit message). */
 #define KG_ADVANCE_FUTURE_S 600
 #define KG_ADVANCE_LOWERED_TRAILER "Kgate-Lowered: "
-int kg_advance_guard(kg_git *g, const git_oid *base, const kg_marks *m,
-                     const kg_advance_input *in, const char *name);
+int kg_advance_guard(kg_git *g, const git_oid *base, const kg_marks *m, const kg_advance_input *in,
+                     const char *name);
 /* The `Kgate-Lowered:` trailer line (no newline) of a lowering or removal of the mark
  * (device_class, case_id, metric) at `at` ("YYYY-MM-DDTHH:MM:SSZ"). Caller frees. */
 int kg_advance_lowered_trailer(char **out, const char *device_class, const char *case_id,
@@ -131,7 +131,6 @@ int kg_advance_apply(kg_marks *m, const kg_advance_input *in, kg_mark_moves *mov
 /* Commit message: a summary line, every move (case, device class, metric, old -> new, band)
  * and the run id. Caller frees. */
 int kg_advance_message(char **out, const kg_advance_input *in, const kg_mark_moves *moves);
-
 
 #ifdef __cplusplus
 }

@@ -14,9 +14,9 @@
 typedef struct {
     const kg_advance_input *in;
     const kg_marks *m;
-    char (*lowered)[24];   /* per candidate: the latest lowering seen ("" = none) */
+    char (*lowered)[24]; /* per candidate: the latest lowering seen ("" = none) */
     const char *name;
-    bool applied;          /* the run id or the report's marks_update commit is in the history */
+    bool applied; /* the run id or the report's marks_update commit is in the history */
     git_oid applied_by;
     const char *applied_how;
 } ag_ctx;
@@ -62,8 +62,8 @@ int kg_advance_lowered_trailer(char **out, const char *device_class, const char 
     cJSON *o = cJSON_CreateObject();
     *out = NULL;
     if (o && cJSON_AddStringToObject(o, "device_class", device_class) &&
-        cJSON_AddStringToObject(o, "case", case_id) && cJSON_AddStringToObject(o, "metric", metric) &&
-        cJSON_AddStringToObject(o, "at", at)) {
+        cJSON_AddStringToObject(o, "case", case_id) &&
+        cJSON_AddStringToObject(o, "metric", metric) && cJSON_AddStringToObject(o, "at", at)) {
         char *j = cJSON_PrintUnformatted(o);
         size_t n = j ? strlen(KG_ADVANCE_LOWERED_TRAILER) + strlen(j) + 1 : 0;
         if (j && (*out = malloc(n)))
@@ -157,46 +157,50 @@ static int ag_cand(ag_ctx *c, kg_git *g, size_t i)
     /* A repeat that would move a mark is refused; one that moves nothing is harmless (a rerun
      * after a failed push finishes by pushing the stranded commit). */
     if (c->applied)
-        return KG_ERR(KG_EREFUSED, "%s: refused by the replay rule: run %s: %s the marks commit "
-                                   "%.12s, and it would move %s [%s] %s again (a report "
-                                   "advances the marks once)", c->name, c->in->run_id,
-                      c->applied_how, git_oid_tostr_s(&c->applied_by), k->case_id,
-                      k->device_class, k->metric);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused by the replay rule: run %s: %s the marks commit "
+                      "%.12s, and it would move %s [%s] %s again (a report "
+                      "advances the marks once)",
+                      c->name, c->in->run_id, c->applied_how, git_oid_tostr_s(&c->applied_by),
+                      k->case_id, k->device_class, k->metric);
     if (cur && cur->set_by && strncmp(cur->set_by, "kgate marks lower", 17) == 0 &&
         ag_iso(cur->date) && strcmp(cur->date, low) > 0)
         low = cur->date;
     if (*low && strcmp(c->in->started_at, low) <= 0)
-        return KG_ERR(KG_EREFUSED, "%s: refused by the freshness rule: the run started at %s, "
-                                   "not after the last lowering of %s [%s] %s at %s (`kgate "
-                                   "marks lower`); only a run started after it may move that "
-                                   "mark again", c->name, c->in->started_at, k->case_id,
-                      k->device_class, k->metric, low);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused by the freshness rule: the run started at %s, "
+                      "not after the last lowering of %s [%s] %s at %s (`kgate "
+                      "marks lower`); only a run started after it may move that "
+                      "mark again",
+                      c->name, c->in->started_at, k->case_id, k->device_class, k->metric, low);
     if (!cur || !ag_full_oid(cur->commit, &theirs) || !ag_full_oid(c->in->commit, &mine) ||
         git_oid_equal(&mine, &theirs))
         return 0;
     if (git_commit_lookup(&obj, g->repo, &theirs) != 0) {
         git_error_clear();
-        return KG_ERR(KG_EREFUSED, "%s: refused by the ancestry rule: the mark %s [%s] %s was "
-                                   "set from commit %.12s, which this repository lacks, so the "
-                                   "report's commit cannot be shown to descend from it (fetch "
-                                   "the full history: `git fetch --unshallow`, or fetch-depth: "
-                                   "0)", c->name, k->case_id, k->device_class, k->metric,
-                      cur->commit);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused by the ancestry rule: the mark %s [%s] %s was "
+                      "set from commit %.12s, which this repository lacks, so the "
+                      "report's commit cannot be shown to descend from it (fetch "
+                      "the full history: `git fetch --unshallow`, or fetch-depth: "
+                      "0)",
+                      c->name, k->case_id, k->device_class, k->metric, cur->commit);
     }
     git_commit_free(obj);
     int d = git_graph_descendant_of(g->repo, &mine, &theirs);
     if (d == 1)
         return 0;
     git_error_clear();
-    return KG_ERR(KG_EREFUSED, "%s: refused by the ancestry rule: the report's commit %.12s does "
-                               "not descend from %.12s, the commit that set the mark %s [%s] %s "
-                               "(older or side-branch code never moves a mark set from newer "
-                               "code)", c->name, c->in->commit, cur->commit, k->case_id,
-                  k->device_class, k->metric);
+    return KG_ERR(KG_EREFUSED,
+                  "%s: refused by the ancestry rule: the report's commit %.12s does "
+                  "not descend from %.12s, the commit that set the mark %s [%s] %s "
+                  "(older or side-branch code never moves a mark set from newer "
+                  "code)",
+                  c->name, c->in->commit, cur->commit, k->case_id, k->device_class, k->metric);
 }
 
-int kg_advance_guard(kg_git *g, const git_oid *base, const kg_marks *m,
-                     const kg_advance_input *in, const char *name)
+int kg_advance_guard(kg_git *g, const git_oid *base, const kg_marks *m, const kg_advance_input *in,
+                     const char *name)
 {
     int rc = 0;
     char now[32];
@@ -206,13 +210,15 @@ int kg_advance_guard(kg_git *g, const git_oid *base, const kg_marks *m,
     gmtime_r(&t, &tm);
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (!ag_run_id_ok(in->run_id))
-        return KG_ERR(KG_EREFUSED, "%s: refused by the replay rule: run_id '%.140s' is not 1 to "
-                                   "128 of [A-Za-z0-9._:+-] (kgate's run ids are)", name,
-                      in->run_id ? in->run_id : "");
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused by the replay rule: run_id '%.140s' is not 1 to "
+                      "128 of [A-Za-z0-9._:+-] (kgate's run ids are)",
+                      name, in->run_id ? in->run_id : "");
     if (!ag_iso(in->started_at) || strcmp(in->started_at, now) > 0)
-        return KG_ERR(KG_EREFUSED, "%s: refused by the freshness rule: started_at '%.40s' is not "
-                                   "a UTC time YYYY-MM-DDTHH:MM:SSZ up to %d s from now", name,
-                      in->started_at ? in->started_at : "(missing)", KG_ADVANCE_FUTURE_S);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused by the freshness rule: started_at '%.40s' is not "
+                      "a UTC time YYYY-MM-DDTHH:MM:SSZ up to %d s from now",
+                      name, in->started_at ? in->started_at : "(missing)", KG_ADVANCE_FUTURE_S);
     if (in->n_cands && !(c.lowered = calloc(in->n_cands, sizeof *c.lowered)))
         return KG_ERR(KG_ENOMEM, "out of memory");
     if (base)

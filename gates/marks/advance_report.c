@@ -19,24 +19,29 @@ static int ar_gates(const cJSON *root, const char *name)
     size_t n = 0;
     bool seen[64] = { false };
     if (!cJSON_IsArray(gl))
-        return KG_ERR(KG_EREFUSED, "%s: field '" KG_RK_GATES "' is missing: a production report "
-                                   "lists every gate it ran", name);
-    cJSON_ArrayForEach(g, gl)
-    {
+        return KG_ERR(KG_EREFUSED,
+                      "%s: field '" KG_RK_GATES "' is missing: a production report "
+                      "lists every gate it ran",
+                      name);
+    cJSON_ArrayForEach(g, gl) {
         const char *gn = cJSON_GetStringValue(g);
         size_t i = 0;
         while (gn && i < kg_n_gates && strcmp(kg_gates[i]->name, gn) != 0)
             i++;
         if (!gn || i == kg_n_gates || i >= KG_ARRAY_LEN(seen) || seen[i])
-            return KG_ERR(KG_EREFUSED, "%s: field '" KG_RK_GATES "': entry %zu is not a gate of "
-                                       "this kgate or is listed twice", name, n);
+            return KG_ERR(KG_EREFUSED,
+                          "%s: field '" KG_RK_GATES "': entry %zu is not a gate of "
+                          "this kgate or is listed twice",
+                          name, n);
         seen[i] = true;
         n++;
     }
     for (size_t i = 0; i < kg_n_gates; i++)
         if (!seen[i])
-            return KG_ERR(KG_EREFUSED, "%s: field '" KG_RK_GATES "' lacks the gate '%s': a "
-                                       "production run runs every gate", name, kg_gates[i]->name);
+            return KG_ERR(KG_EREFUSED,
+                          "%s: field '" KG_RK_GATES "' lacks the gate '%s': a "
+                          "production run runs every gate",
+                          name, kg_gates[i]->name);
     return 0;
 }
 
@@ -47,28 +52,32 @@ int kg_advance_check_production(const cJSON *root, const char *name)
     const char *schema = ar_str(root, KG_RK_SCHEMA), *cmd = ar_str(root, KG_RK_COMMAND);
     size_t selftest = 0;
     if (!schema || strcmp(schema, KG_RV_SCHEMA) != 0 || !cmd || strcmp(cmd, "run") != 0)
-        return KG_ERR(KG_EREFUSED, "%s: not a `kgate run` report of schema " KG_RV_SCHEMA
-                                   " (fields '" KG_RK_SCHEMA "', '" KG_RK_COMMAND "')", name);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: not a `kgate run` report of schema " KG_RV_SCHEMA
+                      " (fields '" KG_RK_SCHEMA "', '" KG_RK_COMMAND "')",
+                      name);
     KG_TRY(ar_gates(root, name));
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(root, KG_RK_SHARD);
     if (sh && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sh, KG_RK_SHARD_MERGED)))
-        return KG_ERR(KG_EREFUSED, "%s: a shard report (field '" KG_RK_SHARD "') never advances "
-                                   "marks alone: merge every shard (kgate report --merge OUT "
-                                   "SHARD.json...) and advance from the merged report", name);
-    cJSON_ArrayForEach(it, res)
-    {
+        return KG_ERR(KG_EREFUSED,
+                      "%s: a shard report (field '" KG_RK_SHARD "') never advances "
+                      "marks alone: merge every shard (kgate report --merge OUT "
+                      "SHARD.json...) and advance from the merged report",
+                      name);
+    cJSON_ArrayForEach(it, res) {
         const char *g = ar_str(it, KG_RES_GATE);
         selftest += g && strcmp(g, KG_RV_GATE_SELFTEST) == 0;
     }
     if (selftest == 0)
-        return KG_ERR(KG_EREFUSED, "%s: no '" KG_RV_GATE_SELFTEST "' results: a production run "
-                                   "runs the selftest first", name);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: no '" KG_RV_GATE_SELFTEST "' results: a production run "
+                      "runs the selftest first",
+                      name);
 cleanup:
     return rc;
 }
 
-int kg_advance_load(kg_advance_input **out, cJSON **root_out, const char *path,
-                    const char *set_by)
+int kg_advance_load(kg_advance_input **out, cJSON **root_out, const char *path, const char *set_by)
 {
     int rc = 0;
     cJSON *root = NULL;
@@ -84,8 +93,10 @@ int kg_advance_load(kg_advance_input **out, cJSON **root_out, const char *path,
         KG_TRY(kg_report_json_verify(root, kg_report_key(), path));
     KG_TRY(kg_advance_parse(&in, root, path, set_by));
     if (!production || !in->certifying) {
-        rc = KG_ERR(KG_EREFUSED, "%s: a diagnostic (non-certifying) report never advances marks; "
-                                 "only `kgate run --production` reports do", path);
+        rc = KG_ERR(KG_EREFUSED,
+                    "%s: a diagnostic (non-certifying) report never advances marks; "
+                    "only `kgate run --production` reports do",
+                    path);
         goto cleanup;
     }
     KG_TRY(kg_advance_check_production(root, path));
@@ -114,12 +125,14 @@ int kg_advance_check_commit(const cJSON *root, kg_git *g, const char *refname, c
     for (size_t i = 0; hex && i < n; i++)
         hex = (c[i] >= '0' && c[i] <= '9') || (c[i] >= 'a' && c[i] <= 'f');
     if (!hex || git_oid_fromstr(&id, c) != 0)
-        return KG_ERR(KG_EREFUSED, "%s: field '" KG_RK_PROVENANCE "." KG_RK_PROV_COMMIT "' must "
-                                   "be the full id of the commit under test (40 hex digits)", name);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: field '" KG_RK_PROVENANCE "." KG_RK_PROV_COMMIT "' must "
+                      "be the full id of the commit under test (40 hex digits)",
+                      name);
     if (git_commit_lookup(&obj, g->repo, &id) != 0) {
         git_error_clear();
-        return KG_ERR(KG_EREFUSED, "%s: the commit under test %.40s is not in the repository",
-                      name, c);
+        return KG_ERR(KG_EREFUSED, "%s: the commit under test %.40s is not in the repository", name,
+                      c);
     }
     git_commit_free(obj);
     KG_TRY(kg_git_tip(g, refname, &tip, &exists));
@@ -129,8 +142,10 @@ int kg_advance_check_commit(const cJSON *root, kg_git *g, const char *refname, c
     if (exists && kg_git_is_descendant(g, &tip, &id) == 1)
         goto cleanup;
     git_error_clear();
-    rc = KG_ERR(KG_EREFUSED, "%s: the commit under test %.40s is not in the history of %s or "
-                             "HEAD", name, c, refname);
+    rc = KG_ERR(KG_EREFUSED,
+                "%s: the commit under test %.40s is not in the history of %s or "
+                "HEAD",
+                name, c, refname);
 cleanup:
     return rc;
 }

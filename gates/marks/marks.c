@@ -14,8 +14,8 @@
 struct kg_marks {
     kg_mark *v;
     size_t n, cap;
-    size_t *slot;  /* open addressing over the key: index + 1, 0 = empty (linear-time loads) */
-    size_t nslot;  /* a power of two >= 2 * cap, or 0 */
+    size_t *slot; /* open addressing over the key: index + 1, 0 = empty (linear-time loads) */
+    size_t nslot; /* a power of two >= 2 * cap, or 0 */
 };
 
 #define KG_MARKS_MAX_STR 1024
@@ -28,9 +28,9 @@ int kg_marks_new(kg_marks **out)
 
 void kg_mark_clear(kg_mark *mk)
 {
-    char **s[] = { &mk->device_class, &mk->case_id, &mk->metric, &mk->commit, &mk->date,
-                   &mk->run_id, &mk->driver, &mk->cuda, &mk->set_by, &mk->kernels,
-                   &mk->power_state, &mk->gpu_uuid, &mk->gpu_serial };
+    char **s[] = { &mk->device_class, &mk->case_id,  &mk->metric,    &mk->commit, &mk->date,
+                   &mk->run_id,       &mk->driver,   &mk->cuda,      &mk->set_by, &mk->kernels,
+                   &mk->power_state,  &mk->gpu_uuid, &mk->gpu_serial };
     for (size_t i = 0; i < KG_ARRAY_LEN(s); i++) {
         free(*s[i]);
         *s[i] = NULL;
@@ -229,16 +229,19 @@ static bool mk_state_known(const char *s) { return s && *s && strcmp(s, "unknown
 static int mk_merge_check(const kg_mark *cur, const kg_mark *run)
 {
     if (cur->k > 0 && run->k > 0 && cur->k != run->k)
-        return KG_ERR(KG_ECONFLICT, "mark %s / %s / %s: this run timed k=%d launches per replay, "
-                                    "the mark k=%d: not merged (time the run against this mark "
-                                    "with --marks so it reuses k, or pin --launches %d)",
+        return KG_ERR(KG_ECONFLICT,
+                      "mark %s / %s / %s: this run timed k=%d launches per replay, "
+                      "the mark k=%d: not merged (time the run against this mark "
+                      "with --marks so it reuses k, or pin --launches %d)",
                       run->device_class, run->case_id, run->metric, run->k, cur->k, cur->k);
     if (mk_state_known(cur->power_state) && mk_state_known(run->power_state) &&
         strcmp(cur->power_state, run->power_state) != 0)
-        return KG_ERR(KG_ECONFLICT, "mark %s / %s / %s: this run was measured %s, the mark %s: "
-                                    "not merged (runs of different power states are not one "
-                                    "spread)", run->device_class, run->case_id, run->metric,
-                      run->power_state, cur->power_state);
+        return KG_ERR(KG_ECONFLICT,
+                      "mark %s / %s / %s: this run was measured %s, the mark %s: "
+                      "not merged (runs of different power states are not one "
+                      "spread)",
+                      run->device_class, run->case_id, run->metric, run->power_state,
+                      cur->power_state);
     return 0;
 }
 
@@ -261,11 +264,9 @@ static void mk_merge_interval(double *v, double *s, double cv, double cs, double
 static void mk_merge_power(kg_mark *mk, const kg_mark *cur, const kg_mark *run)
 {
     mk_merge_interval(&mk->measured_median_us, &mk->measured_spread_rel, cur->measured_median_us,
-                      cur->measured_spread_rel, run->measured_median_us,
-                      run->measured_spread_rel);
-    mk_merge_interval(&mk->energy_per_launch_mj, &mk->energy_spread_rel,
-                      cur->energy_per_launch_mj, cur->energy_spread_rel,
-                      run->energy_per_launch_mj, run->energy_spread_rel);
+                      cur->measured_spread_rel, run->measured_median_us, run->measured_spread_rel);
+    mk_merge_interval(&mk->energy_per_launch_mj, &mk->energy_spread_rel, cur->energy_per_launch_mj,
+                      cur->energy_spread_rel, run->energy_per_launch_mj, run->energy_spread_rel);
 }
 
 int kg_marks_merge(kg_marks *m, const kg_mark *run)
@@ -343,8 +344,7 @@ static int perr_(const pctx *pc, const char *file, int line, const char *fmt, ..
 static int check_keys(const pctx *pc, const cJSON *obj, const char *const *allowed, size_t na)
 {
     const cJSON *it, *jt;
-    cJSON_ArrayForEach(it, obj)
-    {
+    cJSON_ArrayForEach(it, obj) {
         bool ok = false;
         for (size_t i = 0; i < na && !ok; i++)
             ok = strcmp(it->string, allowed[i]) == 0;
@@ -440,8 +440,10 @@ static int mk_str(const pctx *pc, const char *field, const char *v, bool require
     if (bad != (size_t)-1)
         return PERR(pc, "field '%s' is not valid UTF-8 (byte %zu)", field, bad);
     if (isspace((unsigned char)v[0]) || isspace((unsigned char)v[len - 1]))
-        return PERR(pc, "field '%s' starts or ends with white space (a blank or padded name is "
-                        "no key)", field);
+        return PERR(pc,
+                    "field '%s' starts or ends with white space (a blank or padded name is "
+                    "no key)",
+                    field);
     return 0;
 }
 
@@ -451,8 +453,10 @@ static int mk_case_id(const pctx *pc, const char *id)
 {
     for (const char *p = id; *p; p++)
         if (*p <= ' ' || *p == '"' || *p == '\\' || (unsigned char)*p >= 0x7f)
-            return PERR(pc, "field 'case' must be a case id (printable ASCII without space, "
-                            "quote or backslash), byte %zu is not", (size_t)(p - id));
+            return PERR(pc,
+                        "field 'case' must be a case id (printable ASCII without space, "
+                        "quote or backslash), byte %zu is not",
+                        (size_t)(p - id));
     return 0;
 }
 
@@ -463,16 +467,19 @@ static int mk_k_state(const pctx *pc, const kg_mark *t)
 {
     int rc = 0;
     if (t->k < 0 || t->k > KG_MARK_MAX_K)
-        return PERR(pc, "field 'k' must be an integer in [1, %d] (launches per timed replay), "
-                        "got %d", KG_MARK_MAX_K, t->k);
+        return PERR(pc,
+                    "field 'k' must be an integer in [1, %d] (launches per timed replay), "
+                    "got %d",
+                    KG_MARK_MAX_K, t->k);
     KG_TRY(mk_str(pc, "power_state", t->power_state, false));
     if (t->power_state && strlen(t->power_state) > KG_MARK_MAX_STATE)
         return PERR(pc, "field 'power_state' must be at most %d bytes, got '%.70s...'",
                     KG_MARK_MAX_STATE, t->power_state);
     for (const char *p = t->power_state; p && *p; p++)
         if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || strchr("-_:+.", *p)))
-            return PERR(pc, "field 'power_state' must match [a-z0-9_:+.-]+ (a label such as "
-                            "\"full-clock\" or \"other:hw_slowdown+sync_boost\"), got '%s'",
+            return PERR(pc,
+                        "field 'power_state' must match [a-z0-9_:+.-]+ (a label such as "
+                        "\"full-clock\" or \"other:hw_slowdown+sync_boost\"), got '%s'",
                         t->power_state);
 cleanup:
     return rc;
@@ -582,8 +589,8 @@ static int parse_mark_figures(const pctx *pc, const cJSON *e, kg_mark *t)
         return PERR(pc, "field 'env_lo' (%g) exceeds 'env_hi' (%g)", t->env_lo, t->env_hi);
     KG_TRY(get_num(pc, e, "measured_median_us", false, 0, true, INFINITY, &t->measured_median_us));
     KG_TRY(get_num(pc, e, "measured_spread_rel", false, 0, false, 0.999, &t->measured_spread_rel));
-    KG_TRY(get_num(pc, e, "energy_per_launch_mj", false, 0, true, INFINITY,
-                   &t->energy_per_launch_mj));
+    KG_TRY(
+        get_num(pc, e, "energy_per_launch_mj", false, 0, true, INFINITY, &t->energy_per_launch_mj));
     KG_TRY(get_num(pc, e, "energy_spread_rel", false, 0, false, 0.999, &t->energy_spread_rel));
 cleanup:
     return rc;
@@ -645,13 +652,31 @@ cleanup:
 
 static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
 {
-    static const char *const keys[] = { "device_class", "case", "metric", "direction", "value",
-                                        "band_rel", "run_median", "ci_lo", "ci_hi", "samples",
-                                        "runs", "env_lo", "env_hi", "kernels", "k",
-                                        "power_state", "measured_median_us",
-                                        "measured_spread_rel", "energy_per_launch_mj",
-                                        "energy_spread_rel", "provenance", "gpu_uuid",
-                                        "gpu_serial", "xgpu_spread_rel", "xgpu_gpus",
+    static const char *const keys[] = { "device_class",
+                                        "case",
+                                        "metric",
+                                        "direction",
+                                        "value",
+                                        "band_rel",
+                                        "run_median",
+                                        "ci_lo",
+                                        "ci_hi",
+                                        "samples",
+                                        "runs",
+                                        "env_lo",
+                                        "env_hi",
+                                        "kernels",
+                                        "k",
+                                        "power_state",
+                                        "measured_median_us",
+                                        "measured_spread_rel",
+                                        "energy_per_launch_mj",
+                                        "energy_spread_rel",
+                                        "provenance",
+                                        "gpu_uuid",
+                                        "gpu_serial",
+                                        "xgpu_spread_rel",
+                                        "xgpu_gpus",
                                         "history_runs" };
     int rc = 0;
     const char *dc, *id, *metric, *dir, *kernels, *power_state;
@@ -673,8 +698,10 @@ static int parse_mark(const pctx *pc, const cJSON *e, kg_mark *mk)
     else if (strcmp(dir, "higher_is_better") == 0)
         t.direction = KG_HIGHER_IS_BETTER;
     else
-        return PERR(pc, "field 'direction' must be \"lower_is_better\" or \"higher_is_better\", "
-                        "got '%s'", dir);
+        return PERR(pc,
+                    "field 'direction' must be \"lower_is_better\" or \"higher_is_better\", "
+                    "got '%s'",
+                    dir);
     if (strncmp(metric, "time_", 5) == 0 && t.direction != KG_LOWER_IS_BETTER)
         return PERR(pc, "metric '%s' is a time: direction must be lower_is_better", metric);
     KG_TRY(parse_mark_figures(pc, e, &t));
@@ -700,12 +727,15 @@ static int mk_check_bytes(const pctx *pc, const char *text)
 {
     size_t bad;
     if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
-        return KG_ERR(KG_EPARSE, "%s: starts with a UTF-8 byte-order mark (bytes 0-2, EF BB BF): "
-                                 "save it without one", pc->name);
+        return KG_ERR(KG_EPARSE,
+                      "%s: starts with a UTF-8 byte-order mark (bytes 0-2, EF BB BF): "
+                      "save it without one",
+                      pc->name);
     if ((bad = kg_utf8_bad(text, strlen(text))) != (size_t)-1)
-        return KG_ERR(KG_EPARSE, "%s: not valid UTF-8 at byte offset %zu (0x%02x): repair or "
-                                 "re-save the file as UTF-8", pc->name, bad,
-                      (unsigned char)text[bad]);
+        return KG_ERR(KG_EPARSE,
+                      "%s: not valid UTF-8 at byte offset %zu (0x%02x): repair or "
+                      "re-save the file as UTF-8",
+                      pc->name, bad, (unsigned char)text[bad]);
     return 0;
 }
 
@@ -749,8 +779,7 @@ int kg_marks_parse(kg_marks **out, const char *text, const char *name)
     KG_TRY(kg_marks_new(&m));
     int i = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, arr)
-    {
+    cJSON_ArrayForEach(e, arr) {
         kg_mark mk;
         const cJSON *dc = cJSON_GetObjectItemCaseSensitive(e, "device_class");
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "case");
@@ -788,8 +817,8 @@ int kg_marks_load(kg_marks **out, const char *path)
     *out = NULL;
     KG_TRY(kg_file_read_limit(&text, &len, path, KG_INPUT_MAX_BYTES));
     if (strlen(text) != len) {
-        rc = KG_ERR(KG_EPARSE, "%s: contains a NUL byte at offset %zu (nothing was changed)",
-                    path, strlen(text));
+        rc = KG_ERR(KG_EPARSE, "%s: contains a NUL byte at offset %zu (nothing was changed)", path,
+                    strlen(text));
         goto cleanup;
     }
     KG_TRY(kg_marks_parse(out, text, path));
@@ -823,8 +852,9 @@ static int mk_mark_json(cJSON *arr, const kg_mark *k)
     cJSON_AddStringToObject(o, "device_class", k->device_class);
     cJSON_AddStringToObject(o, "case", k->case_id);
     cJSON_AddStringToObject(o, "metric", k->metric);
-    cJSON_AddStringToObject(o, "direction", k->direction == KG_LOWER_IS_BETTER
-                                                ? "lower_is_better" : "higher_is_better");
+    cJSON_AddStringToObject(o, "direction",
+                            k->direction == KG_LOWER_IS_BETTER ? "lower_is_better"
+                                                               : "higher_is_better");
     cJSON_AddNumberToObject(o, "value", k->value);
     cJSON_AddNumberToObject(o, "band_rel", k->band_rel);
     cJSON_AddNumberToObject(o, "run_median", k->run_median);

@@ -17,7 +17,6 @@ extern "C" {
 /* The longest power_state label a mark may carry (kg_power_label writes at most 63 bytes). */
 #define KG_MARK_MAX_STATE 63
 
-
 typedef struct kg_marks kg_marks;
 
 int kg_marks_new(kg_marks **out);
@@ -44,8 +43,7 @@ const kg_mark *kg_marks_find(const kg_marks *m, const char *device_class, const 
                              const char *metric);
 /* Insert or replace (deep copy of mk's strings). */
 int kg_marks_put(kg_marks *m, const kg_mark *mk);
-int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id,
-                    const char *metric);
+int kg_marks_remove(kg_marks *m, const char *device_class, const char *case_id, const char *metric);
 /* The marks file to use: `given` (--marks), else $KGATE_MARKS (set by runners built with
  * kgate_add_runner(... MARKS file)), else NULL (the command's own default). */
 const char *kg_marks_path_default(const char *given);

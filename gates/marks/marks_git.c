@@ -147,9 +147,11 @@ static int mg_check_worktree(kg_marks_target *t)
     if (rc == KG_EREFUSED)
         rc = kg_git_finish_interrupted(t->git, t->relpath);
     if (rc == KG_EREFUSED && st == KG_GIT_PENDING_EDITED && strcmp(rel, t->relpath) == 0)
-        rc = KG_ERR(KG_EREFUSED, "%s (not restored: it changed after an interrupted advance "
-                                 "wrote it, as %skgate-pending records, and kgate never "
-                                 "discards an edit)", kg_error_last(), t->git->gitdir);
+        rc = KG_ERR(KG_EREFUSED,
+                    "%s (not restored: it changed after an interrupted advance "
+                    "wrote it, as %skgate-pending records, and kgate never "
+                    "discards an edit)",
+                    kg_error_last(), t->git->gitdir);
 cleanup:
     kg_git_unlock(lockfd);
     return rc;
@@ -244,18 +246,21 @@ static int mg_roll_back(kg_marks_target *t, const git_oid *expected, const git_o
     if (e == 0) {
         bool synced = kg_git_sync_worktree(t->git, t->relpath) == 0;
         git_error_clear();
-        return KG_ERR(KG_EGIT, "updating the work tree copy of %s failed: %s; %s was rolled "
-                               "back to %.12s, nothing changed%s%s%s", t->relpath, why,
-                      t->refname, git_oid_tostr_s(expected),
+        return KG_ERR(KG_EGIT,
+                      "updating the work tree copy of %s failed: %s; %s was rolled "
+                      "back to %.12s, nothing changed%s%s%s",
+                      t->relpath, why, t->refname, git_oid_tostr_s(expected),
                       synced ? "" : " (kgate's copy of ", synced ? "" : t->relpath,
-                      synced ? "" : " stays in the work tree until the next advance restores "
-                                    "it)");
+                      synced ? ""
+                             : " stays in the work tree until the next advance restores "
+                               "it)");
     }
     git_error_clear();
-    return KG_ERR(KG_EGIT, "committed %.12s on %s, but updating the work tree copy of %s failed: "
-                           "%s (finish it with `git checkout %s -- %s`, or undo the commit with "
-                           "`git update-ref %s %s^ %s`)", id, t->refname, t->relpath, why,
-                  id, t->relpath, t->refname, id, id);
+    return KG_ERR(KG_EGIT,
+                  "committed %.12s on %s, but updating the work tree copy of %s failed: "
+                  "%s (finish it with `git checkout %s -- %s`, or undo the commit with "
+                  "`git update-ref %s %s^ %s`)",
+                  id, t->refname, t->relpath, why, id, t->relpath, t->refname, id, id);
 }
 
 /* Every compare-and-swap lost: a ref lock file that stays is not a race (a killed git left
@@ -265,12 +270,15 @@ static int mg_gave_up(const kg_marks_target *t, int attempts)
     char lock[4096];
     snprintf(lock, sizeof lock, "%s%s.lock", t->git->gitdir, t->refname);
     if (access(lock, F_OK) == 0)
-        return KG_ERR(KG_ECONFLICT, "%s is locked by %s, which stayed through %d attempts: if no "
-                                    "git or kgate process is running it is stale; clear it with "
-                                    "`rm -f '%s'` and rerun (nothing was changed)", t->refname,
-                      lock, attempts, lock);
-    return KG_ERR(KG_ECONFLICT, "%s kept moving: gave up after %d compare-and-swap attempts "
-                                "(nothing was lost; rerun to retry)", t->refname, attempts);
+        return KG_ERR(KG_ECONFLICT,
+                      "%s is locked by %s, which stayed through %d attempts: if no "
+                      "git or kgate process is running it is stale; clear it with "
+                      "`rm -f '%s'` and rerun (nothing was changed)",
+                      t->refname, lock, attempts, lock);
+    return KG_ERR(KG_ECONFLICT,
+                  "%s kept moving: gave up after %d compare-and-swap attempts "
+                  "(nothing was lost; rerun to retry)",
+                  t->refname, attempts);
 }
 
 static void backoff(int attempt)
@@ -301,8 +309,8 @@ static int commit_once(kg_marks_target *t, const kg_marks_git_opts *o, kg_marks_
     KG_TRY(kg_git_lock(t->git, &lockfd));
     if (t->is_head)
         KG_TRY(kg_git_check_clean(t->git, t->relpath));
-    KG_TRY(kg_git_commit_file(t->git, t->refname, expected, parent, t->relpath, text,
-                              strlen(text), msg, &id, out));
+    KG_TRY(kg_git_commit_file(t->git, t->refname, expected, parent, t->relpath, text, strlen(text),
+                              msg, &id, out));
     if (t->is_head && (rc = kg_git_sync_worktree(t->git, t->relpath)) < 0)
         rc = mg_roll_back(t, expected, out);
 cleanup:
@@ -316,10 +324,9 @@ cleanup:
  * ref (CAS from our commit) to the new commit. Only when the local branch had nothing but our
  * commit on top of something R already contains; otherwise the histories diverged and a human
  * must merge. */
-static int rebase_on_remote(kg_marks_target *t, const kg_marks_git_opts *o,
-                            kg_marks_update_fn fn, void *ud, const git_oid *ours,
-                            const git_oid *our_parent, bool have_parent, git_oid *out,
-                            int *changed)
+static int rebase_on_remote(kg_marks_target *t, const kg_marks_git_opts *o, kg_marks_update_fn fn,
+                            void *ud, const git_oid *ours, const git_oid *our_parent,
+                            bool have_parent, git_oid *out, int *changed)
 {
     int rc = 0, lockfd = -1;
     git_oid remote_tip;
@@ -328,16 +335,17 @@ static int rebase_on_remote(kg_marks_target *t, const kg_marks_git_opts *o,
     kg_git_remote_shown(shown, sizeof shown, o->push_remote);
     KG_TRY(kg_git_fetch(t->git, o->push_remote, t->refname, &remote_tip, &rexists));
     if (!rexists) {
-        rc = KG_ERR(KG_EGIT, "push to %s was rejected but the remote has no %s", shown,
-                    t->refname);
+        rc = KG_ERR(KG_EGIT, "push to %s was rejected but the remote has no %s", shown, t->refname);
         goto cleanup;
     }
     if (have_parent) {
         int d = kg_git_is_descendant(t->git, &remote_tip, our_parent);
         KG_TRY(d);
         if (d == 0) {
-            rc = KG_ERR(KG_ECONFLICT, "%s on %s and the local branch have diverged beyond the "
-                                      "marks commit; pull and rerun", t->refname, shown);
+            rc = KG_ERR(KG_ECONFLICT,
+                        "%s on %s and the local branch have diverged beyond the "
+                        "marks commit; pull and rerun",
+                        t->refname, shown);
             goto cleanup;
         }
     }
@@ -367,8 +375,7 @@ cleanup:
  * finishes the job even when this run moves nothing. A ref behind or diverged from the
  * remote's, or ahead by commits kgate did not make, is left to the usual commit-push-rebase
  * path. */
-static int push_pending(kg_marks_target *t, const kg_marks_git_opts *o,
-                        kg_marks_commit_result *res)
+static int push_pending(kg_marks_target *t, const kg_marks_git_opts *o, kg_marks_commit_result *res)
 {
     int rc = 0;
     git_oid rtip;
@@ -392,7 +399,8 @@ static int push_pending(kg_marks_target *t, const kg_marks_git_opts *o,
     if (!ours || n == 0)
         goto cleanup;
     printf("marks: %s is %zu marks commit(s) ahead of %s (an earlier push did not land): pushing "
-           "%.12s first\n", t->refname, n, shown, git_oid_tostr_s(&t->tip));
+           "%.12s first\n",
+           t->refname, n, shown, git_oid_tostr_s(&t->tip));
     KG_TRY(kg_git_push(t->git, o->push_remote, t->refname));
     res->pushed = true;
     res->pushed_pending = (int)n;
@@ -401,8 +409,8 @@ cleanup:
     return rc;
 }
 
-int kg_marks_commit_update(kg_marks_target *t, const kg_marks_git_opts *o,
-                           kg_marks_update_fn fn, void *ud, kg_marks_commit_result *res)
+int kg_marks_commit_update(kg_marks_target *t, const kg_marks_git_opts *o, kg_marks_update_fn fn,
+                           void *ud, kg_marks_commit_result *res)
 {
     int rc = 0, changed = 0;
     git_oid base, newc;
@@ -440,9 +448,10 @@ int kg_marks_commit_update(kg_marks_target *t, const kg_marks_git_opts *o,
         if (rc != KG_ECONFLICT)
             break;
         if (p >= max) {
-            rc = KG_ERR(KG_ECONFLICT, "push of %s to %s still rejected after %d attempts (the "
-                                      "local commit %.12s stands; rerun to retry)", t->refname,
-                        o->push_remote, p, git_oid_tostr_s(&res->commit));
+            rc = KG_ERR(KG_ECONFLICT,
+                        "push of %s to %s still rejected after %d attempts (the "
+                        "local commit %.12s stands; rerun to retry)",
+                        t->refname, o->push_remote, p, git_oid_tostr_s(&res->commit));
             break;
         }
         printf("kgate: push rejected (the remote moved): fetching and merging the marks again\n");

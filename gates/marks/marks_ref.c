@@ -36,16 +36,19 @@ int kg_marks_branch_check(const char *branch, const char *flag)
         return 0;
     bool qualified = strncmp(branch, "refs/", 5) == 0;
     if (qualified && (strncmp(branch, "refs/heads/", 11) != 0 || !branch[11]))
-        return KG_ERR(KG_EINVAL, "%s '%.200s': marks are committed only on a branch (refs/heads/"
-                                 "NAME, a short branch name, or HEAD); %s is never moved",
-                      flag, branch, strncmp(branch, "refs/tags/", 10) == 0 ? "a tag"
-                                    : strncmp(branch, "refs/remotes/", 13) == 0
-                                        ? "a remote-tracking ref" : "any other ref");
+        return KG_ERR(KG_EINVAL,
+                      "%s '%.200s': marks are committed only on a branch (refs/heads/"
+                      "NAME, a short branch name, or HEAD); %s is never moved",
+                      flag, branch,
+                      strncmp(branch, "refs/tags/", 10) == 0      ? "a tag"
+                      : strncmp(branch, "refs/remotes/", 13) == 0 ? "a remote-tracking ref"
+                                                                  : "any other ref");
     const char *amb = qualified ? NULL : mr_ambiguous(branch);
     if (amb)
-        return KG_ERR(KG_EINVAL, "%s '%.200s': git reads this short name as another ref first "
-                                 "(%s): name the branch in full, refs/heads/%.200s", flag, branch,
-                      amb, branch);
+        return KG_ERR(KG_EINVAL,
+                      "%s '%.200s': git reads this short name as another ref first "
+                      "(%s): name the branch in full, refs/heads/%.200s",
+                      flag, branch, amb, branch);
     if (kg_utf8_bad(branch, strlen(branch)) != (size_t)-1)
         return KG_ERR(KG_EINVAL, "%s: not valid UTF-8 (a branch name is text)", flag);
     snprintf(full, sizeof full, "%s%.1000s", qualified ? "" : "refs/heads/", branch);
@@ -53,8 +56,11 @@ int kg_marks_branch_check(const char *branch, const char *flag)
     int valid = git_reference_is_valid_name(full);
     git_libgit2_shutdown();
     if (branch[0] == '-' || strlen(branch) > 255 || !valid || strcmp(full, "refs/heads/HEAD") == 0)
-        return KG_ERR(KG_EINVAL, "%s '%.200s': not a valid reference name for a branch (refs/heads/NAME, a short "
-                                 "branch name, or HEAD)", flag, branch);
+        return KG_ERR(
+            KG_EINVAL,
+            "%s '%.200s': not a valid reference name for a branch (refs/heads/NAME, a short "
+            "branch name, or HEAD)",
+            flag, branch);
     return 0;
 }
 
@@ -90,19 +96,24 @@ int kg_marks_load_ref(kg_marks **out, const char *repo_dir, const char *ref, con
     const char *rel = path ? path : KG_MARKS_DEFAULT_PATH;
     *out = NULL;
     if (!ref || !*ref || strlen(ref) >= sizeof src->ref)
-        return KG_ERR(KG_EINVAL, "--marks-ref: expected a ref (e.g. origin/" KG_MARKS_BRANCH_DEFAULT
-                                 "), at most %zu characters", sizeof src->ref - 1);
+        return KG_ERR(KG_EINVAL,
+                      "--marks-ref: expected a ref (e.g. origin/" KG_MARKS_BRANCH_DEFAULT
+                      "), at most %zu characters",
+                      sizeof src->ref - 1);
     if (strlen(rel) >= sizeof src->path || rel[0] == '/' || strstr(rel, ".."))
-        return KG_ERR(KG_EINVAL, "--marks %s: with --marks-ref, a path inside the repository "
-                                 "(relative, no '..')", rel);
+        return KG_ERR(KG_EINVAL,
+                      "--marks %s: with --marks-ref, a path inside the repository "
+                      "(relative, no '..')",
+                      rel);
     KG_TRY(kg_git_open(&g, repo_dir ? repo_dir : "."));
     rc = kg_git_rev_commit(g, ref, &c);
     if (rc == KG_ENOTFOUND)
-        rc = KG_ERR(KG_ENOTFOUND, "--marks-ref %s: no such ref or commit in %s (fetch it first: "
-                                  "`git fetch origin " KG_MARKS_BRANCH_DEFAULT ":refs/remotes/"
-                                  "origin/" KG_MARKS_BRANCH_DEFAULT "`; a repository whose "
-                                  "production never ran has no marks branch yet)", ref,
-                    g->workdir ? g->workdir : g->gitdir);
+        rc = KG_ERR(KG_ENOTFOUND,
+                    "--marks-ref %s: no such ref or commit in %s (fetch it first: "
+                    "`git fetch origin " KG_MARKS_BRANCH_DEFAULT ":refs/remotes/"
+                    "origin/" KG_MARKS_BRANCH_DEFAULT "`; a repository whose "
+                    "production never ran has no marks branch yet)",
+                    ref, g->workdir ? g->workdir : g->gitdir);
     KG_TRY(rc);
     KG_TRY(kg_marks_at_commit(out, g, &c, rel));
     if (src) {
@@ -171,8 +182,10 @@ int kg_marks_guard(kg_marks_guard_result *r, kg_git *g, const char *base, const 
     memset(r, 0, sizeof *r);
     rc = kg_git_rev_commit(g, base, &bc);
     if (rc == KG_ENOTFOUND)
-        rc = KG_ERR(KG_ENOTFOUND, "--base %s: no such ref or commit (fetch the target branch "
-                                  "first, e.g. `git fetch origin main`)", base);
+        rc = KG_ERR(KG_ENOTFOUND,
+                    "--base %s: no such ref or commit (fetch the target branch "
+                    "first, e.g. `git fetch origin main`)",
+                    base);
     KG_TRY(rc);
     git_oid_tostr(r->base_commit, sizeof r->base_commit, &bc);
     KG_TRY(mr_at(g, &bc, relpath, &bd, &bn));

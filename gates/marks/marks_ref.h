@@ -28,9 +28,9 @@ int kg_marks_branch_check(const char *branch, const char *flag);
 
 /* Where the marks a run decided against came from (the report's marks_source). */
 typedef struct {
-    const char *kind;       /* "file", "ref" or "none" */
-    char path[1024];        /* the file; for a ref, the path inside its tree */
-    char ref[256];          /* kind "ref": the ref as given */
+    const char *kind;               /* "file", "ref" or "none" */
+    char path[1024];                /* the file; for a ref, the path inside its tree */
+    char ref[256];                  /* kind "ref": the ref as given */
     char commit[GIT_OID_HEXSZ + 1]; /* kind "ref": the commit read */
 } kg_marks_source;
 
@@ -52,7 +52,7 @@ int kg_marks_load_ref(kg_marks **out, const char *repo_dir, const char *ref, con
 typedef struct {
     kg_marks *base, *head, *work; /* work is NULL for a bare repository */
     bool head_differs, work_differs;
-    bool work_is_head;            /* the work tree file is HEAD's, byte for byte */
+    bool work_is_head; /* the work tree file is HEAD's, byte for byte */
     bool head_present, work_present, base_present;
     char base_commit[GIT_OID_HEXSZ + 1];
     char head_why[1024], work_why[1024]; /* why head / work is NULL although present */

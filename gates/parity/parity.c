@@ -95,8 +95,10 @@ int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const
     if (n > 0 && (!out || !ref))
         return KG_ERR(KG_EINVAL, "parity: NULL buffer");
     if (p->kind == KG_PARITY_BITWISE && od != rd)
-        return KG_ERR(KG_EINVAL, "parity: bitwise policy needs the reference in the output dtype "
-                                 "(%s), got %s", kg_dtype_name(od), kg_dtype_name(rd));
+        return KG_ERR(KG_EINVAL,
+                      "parity: bitwise policy needs the reference in the output dtype "
+                      "(%s), got %s",
+                      kg_dtype_name(od), kg_dtype_name(rd));
     size_t nparts = n ? (n + PC_SLICE - 1) / PC_SLICE : 0;
     pc_part one, *parts = nparts > 1 ? malloc(nparts * sizeof *parts) : &one;
     if (!parts)
@@ -141,15 +143,12 @@ int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const
         snprintf(res->reason, sizeof res->reason, "max_abs %.3g > %.3g at %zu", res->max_abs,
                  p->max_abs, res->max_abs_at);
     else if (p->kind == KG_PARITY_TOLERANCE && !(res->rel_l2 <= p->max_rel_l2))
-        snprintf(res->reason, sizeof res->reason, "rel_l2 %.3g > %.3g", res->rel_l2,
-                 p->max_rel_l2);
+        snprintf(res->reason, sizeof res->reason, "rel_l2 %.3g > %.3g", res->rel_l2, p->max_rel_l2);
     else if (p->kind == KG_PARITY_TOLERANCE && !(res->cosine >= p->min_cosine))
-        snprintf(res->reason, sizeof res->reason, "cosine %.9f < %.9f", res->cosine,
-                 p->min_cosine);
+        snprintf(res->reason, sizeof res->reason, "cosine %.9f < %.9f", res->cosine, p->min_cosine);
     res->pass = res->reason[0] == '\0';
     return 0;
 }
-
 
 kg_dtype kg_parity_ref_dtype(const kg_output *o, kg_dtype case_ref_dtype)
 {
@@ -162,8 +161,10 @@ int kg_parity_ref_bytes(size_t *bytes, const kg_output *outs, int n, kg_dtype re
     for (int i = 0; i < n; i++) {
         kg_dtype rd = kg_parity_ref_dtype(&outs[i], ref_dtype);
         if (kg_dtype_size(rd) == 0)
-            return KG_ERR(KG_EINVAL, "parity: output %d (%s): reference dtype %d is not a "
-                          "kg_dtype", i, outs[i].name ? outs[i].name : "?", (int)rd);
+            return KG_ERR(KG_EINVAL,
+                          "parity: output %d (%s): reference dtype %d is not a "
+                          "kg_dtype",
+                          i, outs[i].name ? outs[i].name : "?", (int)rd);
         *bytes += outs[i].count * kg_dtype_size(rd);
     }
     return 0;

@@ -17,7 +17,7 @@ extern const struct kg_gate kg_gate_parity;
 
 typedef struct {
     size_t n;
-    size_t nonfinite_out;    /* NaN/Inf elements in the output */
+    size_t nonfinite_out; /* NaN/Inf elements in the output */
     size_t nonfinite_ref;
     size_t first_bad;        /* first element breaking the policy (or SIZE_MAX) */
     size_t mismatched_bytes; /* bitwise: differing elements */
@@ -34,13 +34,13 @@ int kg_parity_compare(kg_parity_result *res, const void *out, kg_dtype od, const
                       kg_dtype rd, size_t n, const kg_parity_policy *p);
 /* Every output of a case (kg_case_io.outputs), each under its own policy. */
 typedef struct {
-    kg_parity_result worst;   /* first: the gate's columns read it. A copy of out[worst_i] */
-    int n, worst_i;           /* worst: the first failing output, else the largest rel_l2 */
+    kg_parity_result worst; /* first: the gate's columns read it. A copy of out[worst_i] */
+    int n, worst_i;         /* worst: the first failing output, else the largest rel_l2 */
     kg_parity_result out[KG_MAX_OUTPUTS];
     const char *name[KG_MAX_OUTPUTS];
     kg_dtype dtype[KG_MAX_OUTPUTS];
     kg_parity_policy policy[KG_MAX_OUTPUTS];
-    bool pass;                /* every output passed */
+    bool pass; /* every output passed */
 } kg_parity_outputs;
 
 /* The reference dtype of output o: its own (has_ref_dtype), else the case's. */

@@ -15,13 +15,16 @@ static const char pg_description[] =
     "or tolerance (max_abs, relative L2, cosine). NaN/Inf never pass. Inputs are random from\n"
     "--seed (a fresh one is printed when none is given).\n";
 
-static cJSON *pg_num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+static cJSON *pg_num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
 
 /* One output's figures (the top level: the worst output's). */
 static void pg_output_figures(cJSON *f, const kg_parity_result *r, const kg_parity_policy *p)
 {
-    cJSON_AddStringToObject(f, KG_FIG_PARITY_POLICY, p->kind == KG_PARITY_BITWISE ? "bitwise"
-                                                                                  : "tolerance");
+    cJSON_AddStringToObject(f, KG_FIG_PARITY_POLICY,
+                            p->kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance");
     if (p->kind == KG_PARITY_TOLERANCE) {
         cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_MAX_ABS, p->max_abs);
         cJSON_AddNumberToObject(f, KG_FIG_PARITY_LIMIT_REL_L2, p->max_rel_l2);
@@ -85,8 +88,8 @@ static void pg_message(kg_case_result *res, const kg_parity_outputs *r)
  * seed and build passes its digest (refcache.h), else computed (and stored when it pays).
  * A production run never reads the cache, as it never reuses a selftest: the digest catches
  * a damaged file, not one forged by code that could write the directory. */
-static int pg_reference(const kg_case_desc *d, kg_instance *inst, const kg_gate_env *env,
-                        void *ref, size_t bytes)
+static int pg_reference(const kg_case_desc *d, kg_instance *inst, const kg_gate_env *env, void *ref,
+                        size_t bytes)
 {
     int rc = 0;
     kg_refcache c;
@@ -96,8 +99,8 @@ static int pg_reference(const kg_case_desc *d, kg_instance *inst, const kg_gate_
     if (env->diagnostic)
         KG_TRY(kg_refcache_load(&c, ref, &hit));
     if (hit) {
-        fprintf(stderr, "kgate: parity: %s: reference from the cache (%zu MiB in %.2f s)\n",
-                d->id, bytes >> 20, kg_now_s() - t0);
+        fprintf(stderr, "kgate: parity: %s: reference from the cache (%zu MiB in %.2f s)\n", d->id,
+                bytes >> 20, kg_now_s() - t0);
         return 0;
     }
     t0 = kg_now_s();
@@ -134,8 +137,8 @@ static int pg_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     kg_phase_set(NULL, NULL, "reference");
     KG_TRY(pg_reference(d, &inst, env, ref, ref_bytes));
     kg_phase_set(NULL, NULL, "compare"); /* the gate's own work again, not the reference's */
-    KG_TRY(kg_parity_compare_outputs(pr, out, ref, d->ref_dtype, inst.io.outputs,
-                                     inst.io.n_outputs, &d->parity));
+    KG_TRY(kg_parity_compare_outputs(pr, out, ref, d->ref_dtype, inst.io.outputs, inst.io.n_outputs,
+                                     &d->parity));
     res->verdict = pr->pass ? KG_VERDICT_PASS : KG_VERDICT_FAIL;
     pg_message(res, pr);
     res->data = pr;

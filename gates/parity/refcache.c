@@ -42,7 +42,7 @@ static void rc_digest_slice(void *ctx, size_t i0, size_t i1, size_t k)
 static int rc_digest(unsigned char out[32], const void *data, size_t bytes)
 {
     size_t parts = bytes ? (bytes + RC_SLICE - 1) / RC_SLICE : 0;
-    unsigned char (*sums)[32] = calloc(parts ? parts : 1, 32);
+    unsigned char(*sums)[32] = calloc(parts ? parts : 1, 32);
     if (!sums)
         return KG_ERR(KG_ENOMEM, "reference cache: out of memory for a digest");
     rc_digest_job job = { .data = data, .bytes = bytes, .sums = sums };
@@ -191,8 +191,10 @@ static void rc_evict(const kg_refcache *c)
         snprintf(p, sizeof p, "%s/%s", c->dir, fs[i].name);
         if (unlink(p) == 0) {
             total -= fs[i].size;
-            fprintf(stderr, "kgate: reference cache: evicted %s (%zu MiB; bound %zu MiB, "
-                    "KGATE_REFCACHE_MAX_MB)\n", p, fs[i].size >> 20, c->limit >> 20);
+            fprintf(stderr,
+                    "kgate: reference cache: evicted %s (%zu MiB; bound %zu MiB, "
+                    "KGATE_REFCACHE_MAX_MB)\n",
+                    p, fs[i].size >> 20, c->limit >> 20);
         }
     }
     free(fs);
@@ -202,7 +204,8 @@ int kg_refcache_store(const kg_refcache *c, const void *ref, double compute_s, b
 {
     rc_header hd;
     *stored = false;
-    if (!c->on || compute_s < KG_REFCACHE_MIN_S || compute_s < (double)c->bytes / KG_REFCACHE_READ_BPS)
+    if (!c->on || compute_s < KG_REFCACHE_MIN_S ||
+        compute_s < (double)c->bytes / KG_REFCACHE_READ_BPS)
         return 0;
     memset(&hd, 0, sizeof hd);
     memcpy(hd.magic, RC_MAGIC, sizeof hd.magic);

@@ -24,11 +24,11 @@ extern "C" {
 #define KG_REFCACHE_MAX_MB_DEFAULT 4096
 
 typedef struct {
-    bool on;                  /* false: this reference is not cached (small, off, no dir) */
+    bool on; /* false: this reference is not cached (small, off, no dir) */
     char dir[PATH_MAX], path[PATH_MAX];
-    unsigned char key[32];    /* SHA-256 of case id, seed, build id, outputs, reference dtype */
-    size_t bytes;             /* the reference's size */
-    size_t limit;             /* the directory's bound, bytes */
+    unsigned char key[32]; /* SHA-256 of case id, seed, build id, outputs, reference dtype */
+    size_t bytes;          /* the reference's size */
+    size_t limit;          /* the directory's bound, bytes */
 } kg_refcache;
 
 /* The entry of one reference: `build` identifies the kgate build (the runner's SHA-256),

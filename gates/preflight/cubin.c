@@ -42,8 +42,14 @@
 #define SM90_SMEM_WINDOW 1024
 
 static uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const unsigned char *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const unsigned char *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+static uint32_t rd32(const unsigned char *p)
+{
+    return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16;
+}
+static uint64_t rd64(const unsigned char *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
 
 int kg_cubin_set_new(kg_cubin_set **out)
 {
@@ -160,16 +166,15 @@ static int walk_attrs(const elf_view *e, const elf_sec *s, attr_fn fn, void *ctx
         if (fmt == EIFMT_SVAL) {
             size_t n = rd16(p + 2);
             if (p + 4 + n > end)
-                return KG_ERR(KG_EPARSE, "%s: %s: attribute 0x%02x overruns the section",
-                              e->what, s->name, attr);
+                return KG_ERR(KG_EPARSE, "%s: %s: attribute 0x%02x overruns the section", e->what,
+                              s->name, attr);
             fn(ctx, fmt, attr, p + 4, n);
             p += 4 + n;
         } else if (fmt == EIFMT_NVAL || fmt == EIFMT_BVAL || fmt == EIFMT_HVAL) {
             fn(ctx, fmt, attr, p + 2, fmt == EIFMT_NVAL ? 0 : 2);
             p += 4;
         } else {
-            return KG_ERR(KG_EPARSE, "%s: %s: unknown attribute format %d", e->what, s->name,
-                          fmt);
+            return KG_ERR(KG_EPARSE, "%s: %s: unknown attribute format %d", e->what, s->name, fmt);
         }
     }
     return 0;
@@ -259,8 +264,7 @@ static int parse_kernel(kg_cubin_set *s, const elf_view *e, const elf_sec *info,
         goto cleanup;
     }
     if (k.regs < 0) {
-        rc = KG_ERR(KG_EPARSE, "%s: kernel %s: no register count (EIATTR_REGCOUNT)", e->what,
-                    name);
+        rc = KG_ERR(KG_EPARSE, "%s: kernel %s: no register count (EIATTR_REGCOUNT)", e->what, name);
         goto cleanup;
     }
     k.local_bytes = k.frame_bytes > 0 ? k.frame_bytes : 0;
@@ -372,8 +376,8 @@ int kg_cubin_add_fatbin(kg_cubin_set *s, const unsigned char *p, size_t len, con
             uint32_t arch = rd32(p + e + 28);
             uint64_t flags = rd64(p + e + 40);
             if (ehs < 64 || ehs > end - e || psize > end - e - ehs)
-                return KG_ERR(KG_EPARSE, "%s: fatbin entry at +%zu overruns its container",
-                              what, e);
+                return KG_ERR(KG_EPARSE, "%s: fatbin entry at +%zu overruns its container", what,
+                              e);
             const unsigned char *payload = p + e + ehs;
             snprintf(label, sizeof label, "%s: cubin sm_%u at +%zu", what, arch, e);
             if (kind == FATBIN_KIND_ELF && (flags & FATBIN_FLAG_COMPRESS_ZSTD)) {
@@ -449,8 +453,8 @@ const kg_cubin_kernel *kg_cubin_find_symbol(const kg_cubin_set *s, const char *s
 
 static bool cb_ident(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$';
 }
 
 /* The spelling both sides of a match are compared in: the demangler writes
@@ -526,9 +530,10 @@ int kg_cubin_find_name(const kg_cubin_kernel **out, const kg_cubin_set *s, const
             if (s->k[i].arch != arch || kg_kernel_name_match(s->k[i].name, name) != want)
                 continue;
             if (*out)
-                return KG_ERR(KG_EINVAL, "kernel '%s' is ambiguous on sm_%d: %s and %s "
-                              "(qualify it in KG_KERNEL)", name, arch, (*out)->symbol,
-                              s->k[i].symbol);
+                return KG_ERR(KG_EINVAL,
+                              "kernel '%s' is ambiguous on sm_%d: %s and %s "
+                              "(qualify it in KG_KERNEL)",
+                              name, arch, (*out)->symbol, s->k[i].symbol);
             *out = &s->k[i];
         }
     return *out ? 0 : KG_ERR(KG_ENOTFOUND, "kernel '%s': no sm_%d cubin holds it", name, arch);

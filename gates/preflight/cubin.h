@@ -13,26 +13,26 @@ extern "C" {
 #endif
 
 typedef struct {
-    char *symbol;          /* mangled, e.g. "_Z11axpy_kernelfPKfS0_Pfm" */
-    char *name;            /* source-level: demangled without return type and parameters */
-    int arch;              /* 90 for sm_90 */
-    int regs;              /* registers per thread */
-    int local_bytes;       /* per-thread local memory: the stack frame (spills + local arrays) */
-    int frame_bytes;       /* EIATTR_FRAME_SIZE (-1 when absent) */
-    int min_stack_bytes;   /* EIATTR_MIN_STACK_SIZE (-1 when absent) */
-    int max_stack_bytes;   /* EIATTR_MAX_STACK_SIZE (-1 when absent) */
-    int static_smem;       /* user static shared memory, bytes (sm_90's system reserve removed) */
-    int const_bytes;       /* constant bank 0 (parameters + driver constants), bytes */
-    int max_threads;       /* __launch_bounds__ max threads (EIATTR_MAX_THREADS), 0 if none */
-    int maxreg;            /* register cap given to ptxas (EIATTR_MAXREG_COUNT), 0 if none */
+    char *symbol;        /* mangled, e.g. "_Z11axpy_kernelfPKfS0_Pfm" */
+    char *name;          /* source-level: demangled without return type and parameters */
+    int arch;            /* 90 for sm_90 */
+    int regs;            /* registers per thread */
+    int local_bytes;     /* per-thread local memory: the stack frame (spills + local arrays) */
+    int frame_bytes;     /* EIATTR_FRAME_SIZE (-1 when absent) */
+    int min_stack_bytes; /* EIATTR_MIN_STACK_SIZE (-1 when absent) */
+    int max_stack_bytes; /* EIATTR_MAX_STACK_SIZE (-1 when absent) */
+    int static_smem;     /* user static shared memory, bytes (sm_90's system reserve removed) */
+    int const_bytes;     /* constant bank 0 (parameters + driver constants), bytes */
+    int max_threads;     /* __launch_bounds__ max threads (EIATTR_MAX_THREADS), 0 if none */
+    int maxreg;          /* register cap given to ptxas (EIATTR_MAXREG_COUNT), 0 if none */
 } kg_cubin_kernel;
 
 typedef struct {
     kg_cubin_kernel *k;
     size_t n, cap;
-    int archs[32];         /* distinct cubin architectures seen, ascending */
+    int archs[32]; /* distinct cubin architectures seen, ascending */
     int n_archs;
-    int compressed_elf;    /* ELF entries skipped because they are compressed */
+    int compressed_elf; /* ELF entries skipped because they are compressed */
     int containers;
 } kg_cubin_set;
 

@@ -40,8 +40,9 @@ int kg_arch_limits_get(kg_arch_limits *out, int arch)
             *out = arch_table[i];
             return 0;
         }
-    return KG_ERR(KG_ENOTFOUND, "sm_%d: no occupancy limits known (known: sm_75, sm_80, sm_86, "
-                                "sm_87, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121)",
+    return KG_ERR(KG_ENOTFOUND,
+                  "sm_%d: no occupancy limits known (known: sm_75, sm_80, sm_86, "
+                  "sm_87, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121)",
                   arch);
 }
 
@@ -125,8 +126,8 @@ int kg_occupancy_calc(kg_occupancy *o, const kg_arch_limits *L, int block_thread
     o->reg_headroom = -1;
     o->next_step_blocks = o->blocks_per_sm;
     for (int r = regs_per_thread + 1; o->blocks_per_sm > 0 && r <= L->max_regs_thread; r++) {
-        int b = imin(imin(o->by_warps, o->by_blocks), imin(blocks_by_regs(L, warps_per_block, r),
-                                                           o->by_smem));
+        int b = imin(imin(o->by_warps, o->by_blocks),
+                     imin(blocks_by_regs(L, warps_per_block, r), o->by_smem));
         if (b < o->blocks_per_sm) {
             o->reg_headroom = r - 1 - regs_per_thread;
             o->next_step_blocks = b;
@@ -145,8 +146,8 @@ int kg_occupancy_calc(kg_occupancy *o, const kg_arch_limits *L, int block_thread
     case KG_LIMIT_NONE:
         snprintf(o->words, sizeof o->words,
                  "cannot launch: %d threads, %d registers/thread, %zu B shared memory per block "
-                 "exceed sm_%d limits", block_threads, regs_per_thread,
-                 static_smem + dynamic_smem, L->arch);
+                 "exceed sm_%d limits",
+                 block_threads, regs_per_thread, static_smem + dynamic_smem, L->arch);
         break;
     case KG_LIMIT_REGS:
         snprintf(o->words, sizeof o->words, "registers: %d/thread caps %d block%s/SM, %s",
@@ -163,8 +164,8 @@ int kg_occupancy_calc(kg_occupancy *o, const kg_arch_limits *L, int block_thread
                  block_threads, o->blocks_per_sm, o->blocks_per_sm == 1 ? "" : "s", head);
         break;
     case KG_LIMIT_BLOCKS:
-        snprintf(o->words, sizeof o->words, "blocks: the sm_%d limit of %d blocks/SM; %s",
-                 L->arch, o->blocks_per_sm, head);
+        snprintf(o->words, sizeof o->words, "blocks: the sm_%d limit of %d blocks/SM; %s", L->arch,
+                 o->blocks_per_sm, head);
         break;
     }
     return 0;

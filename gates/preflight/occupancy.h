@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 typedef struct {
-    int arch;                /* 90 for sm_90 */
+    int arch; /* 90 for sm_90 */
     int warp_size;
     int max_threads_sm;
     int max_blocks_sm;
@@ -35,24 +35,24 @@ int kg_arch_limits_get(kg_arch_limits *out, int arch);
 int kg_arch_limits_known(const int **archs);
 
 typedef enum {
-    KG_LIMIT_NONE = 0,  /* the block cannot launch at all (see words) */
-    KG_LIMIT_WARPS,     /* threads/warps per SM */
-    KG_LIMIT_BLOCKS,    /* resident blocks per SM */
+    KG_LIMIT_NONE = 0, /* the block cannot launch at all (see words) */
+    KG_LIMIT_WARPS,    /* threads/warps per SM */
+    KG_LIMIT_BLOCKS,   /* resident blocks per SM */
     KG_LIMIT_REGS,
     KG_LIMIT_SMEM
 } kg_limiter;
 
 typedef struct {
     int blocks_per_sm;
-    int active_warps;        /* per SM */
-    double occupancy;        /* active warps / max warps */
+    int active_warps;                          /* per SM */
+    double occupancy;                          /* active warps / max warps */
     int by_warps, by_blocks, by_regs, by_smem; /* blocks/SM each resource alone allows */
     kg_limiter limiter;
     /* Registers per thread that can still be added before blocks/SM drops (0 when one more
      * register already drops it); -1 when no register count up to the maximum lowers it. */
     int reg_headroom;
-    int next_step_blocks;    /* blocks/SM after the step (when reg_headroom >= 0) */
-    char words[200];         /* "registers: 96/thread caps 2 blocks/SM, ..." */
+    int next_step_blocks; /* blocks/SM after the step (when reg_headroom >= 0) */
+    char words[200];      /* "registers: 96/thread caps 2 blocks/SM, ..." */
 } kg_occupancy;
 
 /* Occupancy of one launch configuration. Fails with KG_EINVAL on nonsense input; a block that

@@ -39,10 +39,12 @@ static int pf_load_inputs(kg_pf_state *st, const kg_preflight_opts *o)
     const char *env_allow = getenv("KGATE_SPILL_ALLOWLIST");
     bool base_given = o->baseline || (env_base && *env_base);
     bool allow_given = o->allowlist || (env_allow && *env_allow);
-    st->base_path = o->baseline ? o->baseline
-                    : (env_base && *env_base) ? env_base : DEFAULT_BASELINE;
-    st->allow_path = o->allowlist ? o->allowlist
-                     : (env_allow && *env_allow) ? env_allow : DEFAULT_ALLOWLIST;
+    st->base_path = o->baseline               ? o->baseline
+                    : (env_base && *env_base) ? env_base
+                                              : DEFAULT_BASELINE;
+    st->allow_path = o->allowlist                ? o->allowlist
+                     : (env_allow && *env_allow) ? env_allow
+                                                 : DEFAULT_ALLOWLIST;
     rc = kg_res_baseline_load(&st->base, st->base_path);
     if (rc == KG_ENOTFOUND && (!base_given || o->update_baseline)) {
         /* No file yet: every kernel WARNs "not recorded" (or --update-baseline creates it). */
@@ -73,8 +75,8 @@ static void pf_state_free(kg_pf_state *st)
 static void pf_report_info(const kg_pf_state *st, const kg_gate_env *env, bool runtime)
 {
     char a[16];
-    cJSON *info = cJSON_CreateObject(), *archs = info ? cJSON_AddArrayToObject(info, KG_RK_PF_ARCHS)
-                                                      : NULL;
+    cJSON *info = cJSON_CreateObject(),
+          *archs = info ? cJSON_AddArrayToObject(info, KG_RK_PF_ARCHS) : NULL;
     if (!archs) {
         cJSON_Delete(info);
         return;
@@ -109,8 +111,7 @@ static int pf_begin(void **state, const void *opts, const kg_gate_env *env)
     if (rc < 0 && (!runtime || rc == KG_ENOMEM))
         goto cleanup; /* the static path has nothing to read */
     if (rc < 0)       /* on a GPU the runtime path stands alone (no agreement check) */
-        printf("preflight: static figures unavailable (%s): no agreement check\n",
-               kg_error_last());
+        printf("preflight: static figures unavailable (%s): no agreement check\n", kg_error_last());
     rc = 0;
     pf_report_info(st, env, runtime);
     *state = st;
@@ -128,8 +129,7 @@ static int pf_static_rows(kg_pf_state *st, const kg_pf_row *base, const kg_kerne
     int rc = 0, held = 0;
     const kg_cubin_kernel *ck;
     for (int a = 0; st->cubins && a < st->cubins->n_archs; a++)
-        held += kg_cubin_find_name(&ck, st->cubins, kr->name, st->cubins->archs[a]) !=
-                KG_ENOTFOUND;
+        held += kg_cubin_find_name(&ck, st->cubins, kr->name, st->cubins->archs[a]) != KG_ENOTFOUND;
     for (int a = 0; st->cubins && a < st->cubins->n_archs; a++) {
         int arch = st->cubins->archs[a];
         if (arch == dev_arch)
@@ -159,11 +159,14 @@ static void pf_message(kg_case_result *res, const kg_pf_row *rows, size_t n)
                                   u ? "; " : "", r->kernel, r->arch, r->reasons);
     }
     if (n == 0) /* e.g. a cuBLAS case: library kernels are not ours to judge */
-        snprintf(res->message, sizeof res->message, "no __global__ listed "
+        snprintf(res->message, sizeof res->message,
+                 "no __global__ listed "
                  "(kg_case_desc.kernels): nothing to check");
     else if (!res->message[0])
-        snprintf(res->message, sizeof res->message, "%zu kernel row(s): local memory as allowed "
-                 "(none unless allowlisted), occupancy at or above the baseline", n);
+        snprintf(res->message, sizeof res->message,
+                 "%zu kernel row(s): local memory as allowed "
+                 "(none unless allowlisted), occupancy at or above the baseline",
+                 n);
 }
 
 static int pf_run_case(void *state, const kg_case_desc *d, const kg_gate_env *env,
@@ -180,8 +183,10 @@ static int pf_run_case(void *state, const kg_case_desc *d, const kg_gate_env *en
     p->path = dev ? "runtime" : "static";
     for (int k = 0; k < d->n_kernels; k++) {
         const kg_kernel_ref *kr = &d->kernels[k];
-        kg_pf_row base = { .case_id = d->id, .kernel = kr->name,
-                           .block_threads = kr->block_threads, .dynamic_smem = kr->dynamic_smem };
+        kg_pf_row base = { .case_id = d->id,
+                           .kernel = kr->name,
+                           .block_threads = kr->block_threads,
+                           .dynamic_smem = kr->dynamic_smem };
         if (dev) {
             kg_pf_row r = base;
             KG_TRY(kg_pf_runtime_row(st, &r, kr, dev));
@@ -231,9 +236,11 @@ static int pf_update_baseline(kg_pf_state *st)
         bool spill = r->local_bytes > 0 && (!r->allow || r->allow->local_bytes != r->local_bytes);
         if (r->v == KG_VERDICT_ERROR || spill || (r->allow && !spill && r->local_bytes == 0) ||
             (r->runtime && r->blocks_per_sm == 0) || r->over_bounds)
-            return KG_ERR(KG_EREFUSED, "--update-baseline refused: %s (%s, sm_%d) %s: %s; "
-                          "%s was not written", r->case_id, r->kernel, r->arch,
-                          kg_verdict_name(r->v), r->reasons, st->base_path);
+            return KG_ERR(KG_EREFUSED,
+                          "--update-baseline refused: %s (%s, sm_%d) %s: %s; "
+                          "%s was not written",
+                          r->case_id, r->kernel, r->arch, kg_verdict_name(r->v), r->reasons,
+                          st->base_path);
     }
     size_t written = 0;
     for (size_t i = 0; i < st->n; i++) {
@@ -243,9 +250,10 @@ static int pf_update_baseline(kg_pf_state *st)
          * hide a drop. It is recorded once kgate knows it. */
         if (!r->runtime && kg_arch_limits_get(&lim, r->arch) < 0)
             continue;
-        kg_res_entry e = { (char *)r->kernel, r->arch, r->block_threads,
-                           (long long)r->dynamic_smem, r->regs, r->blocks_per_sm,
-                           r->local_bytes, r->static_smem };
+        kg_res_entry e = { (char *)r->kernel, r->arch,
+                           r->block_threads,  (long long)r->dynamic_smem,
+                           r->regs,           r->blocks_per_sm,
+                           r->local_bytes,    r->static_smem };
         KG_TRY(kg_res_baseline_put(&st->base, &e));
         written++;
     }
@@ -267,14 +275,16 @@ static int pf_end(void *state, const kg_gate_env *env, int rc)
 
 static const kg_opt pf_opts[] = {
     KG_OPT_STRING_("baseline", "FILE", kg_preflight_opts, baseline,
-                   "resource baseline (default: $KGATE_RESOURCE_BASELINE, else "
-                   DEFAULT_BASELINE " in the working directory)"),
+                   "resource baseline (default: $KGATE_RESOURCE_BASELINE, else " DEFAULT_BASELINE
+                   " in the working directory)"),
     KG_OPT_STRING_("allowlist", "FILE", kg_preflight_opts, allowlist,
                    "spill allowlist (default: $KGATE_SPILL_ALLOWLIST, else " DEFAULT_ALLOWLIST ")"),
     KG_OPT_BOOL_("static", kg_preflight_opts, force_static,
                  "use the static path even when a GPU is present"),
-    { .name = "update-baseline", .kind = KG_OPT_BOOL,
-      .offset = offsetof(kg_preflight_opts, update_baseline), .flags = KG_OPT_F_STANDALONE,
+    { .name = "update-baseline",
+      .kind = KG_OPT_BOOL,
+      .offset = offsetof(kg_preflight_opts, update_baseline),
+      .flags = KG_OPT_F_STANDALONE,
       .help = "write the baseline (atomically) from this build's figures; refused (exit 2, "
               "nothing written) when a kernel spills unallowed, cannot launch on the device or "
               "errors" },

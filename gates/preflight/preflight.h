@@ -15,18 +15,20 @@ extern "C" {
 
 /* The gate's options (its kg_opt table is in preflight.c). */
 typedef struct {
-    const char *baseline;    /* --baseline FILE */
-    const char *allowlist;   /* --allowlist FILE */
-    bool force_static;       /* --static */
-    bool update_baseline;    /* --update-baseline (`kgate preflight` only) */
+    const char *baseline;  /* --baseline FILE */
+    const char *allowlist; /* --allowlist FILE */
+    bool force_static;     /* --static */
+    bool update_baseline;  /* --update-baseline (`kgate preflight` only) */
 } kg_preflight_opts;
-#define KG_PREFLIGHT_OPTS_INIT { .baseline = NULL, .allowlist = NULL, .force_static = false, \
-                                 .update_baseline = false }
+#define KG_PREFLIGHT_OPTS_INIT                                                               \
+    {                                                                                        \
+        .baseline = NULL, .allowlist = NULL, .force_static = false, .update_baseline = false \
+    }
 
 /* One baseline entry, keyed by (kernel, arch, block_threads, dynamic_smem). */
 typedef struct {
-    char *kernel;          /* source-level name, as in kg_kernel_ref.name */
-    int arch;              /* 90 */
+    char *kernel; /* source-level name, as in kg_kernel_ref.name */
+    int arch;     /* 90 */
     int block_threads;
     long long dynamic_smem;
     int registers;
@@ -44,7 +46,7 @@ typedef struct {
 typedef struct {
     char *kernel;
     int arch;
-    int local_bytes;       /* the exact expected per-thread local memory */
+    int local_bytes; /* the exact expected per-thread local memory */
     char *reason;
 } kg_spill_entry;
 

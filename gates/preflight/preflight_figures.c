@@ -63,7 +63,8 @@ static cJSON *pff_row_json(const kg_pf_row *r)
 cJSON *kg_pf_figures(const kg_case_desc *d, const kg_case_result *res)
 {
     const kg_preflight_result *p = res->data;
-    cJSON *fig = cJSON_CreateObject(), *list = fig ? cJSON_AddArrayToObject(fig, KG_FIG_PF_KERNELS) : NULL;
+    cJSON *fig = cJSON_CreateObject(),
+          *list = fig ? cJSON_AddArrayToObject(fig, KG_FIG_PF_KERNELS) : NULL;
     KG_UNUSED(d);
     if (!list) {
         cJSON_Delete(fig);
@@ -104,6 +105,8 @@ static void pff_cell_case(char *b, size_t n, const kg_case_desc *d, const kg_cas
 /* One line per kernel row; the header spells the kernel columns. */
 const kg_gate_column kg_pf_columns[KG_PF_N_COLUMNS] = {
     { .header = "case", .width = -36, .cell = pff_cell_case },
-    { .key = KG_FIG_PF_KERNELS, .header = "kernel                         arch   via regs  local    smem "
-                                  "blk   occ verd  limiter | reasons", .cell = pff_cell_row },
+    { .key = KG_FIG_PF_KERNELS,
+      .header = "kernel                         arch   via regs  local    smem "
+                "blk   occ verd  limiter | reasons",
+      .cell = pff_cell_row },
 };

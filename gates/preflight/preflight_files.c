@@ -24,14 +24,13 @@ int kg_arch_parse(const char *s, int *arch)
 
 typedef struct {
     const char *file;
-    char where[256];   /* "entry 3 (kernel 'x', sm_90)" */
+    char where[256]; /* "entry 3 (kernel 'x', sm_90)" */
 } jctx;
 
 static int check_keys(const jctx *c, const cJSON *o, const char *const *keys, size_t nkeys)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, o)
-    {
+    cJSON_ArrayForEach(it, o) {
         bool known = false;
         for (size_t i = 0; i < nkeys && !known; i++)
             known = strcmp(it->string, keys[i]) == 0;
@@ -55,8 +54,7 @@ static int get_int(const jctx *c, const cJSON *o, const char *key, long long lo,
     return 0;
 }
 
-static int get_str(const jctx *c, const cJSON *o, const char *key, bool required,
-                   const char **out)
+static int get_str(const jctx *c, const cJSON *o, const char *key, bool required, const char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     *out = NULL;
@@ -65,8 +63,7 @@ static int get_str(const jctx *c, const cJSON *o, const char *key, bool required
     if (!v)
         return KG_ERR(KG_EPARSE, "%s: %s: missing '%s'", c->file, c->where, key);
     if (!cJSON_IsString(v) || !v->valuestring[0])
-        return KG_ERR(KG_EPARSE, "%s: %s: '%s' must be a non-empty string", c->file, c->where,
-                      key);
+        return KG_ERR(KG_EPARSE, "%s: %s: '%s' must be a non-empty string", c->file, c->where, key);
     *out = v->valuestring;
     return 0;
 }
@@ -150,16 +147,15 @@ int kg_res_baseline_put(kg_res_baseline *b, const kg_res_entry *e)
 
 int kg_res_baseline_parse(kg_res_baseline *b, const char *text, const char *name)
 {
-    static const char *keys[] = { "kernel", "arch", "block_threads", "dynamic_smem",
-                                  "registers", "blocks_per_sm", "local_bytes", "static_smem" };
+    static const char *keys[] = { "kernel",    "arch",          "block_threads", "dynamic_smem",
+                                  "registers", "blocks_per_sm", "local_bytes",   "static_smem" };
     int rc = 0;
     cJSON *root = NULL;
     const cJSON *list, *it;
     size_t i = 0;
     memset(b, 0, sizeof *b);
     KG_TRY(open_doc(&root, &list, text, name, KG_RESOURCES_VERSION, "kernels"));
-    cJSON_ArrayForEach(it, list)
-    {
+    cJSON_ArrayForEach(it, list) {
         jctx c = { name, "" };
         const char *kernel = NULL, *arch_s = NULL;
         long long v[6];
@@ -192,9 +188,10 @@ int kg_res_baseline_parse(kg_res_baseline *b, const char *text, const char *name
         e.local_bytes = (int)v[4];
         e.static_smem = (int)v[5];
         if (kg_res_baseline_find(b, kernel, e.arch, e.block_threads, e.dynamic_smem)) {
-            rc = KG_ERR(KG_EPARSE, "%s: %s: duplicate entry for sm_%d, %d threads, %lld B "
-                                   "dynamic shared memory", name, c.where, e.arch,
-                        e.block_threads, e.dynamic_smem);
+            rc = KG_ERR(KG_EPARSE,
+                        "%s: %s: duplicate entry for sm_%d, %d threads, %lld B "
+                        "dynamic shared memory",
+                        name, c.where, e.arch, e.block_threads, e.dynamic_smem);
             goto cleanup;
         }
         KG_TRY(kg_res_baseline_put(b, &e));
@@ -319,8 +316,7 @@ int kg_spill_allowlist_parse(kg_spill_allowlist *a, const char *text, const char
         rc = KG_ERR(KG_ENOMEM, "out of memory reading %s", name);
         goto cleanup;
     }
-    cJSON_ArrayForEach(it, list)
-    {
+    cJSON_ArrayForEach(it, list) {
         jctx c = { name, "" };
         const char *kernel = NULL, *arch_s = NULL, *reason = NULL;
         long long bytes;

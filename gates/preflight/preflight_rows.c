@@ -18,8 +18,8 @@ static int pfr_func_name(const char **out, cudaFunction_t fn)
     void *p = NULL;
     enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
     *out = NULL;
-    KG_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuFuncGetName", &p, 12030, cudaEnableDefault,
-                                                   &q));
+    KG_CUDA_CHECK(
+        cudaGetDriverEntryPointByVersion("cuFuncGetName", &p, 12030, cudaEnableDefault, &q));
     if (q != cudaDriverEntryPointSuccess || !p) {
         rc = KG_ERR(KG_ECUDA, "cuFuncGetName is not available from this driver (needs CUDA "
                               ">= 12.3)");
@@ -38,8 +38,10 @@ static void pfr_reason(kg_pf_row *r, kg_verdict v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void pfr_reason(kg_pf_row *r, kg_verdict v, const char *fmt, ...)
 {
-    static const int rank[] = { [KG_VERDICT_PASS] = 0, [KG_VERDICT_WARN] = 1,
-                                [KG_VERDICT_SKIP] = 1, [KG_VERDICT_ERROR] = 2,
+    static const int rank[] = { [KG_VERDICT_PASS] = 0,
+                                [KG_VERDICT_WARN] = 1,
+                                [KG_VERDICT_SKIP] = 1,
+                                [KG_VERDICT_ERROR] = 2,
                                 [KG_VERDICT_FAIL] = 3 };
     size_t used = strlen(r->reasons);
     va_list ap;
@@ -63,19 +65,23 @@ static void pfr_judge(kg_pf_state *st, kg_pf_row *r, bool occ_known)
     r->base = kg_res_baseline_find(&st->base, r->kernel, r->arch, r->block_threads,
                                    (long long)r->dynamic_smem);
     if (r->local_bytes > 0 && !r->allow)
-        pfr_reason(r, KG_VERDICT_FAIL, "local memory: %d B/thread (spills or a dynamically "
-                   "indexed local array); not on the spill allowlist %s", r->local_bytes,
-                   st->allow_path);
+        pfr_reason(r, KG_VERDICT_FAIL,
+                   "local memory: %d B/thread (spills or a dynamically "
+                   "indexed local array); not on the spill allowlist %s",
+                   r->local_bytes, st->allow_path);
     else if (r->allow && r->local_bytes != r->allow->local_bytes)
-        pfr_reason(r, KG_VERDICT_FAIL, "local memory changed: %d B/thread, the spill allowlist "
-                   "says %d B: update %s (or fix the kernel)", r->local_bytes,
-                   r->allow->local_bytes, st->allow_path);
+        pfr_reason(r, KG_VERDICT_FAIL,
+                   "local memory changed: %d B/thread, the spill allowlist "
+                   "says %d B: update %s (or fix the kernel)",
+                   r->local_bytes, r->allow->local_bytes, st->allow_path);
     /* The kernel's own limit (__launch_bounds__, maxThreadsPerBlock) holds on every
      * architecture: a larger block is a launch error, never a baseline question. */
     if (r->over_bounds)
-        pfr_reason(r, KG_VERDICT_FAIL, "launch bounds exceeded: %d threads/block launched, "
+        pfr_reason(r, KG_VERDICT_FAIL,
+                   "launch bounds exceeded: %d threads/block launched, "
                    "the kernel allows %d (__launch_bounds__ / maxThreadsPerBlock): the launch "
-                   "fails", r->block_threads, r->max_threads);
+                   "fails",
+                   r->block_threads, r->max_threads);
     /* On the device a block that cannot launch fails. A cubin for another architecture may
      * hold a stub the case never launches there (arch-specific code behind a run-time
      * dispatch): a warning until the baseline records it with 0 blocks/SM (reviewed), a
@@ -90,20 +96,25 @@ static void pfr_judge(kg_pf_state *st, kg_pf_row *r, bool occ_known)
         pfr_reason(r, KG_VERDICT_WARN, "sm_%d: no occupancy limits known; occupancy not judged",
                    r->arch);
     } else if (!r->base && !r->over_bounds) {
-        pfr_reason(r, KG_VERDICT_WARN, "not in the resource baseline %s: record it with "
-                   "`kgate preflight --update-baseline`", st->base_path);
+        pfr_reason(r, KG_VERDICT_WARN,
+                   "not in the resource baseline %s: record it with "
+                   "`kgate preflight --update-baseline`",
+                   st->base_path);
     } else if (r->base && r->blocks_per_sm < r->base->blocks_per_sm) {
-        pfr_reason(r, KG_VERDICT_FAIL, "blocks/SM dropped %d -> %d (%s)",
-                   r->base->blocks_per_sm, r->blocks_per_sm, r->occ.words);
+        pfr_reason(r, KG_VERDICT_FAIL, "blocks/SM dropped %d -> %d (%s)", r->base->blocks_per_sm,
+                   r->blocks_per_sm, r->occ.words);
     } else if (r->base && r->regs > r->base->registers) {
-        pfr_reason(r, KG_VERDICT_WARN, "registers %d -> %d/thread, same occupancy step (%d "
-                   "blocks/SM); %d register(s) of headroom left", r->base->registers, r->regs,
-                   r->blocks_per_sm, r->occ.reg_headroom < 0 ? 255 : r->occ.reg_headroom);
+        pfr_reason(r, KG_VERDICT_WARN,
+                   "registers %d -> %d/thread, same occupancy step (%d "
+                   "blocks/SM); %d register(s) of headroom left",
+                   r->base->registers, r->regs, r->blocks_per_sm,
+                   r->occ.reg_headroom < 0 ? 255 : r->occ.reg_headroom);
     }
     if (r->runtime && r->have_static && !r->agree)
-        pfr_reason(r, KG_VERDICT_WARN, "static and runtime paths disagree: static regs %d, "
-                   "local %d B, smem %d B, %d blocks/SM", r->s_regs, r->s_local, r->s_smem,
-                   r->s_blocks);
+        pfr_reason(r, KG_VERDICT_WARN,
+                   "static and runtime paths disagree: static regs %d, "
+                   "local %d B, smem %d B, %d blocks/SM",
+                   r->s_regs, r->s_local, r->s_smem, r->s_blocks);
     r->has_base = r->base != NULL;
     r->base_regs = r->base ? r->base->registers : 0;
     r->base_blocks = r->base ? r->base->blocks_per_sm : 0;
@@ -119,8 +130,10 @@ static void pfr_over_bounds(kg_pf_row *r, int block_threads)
     r->occ.blocks_per_sm = 0;
     r->occ.active_warps = 0;
     r->occ.occupancy = 0.0;
-    snprintf(r->occ.words, sizeof r->occ.words, "cannot launch: %d threads/block exceed the "
-             "kernel's limit of %d", block_threads, r->max_threads);
+    snprintf(r->occ.words, sizeof r->occ.words,
+             "cannot launch: %d threads/block exceed the "
+             "kernel's limit of %d",
+             block_threads, r->max_threads);
 }
 
 int kg_pf_static_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, int arch)
@@ -135,7 +148,8 @@ int kg_pf_static_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, int 
         snprintf(r->reasons, sizeof r->reasons, "%s%s", kg_error_last(),
                  st->cubins->compressed_elf ? " (some cubins are compressed and could not be "
                                               "read: no libzstd.so.1, or the old LZ4 format; "
-                                              "build with nvcc --compress-mode=none)" : "");
+                                              "build with nvcc --compress-mode=none)"
+                                            : "");
         return rc == KG_ENOMEM ? rc : 0;
     }
     snprintf(r->symbol, sizeof r->symbol, "%s", ck->symbol);
@@ -149,12 +163,14 @@ int kg_pf_static_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, int 
      * 0 (what a baseline file can hold); the words say it was not judged. */
     bool known = kg_arch_limits_get(&lim, arch) == 0;
     if (known) {
-        KG_TRY(kg_occupancy_calc(&r->occ, &lim, k->block_threads, r->regs,
-                                 (size_t)r->static_smem, k->dynamic_smem));
+        KG_TRY(kg_occupancy_calc(&r->occ, &lim, k->block_threads, r->regs, (size_t)r->static_smem,
+                                 k->dynamic_smem));
     } else {
         memset(&r->occ, 0, sizeof r->occ);
-        snprintf(r->occ.words, sizeof r->occ.words, "sm_%d: no occupancy limits known; "
-                 "occupancy not judged", arch);
+        snprintf(r->occ.words, sizeof r->occ.words,
+                 "sm_%d: no occupancy limits known; "
+                 "occupancy not judged",
+                 arch);
     }
     r->blocks_per_sm = r->occ.blocks_per_sm;
     if (k->block_threads > r->max_threads)
@@ -164,7 +180,8 @@ cleanup:
     return rc;
 }
 
-int kg_pf_runtime_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, const kg_device_info *dev)
+int kg_pf_runtime_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k,
+                      const kg_device_info *dev)
 {
     int rc = 0, blocks = 0;
     struct cudaFuncAttributes a;
@@ -204,16 +221,19 @@ int kg_pf_runtime_row(kg_pf_state *st, kg_pf_row *r, const kg_kernel_ref *k, con
         lim.max_blocks_sm = dev->max_blocks_per_sm;
         lim.regs_sm = dev->regs_per_sm;
         lim.smem_sm = dev->max_smem_per_sm;
-        KG_TRY(kg_occupancy_calc(&r->occ, &lim, k->block_threads, r->regs,
-                                 (size_t)r->static_smem, k->dynamic_smem));
+        KG_TRY(kg_occupancy_calc(&r->occ, &lim, k->block_threads, r->regs, (size_t)r->static_smem,
+                                 k->dynamic_smem));
     } else {
-        snprintf(r->occ.words, sizeof r->occ.words, "%d blocks/SM (sm_%d not in the "
-                 "calculator's table: no limiter analysis)", blocks, r->arch);
+        snprintf(r->occ.words, sizeof r->occ.words,
+                 "%d blocks/SM (sm_%d not in the "
+                 "calculator's table: no limiter analysis)",
+                 blocks, r->arch);
     }
     if (k->block_threads > r->max_threads)
         pfr_over_bounds(r, k->block_threads);
     const kg_cubin_kernel *ck = st->cubins && mangled
-                                    ? kg_cubin_find_symbol(st->cubins, mangled, r->arch) : NULL;
+                                    ? kg_cubin_find_symbol(st->cubins, mangled, r->arch)
+                                    : NULL;
     if (ck) {
         kg_occupancy so;
         r->have_static = true;
@@ -242,4 +262,3 @@ cleanup:
     }
     return rc;
 }
-

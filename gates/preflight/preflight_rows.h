@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 typedef struct {
-    const char *case_id;        /* borrowed from the case descriptor (static) */
+    const char *case_id; /* borrowed from the case descriptor (static) */
     const char *kernel;
     char symbol[512];
     int arch;
@@ -22,14 +22,14 @@ typedef struct {
     int regs, local_bytes, static_smem, const_bytes, max_threads, ptx_version, binary_version;
     int block_threads;
     size_t dynamic_smem;
-    kg_occupancy occ;         /* our calculator (static path; cross-check on the runtime path) */
-    int blocks_per_sm;        /* what the verdict uses: runtime API or the calculator */
-    bool over_bounds;         /* block_threads > max_threads: the launch itself fails */
+    kg_occupancy occ;  /* our calculator (static path; cross-check on the runtime path) */
+    int blocks_per_sm; /* what the verdict uses: runtime API or the calculator */
+    bool over_bounds;  /* block_threads > max_threads: the launch itself fails */
     kg_verdict v;
     char reasons[768];
-    const kg_res_entry *base;   /* valid while the gate runs (judge, --update-baseline) */
+    const kg_res_entry *base; /* valid while the gate runs (judge, --update-baseline) */
     const kg_spill_entry *allow;
-    bool has_base, has_allow;   /* value copies for the report, valid after the gate ended */
+    bool has_base, has_allow; /* value copies for the report, valid after the gate ended */
     int base_regs, base_blocks, allow_local;
     /* runtime rows: the static row of the same symbol and arch, if any */
     bool have_static;
@@ -43,14 +43,14 @@ typedef struct {
     const char *base_path, *allow_path;
     bool base_missing;
     kg_cubin_set *cubins;
-    kg_pf_row *rows;        /* every row of the run (--update-baseline) */
+    kg_pf_row *rows; /* every row of the run (--update-baseline) */
     size_t n, cap;
     bool force_static, update_baseline;
 } kg_pf_state;
 
 /* The preflight figures of one case: its rows (owned). */
 typedef struct {
-    const char *path;           /* "runtime" or "static" */
+    const char *path; /* "runtime" or "static" */
     kg_pf_row *rows;
     size_t n;
 } kg_preflight_result;

@@ -8,7 +8,8 @@
 #include "core/report_keys.h"
 #include "production/production.h"
 
-static void pr_why(kg_advance_input *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pr_why(kg_advance_input *in, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void pr_why(kg_advance_input *in, const char *fmt, ...)
 {
     size_t n = strlen(in->why_not);
@@ -43,7 +44,9 @@ static kg_advance_obs pr_stamp(const kg_run *run, const char *set_by, const char
                                const char *rt)
 {
     return (kg_advance_obs){ .commit = kg_report_commit(run->rep),
-                             .date = kg_report_started_at(run->rep), .driver = drv, .cuda = rt,
+                             .date = kg_report_started_at(run->rep),
+                             .driver = drv,
+                             .cuda = rt,
                              .set_by = set_by };
 }
 
@@ -212,8 +215,8 @@ int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
         cJSON_AddStringToObject(*summary, KG_RK_MU_FILE, t->relpath);
         if (res.committed)
             cJSON_AddStringToObject(*summary, KG_RK_MU_COMMIT, git_oid_tostr_s(&res.commit));
-        cJSON_AddItemToObject(*summary, KG_RK_MU_MOVED, moves_json(res.committed ? &u.moves
-                                                                         : &(kg_mark_moves){ 0 }));
+        cJSON_AddItemToObject(*summary, KG_RK_MU_MOVED,
+                              moves_json(res.committed ? &u.moves : &(kg_mark_moves){ 0 }));
         cJSON_AddBoolToObject(*summary, KG_RK_MU_PUSHED, res.pushed);
         cJSON_AddNumberToObject(*summary, KG_RK_MU_ATTEMPTS, res.attempts);
     }
@@ -237,8 +240,8 @@ int kg_production_advance(kg_marks_target *t, const kg_marks_git_opts *o,
         char old[48] = "(none)";
         if (m->had_old)
             snprintf(old, sizeof old, "%.6g", m->old_value);
-        printf("  %s [%s] %s: %s -> %.6g (band +-%.2f%%)\n", m->case_id, m->device_class,
-               m->metric, old, m->new_value, 100.0 * m->band_rel);
+        printf("  %s [%s] %s: %s -> %.6g (band +-%.2f%%)\n", m->case_id, m->device_class, m->metric,
+               old, m->new_value, 100.0 * m->band_rel);
     }
     if (o->push_remote && res.pushed) {
         char shown[1024];

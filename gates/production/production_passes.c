@@ -6,9 +6,9 @@
 #include "production/production.h"
 
 typedef struct {
-    kg_run_row *rows;     /* this pass's rows (typed results owned here) */
+    kg_run_row *rows; /* this pass's rows (typed results owned here) */
     size_t n;
-    kg_report *rep;       /* the pass's own report (its rows are not the run's) */
+    kg_report *rep; /* the pass's own report (its rows are not the run's) */
 } pp_pass;
 
 static void pp_pass_free(pp_pass *p)
@@ -66,8 +66,8 @@ static const kg_run_row *pp_row_of(const pp_pass *p, const kg_case_desc *d)
 static const cJSON *pp_fault_of(const pp_pass *p, const struct kg_gate *g, const kg_case_desc *d)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(kg_report_json(p->rep), KG_RK_RESULTS))
-    {
+    cJSON_ArrayForEach(it,
+                       cJSON_GetObjectItemCaseSensitive(kg_report_json(p->rep), KG_RK_RESULTS)) {
         const char *gn = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_GATE));
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, KG_RES_CASE));
         if (gn && id && strcmp(gn, g->name) == 0 && strcmp(id, d->id) == 0)
@@ -142,11 +142,12 @@ int kg_production_passes(kg_run *run, const kg_registry *reg, const struct kg_ga
     int done = 0, max = g->production && g->production->combine ? g->production->max_passes : 0;
     memset(ps, 0, sizeof ps);
     if (n < 1 || n > max || n > KG_GATE_PASSES_MAX)
-        return KG_ERR(KG_EINVAL, "--bench-processes: expected an integer in [1, %d], got %d",
-                      max, n);
+        return KG_ERR(KG_EINVAL, "--bench-processes: expected an integer in [1, %d], got %d", max,
+                      n);
     if (!run->env.quiet)
         printf("\n== %s ==\n%s: %d separate processes (fresh worker, fresh CUDA context "
-               "each), combined per case\n", g->name, g->name, n);
+               "each), combined per case\n",
+               g->name, g->name, n);
     for (; done < n; done++)
         KG_TRY(pp_one_pass(&ps[done], run, reg, g, opts, done, n));
     if (!run->env.quiet)

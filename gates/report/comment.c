@@ -21,18 +21,18 @@
 #include "report/comment.h"
 #include "report/http.h"
 
-#define CM_MAX_ROWS 60   /* per table or list: a comment stays far below GitHub's 65536 */
-#define CM_MAX_ALL 250   /* rows of the collapsed table of every case's change */
+#define CM_MAX_ROWS 60 /* per table or list: a comment stays far below GitHub's 65536 */
+#define CM_MAX_ALL 250 /* rows of the collapsed table of every case's change */
 #define CM_GPU_LABEL 160
-#define CM_PAGE 100      /* comments per page when looking for the marker */
+#define CM_PAGE 100 /* comments per page when looking for the marker */
 #define CM_MAX_PAGES 50
 /* The forge API's keys of a comment or note (both APIs spell them alike); not report keys, so
  * not in core/report_keys.h. */
 #define CM_API_BODY "body"
 #define CM_API_ID "id"
-#define CM_API_GH_USER "user"      /* GitHub: comment.user.login, GET /user .login */
+#define CM_API_GH_USER "user" /* GitHub: comment.user.login, GET /user .login */
 #define CM_API_GH_LOGIN "login"
-#define CM_API_GL_AUTHOR "author"  /* GitLab: note.author.username, GET /user .username */
+#define CM_API_GL_AUTHOR "author" /* GitLab: note.author.username, GET /user .username */
 #define CM_API_GL_USERNAME "username"
 /* A GitHub App installation token (GITHUB_TOKEN in Actions) may not read GET /user (403): its
  * comments are the app's bot's, KGATE_COMMENT_AUTHOR else this one. */
@@ -46,10 +46,7 @@ typedef struct {
     int ab_reports, ab_slower; /* `kgate ab` reports given; their B_SLOWER cases */
 } cm_counts;
 
-static bool cm_is_ab(const kg_export_row *r)
-{
-    return strcmp(r->gate, KG_RV_GATE_AB) == 0;
-}
+static bool cm_is_ab(const kg_export_row *r) { return strcmp(r->gate, KG_RV_GATE_AB) == 0; }
 
 static bool cm_regressed(const kg_export_row *r)
 {
@@ -151,7 +148,8 @@ static void cm_regressions(kg_sbuf *b, const kg_export_view *views, size_t n, in
     if (!total)
         return;
     kg_sbuf_puts(b, informational ? "### Above the marks (informational: the A/B decides a pull "
-                                    "request)\n\n" : "### Regressions\n\n");
+                                    "request)\n\n"
+                                  : "### Regressions\n\n");
     kg_sbuf_puts(b, "| case | device | change % | tolerance % | mark us | "
                     "now us |\n| --- | --- | ---: | ---: | ---: | ---: |\n");
     for (size_t k = 0; k < n; k++)
@@ -163,7 +161,8 @@ static void cm_regressions(kg_sbuf *b, const kg_export_view *views, size_t n, in
             kg_sbuf_md_code(b, r->case_id, 200);
             kg_sbuf_puts(b, " | ");
             kg_sbuf_md(b, cm_device(&views[k]), 80);
-            kg_sbuf_printf(b, " | %s%s | %s | %s | %s |\n", isnan(r->change_pct) || r->change_pct < 0 ? "" : "+",
+            kg_sbuf_printf(b, " | %s%s | %s | %s | %s |\n",
+                           isnan(r->change_pct) || r->change_pct < 0 ? "" : "+",
                            kg_fmt_num(ch, sizeof ch, r->change_pct, "%.1f"),
                            kg_fmt_num(tol, sizeof tol, r->band_pct, "%.1f"),
                            kg_fmt_num(mark, sizeof mark, r->mark_us, "%.2f"),
@@ -299,9 +298,11 @@ static void cm_all_changes(kg_sbuf *b, const kg_export_view *views, size_t n,
     char ch[32], now[32];
     size_t m = cm_collect(&it, views, n, false);
     if (m) {
-        kg_sbuf_printf(b, "<details><summary>Every case's change (%zu rows, slowest first)"
-                          "</summary>\n\n| case | GPU | change %% | against | decision | now us |\n"
-                          "| --- | --- | ---: | --- | --- | ---: |\n", m);
+        kg_sbuf_printf(b,
+                       "<details><summary>Every case's change (%zu rows, slowest first)"
+                       "</summary>\n\n| case | GPU | change %% | against | decision | now us |\n"
+                       "| --- | --- | ---: | --- | --- | ---: |\n",
+                       m);
         for (size_t i = 0; i < m && i < CM_MAX_ALL; i++) {
             const kg_export_row *r = it[i].r;
             kg_sbuf_puts(b, "| ");
@@ -310,7 +311,9 @@ static void cm_all_changes(kg_sbuf *b, const kg_export_view *views, size_t n,
             kg_sbuf_md(b, gpu[it[i].k], CM_GPU_LABEL);
             kg_sbuf_printf(b, " | %s%s | %s | ", isnan(it[i].change) || it[i].change < 0 ? "" : "+",
                            kg_fmt_num(ch, sizeof ch, it[i].change, "%.2f"),
-                           cm_is_ab(r) ? "base (A/B)" : isnan(r->mark_us) ? "no mark" : "mark");
+                           cm_is_ab(r)         ? "base (A/B)"
+                           : isnan(r->mark_us) ? "no mark"
+                                               : "mark");
             kg_sbuf_md(b, r->decision ? r->decision : kg_verdict_name(r->verdict), 40);
             kg_sbuf_printf(b, " | %s |\n", kg_fmt_num(now, sizeof now, r->time_us, "%.2f"));
         }
@@ -381,14 +384,13 @@ static void cm_footer(kg_sbuf *b, const kg_export_view *views, size_t n, const k
     kg_sbuf_puts(b, "</sub>\n");
 }
 
-int kg_comment_body(kg_sbuf *out, const cJSON *const *reports, size_t n,
-                    const kg_comment_opts *o)
+int kg_comment_body(kg_sbuf *out, const cJSON *const *reports, size_t n, const kg_comment_opts *o)
 {
     int rc = 0;
     cm_counts c = { 0 };
     size_t built = 0;
     kg_export_view *views = calloc(n ? n : 1, sizeof *views);
-    char (*gpu)[CM_GPU_LABEL] = calloc(n ? n : 1, sizeof *gpu);
+    char(*gpu)[CM_GPU_LABEL] = calloc(n ? n : 1, sizeof *gpu);
     if (!views || !gpu) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
         goto cleanup;
@@ -423,11 +425,11 @@ cleanup:
 typedef struct {
     bool gh;
     const char *api, *where, *token, *tok_var, *num_var;
-    char num[32];        /* the PR number / MR iid */
-    char *base;          /* .../issues/{pr}/comments or .../merge_requests/{iid}/notes */
-    char *item;          /* GitHub: .../issues/comments (+ /{id}); GitLab: = base */
+    char num[32]; /* the PR number / MR iid */
+    char *base;   /* .../issues/{pr}/comments or .../merge_requests/{iid}/notes */
+    char *item;   /* GitHub: .../issues/comments (+ /{id}); GitLab: = base */
     char *auth;
-    char login[256];     /* the token's own user: only its comments are ever edited */
+    char login[256]; /* the token's own user: only its comments are ever edited */
 } cm_dest;
 
 static bool cm_digits(const char *s)
@@ -459,8 +461,10 @@ static int cm_number(cm_dest *d)
         v = kg_env(d->num_var);
     }
     if (!v)
-        return KG_ERR(KG_EINVAL, "comment: no %s number: not a %s pipeline? set KGATE_PR_NUMBER "
-                      "(or %s)", d->gh ? "pull request" : "merge request",
+        return KG_ERR(KG_EINVAL,
+                      "comment: no %s number: not a %s pipeline? set KGATE_PR_NUMBER "
+                      "(or %s)",
+                      d->gh ? "pull request" : "merge request",
                       d->gh ? "pull request" : "merge request",
                       d->gh ? "GITHUB_REF=refs/pull/N/merge" : "CI_MERGE_REQUEST_IID");
     if (!cm_digits(v))
@@ -475,8 +479,9 @@ static int cm_dest_env(cm_dest *d, const kg_comment_opts *o)
 {
     kg_status_platform p = o->plat;
     if (p == KG_STATUS_PLATFORM_AUTO)
-        p = kg_env("GITHUB_ACTIONS")  ? KG_STATUS_PLATFORM_GITHUB
-            : kg_env("GITLAB_CI") ? KG_STATUS_PLATFORM_GITLAB : KG_STATUS_PLATFORM_AUTO;
+        p = kg_env("GITHUB_ACTIONS") ? KG_STATUS_PLATFORM_GITHUB
+            : kg_env("GITLAB_CI")    ? KG_STATUS_PLATFORM_GITLAB
+                                     : KG_STATUS_PLATFORM_AUTO;
     if (p == KG_STATUS_PLATFORM_AUTO)
         return KG_ERR(KG_EINVAL, "comment: no CI detected (neither GITHUB_ACTIONS nor GITLAB_CI "
                                  "is set); use --platform github|gitlab");
@@ -532,7 +537,7 @@ static int cm_dest_urls(cm_dest *d)
                          d->api, alen, d->gh ? d->where : esc, d->num);
     d->item = d->gh ? cm_strdupf("%.*s/repos/%s/issues/comments%s", d->api, alen, d->where, "")
                     : cm_strdupf("%.*s%s%s", d->base, (int)strlen(d->base), "", "");
-    const char *hname = d->gh ? "Authorization: Bearer "
+    const char *hname = d->gh                                     ? "Authorization: Bearer "
                         : strcmp(d->tok_var, "CI_JOB_TOKEN") == 0 ? "JOB-TOKEN: "
                                                                   : "PRIVATE-TOKEN: ";
     d->auth = cm_strdupf("%.*s%s%s", hname, (int)strlen(hname), d->token, "");
@@ -557,13 +562,16 @@ static void cm_dest_free(cm_dest *d)
 static const char *cm_hint(long status, bool gh)
 {
     switch (status) {
-    case 401: return gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
-                        : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN";
-    case 403: return gh ? "the workflow needs `permissions: pull-requests: write`"
-                        : "the token needs the api scope (CI_JOB_TOKEN cannot write notes: set "
-                          "KGATE_STATUS_TOKEN)";
-    case 404: return gh ? "check GITHUB_REPOSITORY and the pull request number"
-                        : "check CI_PROJECT_ID and the merge request iid";
+    case 401:
+        return gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
+                  : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN";
+    case 403:
+        return gh ? "the workflow needs `permissions: pull-requests: write`"
+                  : "the token needs the api scope (CI_JOB_TOKEN cannot write notes: set "
+                    "KGATE_STATUS_TOKEN)";
+    case 404:
+        return gh ? "check GITHUB_REPOSITORY and the pull request number"
+                  : "check CI_PROJECT_ID and the merge request iid";
     default: return NULL;
     }
 }
@@ -595,8 +603,8 @@ static long long cm_id(const cJSON *i)
 static const char *cm_author(const cJSON *it, bool gh)
 {
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, gh ? CM_API_GH_USER : CM_API_GL_AUTHOR);
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(u, gh ? CM_API_GH_LOGIN
-                                                                       : CM_API_GL_USERNAME));
+    return cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(u, gh ? CM_API_GH_LOGIN : CM_API_GL_USERNAME));
 }
 
 /* Ours: authored by the token's user, the marker its whole first line. Anyone can quote the
@@ -660,8 +668,8 @@ static int cm_whoami(cm_dest *d, const char *const *headers, const kg_http_opts 
         goto cleanup;
     }
     j = resp.body ? cJSON_Parse(resp.body) : NULL;
-    const char *who = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        j, d->gh ? CM_API_GH_LOGIN : CM_API_GL_USERNAME));
+    const char *who = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(j, d->gh ? CM_API_GH_LOGIN : CM_API_GL_USERNAME));
     if (!who || !*who || strlen(who) >= sizeof d->login) {
         rc = KG_ERR(KG_EHTTP, "comment: GET %s: expected {\"%s\": <the token's user>}", url,
                     d->gh ? CM_API_GH_LOGIN : CM_API_GL_USERNAME);
@@ -674,8 +682,7 @@ cleanup:
     return rc;
 }
 
-static int cm_find(long long *id, cm_dest *d, const char *const *headers,
-                   const kg_http_opts *ho)
+static int cm_find(long long *id, cm_dest *d, const char *const *headers, const kg_http_opts *ho)
 {
     int rc = 0;
     bool more = true;
@@ -713,7 +720,8 @@ static int cm_write(const cm_dest *d, long long id, const char *body, const char
     char url[2048];
     kg_http_response resp = { 0 };
     cJSON *j = cJSON_CreateObject();
-    char *text = j && cJSON_AddStringToObject(j, CM_API_BODY, body) ? cJSON_PrintUnformatted(j) : NULL;
+    char *text = j && cJSON_AddStringToObject(j, CM_API_BODY, body) ? cJSON_PrintUnformatted(j)
+                                                                    : NULL;
     if (!text) {
         rc = KG_ERR(KG_ENOMEM, "out of memory");
         goto cleanup;
@@ -746,7 +754,8 @@ static int cm_dry_run(const kg_sbuf *b, const kg_comment_opts *o)
     }
     printf("\ndry run: GET /user, GET %s (look for the token's user's comment that starts "
            "with %s), then %s or POST there (token redacted: ***)\n",
-           d.gh ? "/repos/{repo}/issues/{pr}/comments" : "/projects/{id}/merge_requests/{iid}/notes",
+           d.gh ? "/repos/{repo}/issues/{pr}/comments"
+                : "/projects/{id}/merge_requests/{iid}/notes",
            KG_COMMENT_MARKER, d.gh ? "PATCH the comment found" : "PUT the note found");
     return 0;
 }

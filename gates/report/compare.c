@@ -43,9 +43,10 @@ static int cm_sorted(const kg_export_row ***out, const kg_export_view *v, const 
     for (size_t i = 1; i < v->n; i++)
         if (cm_key_cmp(p[i - 1], p[i]) == 0) {
             size_t at = p[i]->order > p[i - 1]->order ? p[i]->order : p[i - 1]->order;
-            int rc = KG_ERR(KG_EPARSE, "%s: results[%zu]: gate '%s' case '%s' given twice (a "
-                            "comparison matches results by gate and case)", name, at,
-                            p[i]->gate, p[i]->case_id);
+            int rc = KG_ERR(KG_EPARSE,
+                            "%s: results[%zu]: gate '%s' case '%s' given twice (a "
+                            "comparison matches results by gate and case)",
+                            name, at, p[i]->gate, p[i]->case_id);
             free(p);
             return rc;
         }
@@ -56,10 +57,7 @@ static int cm_sorted(const kg_export_row ***out, const kg_export_view *v, const 
 /* A figure changed when both sides measured it and the values differ: one that appears or
  * disappears (SKIP -> PASS: no median without a GPU) is the verdict's change, not a changed
  * median (issue #30). */
-static bool cm_num_differs(double a, double b)
-{
-    return !isnan(a) && !isnan(b) && a != b;
-}
+static bool cm_num_differs(double a, double b) { return !isnan(a) && !isnan(b) && a != b; }
 
 /* One side's figures into the row (s: 0 = A, 1 = B). */
 static void cm_side(kg_cmp_row *r, int s, const kg_export_row *x)
@@ -84,8 +82,8 @@ static void cm_basis(kg_cmp_row *r, const kg_export_row *a, const kg_export_row 
     const kg_export_row *x[2] = { a, b };
     const char *bs[2];
     for (int s = 0; s < 2; s++) {
-        bs[s] = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x[s]->figures,
-                                                                      KG_FIG_TIME_BASIS));
+        bs[s] = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(x[s]->figures, KG_FIG_TIME_BASIS));
         bs[s] = bs[s] ? bs[s] : KG_RV_TB_MEASURED;
     }
     if (strcmp(bs[0], bs[1]) == 0)
@@ -185,12 +183,12 @@ static void cm_warnings(kg_compare *c, bool any_bench)
     if (strcmp(d0, d1) != 0)
         snprintf(c->warning[c->n_warnings++], sizeof c->warning[0],
                  "device classes differ: A %s, B %s (times from different GPUs are not "
-                 "comparable)", d0, d1);
+                 "comparable)",
+                 d0, d1);
     const char *m0 = cm_or(c->bench_mode[0], "(none)"), *m1 = cm_or(c->bench_mode[1], "(none)");
     if (any_bench && strcmp(m0, m1) != 0)
         snprintf(c->warning[c->n_warnings++], sizeof c->warning[0],
-                 "bench modes differ: A %s, B %s (warm and cold times are not comparable)", m0,
-                 m1);
+                 "bench modes differ: A %s, B %s (warm and cold times are not comparable)", m0, m1);
 }
 
 static void cm_meta(kg_compare *c, int s, const kg_export_view *v, const cJSON *rep,
@@ -301,10 +299,10 @@ static const char *cm_note(char *buf, size_t n, const kg_cmp_row *r)
  * in it. cm_gate and cm_row print every format through one of these, so a column is added to
  * the text and the Markdown at once. */
 struct cm_fmt {
-    void (*title)(kg_sbuf *b, const char *gate);   /* before "N cases, M changed" */
+    void (*title)(kg_sbuf *b, const char *gate);                   /* before "N cases, M changed" */
     void (*head)(kg_sbuf *b, bool bench, bool parity, int case_w); /* the column headers */
     void (*row_open)(kg_sbuf *b, const char *case_id, int case_w);
-    void (*verdict)(kg_sbuf *b, const char *verdict); /* NULL: "-" */
+    void (*verdict)(kg_sbuf *b, const char *verdict);        /* NULL: "-" */
     void (*figure)(kg_sbuf *b, const char *cell, int width); /* width: the text's printf width */
     void (*row_close)(kg_sbuf *b, const char *note);
 };
@@ -324,8 +322,7 @@ static void cm_text_head(kg_sbuf *b, bool bench, bool parity, int case_w)
     if (bench)
         kg_sbuf_printf(b, "%12s %12s %9s %-7s ", "A us", "B us", "change", "noise");
     if (parity)
-        kg_sbuf_printf(b, "%11s %11s %11s %11s ", "max_abs A", "max_abs B", "rel_l2 A",
-                       "rel_l2 B");
+        kg_sbuf_printf(b, "%11s %11s %11s %11s ", "max_abs A", "max_abs B", "rel_l2 A", "rel_l2 B");
     kg_sbuf_puts(b, "\n");
 }
 
@@ -345,8 +342,12 @@ static void cm_text_figure(kg_sbuf *b, const char *cell, int width)
 static void cm_text_row_close(kg_sbuf *b, const char *note) { kg_sbuf_printf(b, "%s\n", note); }
 
 static const struct cm_fmt cm_fmt_text = {
-    .title = cm_text_title, .head = cm_text_head, .row_open = cm_text_row_open,
-    .verdict = cm_text_verdict, .figure = cm_text_figure, .row_close = cm_text_row_close,
+    .title = cm_text_title,
+    .head = cm_text_head,
+    .row_open = cm_text_row_open,
+    .verdict = cm_text_verdict,
+    .figure = cm_text_figure,
+    .row_close = cm_text_row_close,
 };
 
 static void cm_md_title(kg_sbuf *b, const char *gate)
@@ -394,13 +395,17 @@ static void cm_md_figure(kg_sbuf *b, const char *cell, int width)
 static void cm_md_row_close(kg_sbuf *b, const char *note) { kg_sbuf_printf(b, " %s |\n", note); }
 
 static const struct cm_fmt cm_fmt_md = {
-    .title = cm_md_title, .head = cm_md_head, .row_open = cm_md_row_open,
-    .verdict = cm_md_verdict, .figure = cm_md_figure, .row_close = cm_md_row_close,
+    .title = cm_md_title,
+    .head = cm_md_head,
+    .row_open = cm_md_row_open,
+    .verdict = cm_md_verdict,
+    .figure = cm_md_figure,
+    .row_close = cm_md_row_close,
 };
 
 /* One changed row: case, verdicts A and B, the bench and parity figures its table has, note. */
-static void cm_row(const struct cm_fmt *f, kg_sbuf *b, const kg_cmp_row *r, bool bench,
-                   bool parity, int case_w)
+static void cm_row(const struct cm_fmt *f, kg_sbuf *b, const kg_cmp_row *r, bool bench, bool parity,
+                   int case_w)
 {
     char x[32], note[96];
     f->row_open(b, r->case_id, case_w);
@@ -422,8 +427,7 @@ static void cm_row(const struct cm_fmt *f, kg_sbuf *b, const kg_cmp_row *r, bool
 }
 
 /* A gate's title, its counts and, when any changed, the table of what did. */
-static void cm_gate(const struct cm_fmt *f, const kg_compare *c, const kg_cmp_gate *g,
-                    kg_sbuf *b)
+static void cm_gate(const struct cm_fmt *f, const kg_compare *c, const kg_cmp_gate *g, kg_sbuf *b)
 {
     bool bench, parity;
     int case_w;
@@ -447,12 +451,13 @@ void kg_compare_summary_line(const kg_compare *c, kg_sbuf *b)
         kg_sbuf_printf(b, "compare: %zu matched, no changes", s->matched);
         return;
     }
-    kg_sbuf_printf(b, "compare: %zu matched, %zu changed: %zu verdict change%s, %zu bench "
+    kg_sbuf_printf(b,
+                   "compare: %zu matched, %zu changed: %zu verdict change%s, %zu bench "
                    "median%s changed (%zu beyond noise: %zu slower, %zu faster), %zu parity "
-                   "change%s, %zu only in A, %zu only in B", s->matched, s->changed, s->verdict,
-                   s->verdict == 1 ? "" : "s", s->bench, s->bench == 1 ? "" : "s",
-                   s->beyond_noise, s->slower, s->faster, s->parity, s->parity == 1 ? "" : "s",
-                   s->only_a, s->only_b);
+                   "change%s, %zu only in A, %zu only in B",
+                   s->matched, s->changed, s->verdict, s->verdict == 1 ? "" : "s", s->bench,
+                   s->bench == 1 ? "" : "s", s->beyond_noise, s->slower, s->faster, s->parity,
+                   s->parity == 1 ? "" : "s", s->only_a, s->only_b);
 }
 
 static void cm_text_files(const kg_compare *c, kg_sbuf *b)

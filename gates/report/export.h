@@ -49,34 +49,34 @@ typedef struct {
     const char *gate, *case_id, *message;
     kg_verdict verdict;
     const cJSON *figures;
-    const char *decision;  /* bench decision: SAME, IMPROVED, REGRESSED, NO_MARK (else NULL) */
-    double time_us;        /* this run's median (median_us) */
-    double mark_us;        /* the mark it was compared with (mark.value) */
-    double change_pct;     /* change against the mark, percent, positive = worse (delta_rel) */
-    double band_pct;       /* the band the change had to clear (tolerance_rel), percent; without
-                              a mark the run's own noise band (band_rel) */
-    double ceiling_pct;    /* percent of the ceiling that bounds the case (pct_*_ceiling) */
-    double seconds;        /* wall time the gate spent on the case (elapsed_s), 0 if unknown */
+    const char *decision;    /* bench decision: SAME, IMPROVED, REGRESSED, NO_MARK (else NULL) */
+    double time_us;          /* this run's median (median_us) */
+    double mark_us;          /* the mark it was compared with (mark.value) */
+    double change_pct;       /* change against the mark, percent, positive = worse (delta_rel) */
+    double band_pct;         /* the band the change had to clear (tolerance_rel), percent; without
+                                a mark the run's own noise band (band_rel) */
+    double ceiling_pct;      /* percent of the ceiling that bounds the case (pct_*_ceiling) */
+    double seconds;          /* wall time the gate spent on the case (elapsed_s), 0 if unknown */
     const char *fault_class; /* figures.fault.class (signal, exit, timeout, cuda, interrupted):
                                 the case's worker faulted (verdict ERROR); NULL otherwise */
     const cJSON *fault_tail; /* figures.fault.output_tail: the worker's last lines, or NULL */
-    int severity;          /* 0 = failed, regressed or XPASS ... 5 = passed; for ordering
-                              (XFAIL, a pass with a note, ranks with WARN) */
-    int case_severity;      /* the worst severity of the row\'s case (the order) */
-    size_t order;          /* position in the report */
+    int severity;            /* 0 = failed, regressed or XPASS ... 5 = passed; for ordering
+                                (XFAIL, a pass with a note, ranks with WARN) */
+    int case_severity;       /* the worst severity of the row\'s case (the order) */
+    size_t order;            /* position in the report */
 } kg_export_row;
 
 typedef struct {
     kg_export_row *rows;
     size_t n;
-    bool diagnostic;       /* mode != production or certifying != true */
+    bool diagnostic; /* mode != production or certifying != true */
     const char *command, *mode, *run_id, *started_at, *commit, *device_name, *device_class;
     double seed;
-    bool incomplete;       /* "incomplete": true: the run was interrupted, results so far */
-    const char *no_device; /* report.no_device: why the run had no GPU (NULL: it had one) */
-    bool no_gpu;           /* no GPU and some results SKIP (the run exits 3): headlined
-                              "incomplete: no GPU", never "passed" */
-    int faults;            /* rows with figures.fault */
+    bool incomplete;          /* "incomplete": true: the run was interrupted, results so far */
+    const char *no_device;    /* report.no_device: why the run had no GPU (NULL: it had one) */
+    bool no_gpu;              /* no GPU and some results SKIP (the run exits 3): headlined
+                                 "incomplete: no GPU", never "passed" */
+    int faults;               /* rows with figures.fault */
     int counts[KG_VERDICT_N]; /* by kg_verdict, as written (kg_verdict_parse_full): XFAIL and
                                  XPASS counted apart from PASS and FAIL */
 } kg_export_view;

@@ -51,10 +51,7 @@ static const char *dot_color(const kg_export_row *r)
     return "#1a7f37";
 }
 
-static bool has_mark(const kg_export_row *r)
-{
-    return !isnan(r->change_pct) && r->mark_us > 0;
-}
+static bool has_mark(const kg_export_row *r) { return !isnan(r->change_pct) && r->mark_us > 0; }
 
 /* The chart's x range is clamped to [-100%, +400%] (a 1e10x or infinite change is drawn at the
  * edge; the table and the title keep the true figure). */
@@ -107,25 +104,28 @@ static void ht_axis_draw(kg_sbuf *b, const ht_axis *a)
     for (int i = 0; i < a->t.n; i++) {
         double v = kg_svg_tick(&a->t, i), x = ht_x(a, v);
         kg_svg_tick_label(buf, sizeof buf, &a->t, v, a->unit, a->sign);
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+        kg_sbuf_printf(b,
+                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
+                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
+                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
                        x, a->y0, x, yb, x, a->y0 - 6, buf, x, yb + 16, buf);
     }
-    kg_sbuf_printf(b, "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                      "fill=\"none\" stroke=\"#d8dde6\"/>\n", a->x0, a->y0, a->x1 - a->x0,
-                   a->rows_h);
+    kg_sbuf_printf(b,
+                   "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                   "fill=\"none\" stroke=\"#d8dde6\"/>\n",
+                   a->x0, a->y0, a->x1 - a->x0, a->rows_h);
 }
 
 /* A case's label line: the id on the left (cut to leave room), its figure on the right; a rule
  * above it between cases. */
-static void ht_row_label(kg_sbuf *b, const ht_axis *a, double y, const char *id,
-                         const char *figure)
+static void ht_row_label(kg_sbuf *b, const ht_axis *a, double y, const char *id, const char *figure)
 {
     char cut[300];
     if (y > a->y0)
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                          "stroke=\"#d8dde6\"/>", a->x0, y, a->x1, y);
+        kg_sbuf_printf(b,
+                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                       "stroke=\"#d8dde6\"/>",
+                       a->x0, y, a->x1, y);
     double fw = kg_svg_text_width(figure, HT_FS);
     kg_svg_fit_text(cut, sizeof cut, id, HT_FS, a->x1 - a->x0 - fw - 12);
     kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">", a->x0 + 2, y + 13);
@@ -157,14 +157,16 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
     ht_axis a;
     double pad = (hi - lo) * 0.06;
     ht_axis_fit(&a, lo - pad, hi + pad, rows, "%", true);
-    kg_svg_open(b, "chart-marks", NULL, HT_W, a.h, "this run against the marks",
-                false);
-    kg_sbuf_printf(b, "<g font-size=\"%g\"><text x=\"%.1f\" y=\"14\">change of the median against "
-                      "its mark (left: faster, right: slower)</text>\n", HT_FS, a.x0);
+    kg_svg_open(b, "chart-marks", NULL, HT_W, a.h, "this run against the marks", false);
+    kg_sbuf_printf(b,
+                   "<g font-size=\"%g\"><text x=\"%.1f\" y=\"14\">change of the median against "
+                   "its mark (left: faster, right: slower)</text>\n",
+                   HT_FS, a.x0);
     ht_axis_draw(b, &a);
-    kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1d2430\" "
-                      "stroke-dasharray=\"4 3\"/>\n", ht_x(&a, 0), a.y0, ht_x(&a, 0),
-                   a.y0 + a.rows_h);
+    kg_sbuf_printf(b,
+                   "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1d2430\" "
+                   "stroke-dasharray=\"4 3\"/>\n",
+                   ht_x(&a, 0), a.y0, ht_x(&a, 0), a.y0 + a.rows_h);
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
         if (!has_mark(r))
@@ -172,10 +174,12 @@ static void chart_marks(kg_sbuf *b, const kg_export_view *v)
         double y = a.y0 + k++ * HT_ROW, yc = y + 26, band = ht_band(r);
         snprintf(fig, sizeof fig, "%+.2f%% %s", r->change_pct, r->decision ? r->decision : "");
         ht_row_label(b, &a, y, r->case_id, fig);
-        kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
-                          "fill=\"#2da44e\" fill-opacity=\"0.22\"/>", ht_x(&a, -band), yc - 6,
-                       fmax(ht_x(&a, band) - ht_x(&a, -band), 1.0));
-        kg_sbuf_printf(b, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>",
+        kg_sbuf_printf(b,
+                       "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
+                       "fill=\"#2da44e\" fill-opacity=\"0.22\"/>",
+                       ht_x(&a, -band), yc - 6, fmax(ht_x(&a, band) - ht_x(&a, -band), 1.0));
+        kg_sbuf_printf(b,
+                       "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>",
                        ht_x(&a, ht_clamp_pct(r->change_pct)), yc, dot_color(r));
         kg_sbuf_xml(b, r->case_id);
         kg_sbuf_printf(b, ": %.3f vs mark %.3f (%+.2f%%, band ±%.2f%%) ", r->time_us, r->mark_us,
@@ -196,18 +200,19 @@ static bool ht_of_gemm(const kg_export_row *r)
 {
     const cJSON *bound = cJSON_GetObjectItemCaseSensitive(r->figures, KG_FIG_BOUND);
     bool compute = cJSON_IsString(bound) && strcmp(bound->valuestring, KG_RV_BOUND_COMPUTE) == 0;
-    bool copy = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r->figures,
-                                                                 KG_FIG_PCT_COPY_CEILING));
-    bool gemm = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(r->figures,
-                                                                KG_FIG_PCT_GEMM_CEILING));
+    bool copy = cJSON_IsNumber(
+        cJSON_GetObjectItemCaseSensitive(r->figures, KG_FIG_PCT_COPY_CEILING));
+    bool gemm = cJSON_IsNumber(
+        cJSON_GetObjectItemCaseSensitive(r->figures, KG_FIG_PCT_GEMM_CEILING));
     return compute ? gemm : !copy;
 }
 
 /* The heading names the ceilings: "copy 4203 GB/s, bf16 GEMM 797 TFLOP/s". */
 static void ht_ceiling_head(kg_sbuf *b, const cJSON *report)
 {
-    const cJSON *ce = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH), KG_RK_BENCH_CEILINGS);
+    const cJSON *ce =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH),
+                                         KG_RK_BENCH_CEILINGS);
     const cJSON *copy = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_COPY_GBPS);
     const cJSON *gemm = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_GEMM_TFLOPS);
     kg_sbuf_puts(b, "<h2>Percent of the measured ceiling</h2>\n<p class=\"meta\">Each case "
@@ -235,10 +240,11 @@ static void chart_ceiling(kg_sbuf *b, const kg_export_view *v, const cJSON *repo
     ht_ceiling_head(b, report);
     ht_axis a;
     ht_axis_fit(&a, 0, 100, rows, "%", false);
-    kg_svg_open(b, "chart-ceiling", NULL, HT_W, a.h, "percent of the measured ceiling",
-                false);
-    kg_sbuf_printf(b, "<g font-size=\"%g\"><text x=\"%.1f\" y=\"14\">percent of the measured "
-                      "ceiling (copy or GEMM, this run)</text>\n", HT_FS, a.x0);
+    kg_svg_open(b, "chart-ceiling", NULL, HT_W, a.h, "percent of the measured ceiling", false);
+    kg_sbuf_printf(b,
+                   "<g font-size=\"%g\"><text x=\"%.1f\" y=\"14\">percent of the measured "
+                   "ceiling (copy or GEMM, this run)</text>\n",
+                   HT_FS, a.x0);
     ht_axis_draw(b, &a);
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
@@ -248,10 +254,12 @@ static void chart_ceiling(kg_sbuf *b, const kg_export_view *v, const cJSON *repo
         const char *of = ht_of_gemm(r) ? "GEMM" : "copy";
         snprintf(fig, sizeof fig, "%.1f%% of %s", r->ceiling_pct, of);
         ht_row_label(b, &a, y, r->case_id, fig);
-        kg_sbuf_printf(b, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
-                          "fill=\"#0969da\" fill-opacity=\"0.75\"><title>%.1f%% of the %s "
-                          "ceiling</title></rect>\n", a.x0, y + 20,
-                       ht_x(&a, fmin(fmax(r->ceiling_pct, 0), 100)) - a.x0, r->ceiling_pct, of);
+        kg_sbuf_printf(b,
+                       "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
+                       "fill=\"#0969da\" fill-opacity=\"0.75\"><title>%.1f%% of the %s "
+                       "ceiling</title></rect>\n",
+                       a.x0, y + 20, ht_x(&a, fmin(fmax(r->ceiling_pct, 0), 100)) - a.x0,
+                       r->ceiling_pct, of);
     }
     kg_sbuf_puts(b, "</g></svg>\n");
 }
@@ -263,8 +271,7 @@ static void fault_tail(kg_sbuf *b, const kg_export_row *r)
     if (!r->fault_class || cJSON_GetArraySize(r->fault_tail) == 0)
         return;
     kg_sbuf_puts(b, "<details><summary>the worker's last output</summary><pre>");
-    cJSON_ArrayForEach(line, r->fault_tail)
-    {
+    cJSON_ArrayForEach(line, r->fault_tail) {
         if (!cJSON_IsString(line))
             continue;
         kg_sbuf_xml(b, line->valuestring);
@@ -328,9 +335,9 @@ static const char table_js[] =
 static void ht_table_head(kg_sbuf *b, const kg_export_view *v)
 {
     static const char *const opt[] = {
-        KG_RV_VERDICT_FAIL, KG_RV_DEC_REGRESSED, KG_RV_VERDICT_ERROR, KG_RV_VERDICT_XPASS,
-        KG_RV_VERDICT_WARN, KG_RV_VERDICT_SKIP,  KG_RV_VERDICT_PASS,  KG_RV_VERDICT_XFAIL,
-        KG_RV_DEC_IMPROVED,
+        KG_RV_VERDICT_FAIL,  KG_RV_DEC_REGRESSED, KG_RV_VERDICT_ERROR,
+        KG_RV_VERDICT_XPASS, KG_RV_VERDICT_WARN,  KG_RV_VERDICT_SKIP,
+        KG_RV_VERDICT_PASS,  KG_RV_VERDICT_XFAIL, KG_RV_DEC_IMPROVED,
     };
     kg_sbuf_puts(b, "<div id=\"rf\" class=\"filter\" hidden><label>filter <input id=\"rq\" "
                     "type=\"search\" placeholder=\"case, gate or message\"></label> <label>"
@@ -338,8 +345,10 @@ static void ht_table_head(kg_sbuf *b, const kg_export_view *v)
                     "<option value=\"attention\">needs attention</option>");
     for (size_t i = 0; i < KG_ARRAY_LEN(opt); i++)
         kg_sbuf_printf(b, "<option>%s</option>", opt[i]);
-    kg_sbuf_printf(b, "</select></label> <span id=\"rc\" class=\"meta\">%zu rows</span> "
-                      "<span class=\"meta\">(a header sorts)</span></div>\n", v->n);
+    kg_sbuf_printf(b,
+                   "</select></label> <span id=\"rc\" class=\"meta\">%zu rows</span> "
+                   "<span class=\"meta\">(a header sorts)</span></div>\n",
+                   v->n);
     kg_sbuf_puts(b, "<div class=\"scroll\"><table id=\"results\"><thead><tr><th>case</th>"
                     "<th>gate</th><th>verdict</th><th>time (µs)</th><th>mark (µs)</th>"
                     "<th>change</th><th>band</th><th>% of ceiling</th><th>message</th></tr>"
@@ -374,7 +383,8 @@ static void results_table(kg_sbuf *b, const kg_export_view *v)
     for (size_t i = 0; i < v->n; i++) {
         const kg_export_row *r = &v->rows[i];
         const char *cls = r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0
-                              ? KG_RV_DEC_REGRESSED : kg_verdict_name(r->verdict);
+                              ? KG_RV_DEC_REGRESSED
+                              : kg_verdict_name(r->verdict);
         kg_sbuf_printf(b, "<tr data-v=\"%s%s", kg_verdict_name(r->verdict),
                        r->severity <= 1 ? " attention" : "");
         if (r->decision) {
@@ -394,9 +404,11 @@ static void results_table(kg_sbuf *b, const kg_export_view *v)
                        kg_fmt_num(c, sizeof c, r->change_pct, "%+.2f%%"));
         kg_sbuf_printf(b, "<td class=\"num\">%s</td>",
                        kg_fmt_num(t, sizeof t, r->band_pct, "±%.2f%%"));
-        kg_sbuf_printf(b, "<td class=\"num\">%s", kg_fmt_num(c, sizeof c, r->ceiling_pct, "%.1f%%"));
+        kg_sbuf_printf(b, "<td class=\"num\">%s",
+                       kg_fmt_num(c, sizeof c, r->ceiling_pct, "%.1f%%"));
         if (!isnan(r->ceiling_pct))
-            kg_sbuf_printf(b, " <span class=\"meta\">of %s</span>", ht_of_gemm(r) ? "GEMM" : "copy");
+            kg_sbuf_printf(b, " <span class=\"meta\">of %s</span>",
+                           ht_of_gemm(r) ? "GEMM" : "copy");
         kg_sbuf_puts(b, "</td><td>");
         kg_sbuf_xml(b, r->message);
         fault_tail(b, r);
@@ -415,8 +427,7 @@ static void provenance(kg_sbuf *b, const cJSON *report)
                               cJSON_IsObject(ms) ? ms : NULL }; /* where the marks came from */
     static const char *const prefix[] = { "", KG_RK_DEVICE ".", KG_RK_MARKS_SOURCE "." };
     for (size_t g = 0; g < KG_ARRAY_LEN(groups); g++)
-        cJSON_ArrayForEach(p, groups[g])
-        {
+        cJSON_ArrayForEach(p, groups[g]) {
             char *val = cJSON_IsString(p) ? NULL : cJSON_PrintUnformatted(p);
             kg_sbuf_printf(b, "<tr><th>%s", prefix[g]);
             kg_sbuf_xml(b, p->string);
@@ -453,10 +464,15 @@ int kg_export_html(const cJSON *report, const char *path)
                    v.no_gpu ? (failed || n[KG_VERDICT_ERROR] ? "incomplete: no GPU, "
                                                              : "incomplete: no GPU")
                             : "",
-                   failed ? "failed" : n[KG_VERDICT_ERROR] ? "errors" : v.no_gpu ? "" : "passed");
+                   failed                ? "failed"
+                   : n[KG_VERDICT_ERROR] ? "errors"
+                   : v.no_gpu            ? ""
+                                         : "passed");
     if (v.no_gpu) {
-        kg_sbuf_printf(&b, "<div class=\"incomplete\" id=\"no-gpu\">INCOMPLETE: NO GPU. %d of %zu "
-                           "results were skipped (", n[KG_VERDICT_SKIP], v.n);
+        kg_sbuf_printf(&b,
+                       "<div class=\"incomplete\" id=\"no-gpu\">INCOMPLETE: NO GPU. %d of %zu "
+                       "results were skipped (",
+                       n[KG_VERDICT_SKIP], v.n);
         kg_sbuf_xml(&b, v.no_device);
         kg_sbuf_puts(&b, "): the GPU gates did not run, and the run certifies nothing.</div>\n");
     }
@@ -469,14 +485,14 @@ int kg_export_html(const cJSON *report, const char *path)
                          "These results never advance high-water marks and certify nothing."
                          "</div>\n");
     kg_sbuf_printf(&b, "<p class=\"meta\">%d passed (%d with warnings), %d failed, %d errors",
-                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN],
-                   n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR]);
+                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL],
+                   n[KG_VERDICT_ERROR]);
     if (v.faults)
         kg_sbuf_printf(&b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v.faults, "fault"));
     kg_sbuf_printf(&b, ", %d skipped", n[KG_VERDICT_SKIP]);
     if (n[KG_VERDICT_XFAIL]) /* only where a case declares an expected failure */
-        kg_sbuf_printf(&b, ", %s", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL],
-                                                 "expected failure"));
+        kg_sbuf_printf(&b, ", %s",
+                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL], "expected failure"));
     if (n[KG_VERDICT_XPASS])
         kg_sbuf_printf(&b, ", <strong class=\"XPASS\">%s</strong>",
                        kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS], "unexpected pass"));

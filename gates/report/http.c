@@ -61,19 +61,20 @@ static void sleep_ms(long ms)
 
 static bool transient(CURLcode e)
 {
-    return e == CURLE_OPERATION_TIMEDOUT || e == CURLE_COULDNT_CONNECT ||
-           e == CURLE_SEND_ERROR || e == CURLE_RECV_ERROR || e == CURLE_GOT_NOTHING ||
-           e == CURLE_PARTIAL_FILE;
+    return e == CURLE_OPERATION_TIMEDOUT || e == CURLE_COULDNT_CONNECT || e == CURLE_SEND_ERROR ||
+           e == CURLE_RECV_ERROR || e == CURLE_GOT_NOTHING || e == CURLE_PARTIAL_FILE;
 }
 
 static const char *status_hint(long s)
 {
     switch (s) {
     case 401: return "unauthorized: the token is missing, expired or was rejected";
-    case 403: return "forbidden: the token lacks the permission for this request (or a rate "
-                     "limit was hit)";
-    case 404: return "not found: the repository/project or commit does not exist, or the token "
-                     "cannot see it";
+    case 403:
+        return "forbidden: the token lacks the permission for this request (or a rate "
+               "limit was hit)";
+    case 404:
+        return "not found: the repository/project or commit does not exist, or the token "
+               "cannot see it";
     case 422: return "unprocessable: the API rejected the request's content";
     case 429: return "too many requests: rate limited";
     default: return s >= 500 ? "server error" : "unexpected status";
@@ -94,8 +95,8 @@ typedef struct {
     const char *method, *url, *body;
     struct curl_slist *headers;
     const kg_http_opts *o;
-    char safe_url[1024];           /* the URL with the secret redacted, for messages */
-    char errbuf[CURL_ERROR_SIZE];  /* curl's message of the last attempt */
+    char safe_url[1024];          /* the URL with the secret redacted, for messages */
+    char errbuf[CURL_ERROR_SIZE]; /* curl's message of the last attempt */
 } http_req;
 
 static int header_list(struct curl_slist **out, const char *const *headers)
@@ -176,8 +177,8 @@ static void transfer_message(char *msg, size_t n, CURLcode e, const http_req *q)
 }
 
 /* The error of the last attempt: the transport's, or the HTTP status with a body excerpt. */
-static int request_failed(CURLcode e, bool retry, int a, const kg_http_response *out,
-                          body_buf *bb, const http_req *q)
+static int request_failed(CURLcode e, bool retry, int a, const kg_http_response *out, body_buf *bb,
+                          const http_req *q)
 {
     char ex[201], msg[CURL_ERROR_SIZE + 64];
     if (e != CURLE_OK) {
@@ -281,8 +282,9 @@ int kg_http_token_check(const char *token, const char *var, const char *who)
 {
     for (const unsigned char *p = (const unsigned char *)token; p && *p; p++)
         if (*p < 0x20 || *p == 0x7F) /* CR LF would add a header of the caller's choosing */
-            return KG_ERR(KG_EINVAL, "%s: %s holds a control character (0x%02x at %zu): "
-                                     "refused (a token is one line of printable characters)",
+            return KG_ERR(KG_EINVAL,
+                          "%s: %s holds a control character (0x%02x at %zu): "
+                          "refused (a token is one line of printable characters)",
                           who, var, *p, (size_t)(p - (const unsigned char *)token));
     return 0;
 }

@@ -15,14 +15,14 @@ extern "C" {
 
 /* Check a curl_easy_* call; on failure record file/line and `goto cleanup` with rc set.
  * The enclosing function needs `int rc` and a `cleanup:` label. */
-#define KG_CURL_CHECK(expr)                                                               \
-    do {                                                                                  \
-        CURLcode kg_ce_ = (expr);                                                         \
-        if (kg_ce_ != CURLE_OK) {                                                         \
-            rc = kg_error_set(KG_EHTTP, __FILE__, __LINE__, "%s failed: %s", #expr,       \
-                              curl_easy_strerror(kg_ce_));                                \
-            goto cleanup;                                                                 \
-        }                                                                                 \
+#define KG_CURL_CHECK(expr)                                                         \
+    do {                                                                            \
+        CURLcode kg_ce_ = (expr);                                                   \
+        if (kg_ce_ != CURLE_OK) {                                                   \
+            rc = kg_error_set(KG_EHTTP, __FILE__, __LINE__, "%s failed: %s", #expr, \
+                              curl_easy_strerror(kg_ce_));                          \
+            goto cleanup;                                                           \
+        }                                                                           \
     } while (0)
 
 typedef struct {
@@ -35,13 +35,15 @@ typedef struct {
     const char *secret;      /* redacted ("***") from every message; may be NULL */
 } kg_http_opts;
 
-#define KG_HTTP_OPTS_INIT { .connect_timeout_ms = 10000, .timeout_ms = 30000, .max_attempts = 4, \
-                           .backoff_ms = 1000, .backoff_max_ms = 30000, .verbose = false, \
-                           .secret = NULL }
+#define KG_HTTP_OPTS_INIT                                                                        \
+    {                                                                                            \
+        .connect_timeout_ms = 10000, .timeout_ms = 30000, .max_attempts = 4, .backoff_ms = 1000, \
+        .backoff_max_ms = 30000, .verbose = false, .secret = NULL                                \
+    }
 
 typedef struct {
-    long status;     /* last HTTP status (0 if no response) */
-    char *body;      /* last response body, NUL-terminated (may be NULL) */
+    long status; /* last HTTP status (0 if no response) */
+    char *body;  /* last response body, NUL-terminated (may be NULL) */
     size_t body_len;
     int attempts;
 } kg_http_response;

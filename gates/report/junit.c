@@ -15,8 +15,7 @@
 static void figures_text(kg_sbuf *b, const cJSON *figures, const char *prefix)
 {
     const cJSON *f;
-    cJSON_ArrayForEach(f, figures)
-    {
+    cJSON_ArrayForEach(f, figures) {
         if (!prefix && strcmp(f->string, KG_FIG_FAULT) == 0 && cJSON_IsObject(f)) {
             figures_text(b, f, KG_FIG_FAULT);
             continue;
@@ -63,8 +62,7 @@ static void properties(kg_sbuf *b, const kg_export_view *v, const cJSON *report)
     property(b, "kgate.device", v->device_name);
     property(b, "kgate.device_class", v->device_class);
     const cJSON *p, *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
-    cJSON_ArrayForEach(p, prov)
-    {
+    cJSON_ArrayForEach(p, prov) {
         if (cJSON_IsString(p)) {
             char name[96];
             snprintf(name, sizeof name, KG_RK_PROVENANCE ".%s", p->string);
@@ -109,8 +107,7 @@ static void fault_tail(kg_sbuf *b, const kg_export_row *r)
     kg_sbuf_puts(b, "      <system-err>FAULT ");
     kg_sbuf_xml(b, r->fault_class);
     kg_sbuf_puts(b, ": the worker's last output:&#10;");
-    cJSON_ArrayForEach(line, r->fault_tail)
-    {
+    cJSON_ArrayForEach(line, r->fault_tail) {
         if (!cJSON_IsString(line))
             continue;
         kg_sbuf_xml(b, line->valuestring);
@@ -134,7 +131,8 @@ static void testcase(kg_sbuf *b, const kg_export_row *r, bool diagnostic)
             kg_sbuf_xml(b, r->fault_class);
         } else {
             kg_sbuf_xml(b, r->decision && r->verdict == KG_VERDICT_FAIL
-                               ? r->decision : kg_verdict_name(r->verdict));
+                               ? r->decision
+                               : kg_verdict_name(r->verdict));
         }
         kg_sbuf_puts(b, "\" message=\"");
         if (diagnostic)
@@ -188,8 +186,9 @@ int kg_export_junit(const cJSON *report, const char *path)
     for (size_t i = 0; i < v.n; i++)
         total += v.rows[i].seconds;
     kg_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    kg_sbuf_printf(&b, "<testsuites name=\"kgate%s%s\" tests=\"%zu\" failures=\"%d\" "
-                       "errors=\"%d\" time=\"%.6f\">\n",
+    kg_sbuf_printf(&b,
+                   "<testsuites name=\"kgate%s%s\" tests=\"%zu\" failures=\"%d\" "
+                   "errors=\"%d\" time=\"%.6f\">\n",
                    v.diagnostic ? " (DIAGNOSTIC, non-certifying)" : "",
                    v.incomplete ? " (incomplete: interrupted)" : "", v.n,
                    v.counts[KG_VERDICT_FAIL] + v.counts[KG_VERDICT_XPASS],
@@ -208,8 +207,10 @@ int kg_export_junit(const cJSON *report, const char *path)
             }
         kg_sbuf_puts(&b, "  <testsuite name=\"");
         kg_sbuf_xml(&b, gates[g]);
-        kg_sbuf_printf(&b, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
-                           "time=\"%.6f\" timestamp=\"", n, nf, ne, ns, t);
+        kg_sbuf_printf(&b,
+                       "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" "
+                       "time=\"%.6f\" timestamp=\"",
+                       n, nf, ne, ns, t);
         kg_sbuf_xml(&b, v.started_at ? v.started_at : "");
         kg_sbuf_puts(&b, "\" hostname=\"");
         kg_sbuf_xml(&b, host);

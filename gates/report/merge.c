@@ -17,15 +17,20 @@ static const char *mg_str(const cJSON *o, const char *k)
 
 /* What shards of one run share: the rule's words, and the value of a report. */
 static const char *const mg_fields[] = {
-    "command", "mode", "seed", "commit under test (provenance.commit)", "GPU class (device.class)",
-    "gates", "marks source (kind and commit)", "shard count N", "selection size",
-    "selection hash", "assignment hash (the marks' weights)",
+    "command",
+    "mode",
+    "seed",
+    "commit under test (provenance.commit)",
+    "GPU class (device.class)",
+    "gates",
+    "marks source (kind and commit)",
+    "shard count N",
+    "selection size",
+    "selection hash",
+    "assignment hash (the marks' weights)",
 };
 
-static char *mg_text(const cJSON *v)
-{
-    return v ? cJSON_PrintUnformatted(v) : strdup("(absent)");
-}
+static char *mg_text(const cJSON *v) { return v ? cJSON_PrintUnformatted(v) : strdup("(absent)"); }
 
 static char *mg_field(const cJSON *r, size_t f)
 {
@@ -60,24 +65,30 @@ static int mg_check_one(const cJSON *r, const char *name, const char *key, int *
     if (!cJSON_IsObject(r) || !schema || strcmp(schema, KG_RV_SCHEMA) != 0)
         return KG_ERR(KG_EREFUSED, "%s: not a kgate report of schema " KG_RV_SCHEMA, name);
     if (cJSON_IsTrue(mg_get(sh, KG_RK_SHARD_MERGED)))
-        return KG_ERR(KG_EREFUSED, "%s: refused: already a merged report (merge the shard "
-                                   "reports themselves)", name);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused: already a merged report (merge the shard "
+                      "reports themselves)",
+                      name);
     if (!cJSON_IsNumber(ix) || !cJSON_IsNumber(ct) || ct->valuedouble < 1 ||
         ct->valuedouble > KG_SHARD_MAX || ix->valuedouble < 1 ||
         ix->valuedouble > ct->valuedouble || ix->valuedouble != (int)ix->valuedouble ||
         !cJSON_IsArray(mg_get(sh, KG_RK_SHARD_CASES)))
-        return KG_ERR(KG_EREFUSED, "%s: refused: not a shard report (field '" KG_RK_SHARD "' "
-                                   "with index, count and cases: run with --shard I/N)", name);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused: not a shard report (field '" KG_RK_SHARD "' "
+                      "with index, count and cases: run with --shard I/N)",
+                      name);
     if (cJSON_IsTrue(mg_get(r, KG_RK_INCOMPLETE)))
-        return KG_ERR(KG_EREFUSED, "%s: refused: shard %d/%d is incomplete (interrupted): its "
-                                   "cases lack results; rerun that shard", name,
-                      (int)ix->valuedouble, (int)ct->valuedouble);
+        return KG_ERR(KG_EREFUSED,
+                      "%s: refused: shard %d/%d is incomplete (interrupted): its "
+                      "cases lack results; rerun that shard",
+                      name, (int)ix->valuedouble, (int)ct->valuedouble);
     *index = (int)ix->valuedouble;
     if (key && (production || cJSON_HasObjectItem(r, KG_RK_SIGNATURE)))
         return kg_report_json_verify(r, key, name);
     if (!key && cJSON_HasObjectItem(r, KG_RK_SIGNATURE))
         printf("report --merge: %s: signature not verified (" KG_REPORT_KEY_ENV " is unset): the "
-               "merged report is unsigned\n", name);
+               "merged report is unsigned\n",
+               name);
     return 0;
 }
 
@@ -94,10 +105,11 @@ static int mg_check_all(const cJSON **by, const char **bn, const cJSON *const *i
             a = mg_field(in[0], f);
             b = mg_field(in[i], f);
             if (!a || !b || strcmp(a, b) != 0) {
-                rc = KG_ERR(KG_EREFUSED, "%s: refused: mismatched shard: its %s (%.120s) differs "
-                                         "from %s's (%.120s); the shards of one run share seed, "
-                                         "commit, GPU class, selection and N", names[i],
-                            mg_fields[f], b ? b : "?", names[0], a ? a : "?");
+                rc = KG_ERR(KG_EREFUSED,
+                            "%s: refused: mismatched shard: its %s (%.120s) differs "
+                            "from %s's (%.120s); the shards of one run share seed, "
+                            "commit, GPU class, selection and N",
+                            names[i], mg_fields[f], b ? b : "?", names[0], a ? a : "?");
                 goto cleanup;
             }
             free(a), free(b);
@@ -114,8 +126,10 @@ static int mg_check_all(const cJSON **by, const char **bn, const cJSON *const *i
     }
     for (int s = 0; s < count; s++)
         if (!by[s]) {
-            rc = KG_ERR(KG_EREFUSED, "report --merge: refused: missing shard %d/%d (given %zu of "
-                                     "%d shard reports)", s + 1, count, n, count);
+            rc = KG_ERR(KG_EREFUSED,
+                        "report --merge: refused: missing shard %d/%d (given %zu of "
+                        "%d shard reports)",
+                        s + 1, count, n, count);
             goto cleanup;
         }
 cleanup:
@@ -151,8 +165,7 @@ static int mg_cases(mg_case **out, size_t *n_out, const cJSON **by, const char *
         goto cleanup;
     }
     for (int s = 0; s < count; s++)
-        cJSON_ArrayForEach(it, mg_get(mg_get(by[s], KG_RK_SHARD), KG_RK_SHARD_CASES))
-        {
+        cJSON_ArrayForEach(it, mg_get(mg_get(by[s], KG_RK_SHARD), KG_RK_SHARD_CASES)) {
             if (!cJSON_IsString(it)) {
                 rc = KG_ERR(KG_EREFUSED, "%s: shard.cases holds a non-string", bn[s]);
                 goto cleanup;
@@ -163,19 +176,21 @@ static int mg_cases(mg_case **out, size_t *n_out, const cJSON **by, const char *
     for (size_t i = 0; i < n; i++) {
         ids[i] = c[i].id;
         if (i && strcmp(c[i].id, c[i - 1].id) == 0) {
-            rc = KG_ERR(KG_EREFUSED, "%s: refused: overlapping shards: case '%.200s' is in shard "
-                                     "%d (%s) too", bn[c[i].shard - 1], c[i].id, c[i - 1].shard,
-                        bn[c[i - 1].shard - 1]);
+            rc = KG_ERR(KG_EREFUSED,
+                        "%s: refused: overlapping shards: case '%.200s' is in shard "
+                        "%d (%s) too",
+                        bn[c[i].shard - 1], c[i].id, c[i - 1].shard, bn[c[i - 1].shard - 1]);
             goto cleanup;
         }
     }
     KG_TRY(kg_shard_hash_ids(hex, ids, n));
     if (strcmp(hex, mg_str(sh, KG_RK_SHARD_SELECTION_HASH)) != 0 ||
         (double)n != mg_get(sh, KG_RK_SHARD_SELECTION_N)->valuedouble) {
-        rc = KG_ERR(KG_EREFUSED, "report --merge: refused: the shards' %zu cases are not the "
-                                 "selection they were cut from (%g cases, hash %.12s...): a shard "
-                                 "is missing cases or was cut from other marks", n,
-                    mg_get(sh, KG_RK_SHARD_SELECTION_N)->valuedouble,
+        rc = KG_ERR(KG_EREFUSED,
+                    "report --merge: refused: the shards' %zu cases are not the "
+                    "selection they were cut from (%g cases, hash %.12s...): a shard "
+                    "is missing cases or was cut from other marks",
+                    n, mg_get(sh, KG_RK_SHARD_SELECTION_N)->valuedouble,
                     mg_str(sh, KG_RK_SHARD_SELECTION_HASH));
         goto cleanup;
     }
@@ -194,8 +209,11 @@ static int mg_severity(const cJSON *row)
     kg_verdict v = KG_VERDICT_PASS;
     if (kg_verdict_parse(mg_str(row, KG_RES_VERDICT), &v) < 0)
         return 5;
-    return v == KG_VERDICT_FAIL ? 4 : v == KG_VERDICT_ERROR ? 3 : v == KG_VERDICT_SKIP ? 2
-           : v == KG_VERDICT_WARN ? 1 : 0;
+    return v == KG_VERDICT_FAIL    ? 4
+           : v == KG_VERDICT_ERROR ? 3
+           : v == KG_VERDICT_SKIP  ? 2
+           : v == KG_VERDICT_WARN  ? 1
+                                   : 0;
 }
 
 /* The selftest rows: once per case, the worst verdict of the shards (ties: the lowest). */
@@ -203,15 +221,14 @@ static int mg_selftest(cJSON *results, const cJSON **by, int count)
 {
     const cJSON *it;
     for (int s = 0; s < count; s++)
-        cJSON_ArrayForEach(it, mg_get(by[s], KG_RK_RESULTS))
-        {
+        cJSON_ArrayForEach(it, mg_get(by[s], KG_RK_RESULTS)) {
             const char *g = mg_str(it, KG_RES_GATE), *cs = mg_str(it, KG_RES_CASE);
             cJSON *have = NULL, *row;
             if (!g || strcmp(g, KG_RV_GATE_SELFTEST) != 0 || !cs)
                 continue;
             cJSON_ArrayForEach(row, results)
-            if (strcmp(mg_str(row, KG_RES_CASE), cs) == 0)
-                have = row;
+                if (strcmp(mg_str(row, KG_RES_CASE), cs) == 0)
+                    have = row;
             if (have && mg_severity(it) <= mg_severity(have))
                 continue;
             if (!(row = cJSON_Duplicate(it, 1)))
@@ -233,19 +250,19 @@ static int mg_rows(cJSON *results, const cJSON **by, const char **bn, int count,
     size_t ng = 0;
     const cJSON *it;
     for (int s = 0; s < count; s++)
-        cJSON_ArrayForEach(it, mg_get(by[s], KG_RK_RESULTS))
-        {
+        cJSON_ArrayForEach(it, mg_get(by[s], KG_RK_RESULTS)) {
             const char *g = mg_str(it, KG_RES_GATE), *cs = mg_str(it, KG_RES_CASE);
             size_t k = 0;
             if (!g || !cs)
                 return KG_ERR(KG_EREFUSED, "%s: a result without its gate or case", bn[s]);
             if (strcmp(g, KG_RV_GATE_SELFTEST) == 0)
                 continue;
-            mg_case key = { .id = cs }, *c = bsearch(&key, cases, n_cases, sizeof key,
-                                                    mg_case_cmp);
+            mg_case key = { .id = cs }, *c = bsearch(&key, cases, n_cases, sizeof key, mg_case_cmp);
             if (!c || c->shard != s + 1)
-                return KG_ERR(KG_EREFUSED, "%s: refused: a %s result for '%.200s', which is not "
-                                           "one of shard %d's cases", bn[s], g, cs, s + 1);
+                return KG_ERR(KG_EREFUSED,
+                              "%s: refused: a %s result for '%.200s', which is not "
+                              "one of shard %d's cases",
+                              bn[s], g, cs, s + 1);
             while (k < ng && strcmp(gates[k], g) != 0)
                 k++;
             if (k == ng && ng == KG_ARRAY_LEN(gates))
@@ -255,8 +272,7 @@ static int mg_rows(cJSON *results, const cJSON **by, const char **bn, int count,
         }
     for (size_t k = 0; k < ng; k++)
         for (int s = 0; s < count; s++)
-            cJSON_ArrayForEach(it, mg_get(by[s], KG_RK_RESULTS))
-            {
+            cJSON_ArrayForEach(it, mg_get(by[s], KG_RK_RESULTS)) {
                 cJSON *row;
                 if (strcmp(mg_str(it, KG_RES_GATE), gates[k]) != 0)
                     continue;
@@ -285,13 +301,14 @@ static cJSON *mg_shard(const cJSON **by, const char **bn, int count, const mg_ca
     for (int s = 0; s < count; s++) {
         cJSON *p = cJSON_CreateObject();
         const cJSON *prov = mg_get(by[s], KG_RK_PROVENANCE), *d = mg_get(by[s], KG_RK_DEVICE);
-        const char *uuid = mg_str(d, KG_RK_DEVICE_UUID), *runner =
-            mg_str(prov, KG_RK_PROV_RUNNER_NAME) ? mg_str(prov, KG_RK_PROV_RUNNER_NAME)
-                                                 : mg_str(prov, KG_RK_PROV_CI_RUNNER_DESCRIPTION);
+        const char *uuid = mg_str(d, KG_RK_DEVICE_UUID),
+                   *runner = mg_str(prov, KG_RK_PROV_RUNNER_NAME)
+                                 ? mg_str(prov, KG_RK_PROV_RUNNER_NAME)
+                                 : mg_str(prov, KG_RK_PROV_CI_RUNNER_DESCRIPTION);
         cJSON_AddNumberToObject(p, KG_RK_SHARD_INDEX, s + 1);
         cJSON_AddStringToObject(p, KG_RK_SHARD_PART_REPORT, bn[s]); /* as given */
-        cJSON_AddStringToObject(p, KG_RK_SHARD_PART_RUN_ID, mg_str(by[s], KG_RK_RUN_ID)
-                                                                ? mg_str(by[s], KG_RK_RUN_ID) : "");
+        cJSON_AddStringToObject(p, KG_RK_SHARD_PART_RUN_ID,
+                                mg_str(by[s], KG_RK_RUN_ID) ? mg_str(by[s], KG_RK_RUN_ID) : "");
         cJSON_AddStringToObject(p, KG_RK_SHARD_PART_STARTED_AT,
                                 mg_str(by[s], KG_RK_STARTED_AT) ? mg_str(by[s], KG_RK_STARTED_AT)
                                                                 : "");
@@ -304,8 +321,8 @@ static cJSON *mg_shard(const cJSON **by, const char **bn, int count, const mg_ca
         if (runner)
             cJSON_AddStringToObject(p, KG_RK_SHARD_PART_RUNNER, runner);
         cJSON_AddItemToObject(p, KG_RK_SHARD_CASES,
-                              cJSON_Duplicate(mg_get(mg_get(by[s], KG_RK_SHARD),
-                                                     KG_RK_SHARD_CASES), 1));
+                              cJSON_Duplicate(mg_get(mg_get(by[s], KG_RK_SHARD), KG_RK_SHARD_CASES),
+                                              1));
         cJSON_AddItemToArray(parts, p);
     }
     cJSON_AddItemToObject(o, KG_RK_SHARD_PARTS, parts);
@@ -342,8 +359,7 @@ static void mg_summary(cJSON *root, int counts[KG_VERDICT_N])
     const cJSON *it;
     cJSON *s = cJSON_CreateObject();
     memset(counts, 0, KG_VERDICT_N * sizeof counts[0]);
-    cJSON_ArrayForEach(it, mg_get(root, KG_RK_RESULTS))
-    {
+    cJSON_ArrayForEach(it, mg_get(root, KG_RK_RESULTS)) {
         kg_verdict v = KG_VERDICT_PASS;
         if (kg_verdict_parse_full(mg_str(it, KG_RES_VERDICT), &v) == 0)
             counts[v]++;

@@ -43,35 +43,39 @@ void kg_roof_axes_fit(kg_roof_axes *a, const kg_roof_point *p, size_t n, double 
 
 double kg_roof_x(const kg_roof_axes *a, double ai)
 {
-    return a->px0 + (a->px1 - a->px0) * (log10(ai) - log10(a->x_lo)) /
-                        (log10(a->x_hi) - log10(a->x_lo));
+    return a->px0 +
+           (a->px1 - a->px0) * (log10(ai) - log10(a->x_lo)) / (log10(a->x_hi) - log10(a->x_lo));
 }
 
 double kg_roof_y(const kg_roof_axes *a, double tflops)
 {
-    return a->py1 - (a->py1 - a->py0) * (log10(tflops) - log10(a->y_lo)) /
-                        (log10(a->y_hi) - log10(a->y_lo));
+    return a->py1 -
+           (a->py1 - a->py0) * (log10(tflops) - log10(a->y_lo)) / (log10(a->y_hi) - log10(a->y_lo));
 }
 
 static void rf_grid(kg_sbuf *b, const kg_roof_axes *a)
 {
     for (double x = a->x_lo; x <= a->x_hi * 1.0001; x *= 10) {
         double px = kg_roof_x(a, x);
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+        kg_sbuf_printf(b,
+                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
+                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
                        px, a->py0, px, a->py1, px, a->py1 + 16, x);
     }
     for (double y = a->y_lo; y <= a->y_hi * 1.0001; y *= 10) {
         double py = kg_roof_y(a, y);
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+        kg_sbuf_printf(b,
+                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
+                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                        a->px0, py, a->px1, py, a->px0 - 6, py + 4, y);
     }
-    kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arithmetic intensity "
-                      "(FLOP per DRAM byte, measured)</text>\n", (a->px0 + a->px1) / 2,
-                   KG_ROOF_H - 12);
-    kg_sbuf_printf(b, "<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
-                      "text-anchor=\"middle\">TFLOP/s achieved</text>\n",
+    kg_sbuf_printf(b,
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">arithmetic intensity "
+                   "(FLOP per DRAM byte, measured)</text>\n",
+                   (a->px0 + a->px1) / 2, KG_ROOF_H - 12);
+    kg_sbuf_printf(b,
+                   "<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
+                   "text-anchor=\"middle\">TFLOP/s achieved</text>\n",
                    (a->py0 + a->py1) / 2, (a->py0 + a->py1) / 2);
 }
 
@@ -84,26 +88,33 @@ static void rf_roof(kg_sbuf *b, const kg_roof_axes *a, double copy_gbps, double 
         x0 = a->y_lo * 1e12 / (copy_gbps * 1e9);
         y0 = a->y_lo;
     }
-    kg_sbuf_printf(b, "<polyline id=\"roof\" fill=\"none\" stroke=\"#1d2430\" stroke-width=\"2\" "
-                      "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
+    kg_sbuf_printf(b,
+                   "<polyline id=\"roof\" fill=\"none\" stroke=\"#1d2430\" stroke-width=\"2\" "
+                   "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
                    kg_roof_x(a, x0), kg_roof_y(a, y0), kg_roof_x(a, ridge),
                    kg_roof_y(a, peak_tflops), kg_roof_x(a, a->x_hi), kg_roof_y(a, peak_tflops));
-    kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">%.0f GB/s copy, %.1f TFLOP/s bf16 GEMM "
-                      "(measured in this run)</text>\n", a->px0 + 8, a->py0 - 8, copy_gbps,
-                   peak_tflops);
+    kg_sbuf_printf(b,
+                   "<text x=\"%.1f\" y=\"%.1f\">%.0f GB/s copy, %.1f TFLOP/s bf16 GEMM "
+                   "(measured in this run)</text>\n",
+                   a->px0 + 8, a->py0 - 8, copy_gbps, peak_tflops);
 }
 
 /* What a filled and a hollow point mean, and the roof, in one row at baseline y. */
 static void rf_legend(kg_sbuf *b, double y)
 {
-    kg_sbuf_printf(b, "<g class=\"legend\"><circle cx=\"20\" cy=\"%.1f\" r=\"5\" fill=\"#0969da\" "
-                      "stroke=\"#0969da\" stroke-width=\"1.5\"/><text x=\"30\" y=\"%.1f\">measured "
-                      "FLOPs and DRAM bytes</text>", y - 4, y);
-    kg_sbuf_printf(b, "<circle cx=\"250\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#0969da\" "
-                      "stroke-width=\"1.5\"/><text x=\"260\" y=\"%.1f\">hollow: an FP counter "
-                      "unavailable (a lower bound)</text>", y - 4, y);
-    kg_sbuf_printf(b, "<line x1=\"600\" y1=\"%.1f\" x2=\"624\" y2=\"%.1f\" stroke=\"#1d2430\" "
-                      "stroke-width=\"2\"/><text x=\"630\" y=\"%.1f\">roof (this run)</text></g>\n",
+    kg_sbuf_printf(b,
+                   "<g class=\"legend\"><circle cx=\"20\" cy=\"%.1f\" r=\"5\" fill=\"#0969da\" "
+                   "stroke=\"#0969da\" stroke-width=\"1.5\"/><text x=\"30\" y=\"%.1f\">measured "
+                   "FLOPs and DRAM bytes</text>",
+                   y - 4, y);
+    kg_sbuf_printf(b,
+                   "<circle cx=\"250\" cy=\"%.1f\" r=\"5\" fill=\"none\" stroke=\"#0969da\" "
+                   "stroke-width=\"1.5\"/><text x=\"260\" y=\"%.1f\">hollow: an FP counter "
+                   "unavailable (a lower bound)</text>",
+                   y - 4, y);
+    kg_sbuf_printf(b,
+                   "<line x1=\"600\" y1=\"%.1f\" x2=\"624\" y2=\"%.1f\" stroke=\"#1d2430\" "
+                   "stroke-width=\"2\"/><text x=\"630\" y=\"%.1f\">roof (this run)</text></g>\n",
                    y - 4, y - 4, y);
 }
 
@@ -115,26 +126,28 @@ void kg_roofline_svg(kg_sbuf *b, const kg_roof_point *p, size_t n, double copy_g
     double h = KG_ROOF_H + 26; /* the legend's row under the axis title */
     kg_svg_open(b, "chart-roofline", NULL, KG_ROOF_W, h, "roofline of the measured counters",
                 false);
-    kg_sbuf_printf(b, "<g font-size=\"11\"><rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
-                      "fill=\"#fff\"/>\n<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                      "height=\"%.1f\" fill=\"none\" stroke=\"#d8dde6\"/>\n", KG_ROOF_W, h, a.px0,
-                   a.py0, a.px1 - a.px0, a.py1 - a.py0);
+    kg_sbuf_printf(b,
+                   "<g font-size=\"11\"><rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+                   "fill=\"#fff\"/>\n<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                   "height=\"%.1f\" fill=\"none\" stroke=\"#d8dde6\"/>\n",
+                   KG_ROOF_W, h, a.px0, a.py0, a.px1 - a.px0, a.py1 - a.py0);
     rf_grid(b, &a);
     if (rf_ok(copy_gbps) && rf_ok(peak_tflops))
         rf_roof(b, &a, copy_gbps, peak_tflops);
     for (size_t i = 0; i < n; i++) {
         if (!rf_ok(p[i].ai) || !rf_ok(p[i].tflops))
             continue; /* never a fabricated point */
-        kg_sbuf_printf(b, "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"%s\" "
-                          "stroke=\"#0969da\" stroke-width=\"1.5\"><title>",
+        kg_sbuf_printf(b,
+                       "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"%s\" "
+                       "stroke=\"#0969da\" stroke-width=\"1.5\"><title>",
                        kg_roof_x(&a, p[i].ai), kg_roof_y(&a, p[i].tflops),
                        p[i].hollow ? "none" : "#0969da");
         kg_sbuf_xml(b, p[i].case_id ? p[i].case_id : "?");
         kg_sbuf_printf(b, ": %.3g FLOP/B, %.3g TFLOP/s (time: %s)", p[i].ai, p[i].tflops,
                        p[i].time_source ? p[i].time_source : "?");
         if (rf_ok(copy_gbps) && rf_ok(peak_tflops)) /* the roof at its intensity */
-            kg_sbuf_printf(b, ", %.0f%% of the roof", 100 * p[i].tflops /
-                                                          fmin(peak_tflops, p[i].ai * copy_gbps / 1e3));
+            kg_sbuf_printf(b, ", %.0f%% of the roof",
+                           100 * p[i].tflops / fmin(peak_tflops, p[i].ai * copy_gbps / 1e3));
         kg_sbuf_printf(b, "%s</title></circle>\n",
                        p[i].hollow ? "; a counter was unavailable: a lower bound" : "");
     }
@@ -154,8 +167,7 @@ static double rf_num(const cJSON *o, const char *key)
 static double rf_bench_us(const cJSON *results, const char *id)
 {
     const cJSON *r;
-    cJSON_ArrayForEach(r, results)
-    {
+    cJSON_ArrayForEach(r, results) {
         const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_GATE));
         const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_CASE));
         if (g && c && strcmp(g, KG_RV_GATE_BENCH) == 0 && strcmp(c, id) == 0) {
@@ -183,14 +195,14 @@ static void rf_point(kg_roof_point *p, const cJSON *results, const char *id, con
 int kg_roofline_html(kg_sbuf *b, const cJSON *report)
 {
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(report, KG_RK_RESULTS), *r;
-    const cJSON *ce = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH), KG_RK_BENCH_CEILINGS);
+    const cJSON *ce =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH),
+                                         KG_RK_BENCH_CEILINGS);
     size_t n = 0, cap = (size_t)cJSON_GetArraySize(results), drawn = 0;
     kg_roof_point *p = calloc(cap ? cap : 1, sizeof *p);
     if (!p)
         return KG_ERR(KG_ENOMEM, "out of memory for the roofline");
-    cJSON_ArrayForEach(r, results)
-    {
+    cJSON_ArrayForEach(r, results) {
         const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_GATE));
         const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_CASE));
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(r, KG_RES_FIGURES);
@@ -206,11 +218,14 @@ int kg_roofline_html(kg_sbuf *b, const cJSON *report)
                         "(the counters gate did not run, was skipped, or the counters were "
                         "unavailable): no roofline.</p>\n");
     } else {
-        kg_roofline_svg(b, p, n, rf_num(ce, KG_RK_CEIL_COPY_GBPS), rf_num(ce, KG_RK_CEIL_GEMM_TFLOPS));
-        kg_sbuf_printf(b, "<p class=\"meta\">%zu of %zu profiled cases drawn (the others lack "
-                          "FLOPs or DRAM bytes); hollow: an FP counter was unavailable. "
-                          "Achieved TFLOP/s from the bench median of the same run where there "
-                          "is one, else the counters pass's kernel time.</p>\n", drawn, n);
+        kg_roofline_svg(b, p, n, rf_num(ce, KG_RK_CEIL_COPY_GBPS),
+                        rf_num(ce, KG_RK_CEIL_GEMM_TFLOPS));
+        kg_sbuf_printf(b,
+                       "<p class=\"meta\">%zu of %zu profiled cases drawn (the others lack "
+                       "FLOPs or DRAM bytes); hollow: an FP counter was unavailable. "
+                       "Achieved TFLOP/s from the bench median of the same run where there "
+                       "is one, else the counters pass's kernel time.</p>\n",
+                       drawn, n);
     }
     free(p);
     return 0;

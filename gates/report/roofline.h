@@ -14,16 +14,16 @@ extern "C" {
 
 typedef struct {
     const char *case_id;
-    double ai;          /* FLOP / DRAM byte (NaN: no point is drawn) */
-    double tflops;      /* achieved (NaN: no point is drawn) */
-    bool hollow;        /* a counter behind it was unavailable (partial FP counts) */
+    double ai;               /* FLOP / DRAM byte (NaN: no point is drawn) */
+    double tflops;           /* achieved (NaN: no point is drawn) */
+    bool hollow;             /* a counter behind it was unavailable (partial FP counts) */
     const char *time_source; /* "bench" (the bench median of the same run) | "counters" */
 } kg_roof_point;
 
 /* The chart's log-log axes: decades [x_lo, x_hi] x [y_lo, y_hi] onto the plot rectangle. */
 typedef struct {
-    double x_lo, x_hi, y_lo, y_hi;  /* powers of ten */
-    double px0, px1, py0, py1;      /* plot rectangle (py0 is the top) */
+    double x_lo, x_hi, y_lo, y_hi; /* powers of ten */
+    double px0, px1, py0, py1;     /* plot rectangle (py0 is the top) */
 } kg_roof_axes;
 
 #define KG_ROOF_W 760.0

@@ -81,8 +81,8 @@ static void describe_pass(char *buf, size_t n, const gate_agg *g, int total)
     if (g->n[KG_VERDICT_XFAIL])
         snprintf(xf, sizeof xf, "%s%d expected failure%s", g->n[KG_VERDICT_WARN] ? "; " : "",
                  g->n[KG_VERDICT_XFAIL], g->n[KG_VERDICT_XFAIL] == 1 ? "" : "s");
-    snprintf(buf, n, "PASS: %d of %d case%s passed%s%s%s%s", passed, total,
-             total == 1 ? "" : "s", g->n[KG_VERDICT_WARN] || xf[0] ? " (" : "",
+    snprintf(buf, n, "PASS: %d of %d case%s passed%s%s%s%s", passed, total, total == 1 ? "" : "s",
+             g->n[KG_VERDICT_WARN] || xf[0] ? " (" : "",
              g->n[KG_VERDICT_WARN] ? "with warnings" : "", xf,
              g->n[KG_VERDICT_WARN] || xf[0] ? ")" : "");
 }
@@ -108,15 +108,15 @@ static void describe(char *buf, size_t n, const gate_agg *g, kg_verdict w, bool 
                         kg_verdict_name(w), g->n[w], total, total == 1 ? "" : "s",
                         w == KG_VERDICT_FAIL    ? "failed"
                         : w == KG_VERDICT_XPASS ? "passed unexpectedly (remove xfail_gate)"
-                        : w == KG_VERDICT_ERROR ? "errored" : "not run",
+                        : w == KG_VERDICT_ERROR ? "errored"
+                                                : "not run",
                         g->first[w] ? g->first[w] : "?");
         /* A failing gate that also has unexpected passes says so. */
         if (w == KG_VERDICT_FAIL && g->n[KG_VERDICT_XPASS] && off > 0 && (size_t)off < n)
             snprintf(buf + off, n - off, "; XPASS: %d (first: %s)", g->n[KG_VERDICT_XPASS],
                      g->first[KG_VERDICT_XPASS]);
         break;
-    default:
-        describe_pass(buf + off, n - off, g, total);
+    default: describe_pass(buf + off, n - off, g, total);
     }
     /* Both APIs keep descriptions short (GitHub truncates past 140 characters). */
     if (strlen(buf) > 140)
@@ -179,11 +179,11 @@ static int aggregate(gate_agg **out, size_t *nout, const kg_export_view *v)
 
 /* Where and how the statuses go, resolved from the CI environment before anything is sent. */
 typedef struct {
-    bool gh;                   /* GitHub, else GitLab */
+    bool gh; /* GitHub, else GitLab */
     const char *sha, *api, *where, *token, *tok_var;
-    char *url_base;            /* .../statuses/SHA */
-    char *auth;                /* the token's header line; NULL without a token (dry run) */
-    char target[1024];         /* each status's link; "" = none */
+    char *url_base;    /* .../statuses/SHA */
+    char *auth;        /* the token's header line; NULL without a token (dry run) */
+    char target[1024]; /* each status's link; "" = none */
 } status_dest;
 
 /* The platform, commit, API, project and token, each checked so a bad one names its variable. */
@@ -209,8 +209,9 @@ static int dest_env(status_dest *d, const status_opts *o)
     }
     if (!d->sha || !valid_sha(d->sha))
         return KG_ERR(KG_EINVAL, "status: %s: expected a commit SHA (hex), got '%s'",
-                      kg_env("KGATE_STATUS_SHA") ? "KGATE_STATUS_SHA" : gh ? "GITHUB_SHA"
-                                                                        : "CI_COMMIT_SHA",
+                      kg_env("KGATE_STATUS_SHA") ? "KGATE_STATUS_SHA"
+                      : gh                       ? "GITHUB_SHA"
+                                                 : "CI_COMMIT_SHA",
                       d->sha ? d->sha : "(unset)");
     if (!d->api || !valid_api(d->api))
         return KG_ERR(KG_EINVAL, "status: %s: expected an http(s) URL, got '%s'",
@@ -239,11 +240,11 @@ static int dest_urls(status_dest *d, const status_opts *o)
         goto cleanup;
     }
     /* GitHub's owner/name keeps its slash; a GitLab project path must be URL-encoded. */
-    snprintf(d->url_base, ulen, d->gh ? "%.*s/repos/%s/statuses/%s"
-                                      : "%.*s/projects/%s/statuses/%s",
-             (int)alen, d->api, d->gh ? d->where : escaped, d->sha);
+    snprintf(d->url_base, ulen,
+             d->gh ? "%.*s/repos/%s/statuses/%s" : "%.*s/projects/%s/statuses/%s", (int)alen,
+             d->api, d->gh ? d->where : escaped, d->sha);
     if (d->token) {
-        const char *hname = d->gh ? "Authorization: Bearer "
+        const char *hname = d->gh                                     ? "Authorization: Bearer "
                             : strcmp(d->tok_var, "CI_JOB_TOKEN") == 0 ? "JOB-TOKEN: "
                                                                       : "PRIVATE-TOKEN: ";
         size_t n = strlen(hname) + strlen(d->token) + 1;
@@ -279,10 +280,12 @@ static void dest_free(status_dest *d)
 static const char *refusal_hint(long status, bool gh)
 {
     switch (status) {
-    case 401: return gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
-                        : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN";
-    case 403: return gh ? "the workflow needs `permissions: statuses: write`"
-                        : "the token needs the api scope and at least the Developer role";
+    case 401:
+        return gh ? "check GITHUB_TOKEN / KGATE_STATUS_TOKEN"
+                  : "check KGATE_STATUS_TOKEN / CI_JOB_TOKEN";
+    case 403:
+        return gh ? "the workflow needs `permissions: statuses: write`"
+                  : "the token needs the api scope and at least the Developer role";
     case 404: return gh ? "check GITHUB_REPOSITORY and the SHA" : "check CI_PROJECT_ID and the SHA";
     default: return NULL;
     }
@@ -368,8 +371,9 @@ static int post_one(const gate_agg *g, const status_dest *d, const status_opts *
     }
     if (o->dry_run) {
         printf("dry run: POST %s\n  %s\n  body: %s\n", d->url_base,
-               d->gh ? "Authorization: Bearer ***" : d->token ? "(token header): ***"
-                                                              : "(no token set)",
+               d->gh      ? "Authorization: Bearer ***"
+               : d->token ? "(token header): ***"
+                          : "(no token set)",
                text);
         goto cleanup;
     }
@@ -416,7 +420,8 @@ static int post_all(const cJSON *report, const status_opts *o)
                "says so\n");
     if (v.no_gpu)
         printf("kgate status: the run had no GPU: gates with skipped cases are posted as "
-               "'%s' (incomplete: no GPU)\n", d.gh ? "error" : "failed");
+               "'%s' (incomplete: no GPU)\n",
+               d.gh ? "error" : "failed");
     if (v.incomplete)
         printf("kgate status: the report is INCOMPLETE (the run was interrupted): no gate is "
                "posted as 'success'\n");

@@ -16,8 +16,8 @@ static const char *verdict_icon(const kg_export_row *r)
     case KG_VERDICT_ERROR: return "💥";
     case KG_VERDICT_WARN: return "⚠️";
     case KG_VERDICT_SKIP: return "⏭️";
-    case KG_VERDICT_XFAIL: return "☑️";  /* passes: the declared failure still fails */
-    case KG_VERDICT_XPASS: return "❗";  /* fails: the declared failure now passes */
+    case KG_VERDICT_XFAIL: return "☑️"; /* passes: the declared failure still fails */
+    case KG_VERDICT_XPASS: return "❗";      /* fails: the declared failure now passes */
     default: return "✅";
     }
 }
@@ -81,14 +81,16 @@ static void md_headline(kg_sbuf *b, const kg_export_view *v)
     kg_sbuf_md(b, v->command ? v->command : "report", 40);
     /* No GPU and skipped results (exit 3): never "passed", the GPU gates did not run. */
     kg_sbuf_printf(b, ": %s%s\n\n", v->incomplete ? "⏹️ incomplete (interrupted), " : "",
-                   fails + n[KG_VERDICT_XPASS] ? (v->no_gpu ? "⏭️ incomplete: no GPU, ❌ failed"
-                                                            : "❌ failed")
-                   : errs      ? (v->no_gpu ? "⏭️ incomplete: no GPU, 💥 errors" : "💥 errors")
+                   fails + n[KG_VERDICT_XPASS]
+                       ? (v->no_gpu ? "⏭️ incomplete: no GPU, ❌ failed" : "❌ failed")
+                   : errs ? (v->no_gpu ? "⏭️ incomplete: no GPU, 💥 errors" : "💥 errors")
                    : v->no_gpu ? "⏭️ incomplete: no GPU"
                                : "✅ passed");
     if (v->no_gpu) {
-        kg_sbuf_printf(b, "> [!CAUTION]\n> **INCOMPLETE: NO GPU.** %d of %zu results were "
-                          "skipped (", n[KG_VERDICT_SKIP], v->n);
+        kg_sbuf_printf(b,
+                       "> [!CAUTION]\n> **INCOMPLETE: NO GPU.** %d of %zu results were "
+                       "skipped (",
+                       n[KG_VERDICT_SKIP], v->n);
         kg_sbuf_md(b, v->no_device, 200);
         kg_sbuf_puts(b, "): the GPU gates did not run, and the run certifies nothing.\n\n");
     }
@@ -107,18 +109,18 @@ static void md_counts(kg_sbuf *b, const kg_export_view *v)
     const int *n = v->counts;
     char cnt[64];
     kg_sbuf_printf(b, "**%d passed** (%d with warnings), **%d failed**, %d errors",
-                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN],
-                   n[KG_VERDICT_FAIL], n[KG_VERDICT_ERROR]);
+                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL],
+                   n[KG_VERDICT_ERROR]);
     if (v->faults)
         kg_sbuf_printf(b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v->faults, "fault"));
     kg_sbuf_printf(b, ", %d skipped", n[KG_VERDICT_SKIP]);
     /* Only where a case declares an expected failure (xfail_gate). */
     if (n[KG_VERDICT_XFAIL])
-        kg_sbuf_printf(b, ", %s", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL],
-                                                "expected failure"));
+        kg_sbuf_printf(b, ", %s",
+                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL], "expected failure"));
     if (n[KG_VERDICT_XPASS])
-        kg_sbuf_printf(b, ", **%s**", kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS],
-                                                    "unexpected pass"));
+        kg_sbuf_printf(b, ", **%s**",
+                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS], "unexpected pass"));
     kg_sbuf_printf(b, " · mode `%s`", v->diagnostic ? "diagnostic" : "production");
     if (v->device_name) {
         kg_sbuf_puts(b, " · device ");
@@ -161,9 +163,10 @@ static void md_tables(kg_sbuf *b, const kg_export_view *v)
     /* Rows are ordered worst case first; the case name is shown once per group. */
     for (size_t i = 0; i < v->n; i++)
         row_line(b, &v->rows[i], i == 0 || strcmp(v->rows[i].case_id, v->rows[i - 1].case_id));
-    kg_sbuf_puts(b, "\n<sub>time: this run's median · vs mark: change against the high-water "
-                    "mark, positive = worse (slower), with the band the decision required it to clear · "
-                    "reproduce with <code>--seed</code>");
+    kg_sbuf_puts(
+        b, "\n<sub>time: this run's median · vs mark: change against the high-water "
+           "mark, positive = worse (slower), with the band the decision required it to clear · "
+           "reproduce with <code>--seed</code>");
     if (v->counts[KG_VERDICT_XFAIL] || v->counts[KG_VERDICT_XPASS])
         kg_sbuf_puts(b, " · XFAIL: the gate a case declares it fails (xfail_gate) still fails "
                         "it, which passes · XPASS: that gate now passes it, which fails (remove "

@@ -116,8 +116,8 @@ void kg_svg_fit_text(char *buf, size_t n, const char *s, double size, double wid
     memcpy(buf + k, "...", 4);
 }
 
-void kg_svg_open(kg_sbuf *b, const char *id, const char *cls, double w, double h,
-                 const char *aria, bool standalone)
+void kg_svg_open(kg_sbuf *b, const char *id, const char *cls, double w, double h, const char *aria,
+                 bool standalone)
 {
     kg_sbuf_puts(b, "<svg");
     if (id) /* first: the tests and the page's links find a chart by '<svg id="..."' */
@@ -126,9 +126,11 @@ void kg_svg_open(kg_sbuf *b, const char *id, const char *cls, double w, double h
         kg_sbuf_puts(b, " xmlns=\"http://www.w3.org/2000/svg\"");
     if (cls)
         kg_sbuf_printf(b, " class=\"%s\"", cls);
-    kg_sbuf_printf(b, " viewBox=\"0 0 %.0f %.0f\" width=\"100%%\" style=\"max-width:%.0fpx;"
-                      "height:auto;display:block\" preserveAspectRatio=\"xMinYMin meet\" "
-                      "font-family=\"%s\"", ceil(w), ceil(h), ceil(w), KG_SVG_FONT);
+    kg_sbuf_printf(b,
+                   " viewBox=\"0 0 %.0f %.0f\" width=\"100%%\" style=\"max-width:%.0fpx;"
+                   "height:auto;display:block\" preserveAspectRatio=\"xMinYMin meet\" "
+                   "font-family=\"%s\"",
+                   ceil(w), ceil(h), ceil(w), KG_SVG_FONT);
     if (aria) {
         kg_sbuf_puts(b, " role=\"img\" aria-label=\"");
         kg_sbuf_xml(b, aria);

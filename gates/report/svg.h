@@ -17,10 +17,11 @@ extern "C" {
 #define KG_SVG_FONT "DejaVu Sans Mono, Menlo, Consolas, monospace"
 
 typedef struct {
-    double lo, hi;   /* the first and the last tick: multiples of step, lo <= data lo, hi >= data hi */
-    double step;     /* 1, 2 or 5 x 10^k */
-    int n;           /* ticks: lo, lo + step, ..., hi (n >= 2) */
-    int decimals;    /* digits after the point every label of this step needs */
+    double lo,
+        hi;       /* the first and the last tick: multiples of step, lo <= data lo, hi >= data hi */
+    double step;  /* 1, 2 or 5 x 10^k */
+    int n;        /* ticks: lo, lo + step, ..., hi (n >= 2) */
+    int decimals; /* digits after the point every label of this step needs */
 } kg_svg_ticks;
 
 /* The step 1, 2 or 5 x 10^k nearest above raw (raw > 0 and finite, else 1). */
@@ -49,8 +50,8 @@ void kg_svg_fit_text(char *buf, size_t n, const char *s, double size, double wid
 /* <svg> of w x h user units that fills its container's width up to w px (height by aspect):
  * id and cls may be NULL; aria (may be NULL) is its aria-label; standalone: an SVG file's
  * (with the SVG namespace; HTML's inline SVG needs none, and names no URL). */
-void kg_svg_open(kg_sbuf *b, const char *id, const char *cls, double w, double h,
-                 const char *aria, bool standalone);
+void kg_svg_open(kg_sbuf *b, const char *id, const char *cls, double w, double h, const char *aria,
+                 bool standalone);
 
 #ifdef __cplusplus
 }

@@ -30,9 +30,10 @@ static void tm_phase_cells(kg_sbuf *b, const cJSON *ph)
 static void tm_parts(kg_sbuf *b, const cJSON *timing)
 {
     const cJSON *p;
-    kg_sbuf_printf(b, "### Where the time went\n\n%.1f s in all (wall clock of the runner).\n\n"
-                      "| part | wall s | results | setup | prepare | reference | work | teardown |\n"
-                      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    kg_sbuf_printf(b,
+                   "### Where the time went\n\n%.1f s in all (wall clock of the runner).\n\n"
+                   "| part | wall s | results | setup | prepare | reference | work | teardown |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
                    tm_num(timing, KG_RK_TIMING_TOTAL));
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(timing, KG_RK_TIMING_PARTS)) {
         kg_sbuf_puts(b, "| ");
@@ -85,9 +86,11 @@ static void tm_slowest(kg_sbuf *b, const cJSON *results)
     }
     qsort(rows, n, sizeof *rows, tm_slower);
     if (n)
-        kg_sbuf_printf(b, "\nThe %zu slowest cases:\n\n| gate | case | wall s | setup | prepare | "
-                          "reference | work | teardown |\n| --- | --- | ---: | ---: | ---: | "
-                          "---: | ---: | ---: |\n", n < TM_SLOWEST ? n : TM_SLOWEST);
+        kg_sbuf_printf(b,
+                       "\nThe %zu slowest cases:\n\n| gate | case | wall s | setup | prepare | "
+                       "reference | work | teardown |\n| --- | --- | ---: | ---: | ---: | "
+                       "---: | ---: | ---: |\n",
+                       n < TM_SLOWEST ? n : TM_SLOWEST);
     for (size_t i = 0; i < n && i < TM_SLOWEST; i++) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(rows[i].item, KG_RES_TIMING);
         kg_sbuf_puts(b, "| ");

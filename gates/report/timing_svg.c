@@ -8,21 +8,20 @@
 #include "report/export.h"
 #include "report/svg.h"
 
-#define TS_W 640.0   /* design width, as the report's other charts */
+#define TS_W 640.0 /* design width, as the report's other charts */
 #define TS_FS 12.0
-#define TS_ROW 36.0  /* a label line over a bar */
+#define TS_ROW 36.0 /* a label line over a bar */
 #define TS_TOP 40.0
 #define TS_BOTTOM 28.0
 #define TS_SLOWEST 10
 #define TS_NPH 5
 
 static const char *const ts_keys[TS_NPH] = { KG_RK_PHASE_SETUP, KG_RK_PHASE_PREPARE,
-                                            KG_RK_PHASE_REFERENCE, KG_RK_PHASE_WORK,
-                                            KG_RK_PHASE_TEARDOWN };
-static const char *const ts_names[TS_NPH] = { "setup", "prepare", "reference", "work",
-                                             "teardown" };
+                                             KG_RK_PHASE_REFERENCE, KG_RK_PHASE_WORK,
+                                             KG_RK_PHASE_TEARDOWN };
+static const char *const ts_names[TS_NPH] = { "setup", "prepare", "reference", "work", "teardown" };
 static const char *const ts_colors[TS_NPH] = { "#8c959f", "#bf8700", "#8250df", "#0969da",
-                                              "#57606a" };
+                                               "#57606a" };
 
 typedef struct {
     const char *label;
@@ -33,8 +32,7 @@ typedef struct {
 static double ts_num(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0 ? v->valuedouble
-                                                                               : 0;
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0 ? v->valuedouble : 0;
 }
 
 static void ts_fill(ts_bar *r, const char *label, double wall, const cJSON *phases)
@@ -65,7 +63,7 @@ static void ts_chart(kg_sbuf *b, const char *id, const char *title, const ts_bar
     }
     double x0 = fmax(12, half + 4), x1 = TS_W - fmax(12, half + 4), y0 = TS_TOP;
     double rows_h = (double)n * TS_ROW, h = TS_TOP + rows_h + TS_BOTTOM;
-#define TS_X(v) (x0 + ((v) - t.lo) / (t.hi - t.lo) * (x1 - x0))
+#define TS_X(v) (x0 + ((v)-t.lo) / (t.hi - t.lo) * (x1 - x0))
     kg_svg_open(b, id, NULL, TS_W, h, title, false);
     kg_sbuf_printf(b, "<g font-size=\"%g\"><text x=\"%.1f\" y=\"14\">", TS_FS, x0);
     kg_sbuf_xml(b, title);
@@ -73,13 +71,16 @@ static void ts_chart(kg_sbuf *b, const char *id, const char *title, const ts_bar
     for (int i = 0; i < t.n; i++) {
         double v = kg_svg_tick(&t, i), x = TS_X(v);
         kg_svg_tick_label(buf, sizeof buf, &t, v, unit, false);
-        kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
-                          "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+        kg_sbuf_printf(b,
+                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e7ec\"/>"
+                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>"
+                       "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
                        x, y0, x, y0 + rows_h, x, y0 - 6, buf, x, y0 + rows_h + 16, buf);
     }
-    kg_sbuf_printf(b, "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                      "fill=\"none\" stroke=\"#d8dde6\"/>\n", x0, y0, x1 - x0, rows_h);
+    kg_sbuf_printf(b,
+                   "<rect class=\"plot\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                   "fill=\"none\" stroke=\"#d8dde6\"/>\n",
+                   x0, y0, x1 - x0, rows_h);
     for (size_t i = 0; i < n; i++) {
         const ts_bar *r = &rows[i];
         double y = y0 + (double)i * TS_ROW, x = x0;
@@ -87,22 +88,28 @@ static void ts_chart(kg_sbuf *b, const char *id, const char *title, const ts_bar
         kg_svg_fit_text(cut, sizeof cut, r->label, TS_FS,
                         x1 - x0 - kg_svg_text_width(buf, TS_FS) - 12);
         if (i)
-            kg_sbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                              "stroke=\"#d8dde6\"/>", x0, y, x1, y);
+            kg_sbuf_printf(b,
+                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                           "stroke=\"#d8dde6\"/>",
+                           x0, y, x1, y);
         kg_sbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">", x0 + 2, y + 13);
         kg_sbuf_xml(b, cut);
         kg_sbuf_printf(b, "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
                        x1 - 2, y + 13, buf);
-        kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
-                          "fill=\"#d0d7de\"><title>", x0, y + 20, TS_X(r->wall * sc) - x0);
+        kg_sbuf_printf(b,
+                       "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
+                       "fill=\"#d0d7de\"><title>",
+                       x0, y + 20, TS_X(r->wall * sc) - x0);
         kg_sbuf_xml(b, r->label);
         kg_sbuf_printf(b, ": %.3g %s wall</title></rect>", r->wall * sc, unit);
         for (int k = 0; k < TS_NPH; k++) {
             double w = fmin(TS_X(t.lo + r->ph[k] * sc) - x0, x1 - x); /* never past the plot */
             if (w < 0.05)
                 continue;
-            kg_sbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
-                              "fill=\"%s\"><title>", x, y + 20, w, ts_colors[k]);
+            kg_sbuf_printf(b,
+                           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
+                           "fill=\"%s\"><title>",
+                           x, y + 20, w, ts_colors[k]);
             kg_sbuf_xml(b, r->label);
             kg_sbuf_printf(b, ": %s %.3g %s</title></rect>", ts_names[k], r->ph[k] * sc, unit);
             x += w;
@@ -138,9 +145,11 @@ static size_t ts_slowest(ts_bar **out, char ***labels, const cJSON *results)
             break;
         snprintf((*labels)[n], len, "%s: %s", g ? g : "?", c ? c : "?");
         ts_fill(&(*out)[n], (*labels)[n], ts_num(tm, KG_RK_PHASE_WALL), tm);
-        (*out)[n].key = (kg_export_slow_key){
-            .wall = (*out)[n].wall, .case_id = c, .gate = g, .order = n, .item = it
-        };
+        (*out)[n].key = (kg_export_slow_key){ .wall = (*out)[n].wall,
+                                              .case_id = c,
+                                              .gate = g,
+                                              .order = n,
+                                              .item = it };
         n++;
     }
     qsort(*out, n, sizeof **out, ts_slower);
@@ -156,22 +165,26 @@ void kg_export_html_timing(kg_sbuf *b, const cJSON *report)
     char **labels = NULL;
     if (!cJSON_IsObject(timing))
         return; /* a report from before timing, or a command that writes none */
-    kg_sbuf_printf(b, "<h2>Where the time went</h2>\n<p class=\"meta\">%.1f s in all (wall clock "
-                      "of the runner).</p>\n", ts_num(timing, KG_RK_TIMING_TOTAL));
+    kg_sbuf_printf(b,
+                   "<h2>Where the time went</h2>\n<p class=\"meta\">%.1f s in all (wall clock "
+                   "of the runner).</p>\n",
+                   ts_num(timing, KG_RK_TIMING_TOTAL));
     rows = cap ? calloc(cap, sizeof *rows) : NULL;
     cJSON_ArrayForEach(p, parts)
         if (rows && n < cap)
-            ts_fill(&rows[n++], cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-                                    p, KG_RK_TIMING_NAME)),
+            ts_fill(&rows[n++],
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_NAME)),
                     ts_num(p, KG_RK_TIMING_WALL),
                     cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_PHASES));
     if (n)
-        ts_chart(b, "chart-timing", "wall seconds of each part (the selftest, its passes, "
-                                    "each gate)", rows, n);
+        ts_chart(b, "chart-timing",
+                 "wall seconds of each part (the selftest, its passes, "
+                 "each gate)",
+                 rows, n);
     ns = ts_slowest(&slow, &labels, cJSON_GetObjectItemCaseSensitive(report, KG_RK_RESULTS));
     if (ns)
-        ts_chart(b, "chart-slowest", "the slowest cases and their phases",
-                 slow, ns < TS_SLOWEST ? ns : TS_SLOWEST);
+        ts_chart(b, "chart-slowest", "the slowest cases and their phases", slow,
+                 ns < TS_SLOWEST ? ns : TS_SLOWEST);
     if (n || ns) {
         kg_sbuf_puts(b, "<p class=\"meta\">");
         for (int k = 0; k < TS_NPH; k++)

@@ -38,14 +38,12 @@ static int check_report(const cJSON *r, const char *name)
         return KG_ERR(KG_EPARSE, "%s: field '" KG_RK_RESULTS "': expected an array", name);
     int i = 0;
     const cJSON *it;
-    cJSON_ArrayForEach(it, res)
-    {
+    cJSON_ArrayForEach(it, res) {
         static const char *req[] = { KG_RES_GATE, KG_RES_CASE, KG_RES_VERDICT };
         kg_verdict v;
         for (size_t k = 0; k < KG_ARRAY_LEN(req); k++)
             if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, req[k])))
-                return KG_ERR(KG_EPARSE, "%s: results[%d].%s: expected a string", name, i,
-                              req[k]);
+                return KG_ERR(KG_EPARSE, "%s: results[%d].%s: expected a string", name, i, req[k]);
         const char *vs = cJSON_GetObjectItemCaseSensitive(it, KG_RES_VERDICT)->valuestring;
         if (kg_verdict_parse(vs, &v) < 0)
             return KG_ERR(KG_EPARSE, "%s: results[%d]." KG_RES_VERDICT ": unknown verdict '%s'",
@@ -129,7 +127,7 @@ static int row_severity(const kg_export_row *r)
     bool regressed = r->decision && strcmp(r->decision, KG_RV_DEC_REGRESSED) == 0;
     switch (r->verdict) {
     case KG_VERDICT_FAIL: return 0;
-    case KG_VERDICT_XPASS: return 0;   /* an unexpected pass fails the run */
+    case KG_VERDICT_XPASS: return 0; /* an unexpected pass fails the run */
     case KG_VERDICT_ERROR: return 1;
     case KG_VERDICT_WARN: return regressed ? 0 : 2;
     case KG_VERDICT_XFAIL: return regressed ? 0 : 2; /* passes, with a note (the known failure) */
@@ -193,8 +191,7 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
         goto cleanup;
     }
     const cJSON *it;
-    cJSON_ArrayForEach(it, res)
-    {
+    cJSON_ArrayForEach(it, res) {
         kg_export_row *r = &v->rows[v->n];
         r->gate = str_at(it, KG_RES_GATE);
         r->case_id = str_at(it, KG_RES_CASE);

@@ -24,9 +24,9 @@
 
 typedef struct {
     char *id;
-    char *expect_gate;   /* NULL for clean cases */
+    char *expect_gate; /* NULL for clean cases */
     char *expect_reason;
-    bool informational;  /* expect_reason "observe": reported, never counted */
+    bool informational; /* expect_reason "observe": reported, never counted */
     kg_verdict observed[ST_MAX_GATES];
     bool ran[ST_MAX_GATES];
     char *message[ST_MAX_GATES];
@@ -44,8 +44,8 @@ typedef struct {
 typedef struct {
     st_row *rows;
     size_t n, cap;
-    char where[192];     /* the step running now ("parity over the defect catalogue"): where an
-                            interrupt stopped the selftest */
+    char where[192]; /* the step running now ("parity over the defect catalogue"): where an
+                        interrupt stopped the selftest */
     st_pass passes[ST_MAX_PASSES];
     int n_passes;
 } st_matrix;
@@ -66,7 +66,8 @@ static cJSON *st_passes_json(const st_matrix *m)
     for (int i = 0; a && i < m->n_passes; i++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, KG_RK_ST_PASS_NAME, m->passes[i].name);
-        cJSON_AddNumberToObject(o, KG_RK_ST_PASS_WALL, floor(m->passes[i].wall_s * 1e3 + 0.5) / 1e3);
+        cJSON_AddNumberToObject(o, KG_RK_ST_PASS_WALL,
+                                floor(m->passes[i].wall_s * 1e3 + 0.5) / 1e3);
         cJSON_AddNumberToObject(o, KG_RK_ST_PASS_CASES, m->passes[i].cases);
         cJSON_AddItemToArray(a, o);
     }
@@ -128,8 +129,7 @@ static int st_load_json(cJSON **out, const char *path)
 static void st_take_results(st_matrix *m, const cJSON *report, int g)
 {
     const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(report, KG_RK_RESULTS))
-    {
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(report, KG_RK_RESULTS)) {
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RK_ST_CASE));
         const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_GATE));
         const char *vs = cJSON_GetStringValue(cJSON_GetObjectItem(it, KG_RES_VERDICT));
@@ -159,10 +159,10 @@ typedef struct {
     const char *seed;
     const char *device;
     const char *filter;
-    const char *exclude;         /* the fault defects, run on their own (st_run_faults) */
-    const char *case_timeout;    /* --case-timeout for the child runs, or NULL */
-    const char *exe;             /* the runner this env runs (defects_exe or self_exe) */
-    const char *tag;             /* its reports' prefix: "defects", "faults", "clean" */
+    const char *exclude;      /* the fault defects, run on their own (st_run_faults) */
+    const char *case_timeout; /* --case-timeout for the child runs, or NULL */
+    const char *exe;          /* the runner this env runs (defects_exe or self_exe) */
+    const char *tag;          /* its reports' prefix: "defects", "faults", "clean" */
 } st_env;
 
 /* The planted faults (kernels/defects/fault_defects.cu) hang or crash on purpose: they run
@@ -176,14 +176,14 @@ typedef struct {
 /* One child run of one gate of one runner: <tmpdir>/<tag>-<gate>.json and .log. The
  * correctness passes run as concurrent jobs (st_run_gates); bench and counters one at a time. */
 typedef struct {
-    pid_t pid;            /* 0: not started */
+    pid_t pid;               /* 0: not started */
     double started, limit_s; /* kg_now_s() at the start; its time limit (st_limit_s) */
     int g;
-    char header[192];     /* printed before its result is taken ("" for none) */
+    char header[192]; /* printed before its result is taken ("" for none) */
     char report[PATH_MAX], log[PATH_MAX];
     const char *exe;
-    const char *tag;      /* the env's: "defects", "faults", "clean" */
-    char *exclude;        /* owned: the env's exclude joined with the scope's cases */
+    const char *tag; /* the env's: "defects", "faults", "clean" */
+    char *exclude;   /* owned: the env's exclude joined with the scope's cases */
 } st_job;
 
 /* A child's time limit, from its work: ST_CHILD_BASE_S to start and load, plus
@@ -203,8 +203,7 @@ static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const ch
 {
     const char *argv[24];
     int a = 0;
-    snprintf(j->report, sizeof j->report, "%s/%s-%s.json", e->tmpdir, e->tag,
-             st_gates_name(j->g));
+    snprintf(j->report, sizeof j->report, "%s/%s-%s.json", e->tmpdir, e->tag, st_gates_name(j->g));
     snprintf(j->log, sizeof j->log, "%s/%s-%s.log", e->tmpdir, e->tag, st_gates_name(j->g));
     j->exe = e->exe;
     j->tag = e->tag;
@@ -217,8 +216,8 @@ static int st_spawn_gate(st_job *j, const st_env *e, const char *marks, const ch
     argv[a++] = "--report";
     argv[a++] = j->report;
     const char *flag[] = { "--filter", "--exclude", "--case-timeout", "--marks", "--budget" };
-    const char *val[] = { e->filter, j->exclude ? j->exclude : e->exclude, e->case_timeout,
-                          marks, budget };
+    const char *val[] = { e->filter, j->exclude ? j->exclude : e->exclude, e->case_timeout, marks,
+                          budget };
     for (int i = 0; i < 5; i++)
         if (val[i]) {
             argv[a++] = flag[i];
@@ -277,8 +276,10 @@ static int st_collect_gate(st_matrix *m, st_job *j)
     if (kg_report_load(&rep, j->report) < 0) { /* checked like `kgate report --from` */
         char why[1024];
         snprintf(why, sizeof why, "%s", kg_error_last());
-        rc = KG_ERR(KG_EINTERNAL, "selftest: child `%s %s` exited %d, its report was refused: "
-                    "%s (log: %s)", j->exe, st_gates_name(j->g), cs.code, why, j->log);
+        rc = KG_ERR(KG_EINTERNAL,
+                    "selftest: child `%s %s` exited %d, its report was refused: "
+                    "%s (log: %s)",
+                    j->exe, st_gates_name(j->g), cs.code, why, j->log);
         goto cleanup;
     }
     st_take_results(m, rep, j->g);
@@ -295,8 +296,7 @@ cleanup:
 }
 
 /* Run one gate of one runner to the end and take its results. */
-static int st_run_gate(st_matrix *m, const st_env *e, int g, const char *marks,
-                       const char *budget)
+static int st_run_gate(st_matrix *m, const st_env *e, int g, const char *marks, const char *budget)
 {
     st_job j = { .g = g };
     int rc = st_spawn_gate(&j, e, marks, budget, st_limit_s(m));
@@ -315,14 +315,15 @@ static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const ch
     const char *argv[] = { exe, "list", "--json", cat, NULL };
     KG_TRY(kg_run_limited(&cs, argv, log, true, kg_child_limit_s(ST_LIST_LIMIT_S), "selftest"));
     if (cs.code != 0 || cs.timed_out) {
-        rc = KG_ERR(cs.sig || cs.timed_out ? KG_EINTERNAL : KG_EINVAL, "selftest: child `%s "
-                    "list` %s (log: %s)", exe, cs.why, log);
+        rc = KG_ERR(cs.sig || cs.timed_out ? KG_EINTERNAL : KG_EINVAL,
+                    "selftest: child `%s "
+                    "list` %s (log: %s)",
+                    exe, cs.why, log);
         goto cleanup;
     }
     KG_TRY(st_load_json(&j, cat));
     const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases"))
-    {
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "cases")) {
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(c, "id"));
         const char *gate = cJSON_GetStringValue(cJSON_GetObjectItem(c, KG_RK_ST_EXPECT_GATE));
         const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(c, "expect_reason"));
@@ -360,14 +361,29 @@ static int st_twin_marks(st_matrix *m, const st_env *e, int g, const char *marks
     *no_gpu = 0;
     double t0 = kg_now_s();
     for (int i = 0; i < ST_TWIN_PROCESSES; i++) {
-        snprintf(m->where, sizeof m->where, "%s: the clean twins' marks "
-                 "(process %d of %d)", st_gates_name(g), i + 1, ST_TWIN_PROCESSES);
+        snprintf(m->where, sizeof m->where,
+                 "%s: the clean twins' marks "
+                 "(process %d of %d)",
+                 st_gates_name(g), i + 1, ST_TWIN_PROCESSES);
         char filter[160];
         snprintf(filter, sizeof filter, "^defect/%s/.*/clean$", st_gates_name(g));
-        const char *argv[] = { e->defects_exe, st_gates_name(g), "--filter", filter,
-                               "--seed", e->seed, "--device", e->device, "--budget",
-                               ST_BENCH_BUDGET, "--save-marks", marks, "--report", rep,
-                               i ? "--marks" : NULL, prev, NULL };
+        const char *argv[] = { e->defects_exe,
+                               st_gates_name(g),
+                               "--filter",
+                               filter,
+                               "--seed",
+                               e->seed,
+                               "--device",
+                               e->device,
+                               "--budget",
+                               ST_BENCH_BUDGET,
+                               "--save-marks",
+                               marks,
+                               "--report",
+                               rep,
+                               i ? "--marks" : NULL,
+                               prev,
+                               NULL };
         if (i) {
             char *text = NULL;
             size_t len = 0;
@@ -382,9 +398,10 @@ static int st_twin_marks(st_matrix *m, const st_env *e, int g, const char *marks
             return 0;
         }
         if (cs.code != 0)
-            return KG_ERR(KG_EINTERNAL, "selftest: child `%s %s` setting the clean twins' "
-                                        "marks (process %d of %d) %s (log: %s)", e->defects_exe,
-                          st_gates_name(g), i + 1, ST_TWIN_PROCESSES, cs.why, log);
+            return KG_ERR(KG_EINTERNAL,
+                          "selftest: child `%s %s` setting the clean twins' "
+                          "marks (process %d of %d) %s (log: %s)",
+                          e->defects_exe, st_gates_name(g), i + 1, ST_TWIN_PROCESSES, cs.why, log);
     }
     st_pass_add(m, "twins", st_gates_name(g), kg_now_s() - t0, ST_TWIN_PROCESSES);
 cleanup:
@@ -411,7 +428,8 @@ static int st_run_twins(st_matrix *m, const st_env *e, int g)
     size_t nmarks = kg_marks_count(mk);
     for (size_t r = 0; r < m->n; r++) {
         const char *id = m->rows[r].id, *slash = strrchr(id, '/');
-        if (!m->rows[r].expect_gate || strcmp(m->rows[r].expect_gate, st_gates_name(g)) != 0 || !slash)
+        if (!m->rows[r].expect_gate || strcmp(m->rows[r].expect_gate, st_gates_name(g)) != 0 ||
+            !slash)
             continue;
         char twin[512];
         snprintf(twin, sizeof twin, "%.*s/clean", (int)(slash - id), id);
@@ -455,8 +473,10 @@ int kg_selftest_defects_path(char *buf, size_t n, const char *given)
         return KG_ERR(KG_EINVAL, "selftest: defect runner path too long (--defects PATH or "
                                  "KGATE_DEFECTS)");
     if (access(buf, X_OK) != 0)
-        return KG_ERR(KG_EINVAL, "selftest: defect runner '%s' not found or not executable "
-                                 "(--defects PATH or KGATE_DEFECTS)", buf);
+        return KG_ERR(KG_EINVAL,
+                      "selftest: defect runner '%s' not found or not executable "
+                      "(--defects PATH or KGATE_DEFECTS)",
+                      buf);
     return 0;
 }
 
@@ -472,9 +492,11 @@ typedef struct {
 static bool st_caught(const st_row *r, kg_verdict o, const char *seen)
 {
     const char *cls = r->expect_reason && strncmp(r->expect_reason, "fault:", 6) == 0
-                          ? r->expect_reason + 6 : NULL;
+                          ? r->expect_reason + 6
+                          : NULL;
     const char *err = r->expect_reason && strncmp(r->expect_reason, "error:", 6) == 0
-                          ? r->expect_reason + 6 : NULL;
+                          ? r->expect_reason + 6
+                          : NULL;
     char want[64];
     if (err)
         return o == KG_VERDICT_ERROR && *err && strstr(seen, err) != NULL;
@@ -523,8 +545,8 @@ static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_repo
         } else {
             int flagged = -1;
             for (int g = 0; g < ST_NGATES; g++)
-                if (r->ran[g] && (r->observed[g] == KG_VERDICT_FAIL ||
-                                  r->observed[g] == KG_VERDICT_ERROR))
+                if (r->ran[g] &&
+                    (r->observed[g] == KG_VERDICT_FAIL || r->observed[g] == KG_VERDICT_ERROR))
                     flagged = g;
             if (flagged >= 0) {
                 outcome = "FALSE ALARM";
@@ -558,9 +580,10 @@ static void st_print(const st_matrix *m)
             for (int g = 0; g < ST_NGATES; g++) {
                 char cell[16];
                 char padded[24];
-                snprintf(cell, sizeof cell, "%s%s", r->ran[g] ? kg_verdict_name(r->observed[g])
-                                                              : "-",
-                         r->expect_gate && strcmp(r->expect_gate, st_gates_name(g)) == 0 ? "*" : "");
+                snprintf(cell, sizeof cell, "%s%s",
+                         r->ran[g] ? kg_verdict_name(r->observed[g]) : "-",
+                         r->expect_gate && strcmp(r->expect_gate, st_gates_name(g)) == 0 ? "*"
+                                                                                         : "");
                 snprintf(padded, sizeof padded, " %-9s", cell);
                 kg_color_cell(stdout, padded);
             }
@@ -625,8 +648,7 @@ typedef struct {
 } st_jobs;
 
 /* A job of gate g on env e, started now; header printed when its results are taken. */
-static int st_job_start(st_jobs *js, const st_matrix *m, const st_env *e, int g,
-                        const char *header)
+static int st_job_start(st_jobs *js, const st_matrix *m, const st_env *e, int g, const char *header)
 {
     int rc = 0;
     st_job *j = &js->job[js->n++];
@@ -657,8 +679,10 @@ static int st_start_correctness(st_jobs *js, const st_matrix *m, const st_env *e
             fe.exclude = NULL;
             fe.case_timeout = ST_FAULT_TIMEOUT;
             fe.tag = "faults";
-            snprintf(header, sizeof header, "selftest: %s over the planted faults (watchdog "
-                     "%s s)...\n", st_gates_name(g), ST_FAULT_TIMEOUT);
+            snprintf(header, sizeof header,
+                     "selftest: %s over the planted faults (watchdog "
+                     "%s s)...\n",
+                     st_gates_name(g), ST_FAULT_TIMEOUT);
             KG_TRY(st_job_start(js, m, &fe, g, header));
         }
         if (with_clean)
@@ -787,8 +811,10 @@ static int st_interrupted(kg_report *rep, const st_matrix *m)
     snprintf(where, sizeof where, "selftest: %s", m->where[0] ? m->where : "starting");
     kg_report_set_extra(rep, KG_RK_INCOMPLETE, cJSON_CreateTrue());
     kg_report_set_extra(rep, KG_RK_STOPPED_AT, cJSON_CreateString(where));
-    return KG_ERR(KG_EINTERNAL, "interrupted by %s in %s: its child runs were killed; the "
-                                "report is partial (incomplete)", kg_interrupt_name(), where);
+    return KG_ERR(KG_EINTERNAL,
+                  "interrupted by %s in %s: its child runs were killed; the "
+                  "report is partial (incomplete)",
+                  kg_interrupt_name(), where);
 }
 
 int kg_selftest_run(kg_report *rep, const char *defects_exe, const kg_common_opts *o,

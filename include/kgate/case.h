@@ -44,9 +44,14 @@ typedef struct {
     double min_cosine; /* cosine(out, ref) required (<= 1) */
 } kg_parity_policy;
 
-#define KG_PARITY_TOLERANCE_INIT(abs_, rel_l2_, cos_) \
-    { KG_PARITY_TOLERANCE, (abs_), (rel_l2_), (cos_) }
-#define KG_PARITY_BITWISE_INIT { KG_PARITY_BITWISE, 0.0, 0.0, 1.0 }
+#define KG_PARITY_TOLERANCE_INIT(abs_, rel_l2_, cos_)  \
+    {                                                  \
+        KG_PARITY_TOLERANCE, (abs_), (rel_l2_), (cos_) \
+    }
+#define KG_PARITY_BITWISE_INIT           \
+    {                                    \
+        KG_PARITY_BITWISE, 0.0, 0.0, 1.0 \
+    }
 
 /* ---- cases ---------------------------------------------------------------------------- */
 
@@ -55,43 +60,48 @@ typedef struct {
  * source-level name (for templates as the demangler prints it, e.g. "k<float, 128>").
  * Use KG_KERNEL in a .cu file (where `fn` is the kernel itself). */
 typedef struct {
-    const void *func;        /* the kernel's host stub: (const void *)my_kernel */
-    const char *name;        /* static string */
-    int block_threads;       /* threads per block launch() uses (> 0) */
-    size_t dynamic_smem;     /* dynamic shared memory bytes per block launch() uses */
+    const void *func;    /* the kernel's host stub: (const void *)my_kernel */
+    const char *name;    /* static string */
+    int block_threads;   /* threads per block launch() uses (> 0) */
+    size_t dynamic_smem; /* dynamic shared memory bytes per block launch() uses */
 } kg_kernel_ref;
 
-#define KG_KERNEL(fn, block, smem) { (const void *)(fn), #fn, (block), (size_t)(smem) }
+#define KG_KERNEL(fn, block, smem)                       \
+    {                                                    \
+        (const void *)(fn), #fn, (block), (size_t)(smem) \
+    }
 /* The same for a kernel whose name has commas (a template of several arguments, which would
  * split KG_KERNEL's first argument): the kernel comes last, KG_KERNEL_T(256, 0, sgemm<64, 64, 8>).
  * The name is the text as written; spaces do not matter to the preflight's lookup. */
-#define KG_KERNEL_T(block, smem, ...) \
-    { (const void *)(__VA_ARGS__), #__VA_ARGS__, (block), (size_t)(smem) }
+#define KG_KERNEL_T(block, smem, ...)                                      \
+    {                                                                      \
+        (const void *)(__VA_ARGS__), #__VA_ARGS__, (block), (size_t)(smem) \
+    }
 
 /* Passed to setup(); valid only during that call (copy what you need into your state). */
 typedef struct {
-    uint64_t seed;          /* fill inputs from this seed (kg_rng_*), never zeros. Derived
-                             * from the run's printed seed and the case id: --seed N repeats
-                             * the same inputs */
-    const void *params;     /* the case's kg_case_desc.params */
-    cudaStream_t stream;    /* a non-blocking stream setup may use; kgate synchronizes it after
-                             * setup returns. Owned by kgate: never destroy it */
-    int device;             /* current device ordinal (already selected) */
+    uint64_t seed;       /* fill inputs from this seed (kg_rng_*), never zeros. Derived
+                            * from the run's printed seed and the case id: --seed N repeats
+                            * the same inputs */
+    const void *params;  /* the case's kg_case_desc.params */
+    cudaStream_t stream; /* a non-blocking stream setup may use; kgate synchronizes it after
+                            * setup returns. Owned by kgate: never destroy it */
+    int device;          /* current device ordinal (already selected) */
 } kg_setup_args;
 
 /* One output of a case with several (kg_case_io.outputs): layernorm's out, mean and rstd, an
  * optimizer's params, m and v. Same rules as the single output below. */
 typedef struct {
-    const char *name;       /* "mean" (report and messages; static string; NULL: "out<i>") */
-    void *ptr;              /* device pointer, valid until teardown() */
-    size_t count;           /* elements (> 0) */
+    const char *name; /* "mean" (report and messages; static string; NULL: "out<i>") */
+    void *ptr;        /* device pointer, valid until teardown() */
+    size_t count;     /* elements (> 0) */
     kg_dtype dtype;
-    size_t rows;            /* batch invariance rows of this output (0 = n/a) */
+    size_t rows;                    /* batch invariance rows of this output (0 = n/a) */
     const kg_parity_policy *parity; /* its own policy (static), or NULL: kg_case_desc.parity */
     /* ---- optional, appended (issue #25); zero keeps the case's reference dtype ---------- */
-    int has_ref_dtype;      /* nonzero: this output's reference is ref_dtype below, not
-                             * kg_case_desc.ref_dtype (KG_DTYPE_F32 is 0, hence the flag) */
-    kg_dtype ref_dtype;     /* read only with has_ref_dtype */
+    int has_ref_dtype;  /* nonzero: this output's reference is ref_dtype below, not
+                           * kg_case_desc.ref_dtype (KG_DTYPE_F32 is 0, hence the flag) */
+    kg_dtype ref_dtype; /* read only with has_ref_dtype */
 } kg_output;
 #define KG_MAX_OUTPUTS 8
 
@@ -125,11 +135,11 @@ static inline kg_output kg_output_ref_dtype(kg_output o, kg_dtype ref_dtype)
  * them in setup, free them in teardown); kgate only reads them, and may overwrite them with a
  * poison pattern (0xFF bytes) before a launch, so launch() must write every element. */
 typedef struct {
-    void *out;              /* device pointer to the output, valid until teardown() */
-    size_t out_count;       /* elements (> 0) */
+    void *out;        /* device pointer to the output, valid until teardown() */
+    size_t out_count; /* elements (> 0) */
     kg_dtype out_dtype;
-    size_t rows;            /* for batch invariance: number of independent rows (0 = n/a);
-                             * the output is `rows` contiguous rows of out_count / rows elements */
+    size_t rows; /* for batch invariance: number of independent rows (0 = n/a);
+                    * the output is `rows` contiguous rows of out_count / rows elements */
     /* Several outputs (optional): n_outputs in 1..KG_MAX_OUTPUTS, and out/out_count/out_dtype/
      * rows are left 0 (kgate fills them from outputs[0]). reference() then fills ref_host with
      * every output's count elements of its reference dtype (its ref_dtype with has_ref_dtype,
@@ -144,11 +154,11 @@ struct kg_sweep_point_s; /* kg_sweep_point, below */
 /* One case. kg_registry_add copies this struct but not what it points to: strings, params and
  * the kernels array must outlive the registry (static storage is the usual choice). */
 typedef struct kg_case_desc {
-    const char *id;         /* unique, stable: "<op>/<params>/<dtype>", e.g. "axpy/n=4097/f32";
-                             * printable ASCII without spaces, quotes or backslashes. Marks and
-                             * reports are keyed by it: renaming a case loses its marks */
-    const char *op;         /* kernel family, e.g. "axpy" (required) */
-    const void *params;     /* opaque, handed to setup() (e.g. a pointer to a static shape) */
+    const char *id;     /* unique, stable: "<op>/<params>/<dtype>", e.g. "axpy/n=4097/f32";
+                           * printable ASCII without spaces, quotes or backslashes. Marks and
+                           * reports are keyed by it: renaming a case loses its marks */
+    const char *op;     /* kernel family, e.g. "axpy" (required) */
+    const void *params; /* opaque, handed to setup() (e.g. a pointer to a static shape) */
 
     /* Allocate persistent buffers, fill inputs from args->seed, fill *io, store everything in
      * *state. Outside the hot path: anything is allowed here (allocation, copies, sync).
@@ -171,17 +181,17 @@ typedef struct kg_case_desc {
     /* Free everything setup made (kgate has synchronized the stream). Optional (NULL). */
     void (*teardown)(void *state);
 
-    kg_dtype ref_dtype;       /* dtype of the reference: KG_DTYPE_F64 for CPU float64
-                               * references; equal to the output dtype for KG_PARITY_BITWISE.
-                               * An output may have its own (kg_output.has_ref_dtype) */
-    const char *ref_kind;     /* "cpu-f64", "cublas", ... for the report (NULL: "unspecified") */
+    kg_dtype ref_dtype;   /* dtype of the reference: KG_DTYPE_F64 for CPU float64
+                             * references; equal to the output dtype for KG_PARITY_BITWISE.
+                             * An output may have its own (kg_output.has_ref_dtype) */
+    const char *ref_kind; /* "cpu-f64", "cublas", ... for the report (NULL: "unspecified") */
     kg_parity_policy parity;
 
     /* Work model of one launch() (for GB/s, TFLOP/s and % of the measured ceilings). */
-    double bytes_moved;       /* bytes read + written from/to global memory */
-    double flops;             /* floating-point operations (0 if memory-bound) */
+    double bytes_moved; /* bytes read + written from/to global memory */
+    double flops;       /* floating-point operations (0 if memory-bound) */
 
-    const kg_kernel_ref *kernels;  /* every __global__ launch() uses (static array) */
+    const kg_kernel_ref *kernels; /* every __global__ launch() uses (static array) */
     int n_kernels;
 
     /* Batch invariance (optional): launch_rows computes only the first `rows` rows
@@ -208,16 +218,16 @@ typedef struct kg_case_desc {
 
     /* Per-case settings; a flag given on the command line wins over them (0 / NULL: the
      * run's value). */
-    double bench_band_floor;  /* relative tolerance floor of the bench decision for this case,
-                               * in (0, 1) (--band-floor; default 0.005): a case known to vary
-                               * more between processes, e.g. 0.03 */
-    double bench_budget_s;    /* timing budget of this case, seconds (--budget; default 1) */
-    double timeout_s;         /* wall-clock limit of one gate on this case, seconds
-                               * (--timeout): recorded (list --json) and exported to the
-                               * driver; enforced where cases run in child processes */
-    const char *tags;         /* comma-separated labels, e.g. "slow,attention": --tag T selects
-                               * the cases with tag T, --filter also matches each tag.
-                               * Characters: letters, digits, _ . - = : */
+    double bench_band_floor; /* relative tolerance floor of the bench decision for this case,
+                                * in (0, 1) (--band-floor; default 0.005): a case known to vary
+                                * more between processes, e.g. 0.03 */
+    double bench_budget_s;   /* timing budget of this case, seconds (--budget; default 1) */
+    double timeout_s;        /* wall-clock limit of one gate on this case, seconds
+                                * (--timeout): recorded (list --json) and exported to the
+                                * driver; enforced where cases run in child processes */
+    const char *tags;        /* comma-separated labels, e.g. "slow,attention": --tag T selects
+                                * the cases with tag T, --filter also matches each tag.
+                                * Characters: letters, digits, _ . - = : */
 
     /* In-place kernels (an optimizer step, a KV-cache append, an accumulation): restore the
      * pristine inputs on `stream` (e.g. cudaMemcpyAsync device-to-device from a copy setup

@@ -15,20 +15,20 @@ extern "C" {
 /* Error codes: every kgate function returns 0 or one of these (negative). */
 enum {
     KG_OK = 0,
-    KG_EINVAL = -1,    /* bad argument, flag or input value */
-    KG_ENOMEM = -2,    /* out of host memory */
-    KG_EIO = -3,       /* file could not be read or written */
-    KG_EPARSE = -4,    /* malformed input file (JSON, allowlist, baseline, marks) */
-    KG_ECUDA = -5,     /* a CUDA runtime or driver call failed */
-    KG_ENODEV = -6,    /* no CUDA device is present */
-    KG_ECUBLAS = -7,   /* a cuBLAS call failed */
-    KG_ECUPTI = -8,    /* a CUPTI call failed */
-    KG_EGIT = -9,      /* a libgit2 call failed */
-    KG_EHTTP = -10,    /* an HTTP request failed (libcurl or status code) */
-    KG_EEXISTS = -11,  /* duplicate (case id, mark key) */
-    KG_ENOTFOUND = -12,/* no such case, mark, file or ref */
-    KG_ECONFLICT = -13,/* concurrent update lost a race; retry */
-    KG_EREFUSED = -14, /* refused by policy (diagnostic report, dirty marks file, ...) */
+    KG_EINVAL = -1,     /* bad argument, flag or input value */
+    KG_ENOMEM = -2,     /* out of host memory */
+    KG_EIO = -3,        /* file could not be read or written */
+    KG_EPARSE = -4,     /* malformed input file (JSON, allowlist, baseline, marks) */
+    KG_ECUDA = -5,      /* a CUDA runtime or driver call failed */
+    KG_ENODEV = -6,     /* no CUDA device is present */
+    KG_ECUBLAS = -7,    /* a cuBLAS call failed */
+    KG_ECUPTI = -8,     /* a CUPTI call failed */
+    KG_EGIT = -9,       /* a libgit2 call failed */
+    KG_EHTTP = -10,     /* an HTTP request failed (libcurl or status code) */
+    KG_EEXISTS = -11,   /* duplicate (case id, mark key) */
+    KG_ENOTFOUND = -12, /* no such case, mark, file or ref */
+    KG_ECONFLICT = -13, /* concurrent update lost a race; retry */
+    KG_EREFUSED = -14,  /* refused by policy (diagnostic report, dirty marks file, ...) */
     KG_EINTERNAL = -15
 };
 
@@ -63,10 +63,10 @@ int kg_error_set(int code, const char *file, int line, const char *fmt, ...)
 #define KG_LAUNCH_CHECK() KG_CUDA_CHECK(cudaGetLastError())
 
 /* Propagate a kgate error code: `goto cleanup` when expr < 0 (the message is already set). */
-#define KG_TRY(expr)                 \
-    do {                             \
-        if ((rc = (expr)) < 0)       \
-            goto cleanup;            \
+#define KG_TRY(expr)           \
+    do {                       \
+        if ((rc = (expr)) < 0) \
+            goto cleanup;      \
     } while (0)
 
 #ifdef __cplusplus

@@ -17,7 +17,9 @@ extern "C" {
 /* Deterministic generator (splitmix64-seeded xoshiro256**); state is 4 words. Not shared
  * between threads; seed one per buffer (stream_id) so buffers are independent of each other
  * and of the shape. */
-typedef struct { uint64_t s[4]; } kg_rng;
+typedef struct {
+    uint64_t s[4];
+} kg_rng;
 void kg_rng_seed(kg_rng *r, uint64_t seed, uint64_t stream_id);
 uint64_t kg_rng_next(kg_rng *r);
 /* Uniform in [lo, hi); never produces an all-zero buffer for lo < hi. */
@@ -33,8 +35,8 @@ void kg_rng_fill_bf16(kg_rng *r, uint16_t *dst, size_t n, float lo, float hi);
  * args->seed ^ buffer_index * 0x9e3779b97f4a7c15). */
 typedef enum { KG_FILL_UNIFORM = 0, KG_FILL_NORMAL = 1 } kg_fill_dist;
 /* Enqueue the fill of n elements at device pointer dev on stream s (no sync, no allocation). */
-int kg_fill_device(void *dev, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist,
-                   double a, double b, cudaStream_t s);
+int kg_fill_device(void *dev, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist, double a,
+                   double b, cudaStream_t s);
 /* The same n values into host memory dst: a reference needs no copy back. */
 int kg_fill_host(void *dst, kg_dtype dtype, size_t n, uint64_t seed, kg_fill_dist dist, double a,
                  double b);
@@ -57,7 +59,7 @@ void kg_par_for(size_t n, size_t parts, kg_par_fn fn, void *ctx);
 /* The bound: $KGATE_THREADS (1..16) where set, else the online CPUs, at most 16. */
 int kg_par_threads(void);
 
-uint16_t kg_f32_to_bf16(float f);  /* round to nearest even */
+uint16_t kg_f32_to_bf16(float f); /* round to nearest even */
 float kg_bf16_to_f32(uint16_t h);
 
 #ifdef __cplusplus

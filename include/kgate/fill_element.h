@@ -57,7 +57,10 @@ KG_FILL_HD uint64_t kg_fill_bits(uint64_t seed, uint64_t k)
 /* ln x for x in [2^-53, 1]: x = m 2^e, m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s). */
 KG_FILL_HD double kg_fill_ln(double x)
 {
-    union { double d; uint64_t u; } v;
+    union {
+        double d;
+        uint64_t u;
+    } v;
     v.d = x;
     int e = (int)((v.u >> 52) & 0x7ff) - 1023;
     v.u = (v.u & 0xfffffffffffffULL) | (1023ULL << 52);
@@ -89,16 +92,16 @@ KG_FILL_HD double kg_fill_cos2pi(double u)
 
 KG_FILL_HD uint32_t kg_fill_f32_bits(float f)
 {
-    union { float f; uint32_t u; } v;
+    union {
+        float f;
+        uint32_t u;
+    } v;
     v.f = f;
     return v.u;
 }
 
 /* f32 bits -> bf16 / f16, round to nearest even (no NaN reaches here). */
-KG_FILL_HD uint32_t kg_fill_bf16(uint32_t u)
-{
-    return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-}
+KG_FILL_HD uint32_t kg_fill_bf16(uint32_t u) { return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16; }
 
 KG_FILL_HD uint32_t kg_fill_f16(uint32_t u)
 {
@@ -110,7 +113,7 @@ KG_FILL_HD uint32_t kg_fill_f16(uint32_t u)
         if (e < -10)
             return sign;
         uint32_t m = (a & 0x7fffffu) | 0x800000u;
-        int shift = 14 - e;    /* 14..24 */
+        int shift = 14 - e; /* 14..24 */
         uint32_t h = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
         if (rem > half || (rem == half && (h & 1u)))
             h++;
@@ -144,8 +147,9 @@ KG_FILL_HD uint32_t kg_fill_element(uint64_t seed, uint64_t i, kg_dtype dtype, i
     }
     if (dtype == KG_DTYPE_I32) {
         double r = floor(KG_F_ADD(x, 0.5));
-        return (uint32_t)(int32_t)(r >= 2147483647.0 ? 2147483647.0 : r <= -2147483648.0
-                                                                        ? -2147483648.0 : r);
+        return (uint32_t)(int32_t)(r >= 2147483647.0    ? 2147483647.0
+                                   : r <= -2147483648.0 ? -2147483648.0
+                                                        : r);
     }
     uint32_t f = kg_fill_f32_bits(KG_F_TO_F32(x)), sign = f & 0x80000000u;
     if (dtype == KG_DTYPE_BF16) {

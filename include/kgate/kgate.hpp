@@ -38,23 +38,23 @@
 #include "kgate/kgate.h"
 
 /* Check a CUDA runtime call; on failure record file/line and return KG_ECUDA. */
-#define KG_CUDA_RETURN(expr)                                                                 \
-    do {                                                                                     \
-        cudaError_t kg_e_ = (expr);                                                          \
-        if (kg_e_ != cudaSuccess)                                                            \
-            return kg_error_set(KG_ECUDA, __FILE__, __LINE__, "%s failed: %s (%s)", #expr,   \
-                                cudaGetErrorName(kg_e_), cudaGetErrorString(kg_e_));         \
+#define KG_CUDA_RETURN(expr)                                                               \
+    do {                                                                                   \
+        cudaError_t kg_e_ = (expr);                                                        \
+        if (kg_e_ != cudaSuccess)                                                          \
+            return kg_error_set(KG_ECUDA, __FILE__, __LINE__, "%s failed: %s (%s)", #expr, \
+                                cudaGetErrorName(kg_e_), cudaGetErrorString(kg_e_));       \
     } while (0)
 
 /* Right after <<<...>>>: return KG_ECUDA when the launch was rejected (legal in launch()). */
 #define KG_LAUNCH_RETURN() KG_CUDA_RETURN(cudaGetLastError())
 
 /* Propagate a kgate error code: return it when expr < 0 (the message is already set). */
-#define KG_TRY_RETURN(expr)        \
-    do {                           \
-        int kg_r_ = (expr);        \
-        if (kg_r_ < 0)             \
-            return kg_r_;          \
+#define KG_TRY_RETURN(expr) \
+    do {                    \
+        int kg_r_ = (expr); \
+        if (kg_r_ < 0)      \
+            return kg_r_;   \
     } while (0)
 
 #endif /* KGATE_KGATE_HPP */

@@ -28,19 +28,19 @@ extern "C" {
  * (a bad axis, a duplicate id: KG_EEXISTS) nothing of the sweep stays registered. The
  * template's sweep_point hook sets each case's work model from its values. */
 typedef struct {
-    const char *name;                 /* "n", "dtype", "tile" */
-    const char *const *values;        /* count strings, "4096", "bf16" */
+    const char *name;          /* "n", "dtype", "tile" */
+    const char *const *values; /* count strings, "4096", "bf16" */
     size_t count;
 } kg_sweep_axis;
 
 #define KG_SWEEP_MAGIC 0x6b677377u /* "kgsw" */
 /* One point of a sweep: what a sweep case's args->params points at (read-only). */
 typedef struct kg_sweep_point_s {
-    uint32_t magic;                   /* KG_SWEEP_MAGIC */
-    size_t n;                         /* number of axes */
-    const char *const *names;         /* axis names, in axis order */
-    const char *const *values;        /* this case's value of each axis */
-    const void *base;                 /* the template's params */
+    uint32_t magic;            /* KG_SWEEP_MAGIC */
+    size_t n;                  /* number of axes */
+    const char *const *names;  /* axis names, in axis order */
+    const char *const *values; /* this case's value of each axis */
+    const void *base;          /* the template's params */
 } kg_sweep_point;
 
 int kg_registry_add_sweep(kg_registry *reg, const kg_case_desc *tmpl, const kg_sweep_axis *axes,

@@ -34,8 +34,8 @@
 #define BD_MAX_GRID 8192
 
 typedef struct {
-    size_t n;           /* elements of in/out */
-    size_t m;           /* elements of extra (p% of the clean bytes, multiple of 4) */
+    size_t n; /* elements of in/out */
+    size_t m; /* elements of extra (p% of the clean bytes, multiple of 4) */
 } bd_params;
 
 typedef struct {
@@ -45,8 +45,8 @@ typedef struct {
 
 /* Grid-stride float4 copy; the first m/4 vectors also read extra. n and m are multiples of 4. */
 __global__ void __launch_bounds__(BD_BLOCK)
-bench_copy_kernel(const float4 *__restrict__ in, const float4 *__restrict__ extra,
-                  float4 *__restrict__ out, size_t n4, size_t m4)
+    bench_copy_kernel(const float4 *__restrict__ in, const float4 *__restrict__ extra,
+                      float4 *__restrict__ out, size_t n4, size_t m4)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
@@ -145,9 +145,10 @@ template <class SP> static int bd_launch_on(void *state, cudaStream_t s)
 {
     int rc = 0;
     bd_state *st = (bd_state *)state;
-    bench_copy_kernel<<<bd_grid(st->n / 4), BD_BLOCK, 0, SP::pick(s)>>>(
-        (const float4 *)st->in, (const float4 *)st->extra, (float4 *)st->out, st->n / 4,
-        st->m / 4);
+    bench_copy_kernel<<<bd_grid(st->n / 4), BD_BLOCK, 0, SP::pick(s)>>>((const float4 *)st->in,
+                                                                        (const float4 *)st->extra,
+                                                                        (float4 *)st->out,
+                                                                        st->n / 4, st->m / 4);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;
@@ -167,8 +168,8 @@ static int bd_reference(void *state, cudaStream_t s, void *ref_host)
     }
     KG_CUDA_CHECK(cudaMemcpyAsync(in, st->in, st->n * sizeof(float), cudaMemcpyDeviceToHost, s));
     if (st->m)
-        KG_CUDA_CHECK(cudaMemcpyAsync(ex, st->extra, st->m * sizeof(float),
-                                      cudaMemcpyDeviceToHost, s));
+        KG_CUDA_CHECK(
+            cudaMemcpyAsync(ex, st->extra, st->m * sizeof(float), cudaMemcpyDeviceToHost, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     for (size_t i = 0; i < st->n; i++)
         ref[i] = (double)in[i] + (i < st->m ? (double)ex[i] : 0.0);
@@ -179,17 +180,20 @@ cleanup:
 }
 
 /* The clean twins' launcher: the given stream. */
-static int bd_launch(void *state, cudaStream_t s) { return bd_launch_on<bd_stream_policy<false> >(state, s); }
+static int bd_launch(void *state, cudaStream_t s)
+{
+    return bd_launch_on<bd_stream_policy<false>>(state, s);
+}
 /* The stream-0 defect's (defect/bench/copy_192MiB/stream0). */
 static int bd_launch_stream0(void *state, cudaStream_t s)
 {
-    return bd_launch_on<bd_stream_policy<true> >(state, s);
+    return bd_launch_on<bd_stream_policy<true>>(state, s);
 }
 
 static const kg_kernel_ref bd_kernels[] = { KG_KERNEL(bench_copy_kernel, BD_BLOCK, 0) };
 
-#define BD_N ((size_t)64 << 20)                  /* 64 Mi floats = 256 MiB each way */
-#define BD_N100 ((size_t)48 << 20)               /* 48 Mi floats = 192 MiB each way: ~100 us */
+#define BD_N ((size_t)64 << 20)    /* 64 Mi floats = 256 MiB each way */
+#define BD_N100 ((size_t)48 << 20) /* 48 Mi floats = 192 MiB each way: ~100 us */
 /* p% of the clean copy's 8n bytes: 2n p / 100 extra floats read (a multiple of 4). */
 #define BD_EXTRA_N(n, pct) ((size_t)(2 * (n) * (pct) / 100) & ~(size_t)3)
 #define BD_EXTRA(pct) BD_EXTRA_N(BD_N, pct)
@@ -205,14 +209,13 @@ static const bd_params bd_100_p2 = { BD_N100, BD_EXTRA_N(BD_N100, 2) };
 #define BD_PARITY KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.9999999)
 
 #define BD_CASE(ID, P, GATE, WHY) BD_CASE_L(ID, P, bd_launch, GATE, WHY)
-#define BD_CASE_L(ID, P, LAUNCH, GATE, WHY)                                                \
-    {                                                                                      \
-        ID, "bench_copy", &(P), bd_setup, LAUNCH, bd_reference, bd_teardown,               \
-            KG_DTYPE_F64, "cpu-f64", BD_PARITY,                                            \
-            /* read in (+ extra), write out */ 8.0 * (double)(P).n + 4.0 * (double)(P).m,  \
-            0.0, bd_kernels, 1, 0, NULL, GATE, WHY                                         \
+#define BD_CASE_L(ID, P, LAUNCH, GATE, WHY)                                                    \
+    {                                                                                          \
+        ID, "bench_copy", &(P), bd_setup, LAUNCH, bd_reference, bd_teardown, KG_DTYPE_F64,     \
+            "cpu-f64", BD_PARITY,                                                              \
+            /* read in (+ extra), write out */ 8.0 * (double)(P).n + 4.0 * (double)(P).m, 0.0, \
+            bd_kernels, 1, 0, NULL, GATE, WHY                                                  \
     }
-
 
 /* ---- compute-bound: FMA chains (bench_defects_impl.cuh) ------------------------------------ */
 
@@ -221,13 +224,20 @@ static const bd_params bd_100_p2 = { BD_N100, BD_EXTRA_N(BD_N100, 2) };
 #define BD_FMA_10US 1232                             /* iterations: ~10 us */
 
 /* The policies as named structs (a template's name stays readable: "k<bd_fma_1ms_p2>"). */
-struct bd_fma_1ms_p0 : bd_fma_policy<BD_FMA_1MS, 0> {};
-struct bd_fma_1ms_p2 : bd_fma_policy<BD_FMA_1MS, 2> {};
-struct bd_fma_1ms_p5 : bd_fma_policy<BD_FMA_1MS, 5> {};
-struct bd_fma_1ms_p10 : bd_fma_policy<BD_FMA_1MS, 10> {};
-struct bd_fma_10us_p0 : bd_fma_policy<BD_FMA_10US, 0> {};
-struct bd_fma_10us_p5 : bd_fma_policy<BD_FMA_10US, 5> {};
-struct bd_fma_10us_p10 : bd_fma_policy<BD_FMA_10US, 10> {};
+struct bd_fma_1ms_p0 : bd_fma_policy<BD_FMA_1MS, 0> {
+};
+struct bd_fma_1ms_p2 : bd_fma_policy<BD_FMA_1MS, 2> {
+};
+struct bd_fma_1ms_p5 : bd_fma_policy<BD_FMA_1MS, 5> {
+};
+struct bd_fma_1ms_p10 : bd_fma_policy<BD_FMA_1MS, 10> {
+};
+struct bd_fma_10us_p0 : bd_fma_policy<BD_FMA_10US, 0> {
+};
+struct bd_fma_10us_p5 : bd_fma_policy<BD_FMA_10US, 5> {
+};
+struct bd_fma_10us_p10 : bd_fma_policy<BD_FMA_10US, 10> {
+};
 
 typedef struct {
     size_t n;
@@ -240,8 +250,12 @@ template <class P> static int bd_fma_launch(void *state, cudaStream_t s)
 {
     int rc = 0;
     bd_fma_state *st = (bd_fma_state *)state;
-    bd_fma_chain_kernel<P><<<(unsigned)((st->n + BD_FMA_BLOCK - 1) / BD_FMA_BLOCK), BD_FMA_BLOCK,
-                             0, s>>>(st->x0, st->c, st->a, st->out, st->n);
+    bd_fma_chain_kernel<P>
+        <<<(unsigned)((st->n + BD_FMA_BLOCK - 1) / BD_FMA_BLOCK), BD_FMA_BLOCK, 0, s>>>(st->x0,
+                                                                                        st->c,
+                                                                                        st->a,
+                                                                                        st->out,
+                                                                                        st->n);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;
@@ -275,8 +289,7 @@ static int bd_fma_setup(const kg_setup_args *args, void **state, kg_case_io *io)
     KG_CUDA_CHECK(cudaMalloc((void **)&st->out, st->n * sizeof(float)));
     KG_TRY(bd_fill(st->x0, st->n, args->seed, args->stream));
     KG_TRY(bd_fill(st->c, st->n, args->seed ^ 0xfaceULL, args->stream));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->a, &half, sizeof half, cudaMemcpyHostToDevice,
-                                  args->stream));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->a, &half, sizeof half, cudaMemcpyHostToDevice, args->stream));
     KG_TRY(bd_io_ready(io, st->out, st->n, args->stream));
     *state = st;
     st = NULL;
@@ -307,9 +320,8 @@ cleanup:
     return rc;
 }
 
-#define BD_FMA_KERNELS(P)                                                                  \
-    static const kg_kernel_ref bd_k_##P[] = { KG_KERNEL(bd_fma_chain_kernel<P>,          \
-                                                          BD_FMA_BLOCK, 0) }
+#define BD_FMA_KERNELS(P) \
+    static const kg_kernel_ref bd_k_##P[] = { KG_KERNEL(bd_fma_chain_kernel<P>, BD_FMA_BLOCK, 0) }
 BD_FMA_KERNELS(bd_fma_1ms_p0);
 BD_FMA_KERNELS(bd_fma_1ms_p2);
 BD_FMA_KERNELS(bd_fma_1ms_p5);
@@ -319,13 +331,12 @@ BD_FMA_KERNELS(bd_fma_10us_p5);
 BD_FMA_KERNELS(bd_fma_10us_p10);
 
 /* Work model: 2 flops per FMA; x0 and c read, out written (the scalar a: 4 bytes). */
-#define BD_FMA_CASE(ID, P, GATE, WHY)                                                      \
-    {                                                                                      \
-        ID, "bench_fma_chain", NULL, bd_fma_setup, bd_fma_launch<P>, bd_fma_reference,     \
-            bd_fma_teardown, KG_DTYPE_F64, "cpu-f64", BD_PARITY,                           \
-            12.0 * (double)BD_FMA_THREADS + 4.0,                                           \
-            2.0 * (double)BD_FMA_THREADS * (double)P::kIters, bd_k_##P, 1, 0, NULL, GATE,  \
-            WHY                                                                            \
+#define BD_FMA_CASE(ID, P, GATE, WHY)                                                             \
+    {                                                                                             \
+        ID, "bench_fma_chain", NULL, bd_fma_setup, bd_fma_launch<P>, bd_fma_reference,            \
+            bd_fma_teardown, KG_DTYPE_F64, "cpu-f64", BD_PARITY,                                  \
+            12.0 * (double)BD_FMA_THREADS + 4.0, 2.0 * (double)BD_FMA_THREADS *(double)P::kIters, \
+            bd_k_##P, 1, 0, NULL, GATE, WHY                                                       \
     }
 
 /* What users pay (issue #25 item 8): cuBLAS's bf16 GEMM at 8192^3 (cublas_gemm.cu) on random
@@ -336,12 +347,12 @@ BD_FMA_KERNELS(bd_fma_10us_p10);
  * defect must FAIL on its energy per launch; the policy parameter is zero_inputs. */
 static const kg_cublas_gemm_params bd_gemm_zeros = { 8192, 8192, 8192, 1, 1 };
 static const kg_cublas_gemm_params bd_gemm_random = { 8192, 8192, 8192, 1, 0 };
-#define BD_GEMM_CASE(ID, P, GATE, WHY)                                                      \
-    {                                                                                       \
-        ID, "cublas_gemm_bf16", &P, kg_cublas_gemm_setup, kg_cublas_gemm_launch,            \
-            kg_cublas_gemm_reference, kg_cublas_gemm_teardown, KG_DTYPE_F64, "cpu-f64",     \
-            KG_CUBLAS_GEMM_PARITY, 2.0 * 2 * 8192.0 * 8192 + 4.0 * 8192 * 8192,              \
-            2.0 * 8192.0 * 8192 * 8192, NULL, 0, 0, NULL, GATE, WHY                          \
+#define BD_GEMM_CASE(ID, P, GATE, WHY)                                                  \
+    {                                                                                   \
+        ID, "cublas_gemm_bf16", &P, kg_cublas_gemm_setup, kg_cublas_gemm_launch,        \
+            kg_cublas_gemm_reference, kg_cublas_gemm_teardown, KG_DTYPE_F64, "cpu-f64", \
+            KG_CUBLAS_GEMM_PARITY, 2.0 * 2 * 8192.0 * 8192 + 4.0 * 8192 * 8192,         \
+            2.0 * 8192.0 * 8192 * 8192, NULL, 0, 0, NULL, GATE, WHY                     \
     }
 
 static const kg_case_desc bd_cases[] = {

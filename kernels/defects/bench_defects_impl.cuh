@@ -13,8 +13,8 @@
 /* kBase dependent iterations, kPct percent more, rounded down to the unroll factor (so the
  * loop has no remainder and its overhead is the same share in every variant). */
 template <int kBase, int kPct> struct bd_fma_policy {
-    static constexpr int kIters =
-        (int)(((long long)kBase * (100 + kPct) / 100) / BD_FMA_UNROLL * BD_FMA_UNROLL);
+    static constexpr int kIters = (int)(((long long)kBase * (100 + kPct) / 100) / BD_FMA_UNROLL *
+                                        BD_FMA_UNROLL);
 };
 
 /* One thread: x <- fma(x, a, c), kIters times, every step depending on the last (a = 0.5 from
@@ -24,8 +24,8 @@ template <int kBase, int kPct> struct bd_fma_policy {
  * clock. */
 template <class P>
 __global__ void __launch_bounds__(BD_FMA_BLOCK)
-bd_fma_chain_kernel(const float *__restrict__ x0, const float *__restrict__ c,
-                    const float *__restrict__ a, float *__restrict__ out, size_t n)
+    bd_fma_chain_kernel(const float *__restrict__ x0, const float *__restrict__ c,
+                        const float *__restrict__ a, float *__restrict__ out, size_t n)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -43,7 +43,10 @@ bd_fma_chain_kernel(const float *__restrict__ x0, const float *__restrict__ c,
  * kernel runs eagerly and the graph is empty; outside it, events on the given stream time
  * nothing). One policy parameter between the clean twin and the defect. */
 template <bool kLegacyStream> struct bd_stream_policy {
-    static cudaStream_t pick(cudaStream_t given) { return kLegacyStream ? cudaStreamLegacy : given; }
+    static cudaStream_t pick(cudaStream_t given)
+    {
+        return kLegacyStream ? cudaStreamLegacy : given;
+    }
 };
 
 #endif

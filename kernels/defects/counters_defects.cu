@@ -36,13 +36,25 @@
 #define CD_BLOCK 256
 
 typedef struct {
-    int kind;       /* CD_COPY, CD_STRIDED, CD_SCALE, CD_SCALE_MAPPED, CD_SPILL_*, CD_GEMM_* */
-    size_t n;       /* elements of in/out (GEMM: the 64x64 output) */
+    int kind; /* CD_COPY, CD_STRIDED, CD_SCALE, CD_SCALE_MAPPED, CD_SPILL_*, CD_GEMM_* */
+    size_t n; /* elements of in/out (GEMM: the 64x64 output) */
 } cd_params;
 
-enum { CD_COPY, CD_STRIDED, CD_SCALE, CD_SCALE_MAPPED, CD_SPILL_STATIC, CD_SPILL_DYNAMIC,
-       CD_GEMM_WMMA, CD_GEMM_FMA, CD_COPY_STREAM0, CD_BF16_WMMA, CD_BF16_HFMA2, CD_SGEMM_ROW,
-       CD_SGEMM_COL };
+enum {
+    CD_COPY,
+    CD_STRIDED,
+    CD_SCALE,
+    CD_SCALE_MAPPED,
+    CD_SPILL_STATIC,
+    CD_SPILL_DYNAMIC,
+    CD_GEMM_WMMA,
+    CD_GEMM_FMA,
+    CD_COPY_STREAM0,
+    CD_BF16_WMMA,
+    CD_BF16_HFMA2,
+    CD_SGEMM_ROW,
+    CD_SGEMM_COL
+};
 
 /* the naive SGEMM: C (M x N) = A (M x K) B (K x N), A past 2x L2, B and C L2-resident */
 #define CD_SG_M 8192
@@ -54,10 +66,10 @@ enum { CD_COPY, CD_STRIDED, CD_SCALE, CD_SCALE_MAPPED, CD_SPILL_STATIC, CD_SPILL
 
 typedef struct {
     const cd_params *p;
-    float *in, *out;       /* device (out: the mapped host buffer's device alias for sysmem) */
-    float *host_out;       /* mapped pinned host memory (sysmem defect) */
-    __half *a, *b;         /* GEMM inputs, row-major M x K and K x N (bf16 GEMM: bf16 bits) */
-    float *sa, *sb;        /* SGEMM inputs */
+    float *in, *out; /* device (out: the mapped host buffer's device alias for sysmem) */
+    float *host_out; /* mapped pinned host memory (sysmem defect) */
+    __half *a, *b;   /* GEMM inputs, row-major M x K and K x N (bf16 GEMM: bf16 bits) */
+    float *sa, *sb;  /* SGEMM inputs */
     uint64_t seed;
 } cd_state;
 
@@ -125,8 +137,8 @@ __global__ void cd_spill_kernel(const float *__restrict__ in, float *__restrict_
 }
 
 /* One block of 16 warps; warp w computes the 16x16 tile (w / 4, w % 4) of C = A B. */
-__global__ void __launch_bounds__(512) cd_gemm_wmma_kernel(const __half *a, const __half *b,
-                                                           float *c)
+__global__ void __launch_bounds__(512)
+    cd_gemm_wmma_kernel(const __half *a, const __half *b, float *c)
 {
     using namespace nvcuda;
     const int w = threadIdx.x / 32, tm = w / 4, tn = w % 4;
@@ -143,8 +155,8 @@ __global__ void __launch_bounds__(512) cd_gemm_wmma_kernel(const __half *a, cons
 }
 
 /* The same block, the same products (exact in fp32), summed with FMA: 8 outputs a thread. */
-__global__ void __launch_bounds__(512) cd_gemm_fma_kernel(const __half *a, const __half *b,
-                                                          float *c)
+__global__ void __launch_bounds__(512)
+    cd_gemm_fma_kernel(const __half *a, const __half *b, float *c)
 {
     for (int o = threadIdx.x; o < CD_G * CD_G; o += blockDim.x) {
         const int r = o / CD_G, col = o % CD_G;
@@ -159,8 +171,8 @@ __global__ void __launch_bounds__(512) cd_gemm_fma_kernel(const __half *a, const
  * cores), or the same products as bf16x2 HFMA2 over chunks of 4 k (short chains keep the
  * bf16 rounding small), each chunk summed in fp32. kHfma2 is the only difference. */
 template <bool kHfma2>
-__global__ void __launch_bounds__(512) cd_gemm_bf16_kernel(const __nv_bfloat16 *a,
-                                                           const __nv_bfloat16 *b, float *c)
+__global__ void __launch_bounds__(512)
+    cd_gemm_bf16_kernel(const __nv_bfloat16 *a, const __nv_bfloat16 *b, float *c)
 {
     using namespace nvcuda;
     if (!kHfma2) {
@@ -223,8 +235,14 @@ static bool cd_gemm(const cd_params *p)
     return p->kind == CD_GEMM_WMMA || p->kind == CD_GEMM_FMA || p->kind == CD_BF16_WMMA ||
            p->kind == CD_BF16_HFMA2;
 }
-static bool cd_bf16(const cd_params *p) { return p->kind == CD_BF16_WMMA || p->kind == CD_BF16_HFMA2; }
-static bool cd_sgemm(const cd_params *p) { return p->kind == CD_SGEMM_ROW || p->kind == CD_SGEMM_COL; }
+static bool cd_bf16(const cd_params *p)
+{
+    return p->kind == CD_BF16_WMMA || p->kind == CD_BF16_HFMA2;
+}
+static bool cd_sgemm(const cd_params *p)
+{
+    return p->kind == CD_SGEMM_ROW || p->kind == CD_SGEMM_COL;
+}
 
 static void cd_teardown(void *state)
 {
@@ -247,8 +265,8 @@ static int cd_alloc_out(cd_state *st)
 {
     int rc = 0;
     if (st->p->kind == CD_SCALE_MAPPED) {
-        KG_CUDA_CHECK(cudaHostAlloc((void **)&st->host_out, st->p->n * sizeof(float),
-                                    cudaHostAllocMapped));
+        KG_CUDA_CHECK(
+            cudaHostAlloc((void **)&st->host_out, st->p->n * sizeof(float), cudaHostAllocMapped));
         KG_CUDA_CHECK(cudaHostGetDevicePointer((void **)&st->out, st->host_out, 0));
     } else {
         KG_CUDA_CHECK(cudaMalloc((void **)&st->out, st->p->n * sizeof(float)));
@@ -271,8 +289,8 @@ static int cd_setup(const kg_setup_args *args, void **state, kg_case_io *io)
         kg_dtype t = cd_bf16(p) ? KG_DTYPE_BF16 : KG_DTYPE_F16;
         KG_CUDA_CHECK(cudaMalloc((void **)&st->a, CD_G * CD_G * sizeof(__half)));
         KG_CUDA_CHECK(cudaMalloc((void **)&st->b, CD_G * CD_G * sizeof(__half)));
-        KG_TRY(kg_fill_device(st->a, t, CD_G * CD_G, st->seed, KG_FILL_UNIFORM, -1, 1,
-                              args->stream));
+        KG_TRY(
+            kg_fill_device(st->a, t, CD_G * CD_G, st->seed, KG_FILL_UNIFORM, -1, 1, args->stream));
         KG_TRY(kg_fill_device(st->b, t, CD_G * CD_G, st->seed ^ 0x9e3779b97f4a7c15ULL,
                               KG_FILL_UNIFORM, -1, 1, args->stream));
     } else if (cd_sgemm(p)) {
@@ -320,7 +338,9 @@ static int cd_launch(void *state, cudaStream_t s)
     case CD_COPY: cd_copy_kernel<<<cd_grid(n), CD_BLOCK, 0, s>>>(st->in, st->out, n); break;
     case CD_STRIDED: cd_strided_kernel<<<cd_grid(n), CD_BLOCK, 0, s>>>(st->in, st->out, n); break;
     case CD_SCALE:
-    case CD_SCALE_MAPPED: cd_scale_kernel<<<cd_grid(n), CD_BLOCK, 0, s>>>(st->in, st->out, n); break;
+    case CD_SCALE_MAPPED:
+        cd_scale_kernel<<<cd_grid(n), CD_BLOCK, 0, s>>>(st->in, st->out, n);
+        break;
     case CD_SPILL_STATIC:
         cd_spill_kernel<false><<<cd_grid(n), CD_BLOCK, 0, s>>>(st->in, st->out, n, 3);
         break;
@@ -333,10 +353,12 @@ static int cd_launch(void *state, cudaStream_t s)
     case CD_BF16_WMMA:
     case CD_BF16_HFMA2: KG_TRY(cd_launch_bf16(st, s)); break;
     case CD_SGEMM_ROW:
-        cd_sgemm_kernel<false><<<CD_SG_THREADS / CD_BLOCK, CD_BLOCK, 0, s>>>(st->sa, st->sb, st->out);
+        cd_sgemm_kernel<false>
+            <<<CD_SG_THREADS / CD_BLOCK, CD_BLOCK, 0, s>>>(st->sa, st->sb, st->out);
         break;
     case CD_SGEMM_COL:
-        cd_sgemm_kernel<true><<<CD_SG_THREADS / CD_BLOCK, CD_BLOCK, 0, s>>>(st->sa, st->sb, st->out);
+        cd_sgemm_kernel<true>
+            <<<CD_SG_THREADS / CD_BLOCK, CD_BLOCK, 0, s>>>(st->sa, st->sb, st->out);
         break;
     default: cd_gemm_fma_kernel<<<1, 512, 0, s>>>(st->a, st->b, st->out); break;
     }
@@ -366,8 +388,8 @@ static int cd_ref_gemm(const cd_state *st, double *ref)
         goto cleanup;
     }
     KG_TRY(kg_fill_host(a, t, CD_G * CD_G, st->seed, KG_FILL_UNIFORM, -1, 1));
-    KG_TRY(kg_fill_host(b, t, CD_G * CD_G, st->seed ^ 0x9e3779b97f4a7c15ULL, KG_FILL_UNIFORM, -1,
-                        1));
+    KG_TRY(
+        kg_fill_host(b, t, CD_G * CD_G, st->seed ^ 0x9e3779b97f4a7c15ULL, KG_FILL_UNIFORM, -1, 1));
     for (int o = 0; o < CD_G * CD_G; o++) {
         double acc = 0;
         for (int k = 0; k < CD_G; k++)
@@ -390,8 +412,8 @@ static int cd_ref_sgemm(const cd_state *st, double *ref)
         rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "counters defect: out of memory");
         goto cleanup;
     }
-    KG_TRY(kg_fill_host(a, KG_DTYPE_F32, (size_t)CD_SG_M * CD_SG_K, st->seed, KG_FILL_UNIFORM,
-                        -1, 1));
+    KG_TRY(
+        kg_fill_host(a, KG_DTYPE_F32, (size_t)CD_SG_M * CD_SG_K, st->seed, KG_FILL_UNIFORM, -1, 1));
     KG_TRY(kg_fill_host(b, KG_DTYPE_F32, (size_t)CD_SG_K * CD_SG_N,
                         st->seed ^ 0x9e3779b97f4a7c15ULL, KG_FILL_UNIFORM, -1, 1));
     for (size_t i = 0; i < CD_SG_M; i++) {
@@ -426,9 +448,9 @@ static int cd_reference(void *state, cudaStream_t s, void *ref_host)
     KG_TRY(kg_fill_host(in, KG_DTYPE_F32, n, st->seed, KG_FILL_UNIFORM, -1, 1));
     for (size_t i = 0; i < n; i++) {
         int k = st->p->kind;
-        ref[i] = k == CD_SCALE || k == CD_SCALE_MAPPED ? 2.0 * in[i]
+        ref[i] = k == CD_SCALE || k == CD_SCALE_MAPPED           ? 2.0 * in[i]
                  : k == CD_SPILL_STATIC || k == CD_SPILL_DYNAMIC ? 136.0 * in[i]
-                                                                  : (double)in[i];
+                                                                 : (double)in[i];
     }
 cleanup:
     free(in);
@@ -453,21 +475,21 @@ static const kg_kernel_ref cd_k_sg_row[] = { { (const void *)cd_sgemm_kernel<fal
 static const kg_kernel_ref cd_k_sg_col[] = { { (const void *)cd_sgemm_kernel<true>,
                                                "cd_sgemm_kernel<true>", CD_BLOCK, 0 } };
 
-#define CD_BIG ((size_t)32 << 20)   /* 128 MiB each way: past the H200's 50 MiB L2 */
-#define CD_SMALL ((size_t)4 << 20)  /* 16 MiB */
+#define CD_BIG ((size_t)32 << 20)  /* 128 MiB each way: past the H200's 50 MiB L2 */
+#define CD_SMALL ((size_t)4 << 20) /* 16 MiB */
 static const cd_params cd_p_copy = { CD_COPY, CD_BIG }, cd_p_strided = { CD_STRIDED, CD_BIG };
 static const cd_params cd_p_scale = { CD_SCALE, CD_SMALL };
 static const cd_params cd_p_mapped = { CD_SCALE_MAPPED, CD_SMALL };
 static const cd_params cd_p_spill_s = { CD_SPILL_STATIC, CD_SMALL };
 static const cd_params cd_p_spill_d = { CD_SPILL_DYNAMIC, CD_SMALL };
-static const cd_params cd_p_wmma = { CD_GEMM_WMMA, CD_G * CD_G };
-static const cd_params cd_p_fma = { CD_GEMM_FMA, CD_G * CD_G };
+static const cd_params cd_p_wmma = { CD_GEMM_WMMA, CD_G *CD_G };
+static const cd_params cd_p_fma = { CD_GEMM_FMA, CD_G *CD_G };
 static const cd_params cd_p_copy0 = { CD_COPY_STREAM0, CD_SMALL };
 static const cd_params cd_p_copy_small = { CD_COPY, CD_SMALL };
-static const cd_params cd_p_bf16_wmma = { CD_BF16_WMMA, CD_G * CD_G };
-static const cd_params cd_p_bf16_hfma2 = { CD_BF16_HFMA2, CD_G * CD_G };
-static const cd_params cd_p_sg_row = { CD_SGEMM_ROW, (size_t)CD_SG_M * CD_SG_N };
-static const cd_params cd_p_sg_col = { CD_SGEMM_COL, (size_t)CD_SG_M * CD_SG_N };
+static const cd_params cd_p_bf16_wmma = { CD_BF16_WMMA, CD_G *CD_G };
+static const cd_params cd_p_bf16_hfma2 = { CD_BF16_HFMA2, CD_G *CD_G };
+static const cd_params cd_p_sg_row = { CD_SGEMM_ROW, (size_t)CD_SG_M *CD_SG_N };
+static const cd_params cd_p_sg_col = { CD_SGEMM_COL, (size_t)CD_SG_M *CD_SG_N };
 
 /* copies and x2: exact; the 16-term sum: 16 roundings of |x| < 136: 1e-4 abs; the GEMM: 64
  * exact products summed in fp32 (|sum| <= 64): 64 x 2^-24 x 64 < 3e-4 */
@@ -479,40 +501,42 @@ static const cd_params cd_p_sg_col = { CD_SGEMM_COL, (size_t)CD_SG_M * CD_SG_N }
 /* 4096 products summed in fp32, |sum| < ~200: 4096 x 2^-24 x 200 ~ 5e-2 worst, ~1e-4 rms */
 #define CD_SGEMM_TOL KG_PARITY_TOLERANCE_INIT(5e-2, 1e-5, 0.99999)
 
-#define CD_CASE(ID, P, PAR, BYTES, FLOPS, K, GATE, WHY, TAGS)                                \
-    {                                                                                       \
-        ID, "counters_defect", &(P), cd_setup, cd_launch, cd_reference, cd_teardown,        \
-            KG_DTYPE_F64, "cpu-f64", PAR, (BYTES), (FLOPS), K, 1, 0, NULL, GATE, WHY, NULL,  \
-            NULL, 0, 0, 0, TAGS                                                             \
+#define CD_CASE(ID, P, PAR, BYTES, FLOPS, K, GATE, WHY, TAGS)                                      \
+    {                                                                                              \
+        ID, "counters_defect", &(P), cd_setup, cd_launch, cd_reference, cd_teardown, KG_DTYPE_F64, \
+            "cpu-f64", PAR, (BYTES), (FLOPS), K, 1, 0, NULL, GATE, WHY, NULL, NULL, 0, 0, 0, TAGS  \
     }
 /* ... with kg_case_desc.bytes_binding (after prepare and sweep_point: NULL) */
-#define CD_CASE_B(ID, P, PAR, BYTES, FLOPS, K, GATE, WHY, TAGS, BINDING)                     \
-    {                                                                                       \
-        ID, "counters_defect", &(P), cd_setup, cd_launch, cd_reference, cd_teardown,        \
-            KG_DTYPE_F64, "cpu-f64", PAR, (BYTES), (FLOPS), K, 1, 0, NULL, GATE, WHY, NULL,  \
-            NULL, 0, 0, 0, TAGS, NULL, NULL, BINDING                                        \
+#define CD_CASE_B(ID, P, PAR, BYTES, FLOPS, K, GATE, WHY, TAGS, BINDING)                           \
+    {                                                                                              \
+        ID, "counters_defect", &(P), cd_setup, cd_launch, cd_reference, cd_teardown, KG_DTYPE_F64, \
+            "cpu-f64", PAR, (BYTES), (FLOPS), K, 1, 0, NULL, GATE, WHY, NULL, NULL, 0, 0, 0, TAGS, \
+            NULL, NULL, BINDING                                                                    \
     }
-#define CD_B(n) (8.0 * (double)(n))         /* read in, write out */
+#define CD_B(n) (8.0 * (double)(n)) /* read in, write out */
 #define CD_GB (2.0 * 2 * CD_G * CD_G + 4.0 * CD_G * CD_G)
 #define CD_GF (2.0 * CD_G * CD_G * CD_G)
 /* 16 multiplies + 16 adds per element (the H200 counted 32n FP operations in the twin) */
 #define CD_SPILL_F (32.0 * CD_SMALL)
-#define CD_SG_B (4.0 * ((double)CD_SG_M * CD_SG_K + (double)CD_SG_K * CD_SG_N + \
-                        (double)CD_SG_M * CD_SG_N))
+#define CD_SG_B \
+    (4.0 * ((double)CD_SG_M * CD_SG_K + (double)CD_SG_K * CD_SG_N + (double)CD_SG_M * CD_SG_N))
 #define CD_SG_F (2.0 * CD_SG_M * CD_SG_N * CD_SG_K)
 
 static const kg_case_desc cd_cases[] = {
-    CD_CASE("defect/counters/strided/clean", cd_p_copy, CD_EXACT, CD_B(CD_BIG), 0, cd_k_copy,
-            NULL, NULL, NULL),
-    CD_CASE("defect/counters/strided/defect", cd_p_strided, CD_EXACT, CD_B(CD_BIG), 0,
-            cd_k_strided, "counters",
+    CD_CASE("defect/counters/strided/clean", cd_p_copy, CD_EXACT, CD_B(CD_BIG), 0, cd_k_copy, NULL,
+            NULL, NULL),
+    CD_CASE("defect/counters/strided/defect", cd_p_strided, CD_EXACT, CD_B(CD_BIG), 0, cd_k_strided,
+            "counters",
             "the same copy through a stride-8 sweep: each 32-byte sector read 8 times, ~4-8x "
-            "the declared DRAM bytes", NULL),
+            "the declared DRAM bytes",
+            NULL),
     CD_CASE("defect/counters/tensor/clean", cd_p_wmma, CD_GEMM_TOL, CD_GB, CD_GF, cd_k_wmma, NULL,
             NULL, "tensor-core"),
     CD_CASE("defect/counters/tensor/defect", cd_p_fma, CD_GEMM_TOL, CD_GB, CD_GF, cd_k_fma,
-            "counters", "the same GEMM through FMA: no tensor-pipe instruction in a case tagged "
-            "tensor-core", "tensor-core"),
+            "counters",
+            "the same GEMM through FMA: no tensor-pipe instruction in a case tagged "
+            "tensor-core",
+            "tensor-core"),
     CD_CASE("defect/counters/sysmem/clean", cd_p_scale, CD_EXACT, CD_B(CD_SMALL), CD_SMALL,
             cd_k_scale, NULL, NULL, NULL),
     CD_CASE("defect/counters/sysmem/defect", cd_p_mapped, CD_EXACT, CD_B(CD_SMALL), CD_SMALL,
@@ -522,8 +546,7 @@ static const kg_case_desc cd_cases[] = {
             cd_k_spill_s, NULL, NULL, NULL),
     CD_CASE("defect/counters/spill/defect", cd_p_spill_d, CD_SUM, CD_B(CD_SMALL), CD_SPILL_F,
             cd_k_spill_d, "counters",
-            "a runtime-indexed local array in a __noinline__ callee: local-memory requests",
-            NULL),
+            "a runtime-indexed local array in a __noinline__ callee: local-memory requests", NULL),
     CD_CASE("defect/counters/model/clean", cd_p_copy, CD_EXACT, CD_B(CD_BIG), 0, cd_k_copy, NULL,
             NULL, NULL),
     CD_CASE("defect/counters/model/defect", cd_p_copy, CD_EXACT, CD_B(CD_BIG) / 2, 0, cd_k_copy,
@@ -537,13 +560,15 @@ static const kg_case_desc cd_cases[] = {
     CD_CASE("defect/counters/hfma2/defect", cd_p_bf16_hfma2, CD_HFMA2_TOL, CD_GB, CD_GF,
             cd_k_bf16_hfma2, "counters",
             "the bf16 GEMM through packed HFMA2: no hmma/gmma instruction in a case tagged "
-            "tensor-core (GH100's generic tensor pipe counts HFMA2)", "tensor-core"),
+            "tensor-core (GH100's generic tensor pipe counts HFMA2)",
+            "tensor-core"),
     CD_CASE_B("defect/counters/sgemm/clean", cd_p_sg_row, CD_SGEMM_TOL, CD_SG_B, CD_SG_F,
               cd_k_sg_row, NULL, NULL, NULL, 1),
     CD_CASE_B("defect/counters/sgemm/defect", cd_p_sg_col, CD_SGEMM_TOL, CD_SG_B, CD_SG_F,
               cd_k_sg_col, "counters",
               "a naive SGEMM in column order re-reads A from DRAM every sweep (~16x the declared "
-              "bytes, declared binding) in a compute-bound case", NULL, 1),
+              "bytes, declared binding) in a compute-bound case",
+              NULL, 1),
     /* the defect's kernel without bytes_binding: WARN (EXCESS), not a failure */
     CD_CASE_B("defect/counters/sgemm/unbound", cd_p_sg_col, CD_SGEMM_TOL, CD_SG_B, CD_SG_F,
               cd_k_sg_col, NULL, NULL, NULL, 0),

@@ -48,12 +48,12 @@ struct axpy_spin_policy : axpy_ref_policy {
     }
 };
 
-#define KG_FAULT_KERNEL(name, policy)                                                      \
-    __global__ void __launch_bounds__(KG_AXPY_BLOCK)                                        \
-    name(float a, const float *__restrict__ x, const float *__restrict__ y,                 \
-         float *__restrict__ out, size_t n)                                                 \
-    {                                                                                       \
-        axpy_body<policy>(a, x, y, out, n);                                                 \
+#define KG_FAULT_KERNEL(name, policy)                                           \
+    __global__ void __launch_bounds__(KG_AXPY_BLOCK)                            \
+        name(float a, const float *__restrict__ x, const float *__restrict__ y, \
+             float *__restrict__ out, size_t n)                                 \
+    {                                                                           \
+        axpy_body<policy>(a, x, y, out, n);                                     \
     }
 KG_FAULT_KERNEL(fault_illegal_address_kernel, axpy_illegal_address_policy)
 KG_FAULT_KERNEL(fault_trap_kernel, axpy_trap_policy)
@@ -69,12 +69,18 @@ static int fault_illegal_address_launch(void *st, cudaStream_t s)
 {
     return fault_launch(fault_illegal_address_kernel, st, s);
 }
-static int fault_trap_launch(void *st, cudaStream_t s) { return fault_launch(fault_trap_kernel, st, s); }
+static int fault_trap_launch(void *st, cudaStream_t s)
+{
+    return fault_launch(fault_trap_kernel, st, s);
+}
 static int fault_assert_launch(void *st, cudaStream_t s)
 {
     return fault_launch(fault_assert_kernel, st, s);
 }
-static int fault_spin_launch(void *st, cudaStream_t s) { return fault_launch(fault_spin_kernel, st, s); }
+static int fault_spin_launch(void *st, cudaStream_t s)
+{
+    return fault_launch(fault_spin_kernel, st, s);
+}
 
 /* Host faults in launch(): a NULL store, exit() (a third-party cudaCheck style), a hang. */
 static int fault_segfault_launch(void *st, cudaStream_t s)
@@ -103,17 +109,20 @@ static int fault_abort_setup(const kg_setup_args *args, void **state, kg_case_io
 
 static const kg_axpy_params fault_p = { 4097 };
 
-#define KG_FAULT_CASE(id_, setup_, launch_, why)                                            \
-    { .id = id_, .op = "axpy", .params = &fault_p, .setup = setup_, .launch = launch_,      \
-      .reference = kg_axpy_reference, .teardown = kg_axpy_teardown,                         \
-      .ref_dtype = KG_DTYPE_F64, .ref_kind = "cpu-f64", .parity = KG_AXPY_PARITY,           \
-      .bytes_moved = 12.0 * 4097, .flops = 2.0 * 4097, .expect_gate = "parity",             \
-      .expect_reason = why }
-#define KG_FAULT_CLEAN(id_)                                                                 \
-    { .id = id_, .op = "axpy", .params = &fault_p, .setup = kg_axpy_setup,                  \
-      .launch = kg_axpy_clean_launch, .reference = kg_axpy_reference,                       \
-      .teardown = kg_axpy_teardown, .ref_dtype = KG_DTYPE_F64, .ref_kind = "cpu-f64",       \
-      .parity = KG_AXPY_PARITY, .bytes_moved = 12.0 * 4097, .flops = 2.0 * 4097 }
+#define KG_FAULT_CASE(id_, setup_, launch_, why)                                                 \
+    {                                                                                            \
+        .id = id_, .op = "axpy", .params = &fault_p, .setup = setup_, .launch = launch_,         \
+        .reference = kg_axpy_reference, .teardown = kg_axpy_teardown, .ref_dtype = KG_DTYPE_F64, \
+        .ref_kind = "cpu-f64", .parity = KG_AXPY_PARITY, .bytes_moved = 12.0 * 4097,             \
+        .flops = 2.0 * 4097, .expect_gate = "parity", .expect_reason = why                       \
+    }
+#define KG_FAULT_CLEAN(id_)                                                             \
+    {                                                                                   \
+        .id = id_, .op = "axpy", .params = &fault_p, .setup = kg_axpy_setup,            \
+        .launch = kg_axpy_clean_launch, .reference = kg_axpy_reference,                 \
+        .teardown = kg_axpy_teardown, .ref_dtype = KG_DTYPE_F64, .ref_kind = "cpu-f64", \
+        .parity = KG_AXPY_PARITY, .bytes_moved = 12.0 * 4097, .flops = 2.0 * 4097       \
+    }
 
 static int kg_axpy_clean_launch(void *state, cudaStream_t s)
 {
@@ -136,8 +145,8 @@ static const kg_case_desc fault_cases[] = {
     KG_FAULT_CASE("defect/fault/exit_in_launch/n=4097/f32", kg_axpy_setup, fault_exit_launch,
                   "fault:exit"),
     KG_FAULT_CLEAN("defect/fault/exit_in_launch/clean_after/n=4097/f32"),
-    KG_FAULT_CASE("defect/fault/abort_in_setup/n=4097/f32", fault_abort_setup,
-                  kg_axpy_clean_launch, "fault:signal"),
+    KG_FAULT_CASE("defect/fault/abort_in_setup/n=4097/f32", fault_abort_setup, kg_axpy_clean_launch,
+                  "fault:signal"),
     KG_FAULT_CLEAN("defect/fault/abort_in_setup/clean_after/n=4097/f32"),
     KG_FAULT_CASE("defect/fault/spin_forever/n=4097/f32", kg_axpy_setup, fault_spin_launch,
                   "fault:timeout"),

@@ -23,29 +23,51 @@
 
 extern "C" void kg_phase_get(char *gate, char *case_id, char *phase, size_t n); /* core */
 
-enum fm_class { FM_ILLEGAL_ADDRESS, FM_TRAP, FM_ASSERT, FM_KERNEL_HANG, FM_HOST_SEGFAULT,
-                FM_EXIT, FM_ABORT, FM_HOST_HANG, FM_N_CLASSES };
-enum fm_phase { FM_SETUP, FM_PREPARE, FM_LAUNCH, FM_CAPTURE, FM_REPLAY, FM_REFERENCE,
-                FM_TEARDOWN, FM_N_PHASES };
+enum fm_class {
+    FM_ILLEGAL_ADDRESS,
+    FM_TRAP,
+    FM_ASSERT,
+    FM_KERNEL_HANG,
+    FM_HOST_SEGFAULT,
+    FM_EXIT,
+    FM_ABORT,
+    FM_HOST_HANG,
+    FM_N_CLASSES
+};
+enum fm_phase {
+    FM_SETUP,
+    FM_PREPARE,
+    FM_LAUNCH,
+    FM_CAPTURE,
+    FM_REPLAY,
+    FM_REFERENCE,
+    FM_TEARDOWN,
+    FM_N_PHASES
+};
 
-static const char *const fm_class_names[FM_N_CLASSES] = {
-    "illegal_address", "trap", "assert", "kernel_hang", "host_segfault", "exit", "abort",
-    "host_hang" };
+static const char *const fm_class_names[FM_N_CLASSES] = { "illegal_address", "trap",
+                                                          "assert",          "kernel_hang",
+                                                          "host_segfault",   "exit",
+                                                          "abort",           "host_hang" };
 /* What figures.fault.class must say for each. */
-static const char *const fm_class_expect[FM_N_CLASSES] = {
-    "cuda", "cuda", "cuda", "timeout", "signal", "exit", "signal", "timeout" };
-static const char *const fm_phase_names[FM_N_PHASES] = {
-    "setup", "prepare", "launch", "capture", "replay", "reference", "teardown" };
+static const char *const fm_class_expect[FM_N_CLASSES] = { "cuda",   "cuda", "cuda",   "timeout",
+                                                           "signal", "exit", "signal", "timeout" };
+static const char *const fm_phase_names[FM_N_PHASES] = { "setup",   "prepare", "launch",
+                                                         "capture", "replay",  "reference",
+                                                         "teardown" };
 
 /* The phases each gate reaches in a case's code (reference: parity only; a graph: the hot path
  * and the bench). */
-static const struct { const char *gate; unsigned phases; } fm_gates[] = {
+static const struct {
+    const char *gate;
+    unsigned phases;
+} fm_gates[] = {
     { "parity", 1u << FM_SETUP | 1u << FM_PREPARE | 1u << FM_LAUNCH | 1u << FM_REFERENCE |
-                1u << FM_TEARDOWN },
+                    1u << FM_TEARDOWN },
     { "hotpath", 1u << FM_SETUP | 1u << FM_PREPARE | 1u << FM_LAUNCH | 1u << FM_CAPTURE |
-                 1u << FM_REPLAY | 1u << FM_TEARDOWN },
+                     1u << FM_REPLAY | 1u << FM_TEARDOWN },
     { "bench", 1u << FM_SETUP | 1u << FM_PREPARE | 1u << FM_LAUNCH | 1u << FM_CAPTURE |
-               1u << FM_REPLAY | 1u << FM_TEARDOWN },
+                   1u << FM_REPLAY | 1u << FM_TEARDOWN },
     { "counters", 1u << FM_SETUP | 1u << FM_PREPARE | 1u << FM_LAUNCH | 1u << FM_TEARDOWN },
 };
 #define FM_N_GATES (sizeof fm_gates / sizeof fm_gates[0])
@@ -63,14 +85,14 @@ typedef struct {
 } fm_target;
 
 typedef struct {
-    kg_axpy_params axpy;        /* first: kg_axpy_setup reads the shape from here */
-    fm_target t[2];             /* a second fault in a later gate (gate NULL: none) */
+    kg_axpy_params axpy; /* first: kg_axpy_setup reads the shape from here */
+    fm_target t[2];      /* a second fault in a later gate (gate NULL: none) */
 } fm_params;
 
 typedef struct {
     kg_axpy_state *axpy;
     const fm_params *p;
-    float *cell;                /* the fault kernel's target (a spin flag, an assert operand) */
+    float *cell; /* the fault kernel's target (a spin flag, an assert operand) */
 } fm_state;
 
 /* Armed: fault as `cls` says (device classes only); unarmed: nothing. */
@@ -175,8 +197,8 @@ static int fm_launch(void *state, cudaStream_t s)
         const fm_target *r = capturing ? fm_armed(st, FM_REPLAY) : NULL;
         if (t && fm_is_host(t->cls))
             fm_host_fault(t->cls);
-        KG_TRY(kg_axpy_launch(st->axpy->a, st->axpy->x, st->axpy->y, st->axpy->out,
-                              st->axpy->n, s));
+        KG_TRY(
+            kg_axpy_launch(st->axpy->a, st->axpy->x, st->axpy->y, st->axpy->out, st->axpy->n, s));
         const fm_target *k = t ? t : r; /* the device fault, armed now or in every replay */
         faultmx_kernel<<<1, 32, 0, s>>>(k ? k->cls : 0, k != NULL, st->cell);
         KG_LAUNCH_CHECK();
@@ -263,17 +285,17 @@ extern "C" int kg_fault_matrix_register(kg_registry *reg)
             for (int c = 0; c < FM_N_CLASSES; c++) {
                 if (!(fm_gates[g].phases & (1u << ph)) || !fm_valid(ph, c))
                     continue;
-                fm_params_of[n] = (fm_params){ fm_shape, { { fm_gates[g].gate, ph, c },
-                                                           { NULL, 0, 0 } } };
-                snprintf(fm_ids[n], sizeof fm_ids[n], "defect/faultmx/%s/%s/%s",
-                         fm_gates[g].gate, fm_phase_names[ph], fm_class_names[c]);
+                fm_params_of[n] = (fm_params){ fm_shape,
+                                               { { fm_gates[g].gate, ph, c }, { NULL, 0, 0 } } };
+                snprintf(fm_ids[n], sizeof fm_ids[n], "defect/faultmx/%s/%s/%s", fm_gates[g].gate,
+                         fm_phase_names[ph], fm_class_names[c]);
                 snprintf(fm_reasons[n], sizeof fm_reasons[n], "fault:%s", fm_class_expect[c]);
                 fm_cases[n] = fm_desc(n);
                 n++;
             }
     n = fm_chain(n, "hotpath_capture_exit+bench_setup_exit", { "hotpath", FM_CAPTURE, FM_EXIT },
                  { "bench", FM_SETUP, FM_EXIT });
-    n = fm_chain(n, "parity_launch_trap+counters_launch_segfault",
-                 { "parity", FM_LAUNCH, FM_TRAP }, { "counters", FM_LAUNCH, FM_HOST_SEGFAULT });
+    n = fm_chain(n, "parity_launch_trap+counters_launch_segfault", { "parity", FM_LAUNCH, FM_TRAP },
+                 { "counters", FM_LAUNCH, FM_HOST_SEGFAULT });
     return kg_registry_add_all(reg, fm_cases, n);
 }

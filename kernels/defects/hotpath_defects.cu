@@ -24,8 +24,8 @@ extern "C" int kg_hotpath_defects_register(kg_registry *reg);
 /* The reference axpy (axpy_impl.cuh, reference policy) under its own name, so the gate's
  * reports tell these cases apart: the defects are in what launch() does around it. */
 __global__ void __launch_bounds__(KG_AXPY_BLOCK)
-hp_axpy_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
-               float *__restrict__ out, size_t n)
+    hp_axpy_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
+                   float *__restrict__ out, size_t n)
 {
     axpy_body<axpy_ref_policy>(a, x, y, out, n);
 }
@@ -38,16 +38,16 @@ static int hp_axpy(float a, const float *x, const float *y, float *out, size_t n
 
 typedef struct {
     kg_axpy_state *ax;
-    cudaStream_t s2;       /* unjoined-stream defect */
-    cudaEvent_t ev;        /* event-sync and fork events */
-    float *pinned;         /* D2H defect target */
-    float *pong;           /* writes-nothing defect: the buffer it writes instead of out */
-    float4 *mirror_host;   /* mapped host mirror (cudaHostAllocMapped) and its device view */
+    cudaStream_t s2;     /* unjoined-stream defect */
+    cudaEvent_t ev;      /* event-sync and fork events */
+    float *pinned;       /* D2H defect target */
+    float *pong;         /* writes-nothing defect: the buffer it writes instead of out */
+    float4 *mirror_host; /* mapped host mirror (cudaHostAllocMapped) and its device view */
     float4 *mirror_hdev;
-    float4 *mirror_dev;    /* the clean twin's mirror: device memory */
-    float *x_managed;      /* managed copy of x, rewritten by the host in prepare() */
-    float *x_keep;         /* the host's copy of x it rewrites it from */
-    void **leaked;         /* malloc defect: every per-launch allocation, freed at teardown */
+    float4 *mirror_dev; /* the clean twin's mirror: device memory */
+    float *x_managed;   /* managed copy of x, rewritten by the host in prepare() */
+    float *x_keep;      /* the host's copy of x it rewrites it from */
+    void **leaked;      /* malloc defect: every per-launch allocation, freed at teardown */
     size_t n_leaked, cap_leaked;
 } hp_axpy_state;
 
@@ -100,8 +100,8 @@ static int hp_axpy_setup(const kg_setup_args *args, void **state, kg_case_io *io
         rc = kg_error_set(KG_ENOMEM, __FILE__, __LINE__, "hotpath defect: out of memory");
         goto cleanup;
     }
-    KG_CUDA_CHECK(cudaMemcpy(st->x_keep, st->ax->x, st->ax->n * sizeof(float),
-                             cudaMemcpyDeviceToHost));
+    KG_CUDA_CHECK(
+        cudaMemcpy(st->x_keep, st->ax->x, st->ax->n * sizeof(float), cudaMemcpyDeviceToHost));
     memcpy(st->x_managed, st->x_keep, st->ax->n * sizeof(float));
     *state = st;
     st = NULL;
@@ -146,14 +146,13 @@ cleanup:
  * call succeeds (the hotpath observes the cudaMalloc); inside the graph capture (global mode)
  * cudaMalloc is refused and the process exits: the observation must outlive the worker
  * (the evidence slot of core/phase.c, set by the CUPTI watch). */
-#define HP_CUDA_OR_EXIT(expr)                                                               \
-    do {                                                                                    \
-        cudaError_t e_ = (expr);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,                   \
-                    cudaGetErrorString(e_));                                                \
-            exit(1);                                                                        \
-        }                                                                                   \
+#define HP_CUDA_OR_EXIT(expr)                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (expr);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static int hp_launch_malloc_exit(void *state, cudaStream_t s)
@@ -163,8 +162,8 @@ static int hp_launch_malloc_exit(void *state, cudaStream_t s)
     HP_CUDA_OR_EXIT(cudaMalloc((void **)&tmp, a->n * sizeof(float)));
     axpy_launch_with(hp_axpy_kernel, a->a, a->x, a->y, tmp, a->n, s);
     HP_CUDA_OR_EXIT(cudaGetLastError());
-    HP_CUDA_OR_EXIT(cudaMemcpyAsync(a->out, tmp, a->n * sizeof(float), cudaMemcpyDeviceToDevice,
-                                    s));
+    HP_CUDA_OR_EXIT(
+        cudaMemcpyAsync(a->out, tmp, a->n * sizeof(float), cudaMemcpyDeviceToDevice, s));
     HP_CUDA_OR_EXIT(cudaFree(tmp)); /* implicitly waits for the copy */
     return 0;
 }
@@ -182,7 +181,7 @@ static int hp_launch_pong(void *state, cudaStream_t s)
 
 /* A "host-visible mirror" of the first four outputs: one 16-byte store by thread 0. */
 __global__ void __launch_bounds__(32)
-hp_mirror_kernel(const float *__restrict__ out, float4 *__restrict__ mirror)
+    hp_mirror_kernel(const float *__restrict__ out, float4 *__restrict__ mirror)
 {
     if (threadIdx.x == 0)
         *mirror = make_float4(out[0], out[1], out[2], out[3]);
@@ -240,7 +239,7 @@ cleanup:
 __device__ const float *hp_global_x;
 
 __global__ void __launch_bounds__(KG_AXPY_BLOCK)
-hp_axpy_global_x_kernel(float a, const float *__restrict__ y, float *__restrict__ out, size_t n)
+    hp_axpy_global_x_kernel(float a, const float *__restrict__ y, float *__restrict__ out, size_t n)
 {
     axpy_body<axpy_ref_policy>(a, hp_global_x, y, out, n);
 }
@@ -249,8 +248,7 @@ static int hp_launch_global_x(void *state, cudaStream_t s)
 {
     int rc = 0;
     kg_axpy_state *a = AX((hp_axpy_state *)state);
-    hp_axpy_global_x_kernel<<<kg_axpy_grid(a->n), KG_AXPY_BLOCK, 0, s>>>(a->a, a->y, a->out,
-                                                                         a->n);
+    hp_axpy_global_x_kernel<<<kg_axpy_grid(a->n), KG_AXPY_BLOCK, 0, s>>>(a->a, a->y, a->out, a->n);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;
@@ -445,7 +443,7 @@ static const kg_kernel_ref hp_mirror_k[] = { KG_KERNEL(hp_axpy_kernel, KG_AXPY_B
 #define HP_ATOMIC_PER_THREAD 16
 
 __global__ void __launch_bounds__(HP_BLOCK)
-hp_atomic_sum_kernel(const float *__restrict__ x, float *__restrict__ out, size_t n)
+    hp_atomic_sum_kernel(const float *__restrict__ x, float *__restrict__ out, size_t n)
 {
     const size_t base = (size_t)blockIdx.x * HP_BLOCK * HP_ATOMIC_PER_THREAD + threadIdx.x;
     float s = 0.0f;
@@ -469,8 +467,8 @@ hp_atomic_sum_kernel(const float *__restrict__ x, float *__restrict__ out, size_
  * (prepare, then poison) the defect ran on NaN and determinism compared NaN with NaN. */
 template <bool kOrdered>
 __global__ void __launch_bounds__(HP_BLOCK)
-hp_inplace_sum_kernel(const float *__restrict__ x, float *__restrict__ out,
-                      float *__restrict__ partials, size_t n)
+    hp_inplace_sum_kernel(const float *__restrict__ x, float *__restrict__ out,
+                          float *__restrict__ partials, size_t n)
 {
     __shared__ float sm[HP_BLOCK];
     const size_t base = (size_t)blockIdx.x * HP_BLOCK * HP_ATOMIC_PER_THREAD + threadIdx.x;
@@ -496,8 +494,8 @@ hp_inplace_sum_kernel(const float *__restrict__ x, float *__restrict__ out,
 }
 
 __global__ void __launch_bounds__(HP_BINS)
-hp_inplace_finish_kernel(const float *__restrict__ partials, float *__restrict__ out,
-                         unsigned blocks)
+    hp_inplace_finish_kernel(const float *__restrict__ partials, float *__restrict__ out,
+                             unsigned blocks)
 {
     float s = 0.0f;
     for (unsigned b = 0; b < blocks; b++)
@@ -509,7 +507,7 @@ typedef struct {
     size_t n;
     float *x, *out;
     float *x_host;
-    float *out0, *partials;   /* in-place cases: pristine out (prepare), the ordered partials */
+    float *out0, *partials; /* in-place cases: pristine out (prepare), the ordered partials */
     float *out0_host;
 } hp_atomic_state;
 
@@ -552,8 +550,8 @@ static int hp_atomic_setup(const kg_setup_args *args, void **state, kg_case_io *
         st->x_host[i] = ldexpf(st->x_host[i], (int)(kg_rng_next(&rng) % 17) - 8);
     KG_CUDA_CHECK(cudaMalloc((void **)&st->x, st->n * sizeof(float)));
     KG_CUDA_CHECK(cudaMalloc((void **)&st->out, HP_BINS * sizeof(float)));
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, st->n * sizeof(float),
-                                  cudaMemcpyHostToDevice, args->stream));
+    KG_CUDA_CHECK(cudaMemcpyAsync(st->x, st->x_host, st->n * sizeof(float), cudaMemcpyHostToDevice,
+                                  args->stream));
     io->out = st->out;
     io->out_count = HP_BINS;
     io->out_dtype = KG_DTYPE_F32;
@@ -622,8 +620,8 @@ static int hp_inplace_prepare(void *state, cudaStream_t s)
 {
     int rc = 0;
     hp_atomic_state *st = (hp_atomic_state *)state;
-    KG_CUDA_CHECK(cudaMemcpyAsync(st->out, st->out0, HP_BINS * sizeof(float),
-                                  cudaMemcpyDeviceToDevice, s));
+    KG_CUDA_CHECK(
+        cudaMemcpyAsync(st->out, st->out0, HP_BINS * sizeof(float), cudaMemcpyDeviceToDevice, s));
 cleanup:
     return rc;
 }
@@ -632,8 +630,8 @@ static int hp_inplace_launch_atomic(void *state, cudaStream_t s)
 {
     int rc = 0;
     hp_atomic_state *st = (hp_atomic_state *)state;
-    hp_inplace_sum_kernel<false><<<hp_atomic_grid(st->n), HP_BLOCK, 0, s>>>(st->x, st->out, NULL,
-                                                                             st->n);
+    hp_inplace_sum_kernel<false>
+        <<<hp_atomic_grid(st->n), HP_BLOCK, 0, s>>>(st->x, st->out, NULL, st->n);
     KG_LAUNCH_CHECK();
 cleanup:
     return rc;
@@ -664,7 +662,7 @@ static int hp_inplace_reference(void *state, cudaStream_t stream, void *ref_host
 
 /* x once, out read and written; the ordered twin also writes and reads its partials. */
 #define HP_INPLACE_GRID ((1u << 22) / (HP_BLOCK * HP_ATOMIC_PER_THREAD))
-#define HP_INPLACE_BYTES(ordered)                                                           \
+#define HP_INPLACE_BYTES(ordered) \
     (4.0 * (double)(1u << 22) + 8.0 * HP_BINS + ((ordered) ? 8.0 * HP_BINS * HP_INPLACE_GRID : 0.0))
 
 static const kg_kernel_ref hp_inplace_atomic_k[] = {
@@ -684,7 +682,7 @@ static const kg_kernel_ref hp_inplace_ordered_k[] = {
 #define HP_BV_MAX_BLOCK 1024
 
 __global__ void __launch_bounds__(HP_BV_MAX_BLOCK)
-hp_batch_max_kernel(const float *__restrict__ x, float *__restrict__ m, size_t count)
+    hp_batch_max_kernel(const float *__restrict__ x, float *__restrict__ m, size_t count)
 {
     __shared__ float sm[HP_BV_MAX_BLOCK];
     float v = 0.0f;
@@ -702,8 +700,8 @@ hp_batch_max_kernel(const float *__restrict__ x, float *__restrict__ m, size_t c
 }
 
 __global__ void __launch_bounds__(HP_BLOCK)
-hp_batch_scale_kernel(const float *__restrict__ x, const float *__restrict__ m,
-                      float *__restrict__ y, int cols)
+    hp_batch_scale_kernel(const float *__restrict__ x, const float *__restrict__ m,
+                          float *__restrict__ y, int cols)
 {
     const size_t row = blockIdx.x;
     const float mx = *m;
@@ -771,8 +769,10 @@ static int hp_bv_launch_rows(void *state, int rows, cudaStream_t s)
     int rc = 0;
     hp_bv_state *st = (hp_bv_state *)state;
     if (rows < 1 || rows > st->rows)
-        return kg_error_set(KG_EINVAL, __FILE__, __LINE__, "hotpath batch: rows %d out of "
-                            "[1,%d]", rows, st->rows);
+        return kg_error_set(KG_EINVAL, __FILE__, __LINE__,
+                            "hotpath batch: rows %d out of "
+                            "[1,%d]",
+                            rows, st->rows);
     hp_batch_max_kernel<<<1, HP_BV_MAX_BLOCK, 0, s>>>(st->x, st->m, (size_t)rows * st->cols);
     KG_LAUNCH_CHECK();
     hp_batch_scale_kernel<<<rows, HP_BLOCK, 0, s>>>(st->x, st->m, st->y, st->cols);
@@ -813,10 +813,12 @@ static const kg_cublas_gemm_params hp_gemm_p = { 256, 384, 512, 0, 0 };
 
 /* ---- the catalogue ------------------------------------------------------------------------- */
 
-#define HP_AXPY_CASE(ID, LAUNCH, REASON)                                                   \
-    { ID, "axpy", &hp_axpy_p, hp_axpy_setup, LAUNCH, hp_axpy_reference, hp_axpy_teardown, \
-      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,      \
-      hp_axpy_k, 1, 0, NULL, "hotpath", REASON }
+#define HP_AXPY_CASE(ID, LAUNCH, REASON)                                                    \
+    {                                                                                       \
+        ID, "axpy", &hp_axpy_p, hp_axpy_setup, LAUNCH, hp_axpy_reference, hp_axpy_teardown, \
+            KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, \
+            hp_axpy_k, 1, 0, NULL, "hotpath", REASON                                        \
+    }
 
 static const kg_case_desc hp_cases[] = {
     HP_AXPY_CASE("defect/hotpath/cudaMalloc/axpy/n=65536/f32", hp_launch_malloc,
@@ -845,8 +847,8 @@ static const kg_case_desc hp_cases[] = {
                  "cudaMalloc [alloc/free]"),
     /* Launched otherwise than declared (hp_axpy_k: KG_AXPY_BLOCK, 0); clean twin:
      * clean/hotpath/axpy (the reference launch, as declared). */
-    HP_AXPY_CASE("defect/hotpath/launch_config_half_block/axpy/n=65536/f32",
-                 hp_launch_half_block, "launch-config"),
+    HP_AXPY_CASE("defect/hotpath/launch_config_half_block/axpy/n=65536/f32", hp_launch_half_block,
+                 "launch-config"),
     HP_AXPY_CASE("defect/hotpath/launch_config_undeclared_smem/axpy/n=65536/f32",
                  hp_launch_undeclared_smem, "launch-config"),
     /* Writes nothing: every check compares poison, so the case must be ERROR, not PASS. */
@@ -859,26 +861,66 @@ static const kg_case_desc hp_cases[] = {
       hp_atomic_setup, hp_atomic_launch, hp_atomic_reference, hp_atomic_teardown, KG_DTYPE_F64,
       "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999), 4.0 * (double)(1u << 22),
       (double)(1u << 22), hp_atomic_k, 1, 0, NULL, "hotpath", "nondeterministic" },
-    { "defect/hotpath/inplace_atomic_accumulate/n=4194304,bins=64/f32", "inplace_sum",
-      &hp_atomic_p, hp_inplace_setup, hp_inplace_launch_atomic, hp_inplace_reference,
-      hp_atomic_teardown, KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999),
-      HP_INPLACE_BYTES(false), (double)(1u << 22), hp_inplace_atomic_k, 1, 0, NULL, "hotpath",
-      "nondeterministic", NULL, NULL, 0.0, 0.0, 0.0, NULL, hp_inplace_prepare },
-    { "clean/hotpath/inplace_ordered_accumulate/n=4194304,bins=64/f32", "inplace_sum",
-      &hp_atomic_p, hp_inplace_setup, hp_inplace_launch_ordered, hp_inplace_reference,
-      hp_atomic_teardown, KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999),
-      HP_INPLACE_BYTES(true), (double)(1u << 22), hp_inplace_ordered_k, 2, 0, NULL, NULL, NULL,
-      NULL, NULL, 0.0, 0.0, 0.0, NULL, hp_inplace_prepare },
-    { "defect/hotpath/batch_variant/rows=64,cols=1024/f32", "batch_scale", &hp_bv_p,
-      hp_bv_setup, hp_bv_launch, hp_bv_reference, hp_bv_teardown, KG_DTYPE_F64, "cpu-f64",
-      KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.999999), 12.0 * HP_BV_ROWS * HP_BV_COLS,
-      (double)HP_BV_ROWS * HP_BV_COLS, hp_bv_k, 2, 1, hp_bv_launch_rows, "hotpath",
+    { "defect/hotpath/inplace_atomic_accumulate/n=4194304,bins=64/f32",
+      "inplace_sum",
+      &hp_atomic_p,
+      hp_inplace_setup,
+      hp_inplace_launch_atomic,
+      hp_inplace_reference,
+      hp_atomic_teardown,
+      KG_DTYPE_F64,
+      "cpu-f64",
+      KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999),
+      HP_INPLACE_BYTES(false),
+      (double)(1u << 22),
+      hp_inplace_atomic_k,
+      1,
+      0,
+      NULL,
+      "hotpath",
+      "nondeterministic",
+      NULL,
+      NULL,
+      0.0,
+      0.0,
+      0.0,
+      NULL,
+      hp_inplace_prepare },
+    { "clean/hotpath/inplace_ordered_accumulate/n=4194304,bins=64/f32",
+      "inplace_sum",
+      &hp_atomic_p,
+      hp_inplace_setup,
+      hp_inplace_launch_ordered,
+      hp_inplace_reference,
+      hp_atomic_teardown,
+      KG_DTYPE_F64,
+      "cpu-f64",
+      KG_PARITY_TOLERANCE_INIT(1.0, 1e-4, 0.99999),
+      HP_INPLACE_BYTES(true),
+      (double)(1u << 22),
+      hp_inplace_ordered_k,
+      2,
+      0,
+      NULL,
+      NULL,
+      NULL,
+      NULL,
+      NULL,
+      0.0,
+      0.0,
+      0.0,
+      NULL,
+      hp_inplace_prepare },
+    { "defect/hotpath/batch_variant/rows=64,cols=1024/f32", "batch_scale", &hp_bv_p, hp_bv_setup,
+      hp_bv_launch, hp_bv_reference, hp_bv_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_PARITY_TOLERANCE_INIT(1e-6, 1e-6, 0.999999), 12.0 * HP_BV_ROWS *HP_BV_COLS,
+      (double)HP_BV_ROWS *HP_BV_COLS, hp_bv_k, 2, 1, hp_bv_launch_rows, "hotpath",
       "batch-variant" },
-    { "defect/hotpath/cublas_no_workspace/m=256,n=384,k=512/bf16", "cublas_gemm_bf16",
-      &hp_gemm_p, kg_cublas_gemm_setup, kg_cublas_gemm_launch, kg_cublas_gemm_reference,
+    { "defect/hotpath/cublas_no_workspace/m=256,n=384,k=512/bf16", "cublas_gemm_bf16", &hp_gemm_p,
+      kg_cublas_gemm_setup, kg_cublas_gemm_launch, kg_cublas_gemm_reference,
       kg_cublas_gemm_teardown, KG_DTYPE_F64, "cpu-f64", KG_CUBLAS_GEMM_PARITY,
-      2.0 * (256.0 * 512 + 384.0 * 512) + 4.0 * 256 * 384, 2.0 * 256 * 384 * 512, NULL, 0, 0,
-      NULL, "hotpath", "observe" },
+      2.0 * (256.0 * 512 + 384.0 * 512) + 4.0 * 256 * 384, 2.0 * 256 * 384 * 512, NULL, 0, 0, NULL,
+      "hotpath", "observe" },
 };
 
 /* The host-memory checks' planted cases (hotpath/um_counters.h): registered unless
@@ -894,22 +936,61 @@ static const kg_case_desc hp_host_memory_cases[] = {
       KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16) + 32.0, 0.0, hp_mirror_k, 2 },
     /* Managed x, touched by the host in prepare(); its clean twin is clean/hotpath/axpy (the
      * same kernel on device memory). */
-    { "defect/hotpath/managed_host_touched/axpy/n=65536/f32", "axpy", &hp_axpy_p,
-      hp_axpy_setup, hp_launch_managed, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64,
-      "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, hp_axpy_k, 1, 0, NULL,
-      "hotpath", "arg 1: managed memory", NULL, NULL, 0.0, 0.0, 0.0, NULL,
+    { "defect/hotpath/managed_host_touched/axpy/n=65536/f32",
+      "axpy",
+      &hp_axpy_p,
+      hp_axpy_setup,
+      hp_launch_managed,
+      hp_axpy_reference,
+      hp_axpy_teardown,
+      KG_DTYPE_F64,
+      "cpu-f64",
+      KG_AXPY_PARITY,
+      12.0 * (double)((size_t)1 << 16),
+      0.0,
+      hp_axpy_k,
+      1,
+      0,
+      NULL,
+      "hotpath",
+      "arg 1: managed memory",
+      NULL,
+      NULL,
+      0.0,
+      0.0,
+      0.0,
+      NULL,
       hp_managed_prepare },
     /* Managed x reached through a device-global pointer (no argument shows it): only the
      * unified-memory counters see the migration; the clean twin reads device x that way. */
-    { "defect/hotpath/managed_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
-      hp_global_managed_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
-      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
-      hp_global_k, 1, 0, NULL, "hotpath", "[um-migration]", NULL, NULL, 0.0, 0.0, 0.0, NULL,
+    { "defect/hotpath/managed_via_global/axpy/n=65536/f32",
+      "axpy",
+      &hp_axpy_p,
+      hp_global_managed_setup,
+      hp_launch_global_x,
+      hp_axpy_reference,
+      hp_axpy_teardown,
+      KG_DTYPE_F64,
+      "cpu-f64",
+      KG_AXPY_PARITY,
+      12.0 * (double)((size_t)1 << 16),
+      0.0,
+      hp_global_k,
+      1,
+      0,
+      NULL,
+      "hotpath",
+      "[um-migration]",
+      NULL,
+      NULL,
+      0.0,
+      0.0,
+      0.0,
+      NULL,
       hp_managed_prepare },
     { "clean/hotpath/device_via_global/axpy/n=65536/f32", "axpy", &hp_axpy_p,
-      hp_global_device_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown,
-      KG_DTYPE_F64, "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0,
-      hp_global_k, 1 },
+      hp_global_device_setup, hp_launch_global_x, hp_axpy_reference, hp_axpy_teardown, KG_DTYPE_F64,
+      "cpu-f64", KG_AXPY_PARITY, 12.0 * (double)((size_t)1 << 16), 0.0, hp_global_k, 1 },
 };
 
 extern "C" int kg_hotpath_defects_register(kg_registry *reg)

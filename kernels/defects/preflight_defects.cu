@@ -18,14 +18,14 @@
 
 #define PF_BLOCK 256
 #define PF_LOCAL_N 16
-#define PF_LIVE 48          /* values kept live at once: far more than 32 registers hold */
+#define PF_LIVE 48           /* values kept live at once: far more than 32 registers hold */
 #define PF_SMEM_FLOATS 10240 /* 40 KiB of static shared memory per block */
 
 /* (1) DEFECT: t[] is indexed with a run-time value, so it cannot live in registers. */
 __global__ void __launch_bounds__(PF_BLOCK)
-defect_preflight_local_array_kernel(float a, const float *__restrict__ x,
-                                    const float *__restrict__ y, float *__restrict__ out,
-                                    size_t n, int pick)
+    defect_preflight_local_array_kernel(float a, const float *__restrict__ x,
+                                        const float *__restrict__ y, float *__restrict__ out,
+                                        size_t n, int pick)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -60,8 +60,8 @@ __device__ __forceinline__ float pf_pressure(const float *__restrict__ x, size_t
 /* (2) DEFECT: 8 resident blocks of 256 threads demanded, so ptxas caps the kernel at
  * 65536 / 2048 = 32 registers/thread and it spills to local memory. */
 __global__ void __launch_bounds__(PF_BLOCK, 8)
-defect_preflight_spill_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
-                              float *__restrict__ out, size_t n, int pick)
+    defect_preflight_spill_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
+                                  float *__restrict__ out, size_t n, int pick)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -73,9 +73,9 @@ defect_preflight_spill_kernel(float a, const float *__restrict__ x, const float 
 /* (4) The same spiller under a __maxnreg__ cap, on the test allowlist with an older byte
  * count: DEFECT is the change. */
 __global__ void __maxnreg__(40)
-defect_preflight_spill_changed_kernel(float a, const float *__restrict__ x,
-                                      const float *__restrict__ y, float *__restrict__ out,
-                                      size_t n, int pick)
+    defect_preflight_spill_changed_kernel(float a, const float *__restrict__ x,
+                                          const float *__restrict__ y, float *__restrict__ out,
+                                          size_t n, int pick)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -86,9 +86,9 @@ defect_preflight_spill_changed_kernel(float a, const float *__restrict__ x,
 
 /* (3) DEFECT: a 40 KiB staging tile (it was 4 KiB when the baseline entry was recorded). */
 __global__ void __launch_bounds__(PF_BLOCK)
-defect_preflight_smem_grew_kernel(float a, const float *__restrict__ x,
-                                  const float *__restrict__ y, float *__restrict__ out, size_t n,
-                                  int pick)
+    defect_preflight_smem_grew_kernel(float a, const float *__restrict__ x,
+                                      const float *__restrict__ y, float *__restrict__ out,
+                                      size_t n, int pick)
 {
     __shared__ float tile[PF_SMEM_FLOATS];
     const size_t base = (size_t)blockIdx.x * blockDim.x;
@@ -103,13 +103,17 @@ defect_preflight_smem_grew_kernel(float a, const float *__restrict__ x,
 /* (5) The reference axpy body under a __launch_bounds__ policy. DEFECT (pf_bounds_short):
  * declared for 128 threads, launched (axpy_launch_with) with KG_AXPY_BLOCK = 256, so the
  * launch fails; the clean twin (pf_bounds_fit) declares 256. */
-struct pf_bounds_fit { static constexpr int kMaxThreads = KG_AXPY_BLOCK; };
-struct pf_bounds_short { static constexpr int kMaxThreads = KG_AXPY_BLOCK / 2; };
+struct pf_bounds_fit {
+    static constexpr int kMaxThreads = KG_AXPY_BLOCK;
+};
+struct pf_bounds_short {
+    static constexpr int kMaxThreads = KG_AXPY_BLOCK / 2;
+};
 
 template <class P>
 __global__ void __launch_bounds__(P::kMaxThreads)
-pf_launch_bounds_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
-                        float *__restrict__ out, size_t n)
+    pf_launch_bounds_kernel(float a, const float *__restrict__ x, const float *__restrict__ y,
+                            float *__restrict__ out, size_t n)
 {
     axpy_body<axpy_ref_policy>(a, x, y, out, n);
 }
@@ -150,25 +154,28 @@ static int pf_changed_launch(void *st, cudaStream_t s)
     return pf_launch(defect_preflight_spill_changed_kernel, st, s);
 }
 
-static const kg_kernel_ref pf_local_k[] = {
-    KG_KERNEL(defect_preflight_local_array_kernel, PF_BLOCK, 0) };
+static const kg_kernel_ref pf_local_k[] = { KG_KERNEL(defect_preflight_local_array_kernel, PF_BLOCK,
+                                                      0) };
 static const kg_kernel_ref pf_spill_k[] = { KG_KERNEL(defect_preflight_spill_kernel, PF_BLOCK, 0) };
-static const kg_kernel_ref pf_smem_k[] = {
-    KG_KERNEL(defect_preflight_smem_grew_kernel, PF_BLOCK, 0) };
-static const kg_kernel_ref pf_changed_k[] = {
-    KG_KERNEL(defect_preflight_spill_changed_kernel, PF_BLOCK, 0) };
+static const kg_kernel_ref pf_smem_k[] = { KG_KERNEL(defect_preflight_smem_grew_kernel, PF_BLOCK,
+                                                     0) };
+static const kg_kernel_ref pf_changed_k[] = { KG_KERNEL(defect_preflight_spill_changed_kernel,
+                                                        PF_BLOCK, 0) };
 
 static const kg_kernel_ref pf_bounds_short_k[] = {
-    KG_KERNEL(pf_launch_bounds_kernel<pf_bounds_short>, KG_AXPY_BLOCK, 0) };
-static const kg_kernel_ref pf_bounds_fit_k[] = {
-    KG_KERNEL(pf_launch_bounds_kernel<pf_bounds_fit>, KG_AXPY_BLOCK, 0) };
+    KG_KERNEL(pf_launch_bounds_kernel<pf_bounds_short>, KG_AXPY_BLOCK, 0)
+};
+static const kg_kernel_ref pf_bounds_fit_k[] = { KG_KERNEL(pf_launch_bounds_kernel<pf_bounds_fit>,
+                                                           KG_AXPY_BLOCK, 0) };
 
 static const kg_axpy_params pf_p = { 4097 };
 
-#define PF_CASE(id_, launch_, syms_, reason_)                                                \
-    { id_, "axpy", &pf_p, kg_axpy_setup, launch_, kg_axpy_reference, kg_axpy_teardown,       \
-      KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1e-5, 1e-6, 0.99999), 12.0 * 4097,   \
-      2.0 * 4097, syms_, 1, 0, NULL, "preflight", reason_ }
+#define PF_CASE(id_, launch_, syms_, reason_)                                                    \
+    {                                                                                            \
+        id_, "axpy", &pf_p, kg_axpy_setup, launch_, kg_axpy_reference, kg_axpy_teardown,         \
+            KG_DTYPE_F64, "cpu-f64", KG_PARITY_TOLERANCE_INIT(1e-5, 1e-6, 0.99999), 12.0 * 4097, \
+            2.0 * 4097, syms_, 1, 0, NULL, "preflight", reason_                                  \
+    }
 
 static const kg_case_desc pf_cases[] = {
     PF_CASE("defect/preflight/local_array/n=4097/f32", pf_local_launch, pf_local_k,
@@ -183,8 +190,8 @@ static const kg_case_desc pf_cases[] = {
             pf_bounds_short_k, "launch bounds exceeded"),
     /* The clean twin of (5): every gate passes it (in the test baseline). */
     { "clean/preflight/launch_bounds/n=4097/f32", "axpy", &pf_p, kg_axpy_setup,
-      pf_bounds_launch<pf_bounds_fit>, kg_axpy_reference, kg_axpy_teardown, KG_DTYPE_F64,
-      "cpu-f64", KG_AXPY_PARITY, 12.0 * 4097, 2.0 * 4097, pf_bounds_fit_k, 1 },
+      pf_bounds_launch<pf_bounds_fit>, kg_axpy_reference, kg_axpy_teardown, KG_DTYPE_F64, "cpu-f64",
+      KG_AXPY_PARITY, 12.0 * 4097, 2.0 * 4097, pf_bounds_fit_k, 1 },
 };
 
 /* Defects (3) and (4) are defects only against their fixtures (the baseline entry and the

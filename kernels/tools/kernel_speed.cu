@@ -31,7 +31,9 @@ extern "C" int kg_reference_cases_register(kg_registry *reg);
 
 typedef int (*launch_fn)(void *ctx, cudaStream_t s);
 
-struct stat3 { double med, lo, hi; };
+struct stat3 {
+    double med, lo, hi;
+};
 
 static stat3 time_it(launch_fn fn, void *ctx, cudaStream_t s)
 {
@@ -58,14 +60,21 @@ static stat3 time_it(launch_fn fn, void *ctx, cudaStream_t s)
     return { t[t.size() / 2], t.front(), t.back() };
 }
 
-struct copy_ctx { void *dst, *src; size_t bytes; };
+struct copy_ctx {
+    void *dst, *src;
+    size_t bytes;
+};
 static int copy_launch(void *c, cudaStream_t s)
 {
     copy_ctx *x = (copy_ctx *)c;
     return cudaMemcpyAsync(x->dst, x->src, x->bytes, cudaMemcpyDeviceToDevice, s) == cudaSuccess
-               ? 0 : -1;
+               ? 0
+               : -1;
 }
-struct case_ctx { const kg_case_desc *d; void *state; };
+struct case_ctx {
+    const kg_case_desc *d;
+    void *state;
+};
 static int case_launch(void *c, cudaStream_t s)
 {
     case_ctx *x = (case_ctx *)c;
@@ -75,18 +84,17 @@ static int cublas_launch(void *c, cudaStream_t s)
 {
     kg_gemm_state *st = (kg_gemm_state *)c;
     (void)s;
-    return kg_cublas_gemm_bf16_tn((cublasHandle_t)st->cublas, st->a, st->b, st->c_ref, st->m,
-                                  st->n, st->k);
+    return kg_cublas_gemm_bf16_tn((cublasHandle_t)st->cublas, st->a, st->b, st->c_ref, st->m, st->n,
+                                  st->k);
 }
-
 
 /* ---- variants that were tried (docs/measurements/h200-kernels.md): same device code as the library, other
  * knobs; each is timed like a case and compared with the shipped kernel's output. ---------- */
 
-#define SMV(name, T, VEC, R, NR, KEEP)                                                          \
+#define SMV(name, T, VEC, R, NR, KEEP)                                                             \
     __global__ void __launch_bounds__(KG_SOFTMAX_BLOCK) name(const T *x, T *y, int rows, int cols) \
-    {                                                                                          \
-        softmax_rows<T, VEC, R, NR, KEEP>(x, y, rows, cols);                                   \
+    {                                                                                              \
+        softmax_rows<T, VEC, R, NR, KEEP>(x, y, rows, cols);                                       \
     }
 SMV(sm_bf16_nr1_keep, uint16_t, 8, 2, 1, true)
 SMV(sm_bf16_nr2_keep, uint16_t, 8, 2, 2, true)
@@ -99,14 +107,15 @@ SMV(sm_f32_nr2_recompute, float, 4, 4, 2, false)
 
 /* The original two-pass rmsnorm (row re-read from L2), one row per block. */
 __global__ void __launch_bounds__(KG_RMSNORM_BLOCK)
-rms_two_pass(const uint16_t *x, const uint16_t *w, uint16_t *y, int rows, int cols, float eps)
+    rms_two_pass(const uint16_t *x, const uint16_t *w, uint16_t *y, int rows, int cols, float eps)
 {
     (void)rows;
     rmsnorm_row(x, w, y, blockIdx.x, cols, eps);
 }
 /* Register path without the min-blocks cap (40 registers, 6 blocks/SM). */
 __global__ void __launch_bounds__(KG_RMSNORM_BLOCK)
-rms_regs_uncapped(const uint16_t *x, const uint16_t *w, uint16_t *y, int rows, int cols, float eps)
+    rms_regs_uncapped(const uint16_t *x, const uint16_t *w, uint16_t *y, int rows, int cols,
+                      float eps)
 {
     (void)rows;
     rmsnorm_rows<4>(x, w, y, cols, eps);
@@ -120,9 +129,9 @@ rms_regs_uncapped(const uint16_t *x, const uint16_t *w, uint16_t *y, int rows, i
  * values a slow warp is still reading for row r. */
 template <int R>
 static __device__ __forceinline__ void var_rmsnorm_persistent(const uint16_t *__restrict__ x,
-                                                         const uint16_t *__restrict__ w,
-                                                         uint16_t *__restrict__ y, int rows,
-                                                         int cols, float eps)
+                                                              const uint16_t *__restrict__ w,
+                                                              uint16_t *__restrict__ y, int rows,
+                                                              int cols, float eps)
 {
     __shared__ float sh[2][KG_RMSNORM_BLOCK / 32];
     const int nvec = cols / 8;
@@ -178,10 +187,9 @@ static __device__ __forceinline__ void var_rmsnorm_persistent(const uint16_t *__
     }
 }
 
-
 /* Persistent: one resident wave looping over rows with a register prefetch of the next row. */
 __global__ void __launch_bounds__(KG_RMSNORM_BLOCK, 3)
-rms_persistent(const uint16_t *x, const uint16_t *w, uint16_t *y, int rows, int cols, float eps)
+    rms_persistent(const uint16_t *x, const uint16_t *w, uint16_t *y, int rows, int cols, float eps)
 {
     var_rmsnorm_persistent<4>(x, w, y, rows, cols, eps);
 }
@@ -199,7 +207,9 @@ static int var_launch(void *c, cudaStream_t s)
     void *args_sm[] = { &v->x, &v->y, &v->rows, &v->cols };
     void *args_rms[] = { &v->x, &v->w, &v->y, &v->rows, &v->cols, &v->eps };
     return cudaLaunchKernel(v->fn, dim3(v->grid), dim3(256), v->rms ? args_rms : args_sm, 0, s) ==
-                   cudaSuccess ? 0 : -1;
+                   cudaSuccess
+               ? 0
+               : -1;
 }
 static int resident_grid(const void *fn, int rows)
 {
@@ -232,19 +242,26 @@ static void variants(double copy_bw, cudaStream_t s)
 {
     kg_rng rng;
     printf("variants (same timing; output compared with the shipped kernel's):\n");
-    {   /* softmax bf16 32768 x 4096 */
+    { /* softmax bf16 32768 x 4096 */
         const int rows = 32768, cols = 4096;
         const size_t n = (size_t)rows * cols;
         std::vector<uint16_t> h(n);
         kg_rng_seed(&rng, 0x5eed, 7);
         kg_rng_fill_bf16(&rng, h.data(), n, -5.0f, 5.0f);
         uint16_t *x, *y, *ref;
-        CK(cudaMalloc(&x, n * 2)); CK(cudaMalloc(&y, n * 2)); CK(cudaMalloc(&ref, n * 2));
+        CK(cudaMalloc(&x, n * 2));
+        CK(cudaMalloc(&y, n * 2));
+        CK(cudaMalloc(&ref, n * 2));
         CK(cudaMemcpy(x, h.data(), n * 2, cudaMemcpyHostToDevice));
-        if (kg_softmax_bf16_launch(x, ref, rows, cols, s) != 0) exit(4);
+        if (kg_softmax_bf16_launch(x, ref, rows, cols, s) != 0)
+            exit(4);
         CK(cudaStreamSynchronize(s));
         const double bytes = 4.0 * n;
-        struct { const char *l; const void *f; int nr; } vs[] = {
+        struct {
+            const char *l;
+            const void *f;
+            int nr;
+        } vs[] = {
             { "softmax bf16 nr=1 keep-exp", (const void *)sm_bf16_nr1_keep, 1 },
             { "softmax bf16 nr=2 keep-exp", (const void *)sm_bf16_nr2_keep, 2 },
             { "softmax bf16 nr=2 recompute-exp", (const void *)sm_bf16_nr2_recompute, 2 },
@@ -255,20 +272,29 @@ static void variants(double copy_bw, cudaStream_t s)
             var_ctx v = { e.f, (rows + e.nr - 1) / e.nr, rows, cols, x, y, NULL, 0.0f, false };
             run_variant(e.l, v, ref, n * 2, bytes, copy_bw, s);
         }
-        CK(cudaFree(x)); CK(cudaFree(y)); CK(cudaFree(ref));
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(ref));
     }
-    {   /* softmax f32 16384 x 4096 */
+    { /* softmax f32 16384 x 4096 */
         const int rows = 16384, cols = 4096;
         const size_t n = (size_t)rows * cols;
         std::vector<float> h(n);
         kg_rng_seed(&rng, 0x5eed, 8);
         kg_rng_fill_f32(&rng, h.data(), n, -5.0f, 5.0f);
         float *x, *y, *ref;
-        CK(cudaMalloc(&x, n * 4)); CK(cudaMalloc(&y, n * 4)); CK(cudaMalloc(&ref, n * 4));
+        CK(cudaMalloc(&x, n * 4));
+        CK(cudaMalloc(&y, n * 4));
+        CK(cudaMalloc(&ref, n * 4));
         CK(cudaMemcpy(x, h.data(), n * 4, cudaMemcpyHostToDevice));
-        if (kg_softmax_f32_launch(x, ref, rows, cols, s) != 0) exit(4);
+        if (kg_softmax_f32_launch(x, ref, rows, cols, s) != 0)
+            exit(4);
         CK(cudaStreamSynchronize(s));
-        struct { const char *l; const void *f; int nr; } vs[] = {
+        struct {
+            const char *l;
+            const void *f;
+            int nr;
+        } vs[] = {
             { "softmax f32 nr=1 keep-exp", (const void *)sm_f32_nr1_keep, 1 },
             { "softmax f32 nr=1 recompute-exp", (const void *)sm_f32_nr1_recompute, 1 },
             { "softmax f32 nr=2 recompute-exp", (const void *)sm_f32_nr2_recompute, 2 },
@@ -277,31 +303,46 @@ static void variants(double copy_bw, cudaStream_t s)
             var_ctx v = { e.f, (rows + e.nr - 1) / e.nr, rows, cols, x, y, NULL, 0.0f, false };
             run_variant(e.l, v, ref, n * 4, 8.0 * n, copy_bw, s);
         }
-        CK(cudaFree(x)); CK(cudaFree(y)); CK(cudaFree(ref));
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(ref));
     }
-    {   /* rmsnorm bf16 16384 x 8192 */
+    { /* rmsnorm bf16 16384 x 8192 */
         const int rows = 16384, cols = 8192;
         const size_t n = (size_t)rows * cols;
         std::vector<uint16_t> h(n);
         kg_rng_seed(&rng, 0x5eed, 9);
         kg_rng_fill_bf16(&rng, h.data(), n, -2.0f, 2.0f);
         uint16_t *x, *y, *ref, *w;
-        CK(cudaMalloc(&x, n * 2)); CK(cudaMalloc(&y, n * 2)); CK(cudaMalloc(&ref, n * 2));
+        CK(cudaMalloc(&x, n * 2));
+        CK(cudaMalloc(&y, n * 2));
+        CK(cudaMalloc(&ref, n * 2));
         CK(cudaMalloc(&w, cols * 2));
         CK(cudaMemcpy(x, h.data(), n * 2, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(w, h.data() + 12345, cols * 2, cudaMemcpyHostToDevice));
         const float eps = 1e-6f;
-        if (kg_rmsnorm_launch(x, w, ref, rows, cols, eps, s) != 0) exit(4);
+        if (kg_rmsnorm_launch(x, w, ref, rows, cols, eps, s) != 0)
+            exit(4);
         CK(cudaStreamSynchronize(s));
         const double bytes = 4.0 * n + 2.0 * cols;
         var_ctx a = { (const void *)rms_two_pass, rows, rows, cols, x, y, w, eps, true };
         run_variant("rmsnorm two-pass (L2 re-read)", a, ref, n * 2, bytes, copy_bw, s);
         var_ctx b = { (const void *)rms_regs_uncapped, rows, rows, cols, x, y, w, eps, true };
         run_variant("rmsnorm registers, uncapped", b, ref, n * 2, bytes, copy_bw, s);
-        var_ctx c = { (const void *)rms_persistent, resident_grid((const void *)rms_persistent, rows),
-                      rows, cols, x, y, w, eps, true };
+        var_ctx c = { (const void *)rms_persistent,
+                      resident_grid((const void *)rms_persistent, rows),
+                      rows,
+                      cols,
+                      x,
+                      y,
+                      w,
+                      eps,
+                      true };
         run_variant("rmsnorm persistent + prefetch", c, ref, n * 2, bytes, copy_bw, s);
-        CK(cudaFree(x)); CK(cudaFree(y)); CK(cudaFree(ref)); CK(cudaFree(w));
+        CK(cudaFree(x));
+        CK(cudaFree(y));
+        CK(cudaFree(ref));
+        CK(cudaFree(w));
     }
 }
 
@@ -366,7 +407,8 @@ int main(int argc, char **argv)
             kg_gemm_state *st = (kg_gemm_state *)x.state;
             const char *path = kg_gemm_bf16_wgmma_available() &&
                                        kg_gemm_bf16_wgmma_fits(st->m, st->n, st->k)
-                                   ? "wgmma" : "mma.sync";
+                                   ? "wgmma"
+                                   : "mma.sync";
             printf("%-44s %10.1f us (%8.1f..%8.1f)  %7.1f TFLOP/s  [%s]\n", d->id, t.med, t.lo,
                    t.hi, tfl, path);
             if (st->m == 8192 && st->n == 8192 && st->k == 8192) {

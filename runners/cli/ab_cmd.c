@@ -16,16 +16,21 @@ static int ab_parse(kg_ab_opts *o, kg_common_opts *co, int argc, char **argv, bo
         { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co },
         kg_ab_opt_table(o),
     };
-    const kg_opt_cmd cmd = { .command = "ab", .synopsis_tail = "A_EXE B_EXE",
-                             .description = kg_ab_description(), .tables = tables,
-                             .n_tables = 2, .exit_codes = ab_exit_codes };
+    const kg_opt_cmd cmd = { .command = "ab",
+                             .synopsis_tail = "A_EXE B_EXE",
+                             .description = kg_ab_description(),
+                             .tables = tables,
+                             .n_tables = 2,
+                             .exit_codes = ab_exit_codes };
     KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, pos, 3, &npos));
     if (*help)
         return 0;
     if (npos != 2) {
         kg_opt_cmd_usage(stderr, &cmd);
-        return KG_ERR(KG_EINVAL, "ab: expected two runner executables A_EXE B_EXE, got %zu "
-                                 "argument(s)", npos);
+        return KG_ERR(KG_EINVAL,
+                      "ab: expected two runner executables A_EXE B_EXE, got %zu "
+                      "argument(s)",
+                      npos);
     }
     if (co->shard_count)
         return KG_ERR(KG_EINVAL, "ab: --shard is not supported (both sides time every selected "
@@ -59,8 +64,8 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
         return KG_EXIT_PASS;
     if (co.report_path && strcmp(co.report_path, "-") == 0)
         KG_TRY(kg_stdout_for_data()); /* the rounds and the table on stderr */
-    printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n",
-           o.exe[0], o.exe[1], o.rounds, (unsigned long long)co.seed);
+    printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n", o.exe[0],
+           o.exe[1], o.rounds, (unsigned long long)co.seed);
     kg_gate_env env = { .seed = co.seed, .device = co.device, .filter = co.filter };
     kg_interrupt_catch(); /* Ctrl-C: the round running killed at once, the report written */
     KG_TRY(kg_ab_rounds(&st, &o, &env));

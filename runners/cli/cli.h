@@ -28,11 +28,12 @@ int kg_cmd_history(kg_registry *reg, int argc, char **argv); /* history.c: the r
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv);
 /* The selftest's certificate (selftest_cert.c): what a passing selftest was proved for. */
 typedef struct {
-    char build[65], catalogue[65];   /* SHA-256 of this runner and of the defect runner */
+    char build[65], catalogue[65]; /* SHA-256 of this runner and of the defect runner */
     char driver[64], gpu_uuid[64];
-    char path[PATH_MAX];             /* its file in the runner's cache */
+    char path[PATH_MAX]; /* its file in the runner's cache */
 } kg_selftest_cert_key;
-int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects, const kg_device_info *dev);
+int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects,
+                              const kg_device_info *dev);
 /* Pure: 0 when `cert` holds for `k` at now_s, else 1 with the reason in why. */
 int kg_selftest_cert_invalid(const cJSON *cert, const kg_selftest_cert_key *k, double now_s,
                              double max_age_s, char *why, size_t n);
@@ -56,7 +57,7 @@ typedef struct {
     char date[32], driver[16], cuda[16];
 } kg_cli_mark_stamp;
 const kg_mark *kg_cli_marks_lookup(const void *marks, const char *cls, const char *id,
-                                  const char *metric);
+                                   const char *metric);
 int kg_cli_save_marks_check(const char *marks_path, const char *save_marks);
 int kg_cli_save_marks_open(kg_marks **m, kg_cli_mark_stamp *st, const char *save_marks,
                            const kg_run *run);
@@ -67,8 +68,8 @@ int kg_cli_save_marks_open(kg_marks **m, kg_cli_mark_stamp *st, const char *save
 typedef struct {
     kg_marks *marks;
     kg_marks *save;
-    kg_marks_source src;     /* where `marks` came from (the report's marks_source) */
-    char shown[1400];        /* --marks-ref: "REF:PATH", the settings' marks entry */
+    kg_marks_source src; /* where `marks` came from (the report's marks_source) */
+    char shown[1400];    /* --marks-ref: "REF:PATH", the settings' marks entry */
 } kg_cli_marks;
 
 /* Load the marks into g's slots of opts (a bad file is exit 2 with or without a GPU), check

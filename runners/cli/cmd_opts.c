@@ -35,9 +35,10 @@ static int co_not_input(const char *command, const kg_cmd_out *o, const char *fr
     struct stat so, si;
     if (stat(o->path, &so) == 0 && stat(from, &si) == 0 && so.st_dev == si.st_dev &&
         so.st_ino == si.st_ino)
-        return KG_ERR(KG_EINVAL, "%s: %s %s is the input (--from %s): refused (it would "
-                                 "overwrite its own input; nothing was written)", command,
-                      o->flag, o->path, from);
+        return KG_ERR(KG_EINVAL,
+                      "%s: %s %s is the input (--from %s): refused (it would "
+                      "overwrite its own input; nothing was written)",
+                      command, o->flag, o->path, from);
     return 0;
 }
 

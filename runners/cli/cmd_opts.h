@@ -15,9 +15,11 @@ extern "C" {
 #endif
 
 /* A command's own table: every flag of it is the command's (standalone flags taken). */
-#define KG_CMD_OPTS_TABLE(opts_, target_)                                                   \
-    { .opts = (opts_), .n = sizeof(opts_) / sizeof((opts_)[0]), .target = (target_),        \
-      .standalone_ok = true }
+#define KG_CMD_OPTS_TABLE(opts_, target_)                                              \
+    {                                                                                  \
+        .opts = (opts_), .n = sizeof(opts_) / sizeof((opts_)[0]), .target = (target_), \
+        .standalone_ok = true                                                          \
+    }
 
 /* kg_opt_cmd_parse: 1 when --help was printed (the command exits 0), 0 to go on, <0 a usage
  * error (message set). Without positional (NULL), any positional argument is refused. */
@@ -47,17 +49,17 @@ void kg_cmd_opts_outputs_wrote(const kg_cmd_out *outs, size_t n);
 /* The flags of the posting commands (status, comment), over their options struct T (fields
  * plat, timeout_s, connect_timeout_s, retries, verbose); fn is T's --platform parser, one
  * line over kg_cmd_opts_platform. */
-#define KG_CMD_OPT_PLATFORM(fn)                                                             \
-    KG_OPT_FN_("platform", "github|gitlab", fn, 0,                                          \
+#define KG_CMD_OPT_PLATFORM(fn)                    \
+    KG_OPT_FN_("platform", "github|gitlab", fn, 0, \
                "the API (default: detected from GITHUB_ACTIONS / GITLAB_CI)")
-#define KG_CMD_OPTS_HTTP(T)                                                                 \
-    KG_OPT_DOUBLE_("timeout", "S", T, timeout_s, 0, 3600,                                   \
-                   "total time per request attempt (default 30)"),                          \
-    KG_OPT_DOUBLE_("connect-timeout", "S", T, connect_timeout_s, 0, 3600,                   \
-                   "time to connect, per attempt (default 10)"),                            \
-    KG_OPT_INT_("retries", "N", T, retries, 0, 10,                                          \
-                "retries on 429, 5xx and network errors, backoff (default 3)")
-#define KG_CMD_OPT_VERBOSE(T)                                                               \
+#define KG_CMD_OPTS_HTTP(T)                                                   \
+    KG_OPT_DOUBLE_("timeout", "S", T, timeout_s, 0, 3600,                     \
+                   "total time per request attempt (default 30)"),            \
+        KG_OPT_DOUBLE_("connect-timeout", "S", T, connect_timeout_s, 0, 3600, \
+                       "time to connect, per attempt (default 10)"),          \
+        KG_OPT_INT_("retries", "N", T, retries, 0, 10,                        \
+                    "retries on 429, 5xx and network errors, backoff (default 3)")
+#define KG_CMD_OPT_VERBOSE(T) \
     KG_OPT_BOOL_("verbose", T, verbose, "each attempt and retry on stderr (status, timing)")
 
 /* --platform github|gitlab into *plat. */

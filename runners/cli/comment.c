@@ -14,7 +14,7 @@ typedef struct {
     const char *urls[CM_MAX_REPORTS]; /* each report's own --report-url */
     const char *first_url;            /* the one given when only one is */
     size_t n_urls;
-    bool url_unpaired;                /* a --report-url before any --from-report */
+    bool url_unpaired; /* a --report-url before any --from-report */
 } comment_args;
 
 static int comment_from_report(void *opts, const char *v)
@@ -84,8 +84,10 @@ int kg_cmd_comment(kg_registry *reg, int argc, char **argv)
     comment_args a = { .o = KG_COMMENT_OPTS_INIT, .n = 0 };
     kg_opt_table tables[] = { KG_CMD_OPTS_TABLE(comment_reports, &a),
                               KG_CMD_OPTS_TABLE(comment_post, &a.o) };
-    kg_opt_cmd cmd = { .command = "comment", .description = comment_description,
-                       .tables = tables, .n_tables = KG_ARRAY_LEN(tables),
+    kg_opt_cmd cmd = { .command = "comment",
+                       .description = comment_description,
+                       .tables = tables,
+                       .n_tables = KG_ARRAY_LEN(tables),
                        .exit_codes = comment_exit_codes };
     cJSON *reps[CM_MAX_REPORTS] = { 0 };
     int rc = 0;

@@ -63,8 +63,11 @@ int kg_cmd_compare(kg_registry *reg, int argc, char **argv)
 {
     compare_opts o = { .json = NULL };
     kg_opt_table table = KG_CMD_OPTS_TABLE(compare_table, &o);
-    kg_opt_cmd cmd = { .command = "compare", .synopsis_tail = "A.json B.json",
-                       .description = compare_description, .tables = &table, .n_tables = 1,
+    kg_opt_cmd cmd = { .command = "compare",
+                       .synopsis_tail = "A.json B.json",
+                       .description = compare_description,
+                       .tables = &table,
+                       .n_tables = 1,
                        .exit_codes = compare_exit_codes };
     const char *pos[3] = { NULL };
     size_t npos = 0;
@@ -74,8 +77,10 @@ int kg_cmd_compare(kg_registry *reg, int argc, char **argv)
         goto cleanup; /* --help (1) or a usage error */
     if (npos != 2) {
         kg_opt_cmd_usage(stderr, &cmd);
-        rc = KG_ERR(KG_EINVAL, "compare: expected two reports A.json B.json, got %zu "
-                               "argument(s)", npos);
+        rc = KG_ERR(KG_EINVAL,
+                    "compare: expected two reports A.json B.json, got %zu "
+                    "argument(s)",
+                    npos);
         goto cleanup;
     }
     if (o.json && o.markdown && strcmp(o.json, "-") == 0 && strcmp(o.markdown, "-") == 0) {

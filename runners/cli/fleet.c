@@ -14,13 +14,14 @@ int kg_cli_fleet_learn(kg_advance_input *in, kg_git *g, const kg_device_info *de
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(report, KG_RK_SHARD);
     const cJSON *parts = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sh, KG_RK_SHARD_MERGED))
-                             ? cJSON_GetObjectItemCaseSensitive(sh, KG_RK_SHARD_PARTS) : NULL;
+                             ? cJSON_GetObjectItemCaseSensitive(sh, KG_RK_SHARD_PARTS)
+                             : NULL;
     const char *uuid = dev ? dev->uuid
-                           : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d,
-                                                                            KG_RK_DEVICE_UUID));
+                           : cJSON_GetStringValue(
+                                 cJSON_GetObjectItemCaseSensitive(d, KG_RK_DEVICE_UUID));
     const char *serial = dev ? dev->serial
-                             : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(d,
-                                                                        KG_RK_DEVICE_SERIAL));
+                             : cJSON_GetStringValue(
+                                   cJSON_GetObjectItemCaseSensitive(d, KG_RK_DEVICE_SERIAL));
     if (in->n_cands == 0)
         return 0;
     KG_TRY(kg_history_fleet_load(&hist, &found, g));

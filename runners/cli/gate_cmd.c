@@ -8,15 +8,17 @@
 #include "preflight/preflight.h"
 
 /* Parse the common options and the gate's (standalone ones included) into co and opts. */
-static int gc_parse(const struct kg_gate *g, kg_common_opts *co, void *opts, int argc,
-                    char **argv, bool *help)
+static int gc_parse(const struct kg_gate *g, kg_common_opts *co, void *opts, int argc, char **argv,
+                    bool *help)
 {
     const kg_opt_table tables[] = {
         { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co },
         { .opts = g->opts, .n = g->n_opts, .target = opts, .standalone_ok = true },
     };
-    const kg_opt_cmd cmd = { .command = g->name, .description = g->description,
-                             .tables = tables, .n_tables = g->n_opts ? 2 : 1 };
+    const kg_opt_cmd cmd = { .command = g->name,
+                             .description = g->description,
+                             .tables = tables,
+                             .n_tables = g->n_opts ? 2 : 1 };
     return kg_opt_cmd_parse(&cmd, argc, argv, help, NULL, 0, NULL);
 }
 

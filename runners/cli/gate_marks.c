@@ -8,7 +8,7 @@
 #include "core/report_keys.h"
 
 const kg_mark *kg_cli_marks_lookup(const void *marks, const char *cls, const char *id,
-                                  const char *metric)
+                                   const char *metric)
 {
     return kg_marks_find(marks, cls, id, metric);
 }
@@ -20,8 +20,10 @@ int kg_cli_save_marks_check(const char *marks_path, const char *save_marks)
     if (!save_marks)
         return 0;
     if (marks_path && strcmp(marks_path, save_marks) == 0)
-        return KG_ERR(KG_EINVAL, "--save-marks %s: would rewrite the marks this run is "
-                                 "compared against", save_marks);
+        return KG_ERR(KG_EINVAL,
+                      "--save-marks %s: would rewrite the marks this run is "
+                      "compared against",
+                      save_marks);
     KG_TRY(kg_path_check_writable(save_marks));
     rc = kg_marks_load(&m, save_marks); /* an existing file must be valid: it is merged */
     kg_marks_free(m);
@@ -117,8 +119,7 @@ cleanup:
     return rc;
 }
 
-int kg_cli_marks_save(kg_cli_marks *b, const kg_run *run, const struct kg_gate *g,
-                      void *opts)
+int kg_cli_marks_save(kg_cli_marks *b, const kg_run *run, const struct kg_gate *g, void *opts)
 {
     int rc = 0, n_skipped = 0;
     kg_cli_mark_stamp st;
@@ -131,9 +132,12 @@ int kg_cli_marks_save(kg_cli_marks *b, const kg_run *run, const struct kg_gate *
         return 0;
     KG_TRY(kg_cli_save_marks_open(&b->save, &st, *sl.save, run));
     snprintf(set_by, sizeof set_by, "kgate %s --save-marks (diagnostic)", g->name);
-    const kg_mark stamp = { .commit = (char *)kg_report_commit(run->rep), .date = st.date,
-                            .run_id = (char *)kg_report_run_id(run->rep), .driver = st.driver,
-                            .cuda = st.cuda, .set_by = set_by };
+    const kg_mark stamp = { .commit = (char *)kg_report_commit(run->rep),
+                            .date = st.date,
+                            .run_id = (char *)kg_report_run_id(run->rep),
+                            .driver = st.driver,
+                            .cuda = st.cuda,
+                            .set_by = set_by };
     KG_TRY(gm_merge_rows(b, run, g, &stamp, &n_skipped));
     KG_TRY(kg_marks_save(b->save, *sl.save));
     if (!run->env.quiet || n_skipped)

@@ -73,8 +73,11 @@ static int hist_parse(const char *name, const char *desc, const kg_opt *opts, si
     char command[32];
     snprintf(command, sizeof command, "history %s", name);
     kg_opt_table table = { .opts = opts, .n = n, .target = target, .standalone_ok = true };
-    kg_opt_cmd cmd = { .command = command, .description = desc, .tables = &table,
-                       .n_tables = 1, .exit_codes = hist_exit_codes };
+    kg_opt_cmd cmd = { .command = command,
+                       .description = desc,
+                       .tables = &table,
+                       .n_tables = 1,
+                       .exit_codes = hist_exit_codes };
     return kg_opt_cmd_parse(&cmd, argc, argv, help, NULL, 0, NULL);
 }
 
@@ -129,8 +132,8 @@ static int hist_capped(const kg_history_append_result *res, const kg_history_app
     KG_TRY(kg_git_open(&g, o->repo_dir ? o->repo_dir : "."));
     KG_TRY(hist_held(g, res->refname, res->file, recs, &held));
     if (o->remote && strncmp(res->refname, "refs/heads/", 11) == 0 &&
-        snprintf(tracking, sizeof tracking, "refs/remotes/%s/%s", o->remote,
-                 res->refname + 11) < (int)sizeof tracking &&
+        snprintf(tracking, sizeof tracking, "refs/remotes/%s/%s", o->remote, res->refname + 11) <
+            (int)sizeof tracking &&
         git_reference_is_valid_name(tracking))
         KG_TRY(hist_held(g, tracking, res->file, recs, &held_remote));
     if (held_remote > held)
@@ -147,9 +150,10 @@ static void hist_append_say(const kg_history_append_result *res, const kg_histor
     char cap[512] = "";
     const char *pushed = res->pushed ? " (pushed earlier commits)" : "";
     if (capped)
-        snprintf(cap, sizeof cap, "; %zu record(s) older than the newest %d of their (device "
-                 "class, case, metric) on %s: dropped by the cap", capped, KG_HISTORY_KEEP,
-                 res->refname);
+        snprintf(cap, sizeof cap,
+                 "; %zu record(s) older than the newest %d of their (device "
+                 "class, case, metric) on %s: dropped by the cap",
+                 capped, KG_HISTORY_KEEP, res->refname);
     if (res->committed)
         printf("history: committed %.12s on %s: %zu record(s) in %s%s%s\n",
                git_oid_tostr_s(&res->commit), res->refname, res->added, res->file,
@@ -158,7 +162,8 @@ static void hist_append_say(const kg_history_append_result *res, const kg_histor
         printf("history: nothing committed from %s%s%s\n", report, cap, pushed);
     else
         printf("history: %s already holds %zu of the %zu record(s) of %s%s: nothing "
-               "committed%s\n", res->refname, recs->n - capped, recs->n, report, cap, pushed);
+               "committed%s\n",
+               res->refname, recs->n - capped, recs->n, report, cap, pushed);
 }
 
 /* "N bench rows skipped, why": a report without a GPU has SKIP rows kg_history_from_report
@@ -170,9 +175,10 @@ static void hist_say_unmeasured(const char *path, size_t skipped)
     if (kg_report_load(&rep, path) == 0) {
         const cJSON *row;
         cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(rep, KG_RK_RESULTS)) {
-            const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, KG_RES_GATE));
-            const char *v =
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, KG_RES_VERDICT));
+            const char *g = cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(row, KG_RES_GATE));
+            const char *v = cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(row, KG_RES_VERDICT));
             if (g && strcmp(g, KG_RV_GATE_BENCH) == 0) {
                 n++;
                 n_skip += v && strcmp(v, "SKIP") == 0;
@@ -183,8 +189,8 @@ static void hist_say_unmeasured(const char *path, size_t skipped)
     cJSON_Delete(rep);
     if (n < skipped)
         n = skipped; /* the report could not be read again: what the loader counted */
-    printf("history: %s has no measured bench row (%zu skipped%s%s): nothing recorded\n", path,
-           n, n_skip ? (n_skip == n ? ", all SKIP" : ", some SKIP") : "",
+    printf("history: %s has no measured bench row (%zu skipped%s%s): nothing recorded\n", path, n,
+           n_skip ? (n_skip == n ? ", all SKIP" : ", some SKIP") : "",
            no_gpu ? ": run without a GPU" : "");
 }
 
@@ -209,9 +215,12 @@ static int hist_append(int argc, char **argv)
         rc = KG_ERR(KG_EINVAL, "history append: --remote needs --push");
         goto cleanup;
     }
-    o = (kg_history_append_opts){ .repo_dir = a.repo, .branch = a.branch,
+    o = (kg_history_append_opts){ .repo_dir = a.repo,
+                                  .branch = a.branch,
                                   .remote = a.push ? (a.remote ? a.remote : "origin") : NULL,
-                                  .author = a.author, .email = a.email, .max_attempts = 16 };
+                                  .author = a.author,
+                                  .email = a.email,
+                                  .max_attempts = 16 };
     KG_TRY(kg_history_from_report(&recs, a.report, &skipped));
     if (recs.n == 0) {
         hist_say_unmeasured(a.report, skipped);
@@ -240,9 +249,12 @@ static int hist_render(int argc, char **argv)
         rc = KG_ERR(KG_EINVAL, "history render: --out DIR is required");
         goto cleanup;
     }
-    kg_history_render_opts o = { .repo_dir = a.repo, .branch = a.branch,
-                                 .marks_ref = a.marks_ref, .out_dir = a.out,
-                                 .case_regex = a.case_regex, .device = a.device };
+    kg_history_render_opts o = { .repo_dir = a.repo,
+                                 .branch = a.branch,
+                                 .marks_ref = a.marks_ref,
+                                 .out_dir = a.out,
+                                 .case_regex = a.case_regex,
+                                 .device = a.device };
     KG_TRY(kg_history_render(&res, &o));
     printf("history: %zu record(s), %zu chart(s) -> %s/index.html\n", res.records, res.charts,
            a.out);

@@ -39,7 +39,8 @@ static int ho_class(const kg_history_recs *all, const char *cls, const ho_opts *
     KG_TRY(kg_history_fleet_runs(&runs, &n, all, cls, o->case_id, o->metric));
     KG_TRY(kg_fleet_offsets(gpus, &ng, KG_ARRAY_LEN(gpus), &median, &spread, runs, n));
     printf("%s [%s] %s: %zu production run(s), %zu GPU(s), class figure %.6g; cross-GPU spread "
-           "%s", o->case_id, cls, o->metric ? o->metric : "time_us_warm", n, ng, median,
+           "%s",
+           o->case_id, cls, o->metric ? o->metric : "time_us_warm", n, ng, median,
            spread >= 0 ? "" : "unknown (fewer than 2 GPUs with 3 runs)\n");
     if (spread >= 0)
         printf("%.2f%%\n", 100 * spread);
@@ -61,7 +62,9 @@ int kg_cmd_history_offsets(int argc, char **argv)
 {
     ho_opts o = { 0 };
     kg_opt_table t = { .opts = ho_table, .n = KG_ARRAY_LEN(ho_table), .target = &o };
-    kg_opt_cmd cmd = { .command = "history offsets", .description = ho_desc, .tables = &t,
+    kg_opt_cmd cmd = { .command = "history offsets",
+                       .description = ho_desc,
+                       .tables = &t,
                        .n_tables = 1 };
     kg_history_recs all = { 0 };
     kg_git *g = NULL;
@@ -80,8 +83,10 @@ int kg_cmd_history_offsets(int argc, char **argv)
     KG_TRY(kg_git_open(&g, o.repo ? o.repo : "."));
     rc = kg_history_load(&all, g, rev);
     if (rc == KG_ENOTFOUND)
-        rc = KG_ERR(KG_ENOTFOUND, "history %s: no such branch or ref (fetch it: `git fetch "
-                                  "origin %s`)", rev, rev);
+        rc = KG_ERR(KG_ENOTFOUND,
+                    "history %s: no such branch or ref (fetch it: `git fetch "
+                    "origin %s`)",
+                    rev, rev);
     KG_TRY(rc);
     for (size_t i = 0; i < all.n; i++) {
         const char *cls = all.v[i].device_class;

@@ -54,8 +54,8 @@ static cJSON *list_case_json(const kg_case_desc *d)
     cJSON_AddStringToObject(o, "id", d->id);
     cJSON_AddStringToObject(o, "op", d->op);
     cJSON_AddStringToObject(o, "reference", d->ref_kind ? d->ref_kind : "unspecified");
-    cJSON_AddStringToObject(o, "parity", d->parity.kind == KG_PARITY_BITWISE ? "bitwise"
-                                                                             : "tolerance");
+    cJSON_AddStringToObject(o, "parity",
+                            d->parity.kind == KG_PARITY_BITWISE ? "bitwise" : "tolerance");
     cJSON_AddNumberToObject(o, "bytes_moved", d->bytes_moved);
     cJSON_AddNumberToObject(o, "flops", d->flops);
     cJSON_AddBoolToObject(o, "batch_invariant", d->batch_invariant != 0);
@@ -171,10 +171,15 @@ static void list_print(const kg_registry *reg, const kg_selection *sel)
 int kg_cmd_list(kg_registry *reg, int argc, char **argv)
 {
     list_opts o = { .filter = NULL, .json_path = NULL, .tag = NULL };
-    kg_opt_table table = { .opts = list_table, .n = KG_ARRAY_LEN(list_table), .target = &o,
+    kg_opt_table table = { .opts = list_table,
+                           .n = KG_ARRAY_LEN(list_table),
+                           .target = &o,
                            .standalone_ok = true };
-    kg_opt_cmd cmd = { .command = "list", .description = list_description, .tables = &table,
-                       .n_tables = 1, .exit_codes = list_exit_codes };
+    kg_opt_cmd cmd = { .command = "list",
+                       .description = list_description,
+                       .tables = &table,
+                       .n_tables = 1,
+                       .exit_codes = list_exit_codes };
     kg_selection sel = { 0 };
     bool help;
     int rc = 0;

@@ -17,19 +17,26 @@ static const kg_command commands[] = {
     { "list", kg_cmd_list, "list the registered cases (no GPU needed)" },
     { "selftest", kg_cmd_selftest, "prove every gate catches its planted defects" },
     { "report", kg_cmd_report, "convert a report: JUnit XML, Markdown summary, HTML (no GPU)" },
-    { "compare", kg_cmd_compare, "compare two reports by gate and case: verdicts, bench medians vs noise (no GPU)" },
+    { "compare", kg_cmd_compare,
+      "compare two reports by gate and case: verdicts, bench medians vs noise (no GPU)" },
     { "status", kg_cmd_status, "post per-gate commit statuses to GitHub or GitLab" },
-    { "comment", kg_cmd_comment, "create or update the one PR/MR comment from the matrix's reports" },
+    { "comment", kg_cmd_comment,
+      "create or update the one PR/MR comment from the matrix's reports" },
     { "ab", kg_cmd_ab, "A/B two runner builds, interleaved processes: paired ratio and CI" },
-    { "run", kg_cmd_run, "every gate into one report; --production commits advanced marks (libgit2)" },
-    { "marks", kg_cmd_marks, "high-water marks: show, diff, lower, history, guard, advance --from-report" },
-    { "history", kg_cmd_history, "every run on record: append a report to the history branch, render trend charts" },
+    { "run", kg_cmd_run,
+      "every gate into one report; --production commits advanced marks (libgit2)" },
+    { "marks", kg_cmd_marks,
+      "high-water marks: show, diff, lower, history, guard, advance --from-report" },
+    { "history", kg_cmd_history,
+      "every run on record: append a report to the history branch, render trend charts" },
 };
 
 static void usage(FILE *f, const char *prog)
 {
-    fprintf(f, "usage: %s [--verbose] [--color WHEN] <command> [options]   (%s <command> "
-               "--help for its options)\n\ncommands:\n", prog, prog);
+    fprintf(f,
+            "usage: %s [--verbose] [--color WHEN] <command> [options]   (%s <command> "
+            "--help for its options)\n\ncommands:\n",
+            prog, prog);
     for (size_t i = 0; i < kg_n_gates; i++)
         fprintf(f, "  %-10s %s\n", kg_gates[i]->name, kg_gates[i]->summary);
     for (size_t i = 0; i < KG_ARRAY_LEN(commands); i++)

@@ -11,20 +11,22 @@
 #include "marks/marks_ref.h"
 
 #define MARKS_FILE_HELP "the marks file (default: $KGATE_MARKS, else " KG_MARKS_DEFAULT_PATH ")"
-#define MARKS_REF_HELP "read the marks file at this ref (e.g. origin/kgate-marks), not the work " \
-                       "tree's"
-#define MARKS_BRANCH_HELP "commit on this branch (default: $KGATE_MARKS_BRANCH, else " \
-                          KG_MARKS_BRANCH_DEFAULT "; HEAD: the checked-out branch)"
+#define MARKS_REF_HELP                                                         \
+    "read the marks file at this ref (e.g. origin/kgate-marks), not the work " \
+    "tree's"
+#define MARKS_BRANCH_HELP                                                                \
+    "commit on this branch (default: $KGATE_MARKS_BRANCH, else " KG_MARKS_BRANCH_DEFAULT \
+    "; HEAD: the checked-out branch)"
 
 /* One subcommand: its flags (a table over its own options struct), words and runner. */
 typedef struct marks_sub {
-    const char *name;             /* "show" */
-    const char *tail;             /* positional words of the synopsis, or NULL */
-    const char *description;      /* its --help prose, and its line in `kgate marks --help` */
+    const char *name;        /* "show" */
+    const char *tail;        /* positional words of the synopsis, or NULL */
+    const char *description; /* its --help prose, and its line in `kgate marks --help` */
     const kg_opt *opts;
     size_t n_opts;
     int (*run)(const struct marks_sub *sub, int argc, char **argv);
-    const char *exit_codes;       /* its --help footer (NULL: marks_exit_codes) */
+    const char *exit_codes; /* its --help footer (NULL: marks_exit_codes) */
 } marks_sub;
 
 static const char marks_exit_codes[] =
@@ -40,10 +42,15 @@ static int marks_parse(const marks_sub *sub, void *target, int argc, char **argv
 {
     char command[32];
     snprintf(command, sizeof command, "marks %s", sub->name);
-    kg_opt_table table = { .opts = sub->opts, .n = sub->n_opts, .target = target,
+    kg_opt_table table = { .opts = sub->opts,
+                           .n = sub->n_opts,
+                           .target = target,
                            .standalone_ok = true };
-    kg_opt_cmd cmd = { .command = command, .synopsis_tail = sub->tail,
-                       .description = sub->description, .tables = &table, .n_tables = 1,
+    kg_opt_cmd cmd = { .command = command,
+                       .synopsis_tail = sub->tail,
+                       .description = sub->description,
+                       .tables = &table,
+                       .n_tables = 1,
                        .exit_codes = sub->exit_codes ? sub->exit_codes : marks_exit_codes };
     return kg_opt_cmd_parse(&cmd, argc, argv, help, pos, max_pos, npos);
 }
@@ -146,14 +153,14 @@ static int diff_print(const kg_marks *m1, const kg_marks *m2)
         const kg_mark *n = kg_marks_at(m2, i);
         const kg_mark *o = kg_marks_find(m1, n->device_class, n->case_id, n->metric);
         if (!o) {
-            printf("+ %s [%s] %s: %.6g (band +-%.2f%%)\n", n->case_id, n->device_class,
-                   n->metric, n->value, 100.0 * n->band_rel);
+            printf("+ %s [%s] %s: %.6g (band +-%.2f%%)\n", n->case_id, n->device_class, n->metric,
+                   n->value, 100.0 * n->band_rel);
             added++;
         } else if (o->value != n->value || o->band_rel != n->band_rel) {
             printf("~ %s [%s] %s: %.6g -> %.6g (%+.2f%%, band +-%.2f%% -> +-%.2f%%) %s\n",
                    n->case_id, n->device_class, n->metric, o->value, n->value,
-                   100.0 * (n->value / o->value - 1.0), 100.0 * o->band_rel,
-                   100.0 * n->band_rel, n->set_by ? n->set_by : "");
+                   100.0 * (n->value / o->value - 1.0), 100.0 * o->band_rel, 100.0 * n->band_rel,
+                   n->set_by ? n->set_by : "");
             changed++;
         } else {
             same++;
@@ -261,13 +268,16 @@ static int marks_text_check(const char *flag, const char *v)
         return KG_ERR(KG_EINVAL, "%s: at most 1000 bytes", flag);
     for (const unsigned char *p = (const unsigned char *)v; *p; p++)
         if (*p < 0x20 || *p == 0x7f || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
-            return KG_ERR(KG_EINVAL, "%s: contains a control character at byte %zu (one line of "
-                                     "text: it goes into a mark and a commit message)", flag,
-                          (size_t)(p - (const unsigned char *)v));
+            return KG_ERR(KG_EINVAL,
+                          "%s: contains a control character at byte %zu (one line of "
+                          "text: it goes into a mark and a commit message)",
+                          flag, (size_t)(p - (const unsigned char *)v));
     size_t bad = kg_utf8_bad(v, strlen(v));
     if (bad != (size_t)-1)
-        return KG_ERR(KG_EINVAL, "%s: not valid UTF-8 at byte %zu (it goes into a mark and a "
-                                 "commit message)", flag, bad);
+        return KG_ERR(KG_EINVAL,
+                      "%s: not valid UTF-8 at byte %zu (it goes into a mark and a "
+                      "commit message)",
+                      flag, bad);
     return 0;
 }
 
@@ -284,8 +294,10 @@ static int lower_find(const kg_mark **out, const kg_marks *m, const lower_opts *
         }
     }
     if (hits == 0)
-        return KG_ERR(KG_ENOTFOUND, "no mark for case '%s' on device '%s'%s%s (see `kgate marks "
-                                    "show`)", a->case_id, a->device, a->metric ? " metric " : "",
+        return KG_ERR(KG_ENOTFOUND,
+                      "no mark for case '%s' on device '%s'%s%s (see `kgate marks "
+                      "show`)",
+                      a->case_id, a->device, a->metric ? " metric " : "",
                       a->metric ? a->metric : "");
     if (hits > 1)
         return KG_ERR(KG_EINVAL, "case '%s' on '%s' has %d marks: choose one with --metric",
@@ -306,8 +318,9 @@ static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const
     kg_mark mk = *cur, probe = *cur;
     probe.value = a->to;
     if (!kg_mark_better(&mk, &probe))
-        return KG_ERR(KG_EINVAL, "--to %g does not lower the bar of %s [%s] %s (mark %g, %s): "
-                                 "marks only move up through production runs",
+        return KG_ERR(KG_EINVAL,
+                      "--to %g does not lower the bar of %s [%s] %s (mark %g, %s): "
+                      "marks only move up through production runs",
                       a->to, a->case_id, a->device, metric, cur->value,
                       cur->direction == KG_LOWER_IS_BETTER ? "lower is better"
                                                            : "higher is better");
@@ -349,8 +362,7 @@ static int lower_update(kg_marks *m, void *ud, char **message)
     kg_advance_now(now, sizeof now);
     /* issue #28: the lowering's key and time, so no report started before it moves the mark
      * back (the replay guard, gates/marks/advance_guard.c) */
-    KG_TRY(kg_advance_lowered_trailer(&trailer, cur->device_class, cur->case_id, cur->metric,
-                                      now));
+    KG_TRY(kg_advance_lowered_trailer(&trailer, cur->device_class, cur->case_id, cur->metric, now));
     size_t cap = 1024 + strlen(a->reason) + strlen(trailer);
     metric = strdup(cur->metric); /* cur does not outlive kg_marks_put/remove */
     msg = malloc(cap);
@@ -362,9 +374,10 @@ static int lower_update(kg_marks *m, void *ud, char **message)
         KG_TRY(lower_set(m, a, cur, metric, now, msg, cap));
     } else {
         KG_TRY(kg_marks_remove(m, a->device, a->case_id, metric));
-        snprintf(msg, cap, "kgate: remove mark %s [%s] %s: %.6g -> (none)\n\nReason: %s\nThe next "
-                 "passing production run records a fresh mark.\n", a->case_id, a->device, metric,
-                 u->old_value, a->reason);
+        snprintf(msg, cap,
+                 "kgate: remove mark %s [%s] %s: %.6g -> (none)\n\nReason: %s\nThe next "
+                 "passing production run records a fresh mark.\n",
+                 a->case_id, a->device, metric, u->old_value, a->reason);
     }
     size_t n = strlen(msg);
     snprintf(msg + n, cap - n, "%s\n", trailer);
@@ -393,14 +406,13 @@ static int marks_lower(const marks_sub *sub, int argc, char **argv)
         rc = KG_ERR(KG_EINVAL, "marks lower: --case, --device and --reason are required");
         goto cleanup;
     }
-    const char *texts[][2] = { { "--case", a.case_id }, { "--device", a.device },
-                               { "--reason", a.reason }, { "--metric", a.metric },
+    const char *texts[][2] = { { "--case", a.case_id },      { "--device", a.device },
+                               { "--reason", a.reason },     { "--metric", a.metric },
                                { "--author", a.git.author }, { "--email", a.git.email } };
     for (size_t i = 0; i < KG_ARRAY_LEN(texts); i++)
         KG_TRY(marks_text_check(texts[i][0], texts[i][1]));
     lower_ud u = { .a = &a, .old_value = 0 };
-    KG_TRY(kg_marks_branch_check(a.git.marks_ref ? a.git.marks_ref
-                                                 : kg_env(KG_MARKS_BRANCH_ENV),
+    KG_TRY(kg_marks_branch_check(a.git.marks_ref ? a.git.marks_ref : kg_env(KG_MARKS_BRANCH_ENV),
                                  a.git.marks_ref ? "--marks-branch" : KG_MARKS_BRANCH_ENV));
     a.git.marks_ref = kg_marks_branch_default(a.git.marks_ref);
     KG_TRY(kg_marks_target_open(&t, &a.git));
@@ -472,7 +484,9 @@ static void guard_side(const kg_marks_guard_result *r, const char *rel, const ch
                        const kg_marks *m, bool present, const char *why)
 {
     printf("marks guard: %s %s %s the base (%.12s):\n", rel, side,
-           !present ? "is deleted; it is at" : r->base_present ? "differs from" : "is added; not in",
+           !present          ? "is deleted; it is at"
+           : r->base_present ? "differs from"
+                             : "is added; not in",
            r->base_commit);
     if (!m)
         printf("  (it does not load: %s)\n", why);
@@ -509,7 +523,8 @@ static int marks_guard(const marks_sub *sub, int argc, char **argv)
     }
     printf("marks guard: FAIL: this change edits %s. Marks are written only by production runs "
            "(on the marks branch, " KG_MARKS_BRANCH_DEFAULT "); restore it with `git checkout %s "
-           "-- %s` (a mark goes down only through `kgate marks lower`)\n", rel, a.base, rel);
+           "-- %s` (a mark goes down only through `kgate marks lower`)\n",
+           rel, a.base, rel);
     rc = 1;
 cleanup:
     kg_marks_guard_result_free(&r);
@@ -521,25 +536,36 @@ cleanup:
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 static const marks_sub marks_subs[] = {
-    { .name = "show", .description = "The marks: at --marks-ref, else in --marks, else on the local "
-                                     "marks branch\n(kgate-marks), else in the work tree file.\n",
+    { .name = "show",
+      .description = "The marks: at --marks-ref, else in --marks, else on the local "
+                     "marks branch\n(kgate-marks), else in the work tree file.\n",
       .opts = show_table,
-      .n_opts = KG_ARRAY_LEN(show_table), .run = marks_show },
-    { .name = "diff", .tail = "REV1 REV2",
+      .n_opts = KG_ARRAY_LEN(show_table),
+      .run = marks_show },
+    { .name = "diff",
+      .tail = "REV1 REV2",
       .description = "The marks that changed between two revisions (e.g. HEAD~1 HEAD).\n",
-      .opts = diff_table, .n_opts = KG_ARRAY_LEN(diff_table), .run = marks_diff },
+      .opts = diff_table,
+      .n_opts = KG_ARRAY_LEN(diff_table),
+      .run = marks_diff },
     { .name = "lower",
       .description = "The only way down: one commit carrying the reason (without --to the mark "
                      "is\nremoved and the next production run records a fresh one).\n",
-      .opts = lower_table, .n_opts = KG_ARRAY_LEN(lower_table), .run = marks_lower },
+      .opts = lower_table,
+      .n_opts = KG_ARRAY_LEN(lower_table),
+      .run = marks_lower },
     { .name = "history",
       .description = "The mark's trend per commit with its noise bands, and who moved it.\n",
-      .opts = history_table, .n_opts = KG_ARRAY_LEN(history_table), .run = marks_history },
+      .opts = history_table,
+      .n_opts = KG_ARRAY_LEN(history_table),
+      .run = marks_history },
     { .name = "guard",
       .description = "For pull requests: exit 1, naming the marks that changed, when HEAD's or "
                      "the\nwork tree's marks file differs from the one at --base (the target "
                      "branch).\n",
-      .opts = guard_table, .n_opts = KG_ARRAY_LEN(guard_table), .run = marks_guard,
+      .opts = guard_table,
+      .n_opts = KG_ARRAY_LEN(guard_table),
+      .run = marks_guard,
       .exit_codes = marks_guard_exit_codes },
 };
 
@@ -547,7 +573,8 @@ static const marks_sub marks_subs[] = {
 static void marks_usage(FILE *out)
 {
     fputs("usage: kgate marks <subcommand> [options]   (kgate marks <subcommand> --help for "
-          "its options)\n\n", out);
+          "its options)\n\n",
+          out);
     for (size_t i = 0; i < KG_ARRAY_LEN(marks_subs); i++) {
         const marks_sub *s = &marks_subs[i];
         char command[32];

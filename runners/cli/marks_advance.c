@@ -22,8 +22,11 @@ typedef struct {
 } adv_opts;
 
 static const kg_opt adv_opt_table[] = {
-    { .name = "from-report", .value_name = "REPORT.json", .kind = KG_OPT_STRING,
-      .offset = offsetof(adv_opts, from), .flags = KG_OPT_F_REQUIRED,
+    { .name = "from-report",
+      .value_name = "REPORT.json",
+      .kind = KG_OPT_STRING,
+      .offset = offsetof(adv_opts, from),
+      .flags = KG_OPT_F_REQUIRED,
       .help = "the report of a `kgate run --production`" },
     KG_OPT_STRING_("marks", "FILE", adv_opts, mo.marks_path, "marks file in the repository"),
     KG_OPT_STRING_("marks-branch", "BRANCH", adv_opts, mo.marks_ref,
@@ -38,10 +41,14 @@ static const kg_opt adv_opt_table[] = {
 int kg_cmd_marks_advance(int argc, char **argv)
 {
     adv_opts ao = { .mo = KG_MARKS_GIT_OPTS_INIT };
-    const kg_opt_table tables[] = { { .opts = adv_opt_table, .n = KG_ARRAY_LEN(adv_opt_table),
-                                      .target = &ao } };
-    const kg_opt_cmd cmd = { .command = "marks advance", .description = advance_description,
-                             .tables = tables, .n_tables = 1, .exit_codes = advance_exit_codes };
+    const kg_opt_table tables[] = {
+        { .opts = adv_opt_table, .n = KG_ARRAY_LEN(adv_opt_table), .target = &ao }
+    };
+    const kg_opt_cmd cmd = { .command = "marks advance",
+                             .description = advance_description,
+                             .tables = tables,
+                             .n_tables = 1,
+                             .exit_codes = advance_exit_codes };
     const char *from = NULL;
     cJSON *root = NULL;
     kg_advance_input *in = NULL;
@@ -68,7 +75,8 @@ int kg_cmd_marks_advance(int argc, char **argv)
     KG_TRY(kg_advance_check_commit(root, t->git, t->refname, from));
     if (!in->all_passed) {
         printf("marks: not advancing: %s: not every gate passed for every case on a GPU (%s); "
-               "nothing committed\n", from, in->why_not);
+               "nothing committed\n",
+               from, in->why_not);
         code = KG_EXIT_GATE_FAILED;
         goto cleanup;
     }

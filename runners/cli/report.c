@@ -17,8 +17,8 @@ typedef struct {
 static const report_exporter report_exporters[] = {
     { "--junit", "OUT.xml", "JUnit XML: one testcase per case x gate (classname = gate)",
       kg_export_junit },
-    { "--markdown", "OUT.md",
-      "Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request note)", kg_export_markdown },
+    { "--markdown", "OUT.md", "Markdown summary (for $GITHUB_STEP_SUMMARY or a merge-request note)",
+      kg_export_markdown },
     { "--html", "OUT.html", "standalone HTML report with inline SVG charts (no network needed)",
       kg_export_html },
 };
@@ -66,7 +66,9 @@ static const char *report_flag_list(char *buf, size_t n)
     buf[0] = '\0';
     for (size_t i = 0; i < REPORT_N_EXPORTERS && at < n; i++)
         at += (size_t)snprintf(buf + at, n - at, "%s%s",
-                               !i ? "" : i + 1 < REPORT_N_EXPORTERS ? ", " : " or ",
+                               !i                           ? ""
+                               : i + 1 < REPORT_N_EXPORTERS ? ", "
+                                                            : " or ",
                                report_exporters[i].flag);
     return buf;
 }
@@ -97,8 +99,9 @@ static int report_one_stdout(const kg_cmd_out *outs, size_t n)
     const char *first = kg_cmd_opts_stdout(outs, n);
     for (size_t i = 0; first && i < n; i++)
         if (outs[i].path && strcmp(outs[i].path, "-") == 0 && outs[i].flag != first)
-            return KG_ERR(KG_EINVAL, "report: %s - and %s -: only one output can go to standard "
-                                     "output; give the other a file (nothing was written)",
+            return KG_ERR(KG_EINVAL,
+                          "report: %s - and %s -: only one output can go to standard "
+                          "output; give the other a file (nothing was written)",
                           first, outs[i].flag);
     return 0;
 }
@@ -134,8 +137,10 @@ static int report_merge(const report_opts *o, const char *const *shards, size_t 
         return KG_ERR(KG_EINVAL, "report: --merge takes only shard reports (convert the merged "
                                  "report afterwards with --from)");
     if (!o->merge && n_shards)
-        return KG_ERR(KG_EINVAL, "report: unexpected argument '%s' (shard reports follow "
-                                 "--merge OUT.json)", shards[0]);
+        return KG_ERR(KG_EINVAL,
+                      "report: unexpected argument '%s' (shard reports follow "
+                      "--merge OUT.json)",
+                      shards[0]);
     return o->merge ? kg_cli_report_merge(o->merge, shards, n_shards) : 0;
 }
 
@@ -144,11 +149,12 @@ int kg_cmd_report(kg_registry *reg, int argc, char **argv)
     report_opts o = { .from = NULL };
     kg_opt exporters[REPORT_N_EXPORTERS];
     report_exporter_opts(exporters);
-    kg_opt_table tables[] = { KG_CMD_OPTS_TABLE(report_head, &o),
-                              KG_CMD_OPTS_TABLE(exporters, &o),
+    kg_opt_table tables[] = { KG_CMD_OPTS_TABLE(report_head, &o), KG_CMD_OPTS_TABLE(exporters, &o),
                               KG_CMD_OPTS_TABLE(report_tail, &o) };
-    kg_opt_cmd cmd = { .command = "report", .description = report_description,
-                       .tables = tables, .n_tables = KG_ARRAY_LEN(tables),
+    kg_opt_cmd cmd = { .command = "report",
+                       .description = report_description,
+                       .tables = tables,
+                       .n_tables = KG_ARRAY_LEN(tables),
                        .exit_codes = report_exit_codes };
     int rc = 0;
     char list[128];

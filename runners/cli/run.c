@@ -14,8 +14,8 @@
 
 typedef struct {
     bool production, diagnostic, quiet, skip_selftest, reuse_selftest;
-    double selftest_max_age_h;   /* --selftest-max-age (0: not given; RUN_CERT_MAX_AGE_H) */
-    int bench_processes;   /* --bench-processes (0: not given; production default 3) */
+    double selftest_max_age_h; /* --selftest-max-age (0: not given; RUN_CERT_MAX_AGE_H) */
+    int bench_processes;       /* --bench-processes (0: not given; production default 3) */
     const char *defects;
     const char *marks_branch, *read_ref;
     kg_marks_git_opts mo;
@@ -42,8 +42,9 @@ static int run_opt_bench_processes(void *opts, const char *v)
     double x = 0;
     KG_TRY(kg_parse_double("--bench-processes", v, &x));
     if (!(x >= 2 && x <= KG_BENCH_MAX_PROCESSES) || x != (int)x)
-        return KG_ERR(KG_EINVAL, "--bench-processes: expected an integer in [2, %d] (production "
-                                 "never advances a mark from one process), got '%s'",
+        return KG_ERR(KG_EINVAL,
+                      "--bench-processes: expected an integer in [2, %d] (production "
+                      "never advances a mark from one process), got '%s'",
                       KG_BENCH_MAX_PROCESSES, v);
     ((run_opts *)opts)->bench_processes = (int)x;
 cleanup:
@@ -118,7 +119,7 @@ static int diag_marks_path(char *buf, size_t n, const char *given)
 /* Every gate's options struct, from its _INIT; `run` accepts their non-standalone flags. */
 typedef struct {
     void *opts[8];
-    kg_cli_marks marks;    /* the run's one marks file, for every gate with marks hooks */
+    kg_cli_marks marks; /* the run's one marks file, for every gate with marks hooks */
     char marks_path[4096], tmp_marks[64];
 } run_gates;
 
@@ -149,7 +150,8 @@ static int run_parse(run_opts *ro, kg_common_opts *co, run_gates *g, int argc, c
     if (kg_n_gates > KG_ARRAY_LEN(g->opts))
         return KG_ERR(KG_EINTERNAL, "run: more gates than run_gates holds");
     t[n++] = (kg_opt_table){ .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = co };
-    t[n++] = (kg_opt_table){ .opts = run_opt_table, .n = KG_ARRAY_LEN(run_opt_table),
+    t[n++] = (kg_opt_table){ .opts = run_opt_table,
+                             .n = KG_ARRAY_LEN(run_opt_table),
                              .target = ro };
     for (size_t i = 0; i < kg_n_gates; i++) {
         const struct kg_gate *gt = kg_gates[i];
@@ -160,7 +162,9 @@ static int run_parse(run_opts *ro, kg_common_opts *co, run_gates *g, int argc, c
         if (gt->n_opts)
             t[n++] = (kg_opt_table){ .opts = gt->opts, .n = gt->n_opts, .target = g->opts[i] };
     }
-    const kg_opt_cmd cmd = { .command = "run", .description = run_description, .tables = t,
+    const kg_opt_cmd cmd = { .command = "run",
+                             .description = run_description,
+                             .tables = t,
                              .n_tables = n };
     KG_TRY(kg_opt_cmd_parse(&cmd, argc, argv, help, NULL, 0, NULL));
     co->quiet = ro->quiet;
@@ -272,7 +276,8 @@ static int run_marks(run_opts *ro, kg_marks_target **t, run_gates *g, int mi)
         KG_TRY(kg_cli_marks_prepare(&g->marks, kg_gates[mi], g->opts[mi]));
     if (*t && !(*t)->tip_exists && !(*t)->is_head) /* a new branch, seeded from the file */
         kg_marks_source_set_file(&g->marks.src, access((*t)->abspath ? (*t)->abspath : "", F_OK)
-                                                    ? NULL : (*t)->abspath);
+                                                    ? NULL
+                                                    : (*t)->abspath);
     if (*t && (*t)->tip_exists && !(*t)->is_head) { /* the report names the branch, not a copy */
         kg_marks_source *s = &g->marks.src;
         s->kind = "ref";
@@ -344,7 +349,8 @@ static int run_selftest_reused(kg_run *run, const run_opts *ro, const kg_selftes
         return rc;
     if (!run->env.quiet && rc == 1)
         printf("selftest: reused the certificate %s (same build, catalogue, driver %s and GPU; "
-               "at most %.0f h old)\n", k->path, k->driver, age_h);
+               "at most %.0f h old)\n",
+               k->path, k->driver, age_h);
     else if (!run->env.quiet)
         printf("selftest: no certificate to reuse (%s): a fresh selftest\n", why);
     return rc;
@@ -359,7 +365,7 @@ static int run_selftest(kg_run *run, const run_opts *ro, const char *defects)
     kg_common_opts st_opts = run->opts;
     kg_selftest_cert_key k;
     bool keyed = !run->no_gpu && kg_selftest_cert_key_make(&k, defects, &run->dev) == 0;
-    st_opts.filter = NULL; /* the whole catalogue: --filter selects the cases under test */
+    st_opts.filter = NULL;      /* the whole catalogue: --filter selects the cases under test */
     st_opts.case_timeout_s = 0; /* --case-timeout is for those cases; the selftest has its own */
     if (!run->env.quiet)
         printf("\n== selftest ==\n");
@@ -371,8 +377,8 @@ static int run_selftest(kg_run *run, const run_opts *ro, const char *defects)
     if (rc == 0) {
         KG_TRY(kg_selftest_run(run->rep, defects, &st_opts, NULL, false, &st_code));
         run_selftest_parts(run);
-        if (keyed && st_code == KG_EXIT_PASS && kg_selftest_cert_save(run->rep, &k,
-                                                                      run->opts.seed) < 0)
+        if (keyed && st_code == KG_EXIT_PASS &&
+            kg_selftest_cert_save(run->rep, &k, run->opts.seed) < 0)
             printf("selftest: the certificate was not saved: %s\n", kg_error_last());
     }
     rc = rc < 0 ? rc : 0;
@@ -406,23 +412,24 @@ cleanup:
 }
 
 /* The production step: advance only from a run where every gate passed on a GPU. */
-static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_opts *mo,
-                          int code)
+static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_opts *mo, int code)
 {
     int rc = 0;
     kg_advance_input *in = NULL;
     cJSON *summary = NULL;
     KG_TRY(kg_advance_from_run(&in, run, "kgate run --production"));
     if (run->opts.shard_count) { /* issue #27: one verdict, from the merged shards */
-        snprintf(in->why_not, sizeof in->why_not, "shard %d/%d: a shard never commits; merge "
+        snprintf(in->why_not, sizeof in->why_not,
+                 "shard %d/%d: a shard never commits; merge "
                  "the shards' reports (kgate report --merge) and advance from the merged report "
-                 "(kgate marks advance --from-report)", run->opts.shard_index,
-                 run->opts.shard_count);
+                 "(kgate marks advance --from-report)",
+                 run->opts.shard_index, run->opts.shard_count);
         in->all_passed = false;
     }
     if (!in->all_passed || code != KG_EXIT_PASS) {
         printf("marks: not advancing (production needs every gate passed for every case on "
-               "a GPU): %s\n", in->why_not[0] ? in->why_not : "not every gate passed");
+               "a GPU): %s\n",
+               in->why_not[0] ? in->why_not : "not every gate passed");
         summary = cJSON_CreateObject();
         cJSON_AddBoolToObject(summary, KG_RK_MU_COMMITTED, false);
         cJSON_AddStringToObject(summary, KG_RK_MU_REASON, in->why_not);
@@ -488,4 +495,3 @@ cleanup:
     kg_run_free(&run);
     return code;
 }
-

@@ -53,14 +53,17 @@ static int sc_path(char *buf, size_t n, const char *uuid)
     }
     for (const char *p = uuid; *p && j + 1 < sizeof name; p++) /* a file name, whatever it is */
         name[j++] = (char)((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                           (*p >= 'A' && *p <= 'Z') || *p == '-' ? *p : '_');
+                                   (*p >= 'A' && *p <= 'Z') || *p == '-'
+                               ? *p
+                               : '_');
     name[j] = '\0';
     if ((size_t)snprintf(buf, n, "%s/selftest-%s.json", dir, name[0] ? name : "gpu") >= n)
         return KG_ERR(KG_EINVAL, "selftest certificate: cache path too long");
     return 0;
 }
 
-int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects, const kg_device_info *dev)
+int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects,
+                              const kg_device_info *dev)
 {
     int rc = 0;
     char self[PATH_MAX];
@@ -92,7 +95,10 @@ static double sc_num(const cJSON *o, const char *key)
 int kg_selftest_cert_invalid(const cJSON *cert, const kg_selftest_cert_key *k, double now_s,
                              double max_age_s, char *why, size_t n)
 {
-    static const struct { const char *key, *what; size_t off; } same[] = {
+    static const struct {
+        const char *key, *what;
+        size_t off;
+    } same[] = {
         { KG_RK_CERT_BUILD, "the kgate build", offsetof(kg_selftest_cert_key, build) },
         { KG_RK_CERT_CATALOGUE, "the defect catalogue", offsetof(kg_selftest_cert_key, catalogue) },
         { KG_RK_CERT_DRIVER, "the driver", offsetof(kg_selftest_cert_key, driver) },
@@ -106,13 +112,15 @@ int kg_selftest_cert_invalid(const cJSON *cert, const kg_selftest_cert_key *k, d
         const char *want = (const char *)k + same[i].off;
         if (strcmp(sc_str(cert, same[i].key), want) != 0)
             return snprintf(why, n, "%s changed (%.16s, certified %.16s)", same[i].what, want,
-                            sc_str(cert, same[i].key)), 1;
+                            sc_str(cert, same[i].key)),
+                   1;
     }
     if (!isfinite(made) || made > now_s + 60)
         return snprintf(why, n, "its creation time is not a time in the past"), 1;
     if (now_s - made > max_age_s)
         return snprintf(why, n, "it is %.1f h old (at most %.1f h)", (now_s - made) / 3600,
-                        max_age_s / 3600), 1;
+                        max_age_s / 3600),
+               1;
     if (!cJSON_IsObject(st) || sc_num(st, KG_RK_ST_ESCAPED) != 0 ||
         sc_num(st, KG_RK_ST_FALSE_ALARMS) != 0 || sc_num(st, KG_RK_ST_NOT_RUN) != 0 ||
         !(sc_num(st, KG_RK_ST_CAUGHT) > 0))
@@ -129,8 +137,10 @@ int kg_selftest_cert_save(const kg_report *rep, const kg_selftest_cert_key *k, u
     char *text = NULL, dir[PATH_MAX];
     cJSON *c = cJSON_CreateObject(), *rows = cJSON_CreateArray(), *it;
     const cJSON *root = kg_report_json((kg_report *)rep);
-    if (!c || !rows)
-        { rc = KG_ERR(KG_ENOMEM, "out of memory for the selftest certificate"); goto cleanup; }
+    if (!c || !rows) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory for the selftest certificate");
+        goto cleanup;
+    }
     cJSON_AddStringToObject(c, KG_RK_SCHEMA, SC_SCHEMA);
     cJSON_AddNumberToObject(c, SC_CREATED_UNIX, (double)time(NULL));
     cJSON_AddStringToObject(c, KG_RK_CERT_CREATED_AT, kg_report_started_at(rep));
@@ -139,8 +149,9 @@ int kg_selftest_cert_save(const kg_report *rep, const kg_selftest_cert_key *k, u
     cJSON_AddStringToObject(c, KG_RK_CERT_DRIVER, k->driver);
     cJSON_AddStringToObject(c, KG_RK_CERT_GPU_UUID, k->gpu_uuid);
     cJSON_AddNumberToObject(c, KG_RK_CERT_SEED, (double)seed);
-    cJSON_AddItemToObject(c, KG_RK_SELFTEST, cJSON_Duplicate(
-        cJSON_GetObjectItemCaseSensitive(root, KG_RK_SELFTEST), true));
+    cJSON_AddItemToObject(c, KG_RK_SELFTEST,
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, KG_RK_SELFTEST),
+                                          true));
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(root, KG_RK_RESULTS))
         if (strcmp(sc_str(it, KG_RES_GATE), KG_RK_SELFTEST) == 0)
             cJSON_AddItemToArray(rows, cJSON_Duplicate(it, true));
@@ -150,8 +161,10 @@ int kg_selftest_cert_save(const kg_report *rep, const kg_selftest_cert_key *k, u
     if (strrchr(dir, '/'))
         *strrchr(dir, '/') = '\0';
     KG_TRY(kg_mkdir_p(dir));
-    if (!(text = cJSON_Print(c)))
-        { rc = KG_ERR(KG_ENOMEM, "out of memory for the selftest certificate"); goto cleanup; }
+    if (!(text = cJSON_Print(c))) {
+        rc = KG_ERR(KG_ENOMEM, "out of memory for the selftest certificate");
+        goto cleanup;
+    }
     KG_TRY(kg_file_write_atomic(k->path, text, strlen(text)));
 cleanup:
     cJSON_free(text);
@@ -168,11 +181,13 @@ static int sc_take(kg_report *rep, const cJSON *cert, double now_s)
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(cert, KG_RK_RESULTS)) {
         kg_verdict v;
         if (strcmp(sc_str(it, KG_RES_GATE), KG_RK_SELFTEST) != 0 ||
-            kg_verdict_parse_full(sc_str(it, KG_RES_VERDICT), &v) < 0 || !sc_str(it, KG_RES_CASE)[0])
+            kg_verdict_parse_full(sc_str(it, KG_RES_VERDICT), &v) < 0 ||
+            !sc_str(it, KG_RES_CASE)[0])
             return KG_ERR(KG_EPARSE, "selftest certificate: a row that is no selftest row");
         KG_TRY(kg_report_add(rep, KG_RK_SELFTEST, sc_str(it, KG_RES_CASE), v,
-                             sc_str(it, KG_RES_MESSAGE), cJSON_Duplicate(
-                                 cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES), true)));
+                             sc_str(it, KG_RES_MESSAGE),
+                             cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(it, KG_RES_FIGURES),
+                                             true)));
     }
     cJSON *st = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cert, KG_RK_SELFTEST), true);
     cJSON *c = cJSON_CreateObject();

@@ -37,8 +37,10 @@ int kg_cmd_selftest(kg_registry *reg, int argc, char **argv)
         { .opts = kg_common_opt_table, .n = kg_n_common_opts, .target = &o },
         { .opts = st_opt_table, .n = KG_ARRAY_LEN(st_opt_table), .target = &so },
     };
-    const kg_opt_cmd cmd = { .command = "selftest", .description = selftest_description,
-                             .tables = tables, .n_tables = 2,
+    const kg_opt_cmd cmd = { .command = "selftest",
+                             .description = selftest_description,
+                             .tables = tables,
+                             .n_tables = 2,
                              .exit_codes = selftest_exit_codes };
     kg_report *rep = NULL;
     char path[PATH_MAX];

@@ -42,8 +42,7 @@ int kg_cli_report_merge(const char *out, const char *const *shards, size_t n)
     KG_TRY(kg_path_check_writable(out));
     for (size_t i = 0; i < n; i++)
         KG_TRY(kg_json_load(&in[i], shards[i]));
-    KG_TRY(kg_report_merge(&merged, (const cJSON *const *)in, shards, n, kg_report_key(),
-                           counts));
+    KG_TRY(kg_report_merge(&merged, (const cJSON *const *)in, shards, n, kg_report_key(), counts));
     if (!(text = cJSON_Print(merged))) {
         rc = KG_ERR(KG_ENOMEM, "out of memory writing the merged report");
         goto cleanup;
@@ -53,8 +52,9 @@ int kg_cli_report_merge(const char *out, const char *const *shards, size_t n)
     KG_TRY(kg_file_write_atomic(out, text, len + 1));
     code = kg_exit_code_for_counts(counts);
     printf("report --merge: %zu shard(s): %d passed, %d warnings, %d failed, %d errors, %d "
-           "skipped\nreport: %s\n", n, counts[KG_VERDICT_PASS], counts[KG_VERDICT_WARN],
-           counts[KG_VERDICT_FAIL], counts[KG_VERDICT_ERROR], counts[KG_VERDICT_SKIP], out);
+           "skipped\nreport: %s\n",
+           n, counts[KG_VERDICT_PASS], counts[KG_VERDICT_WARN], counts[KG_VERDICT_FAIL],
+           counts[KG_VERDICT_ERROR], counts[KG_VERDICT_SKIP], out);
 cleanup:
     cJSON_free(text);
     cJSON_Delete(merged);

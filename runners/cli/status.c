@@ -26,9 +26,10 @@ static int status_context_suffix(void *opts, const char *v)
     /* A newline would start a line of its own in the output (a `::error::` workflow command). */
     for (const unsigned char *p = (const unsigned char *)v; *p; p++)
         if (*p < 0x20 || *p == 0x7F || (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F))
-            return KG_ERR(KG_EINVAL, "--context-suffix: a control character (0x%02x) at %zu: "
-                                     "refused", p[0] == 0xC2 ? p[1] : *p,
-                          (size_t)(p - (const unsigned char *)v));
+            return KG_ERR(KG_EINVAL,
+                          "--context-suffix: a control character (0x%02x) at %zu: "
+                          "refused",
+                          p[0] == 0xC2 ? p[1] : *p, (size_t)(p - (const unsigned char *)v));
     ((kg_status_opts *)opts)->context_suffix = v;
     return 0;
 }
@@ -66,8 +67,11 @@ int kg_cmd_status(kg_registry *reg, int argc, char **argv)
 {
     kg_status_opts o = KG_STATUS_OPTS_INIT;
     kg_opt_table table = KG_CMD_OPTS_TABLE(status_table, &o);
-    kg_opt_cmd cmd = { .command = "status", .description = status_description,
-                       .tables = &table, .n_tables = 1, .exit_codes = status_exit_codes };
+    kg_opt_cmd cmd = { .command = "status",
+                       .description = status_description,
+                       .tables = &table,
+                       .n_tables = 1,
+                       .exit_codes = status_exit_codes };
     cJSON *rep = NULL;
     int rc = 0;
     KG_UNUSED(reg);

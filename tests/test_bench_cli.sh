@@ -29,7 +29,7 @@ check "--placements zero" 2 "--placements" -- "$KG" bench --placements 0
 check "bench --help lists --placements" 0 "--placements N" -- "$KG" bench --help
 # issue #14: no fixed compute floor (an error that says so); --min-mark-runs; production's
 # separate bench processes.
-check "compute floor removed" 2 "--compute-floor 0.1: removed \(issue #14\)" -- "$KG" bench --compute-floor 0.1
+check "compute floor removed" 2 "--compute-floor 0.1: removed: no fixed floor" -- "$KG" bench --compute-floor 0.1
 check "run: compute floor removed" 2 "--compute-floor .*removed" -- "$KG" run --diagnostic --compute-floor 0.1
 check "min mark runs 0" 2 "--min-mark-runs: expected an integer in \[1, 1000\]" -- "$KG" bench --min-mark-runs 0
 check "min mark runs 2.5" 2 "--min-mark-runs: expected an integer" -- "$KG" bench --min-mark-runs 2.5

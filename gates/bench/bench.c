@@ -157,7 +157,7 @@ static int bg_decide(kg_bench_row *b, const kg_case_desc *d, const bg_state *st,
                                       : NULL;
     kg_mark xg;
     char xnote[400];
-    mk = kg_bench_mark_on_gpu(&xg, mk, st->gpu, xnote, sizeof xnote); /* issue #27 */
+    mk = kg_bench_mark_on_gpu(&xg, mk, st->gpu, xnote, sizeof xnote);
     kg_bench_obs obs = { b->r.sum.median,
                          b->r.sum.ci_lo,
                          b->r.sum.ci_hi,
@@ -404,7 +404,7 @@ static int bg_opt_compute_floor(void *opts, const char *v)
 {
     (void)opts;
     return KG_ERR(KG_EINVAL,
-                  "--compute-floor %s: removed (issue #14): no fixed floor for "
+                  "--compute-floor %s: removed: no fixed floor for "
                   "compute-bound cases any more; the tolerance is max(--band-floor, "
                   "--abs-floor, the mark's spread across the processes that set it + "
                   "run noise): drop the flag",
@@ -492,7 +492,7 @@ static const kg_opt bg_opts[] = {
     KG_OPT_FN_("band-floor", "F", bg_opt_band_floor, 0,
                "relative tolerance floor (default: the case's bench_band_floor, else 0.005)"),
     KG_OPT_FN_("compute-floor", "F", bg_opt_compute_floor, KG_OPT_F_HIDDEN,
-               "removed (issue #14): an error; the tolerance comes from the marks' spread"),
+               "removed: an error; the tolerance comes from the marks' spread"),
     KG_OPT_FN_("min-mark-runs", "N", bg_opt_min_mark_runs, 0,
                "a mark merged from fewer separate processes decides UNPROVEN (default 3)"),
     KG_OPT_FN_("abs-floor", "US", bg_opt_abs_floor, 0,
@@ -584,7 +584,7 @@ static size_t bg_row_marks(kg_mark *out, size_t max, const kg_case_desc *d, cons
      * only within its power state. */
     mk->k = b->v.run_k;
     mk->power_state = b->v.run_power_state[0] ? (char *)b->v.run_power_state : NULL;
-    /* What users pay (issue #25): gated beside a replay-clock-normalised value. */
+    /* What users pay: gated beside a replay-clock-normalised value. */
     mk->measured_median_us = b->v.run_measured;
     mk->measured_spread_rel = b->v.run_measured ? b->v.run_measured_spread : 0;
     mk->energy_per_launch_mj = b->v.run_energy;

@@ -6,7 +6,7 @@
 #include "core/kg_core.h"
 #include "core/report_keys.h"
 
-/* The board's serial through NVML (issue #27 item 3: every figure knows its GPU; the UUID
+/* The board's serial through NVML (every figure knows its GPU; the UUID
  * comes from the runtime, the serial only from NVML, loaded with dlopen as the bench does).
  * Unavailable (no NVML, a board without one, a MIG or virtual GPU): "" and the reason. */
 static void dev_serial(kg_device_info *info)

@@ -1,4 +1,4 @@
-/* Pure rules of a fleet (issue #27 items 2 and 3): see fleet.h for each rule. */
+/* Pure rules of a fleet: see fleet.h for each rule. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

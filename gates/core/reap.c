@@ -1,4 +1,4 @@
-/* What a child leaves behind (issue #28): kgate is a child subreaper, and so is every child it
+/* What a child leaves behind: kgate is a child subreaper, and so is every child it
  * starts (a selftest child, an ab side, a case worker), set between fork and exec or case code.
  * A process a child's code forks, double-forks or moves to a session of its own (setsid) stays
  * under that child while the child lives: its orphans are reparented to the child, not to init

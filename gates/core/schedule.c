@@ -1,4 +1,4 @@
-/* The multi-GPU plan (issue #27 item 5): see schedule.h for the rule. */
+/* The multi-GPU plan: see schedule.h for the rule. */
 #include <stdlib.h>
 #include <string.h>
 #include "core/kg_core.h"

@@ -1,4 +1,4 @@
-/* --shard I/N (issue #27 item 4): one CI job runs one part of the selection, and the parts'
+/* --shard I/N: one CI job runs one part of the selection, and the parts'
  * reports merge into one (`kgate report --merge`, gates/report/merge.c). The CI system's own
  * job matrix is the distributed engine; kgate only splits and merges.
  *

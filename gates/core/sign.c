@@ -18,7 +18,7 @@
 #define KG_SIG_HEX (2 * 32)
 
 /* At least KG_REPORT_KEY_MIN characters other than white space, at least 8 of them
- * different: 16 spaces or 16 times 'a' is no secret (issue #28 item 8). */
+ * different: 16 spaces or 16 times 'a' is no secret. */
 static int sg_check_key(const char *key)
 {
     size_t solid = 0, distinct = 0;

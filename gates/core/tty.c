@@ -1,4 +1,4 @@
-/* What a terminal gets and a log does not (issue #30): verdict words in colour, and one
+/* What a terminal gets and a log does not: verdict words in colour, and one
  * progress line for a long case, rewritten in place.
  *
  * Colour: on when standard output is a terminal (and TERM is not "dumb") and NO_COLOR is unset

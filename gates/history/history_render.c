@@ -413,7 +413,7 @@ static int hr_charts(hr_ctx *x, kg_sbuf *page, size_t *ncharts)
             first = !hr_in_chart(seen[j], &x->all.v[i]);
         if (!first)
             continue;
-        if (*ncharts == HR_MAX_CHARTS) { /* issue #28: a flooded history stays a page */
+        if (*ncharts == HR_MAX_CHARTS) { /* a flooded history stays a page */
             fprintf(stderr,
                     "history: drew the first %d (case, metric) charts; the selection "
                     "holds more: narrow it with --case or --device\n",

@@ -488,7 +488,7 @@ static int rh_run_cmp(const void *a, const void *b)
 
 /* The records from n_old on that the file (or an earlier one of them) holds already (same run
  * id, case, metric, class) are removed from `all`; the file's own lines stay as they are. One
- * sort (issue #28: a flooded file of 100k records and a 10k-row report used to compare every
+ * sort (a flooded file of 100k records and a 10k-row report used to compare every
  * pair). */
 static int rh_drop_known(kg_history_recs *all, size_t n_old)
 {

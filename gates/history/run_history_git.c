@@ -29,7 +29,7 @@ typedef struct {
     size_t first; /* lines before the part read (a file over the size limit) */
 } rg_skips;
 
-/* A file over KG_HISTORY_MAX_FILE is not refused (issue #28: that blocked every append): only
+/* A file over KG_HISTORY_MAX_FILE is not refused (that blocked every append): only
  * its newest lines are read, the last KG_HISTORY_MAX_FILE bytes from a line's start; the
  * offset where they start, said once, s->lines and s->first set to the lines before it. */
 static size_t rg_tail(const char *p, size_t len, rg_skips *s)

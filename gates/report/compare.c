@@ -56,7 +56,7 @@ static int cm_sorted(const kg_export_row ***out, const kg_export_view *v, const 
 
 /* A figure changed when both sides measured it and the values differ: one that appears or
  * disappears (SKIP -> PASS: no median without a GPU) is the verdict's change, not a changed
- * median (issue #30). */
+ * median. */
 static bool cm_num_differs(double a, double b) { return !isnan(a) && !isnan(b) && a != b; }
 
 /* One side's figures into the row (s: 0 = A, 1 = B). */

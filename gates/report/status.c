@@ -325,7 +325,7 @@ static char *gate_status_json(const gate_status *st, const status_dest *d)
     return text;
 }
 
-/* issue #28: a 2xx is not enough. The forge answers a status it set with that status as a JSON
+/* A 2xx is not enough. The forge answers a status it set with that status as a JSON
  * object (GitHub: "state", GitLab: "status"); a body that is not JSON, another shape or another
  * state is a server (or a proxy) that did not set it: KG_EHTTP, never "posted". The body is
  * not quoted: a misbehaving server may echo the token. */

@@ -98,7 +98,7 @@ typedef struct {
     kg_dtype dtype;
     size_t rows;                    /* batch invariance rows of this output (0 = n/a) */
     const kg_parity_policy *parity; /* its own policy (static), or NULL: kg_case_desc.parity */
-    /* ---- optional, appended (issue #25); zero keeps the case's reference dtype ---------- */
+    /* ---- optional, appended; zero keeps the case's reference dtype ---------- */
     int has_ref_dtype;  /* nonzero: this output's reference is ref_dtype below, not
                            * kg_case_desc.ref_dtype (KG_DTYPE_F32 is 0, hence the flag) */
     kg_dtype ref_dtype; /* read only with has_ref_dtype */
@@ -248,7 +248,7 @@ typedef struct kg_case_desc {
      * kg_error_set to refuse the sweep. Optional (NULL: every case keeps the template's). */
     int (*sweep_point)(struct kg_case_desc *desc, const struct kg_sweep_point_s *pt);
 
-    /* ---- counters gate (issue #25) ---- */
+    /* ---- counters gate ---- */
     /* bytes_moved is binding: the kernel is meant to move no more than it declares, whatever
      * its bound (a tiled GEMM that re-reads its inputs by design leaves it 0). DRAM traffic
      * beyond the work-model factor (1.5x) of bytes_moved is then a FAIL of the counters gate;

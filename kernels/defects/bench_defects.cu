@@ -1,5 +1,5 @@
 /* Bench defects: slow variants of reference kernels, each with a clean twin, for the bench
- * gate's sensitivity proof (scripts/bench-proof.sh) and selftest (issue #14).
+ * gate's sensitivity proof (scripts/bench-proof.sh) and selftest.
  *
  * Memory-bound copies ("copy_256MiB", ~130 us; "copy_192MiB", ~100 us): the clean twin copies
  * n fp32 (out = in). Each variant runs the SAME kernel with a second input `extra` of p% of
@@ -339,7 +339,7 @@ BD_FMA_KERNELS(bd_fma_10us_p10);
             bd_k_##P, 1, 0, NULL, GATE, WHY                                                       \
     }
 
-/* What users pay (issue #25 item 8): cuBLAS's bf16 GEMM at 8192^3 (cublas_gemm.cu) on random
+/* What users pay: cuBLAS's bf16 GEMM at 8192^3 (cublas_gemm.cu) on random
  * inputs against its clean twin on all-zero inputs: the same kernel and cycles, but zeros toggle
  * nothing and draw less power, so under the H200's power cap the twin runs at a higher clock.
  * The decided basis (replay-clock-normalised) sees the same cycles; the energy per launch
@@ -369,7 +369,7 @@ static const kg_case_desc bd_cases[] = {
             "against"),
     /* +1% is "observe" (reported, not counted) in the selftest: under the 0.5% floor plus the
      * spread across the processes that set the twin's mark, one process cannot always tell it.
-     * +2% is counted (issue #14): the twin's mark is merged from 3 processes. */
+     * +2% is counted: the twin's mark is merged from 3 processes. */
     BD_CASE("defect/bench/copy_256MiB/+1pct", bd_p1, "bench",
             "observe: reads 1% more bytes than its clean twin: 1% slower"),
     BD_CASE("defect/bench/copy_256MiB/+2pct", bd_p2, "bench",

@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(BD_FMA_BLOCK)
     out[i] = x;
 }
 
-/* Where a launcher enqueues (issue #25): the stream it is given, or the legacy default stream
+/* Where a launcher enqueues: the stream it is given, or the legacy default stream
  * (a launcher that ignores its stream: during the capture of the case's non-blocking stream its
  * kernel runs eagerly and the graph is empty; outside it, events on the given stream time
  * nothing). One policy parameter between the clean twin and the defect. */

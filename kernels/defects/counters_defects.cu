@@ -1,4 +1,4 @@
-/* Counters defects (issue #18): kernels that compute the same result as their clean twin while
+/* Counters defects: kernels that compute the same result as their clean twin while
  * a hardware counter says something changed, for the counters gate (gates/counters/) and the
  * selftest. Each "defect/counters/<family>/defect" has a "defect/counters/<family>/clean" twin
  * that must PASS. None needs a mark: each is caught against its own declaration.

@@ -91,7 +91,7 @@ void kg_cli_marks_free(kg_cli_marks *b);
 double kg_cli_shard_weight(const void *marks, const char *case_id);
 void kg_cli_shard_weigh(kg_common_opts *co, const kg_marks *marks);
 int kg_cli_report_merge(const char *out, const char *const *shards, size_t n);
-/* fleet.c (issue #27): before the ratchet, each candidate's GPU (dev, else the report's device
+/* fleet.c: before the ratchet, each candidate's GPU (dev, else the report's device
  * or merged parts) and what the class's run history teaches its band (history/history_fleet.h). */
 int kg_cli_fleet_learn(kg_advance_input *in, kg_git *g, const kg_device_info *dev,
                        const cJSON *report);

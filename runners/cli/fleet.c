@@ -1,4 +1,4 @@
-/* The production step's fleet inputs (issue #27 items 2 and 3): before the ratchet, every
+/* The production step's fleet inputs: before the ratchet, every
  * candidate mark gets the GPU that measured it and what the class's run history teaches it
  * (gates/history/history_fleet.h). */
 #include "cli/cli.h"

@@ -280,7 +280,7 @@ int kg_cmd_history(kg_registry *reg, int argc, char **argv)
         rc = hist_append(argc - 1, argv + 1);
     else if (sub && strcmp(sub, "render") == 0)
         rc = hist_render(argc - 1, argv + 1);
-    else if (sub && strcmp(sub, "offsets") == 0) /* issue #27: per-GPU offsets */
+    else if (sub && strcmp(sub, "offsets") == 0) /* per-GPU offsets */
         rc = kg_cmd_history_offsets(argc - 1, argv + 1);
     else {
         fputs(usage, stderr);

@@ -1,4 +1,4 @@
-/* `kgate history offsets --case ID` (issue #27 item 3): per device class, each GPU's offset
+/* `kgate history offsets --case ID`: per device class, each GPU's offset
  * from the class for one case, and the class's cross-GPU spread, from the production runs on
  * the history branch (the rules: gates/core/fleet.h). */
 #include <stdlib.h>
@@ -52,7 +52,7 @@ static int ho_class(const kg_history_recs *all, const char *cls, const ho_opts *
                gpus[g].runs < KG_FLEET_MIN_RUNS ? " (too few runs for the spread)" : "");
     }
     if (n && !ng)
-        printf("  (no run records its GPU: written before issue #27)\n");
+        printf("  (no run records its GPU: written by a kgate that did not record GPUs)\n");
 cleanup:
     free(runs);
     return rc;

@@ -324,7 +324,7 @@ static int lower_set(kg_marks *m, const lower_opts *a, const kg_mark *cur, const
                       a->to, a->case_id, a->device, metric, cur->value,
                       cur->direction == KG_LOWER_IS_BETTER ? "lower is better"
                                                            : "higher is better");
-    /* issue #28: a lowering within reason. A mark moved further than LOWER_MAX_FACTOR in one
+    /* A lowering within reason. A mark moved further than LOWER_MAX_FACTOR in one
      * step (`--to 1e30`) is no bar: remove it instead, and the next run sets a fresh one. */
     bool lower_better = cur->direction == KG_LOWER_IS_BETTER;
     double bound = lower_better ? cur->value * LOWER_MAX_FACTOR : cur->value / LOWER_MAX_FACTOR;
@@ -360,7 +360,7 @@ static int lower_update(kg_marks *m, void *ud, char **message)
     KG_TRY(lower_find(&cur, m, a));
     u->old_value = cur->value;
     kg_advance_now(now, sizeof now);
-    /* issue #28: the lowering's key and time, so no report started before it moves the mark
+    /* The lowering's key and time, so no report started before it moves the mark
      * back (the replay guard, gates/marks/advance_guard.c) */
     KG_TRY(kg_advance_lowered_trailer(&trailer, cur->device_class, cur->case_id, cur->metric, now));
     size_t cap = 1024 + strlen(a->reason) + strlen(trailer);

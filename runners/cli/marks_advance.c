@@ -80,7 +80,7 @@ int kg_cmd_marks_advance(int argc, char **argv)
         code = KG_EXIT_GATE_FAILED;
         goto cleanup;
     }
-    KG_TRY(kg_cli_fleet_learn(in, t->git, NULL, root)); /* issue #27: GPU, history band */
+    KG_TRY(kg_cli_fleet_learn(in, t->git, NULL, root)); /* GPU, history band */
     KG_TRY(kg_production_advance(t, &mo, in, NULL));
 cleanup:
     if (rc < 0)

@@ -192,7 +192,7 @@ static int run_check(const run_opts *ro)
     if (ro->production && ro->read_ref)
         return KG_ERR(KG_EINVAL, "run: --marks-ref is for diagnostic runs: --production decides "
                                  "against the marks branch it commits on (--marks-branch)");
-    /* issue #28: before any GPU work, never a tag or remote-tracking ref */
+    /* Before any GPU work, never a tag or remote-tracking ref */
     int brc = kg_marks_branch_check(ro->marks_branch ? ro->marks_branch
                                                      : kg_env(KG_MARKS_BRANCH_ENV),
                                     ro->marks_branch ? "--marks-branch" : KG_MARKS_BRANCH_ENV);
@@ -418,7 +418,7 @@ static int run_production(kg_run *run, kg_marks_target *t, const kg_marks_git_op
     kg_advance_input *in = NULL;
     cJSON *summary = NULL;
     KG_TRY(kg_advance_from_run(&in, run, "kgate run --production"));
-    if (run->opts.shard_count) { /* issue #27: one verdict, from the merged shards */
+    if (run->opts.shard_count) { /* one verdict, from the merged shards */
         snprintf(in->why_not, sizeof in->why_not,
                  "shard %d/%d: a shard never commits; merge "
                  "the shards' reports (kgate report --merge) and advance from the merged report "

@@ -1,4 +1,4 @@
-/* The selftest's certificate (issue #29 item 3). A selftest proves that the gates catch their
+/* The selftest's certificate. A selftest proves that the gates catch their
  * planted defects on this GPU, this driver and this kgate build. A passing one in `kgate run`
  * leaves a certificate in the runner's cache; `run --diagnostic --reuse-selftest` takes it
  * instead of a fresh selftest while nothing it proved for has changed: the same kgate build

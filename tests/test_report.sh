@@ -123,7 +123,8 @@ has "$T/r.html" "<script>(function(){var t=document.getElementById('results')"
 has "$T/r.html" '<code>axpy/<wbr>n=<wbr>33554433/<wbr>f32</code>'
 has "$T/r.html" '% <span class="meta">of copy</span>'
 has "$T/r.html" 'of GEMM</text>'
-has "$T/r.html" 'against a device copy at 4203 GB/s'
+has "$T/r.html" 'against the GEMM): copy 4203 GB/s (memory-bound cases); bf16 cuBLAS GEMM 797.4 TFLOP/s'
+has "$T/s.md" "% of ceiling: of this run's measured copy 4203 GB/s"
 # Each inline chart is well-formed XML (what an SVG renderer needs).
 "$PY" - "$T/r.html" <<'PY' && ok || bad "inline SVG is not well-formed"
 import re, sys, xml.etree.ElementTree as ET

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report/export.h"
 #include "report/roofline.h"
 #include "kg_test.h"
 
@@ -115,6 +116,9 @@ static void test_report(void)
     CHECK(strstr(b.p, "b: 2 FLOP/B, 1 TFLOP/s (time: counters), 12% of the roof; a counter was "
                       "unavailable") != NULL);
     CHECK(strstr(b.p, "2 of 3 profiled cases drawn") != NULL);
+    /* the caption names the roof (no GEMM clock in this report: none said) */
+    CHECK(strstr(b.p, "The roof: copy 4000 GB/s (memory-bound cases); bf16 cuBLAS GEMM 700 "
+                      "TFLOP/s (compute-bound cases: a kernel faster than cuBLAS") != NULL);
     kg_sbuf_free(&b);
     cJSON_Delete(r);
     cJSON *e = cJSON_Parse("{\"results\":[{\"gate\":\"parity\",\"case\":\"a\",\"figures\":{}}]}");
@@ -125,8 +129,43 @@ static void test_report(void)
     cJSON_Delete(e);
 }
 
+/* The ceilings a report names: the GEMM's clock from its detail, a forged or missing figure
+ * said as not measured, never a 309-digit number. */
+static void test_ceilings_text(void)
+{
+    static const struct {
+        const char *ceilings, *want;
+    } t[] = {
+        { "{\"copy_gbps\":4266.84,\"gemm_tflops\":665.783,\"detail\":{\"gemm\":{"
+          "\"power_state\":{\"sm_mhz_median\":1498.95,\"max_sm_mhz\":1980}}}}",
+          "copy 4267 GB/s (memory-bound cases); bf16 cuBLAS GEMM 665.8 TFLOP/s at 1499 of 1980 "
+          "MHz (compute-bound cases: a kernel faster than cuBLAS, or at a higher clock, passes "
+          "100%)" },
+        { "{\"copy_gbps\":4000}", "copy 4000 GB/s (memory-bound cases)" },
+        { "{\"copy_gbps\":-1,\"gemm_tflops\":1e308,\"detail\":{\"gemm\":{\"power_state\":"
+          "{\"sm_mhz_median\":\"x\"}}}}",
+          "bf16 cuBLAS GEMM 1e+308 TFLOP/s (compute-bound cases" },
+        { "{}", "" },
+    };
+    for (size_t i = 0; i < KG_ARRAY_LEN(t); i++) {
+        char json[512];
+        snprintf(json, sizeof json, "{\"bench\":{\"ceilings\":%s}}", t[i].ceilings);
+        cJSON *r = cJSON_Parse(json);
+        kg_export_ceilings ce;
+        kg_sbuf b = KG_SBUF_INIT;
+        kg_export_ceilings_get(&ce, r);
+        kg_export_ceilings_text(&b, &ce);
+        const char *got = b.p ? b.p : "";
+        CHECK_MSG(r && strncmp(got, t[i].want, strlen(t[i].want)) == 0 && (t[i].want[0] || !got[0]),
+                  "ceilings %zu: '%s'", i, got);
+        kg_sbuf_free(&b);
+        cJSON_Delete(r);
+    }
+}
+
 int main(void)
 {
+    test_ceilings_text();
     test_svg();
     test_hostile();
     test_report();

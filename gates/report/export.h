@@ -86,6 +86,17 @@ typedef struct {
  * skips, passes; within a case, report order. */
 int kg_export_view_build(kg_export_view *out, const cJSON *report);
 void kg_export_view_free(kg_export_view *v);
+/* The run's measured ceilings as the outputs quote them (NaN where not measured): the device
+ * copy and the bf16 cuBLAS GEMM, with the SM clock the GEMM ran at and the device's max. */
+typedef struct {
+    double copy_gbps, gemm_tflops, gemm_mhz, max_mhz;
+} kg_export_ceilings;
+void kg_export_ceilings_get(kg_export_ceilings *out, const cJSON *report);
+/* One sentence naming them, for the "% of ceiling" figures and the roofline: "copy 4267 GB/s
+ * (memory-bound cases); bf16 cuBLAS GEMM 665.8 TFLOP/s at 1499 of 1980 MHz (compute-bound
+ * cases: a kernel faster than cuBLAS, or at a higher clock, passes 100%)". Plain text (no
+ * character HTML or Markdown would read); nothing when neither was measured. */
+void kg_export_ceilings_text(kg_sbuf *b, const kg_export_ceilings *c);
 /* A number formatted for tables ("-" when NAN). */
 const char *kg_fmt_num(char *buf, size_t n, double v, const char *fmt);
 /* "1 expected failure" / "2 expected failures": count and noun with its plural (noun + "s",

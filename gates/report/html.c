@@ -207,25 +207,16 @@ static bool ht_of_gemm(const kg_export_row *r)
     return compute ? gemm : !copy;
 }
 
-/* The heading names the ceilings: "copy 4203 GB/s, bf16 GEMM 797 TFLOP/s". */
+/* The heading names the ceilings (kg_export_ceilings_text: plain text, nothing to escape). */
 static void ht_ceiling_head(kg_sbuf *b, const cJSON *report)
 {
-    const cJSON *ce =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH),
-                                         KG_RK_BENCH_CEILINGS);
-    const cJSON *copy = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_COPY_GBPS);
-    const cJSON *gemm = cJSON_GetObjectItemCaseSensitive(ce, KG_RK_CEIL_GEMM_TFLOPS);
+    kg_export_ceilings ce;
+    kg_export_ceilings_get(&ce, report);
     kg_sbuf_puts(b, "<h2>Percent of the measured ceiling</h2>\n<p class=\"meta\">Each case "
-                    "against the ceiling that bounds it, measured on this device in this run: "
-                    "<b>copy</b> (memory-bound cases: bytes moved / time against a device "
-                    "copy");
-    if (cJSON_IsNumber(copy) && isfinite(copy->valuedouble))
-        kg_sbuf_printf(b, " at %.0f GB/s", copy->valuedouble);
-    kg_sbuf_puts(b, ") or <b>GEMM</b> (compute-bound cases: FLOPs / time against a bf16 "
-                    "cuBLAS GEMM");
-    if (cJSON_IsNumber(gemm) && isfinite(gemm->valuedouble))
-        kg_sbuf_printf(b, " at %.1f TFLOP/s", gemm->valuedouble);
-    kg_sbuf_puts(b, ").</p>\n");
+                    "against the ceiling that bounds it, measured on this device in this run "
+                    "(bytes moved / time against the copy, FLOPs / time against the GEMM): ");
+    kg_export_ceilings_text(b, &ce);
+    kg_sbuf_puts(b, ".</p>\n");
 }
 
 /* Percent of the ceiling measured on the device in the same run. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "report/roofline.h"
 #include "report/svg.h"
+#include "report/export.h" /* kg_export_ceilings */
 
 static double rf_floor10(double v) { return pow(10, floor(log10(v))); }
 static double rf_ceil10(double v) { return pow(10, ceil(log10(v))); }
@@ -171,8 +172,8 @@ static double rf_bench_us(const cJSON *results, const char *id)
         const char *g = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_GATE));
         const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, KG_RES_CASE));
         if (g && c && strcmp(g, KG_RV_GATE_BENCH) == 0 && strcmp(c, id) == 0) {
-            /* the measured time: a capped row's median_us is clock-normalised, and the roof
-             * is the ceiling measured at the clock the case ran at */
+            /* the measured time (a capped row's median_us is clock-normalised); the roof is
+             * cuBLAS at the clock it ran at, named under the chart */
             const cJSON *f = cJSON_GetObjectItemCaseSensitive(r, KG_RES_FIGURES);
             double raw = rf_num(f, KG_FIG_RAW_MEDIAN);
             return rf_ok(raw) ? raw : rf_num(f, KG_FIG_MEDIAN);
@@ -220,12 +221,16 @@ int kg_roofline_html(kg_sbuf *b, const cJSON *report)
     } else {
         kg_roofline_svg(b, p, n, rf_num(ce, KG_RK_CEIL_COPY_GBPS),
                         rf_num(ce, KG_RK_CEIL_GEMM_TFLOPS));
+        kg_export_ceilings ec;
+        kg_export_ceilings_get(&ec, report);
         kg_sbuf_printf(b,
                        "<p class=\"meta\">%zu of %zu profiled cases drawn (the others lack "
                        "FLOPs or DRAM bytes); hollow: an FP counter was unavailable. "
                        "Achieved TFLOP/s from the bench median of the same run where there "
-                       "is one, else the counters pass's kernel time.</p>\n",
+                       "is one, else the counters pass's kernel time. The roof: ",
                        drawn, n);
+        kg_export_ceilings_text(b, &ec);
+        kg_sbuf_puts(b, ".</p>\n");
     }
     free(p);
     return 0;

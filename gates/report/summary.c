@@ -142,9 +142,10 @@ static void md_counts(kg_sbuf *b, const kg_export_view *v)
 }
 
 /* "Needs attention" (severity <= 1) and "All results", then the legend. */
-static void md_tables(kg_sbuf *b, const kg_export_view *v)
+static void md_tables(kg_sbuf *b, const kg_export_view *v, const cJSON *report)
 {
-    size_t attention = 0;
+    size_t attention = 0, pct = 0;
+    kg_export_ceilings ce;
     for (size_t i = 0; i < v->n; i++)
         attention += v->rows[i].severity <= 1;
     if (attention) {
@@ -167,6 +168,13 @@ static void md_tables(kg_sbuf *b, const kg_export_view *v)
         b, "\n<sub>time: this run's median · vs mark: change against the high-water "
            "mark, positive = worse (slower), with the band the decision required it to clear · "
            "reproduce with <code>--seed</code>");
+    for (size_t i = 0; i < v->n; i++)
+        pct += !isnan(v->rows[i].ceiling_pct);
+    if (pct) { /* % of ceiling names its ceilings */
+        kg_export_ceilings_get(&ce, report);
+        kg_sbuf_puts(b, " · % of ceiling: of this run's measured ");
+        kg_export_ceilings_text(b, &ce);
+    }
     if (v->counts[KG_VERDICT_XFAIL] || v->counts[KG_VERDICT_XPASS])
         kg_sbuf_puts(b, " · XFAIL: the gate a case declares it fails (xfail_gate) still fails "
                         "it, which passes · XPASS: that gate now passes it, which fails (remove "
@@ -182,7 +190,7 @@ int kg_export_markdown(const cJSON *report, const char *path)
     KG_TRY(kg_export_view_build(&v, report));
     md_headline(&b, &v);
     md_counts(&b, &v);
-    md_tables(&b, &v);
+    md_tables(&b, &v, report);
     kg_export_md_timing(&b, report);
     KG_TRY(kg_sbuf_write(&b, path));
 cleanup:

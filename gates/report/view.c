@@ -239,3 +239,41 @@ void kg_export_view_free(kg_export_view *v)
     v->rows = NULL;
     v->n = 0;
 }
+
+/* ---- the run's ceilings ------------------------------------------------------------------- */
+
+/* %.4g keeps a forged 1e308 to a few characters */
+static double pos_num(const cJSON *o, const char *key)
+{
+    double x = fig_num(o, key);
+    return x > 0 ? x : NAN; /* a ceiling or clock of 0 or less was not measured */
+}
+
+void kg_export_ceilings_get(kg_export_ceilings *out, const cJSON *report)
+{
+    const cJSON *ce =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH),
+                                         KG_RK_BENCH_CEILINGS);
+    const cJSON *gemm = fig_obj(fig_obj(ce, KG_RK_CEIL_DETAIL), KG_RK_CEIL_GEMM);
+    const cJSON *ps = fig_obj(gemm, KG_RK_CEIL_POWER_STATE);
+    out->copy_gbps = pos_num(ce, KG_RK_CEIL_COPY_GBPS);
+    out->gemm_tflops = pos_num(ce, KG_RK_CEIL_GEMM_TFLOPS);
+    out->gemm_mhz = pos_num(ps, KG_FIG_POWER_SM_MEDIAN);
+    out->max_mhz = pos_num(ps, KG_FIG_POWER_MAX_MHZ);
+}
+
+void kg_export_ceilings_text(kg_sbuf *b, const kg_export_ceilings *c)
+{
+    bool copy = !isnan(c->copy_gbps), gemm = !isnan(c->gemm_tflops);
+    if (copy)
+        kg_sbuf_printf(b, "copy %.4g GB/s (memory-bound cases)", c->copy_gbps);
+    if (!gemm)
+        return;
+    kg_sbuf_printf(b, "%sbf16 cuBLAS GEMM %.4g TFLOP/s", copy ? "; " : "", c->gemm_tflops);
+    if (!isnan(c->gemm_mhz) && !isnan(c->max_mhz))
+        kg_sbuf_printf(b, " at %.4g of %.4g MHz", c->gemm_mhz, c->max_mhz);
+    else if (!isnan(c->gemm_mhz))
+        kg_sbuf_printf(b, " at %.4g MHz", c->gemm_mhz);
+    kg_sbuf_puts(b, " (compute-bound cases: a kernel faster than cuBLAS, or at a higher clock, "
+                    "passes 100%)");
+}

@@ -15,8 +15,9 @@ export CUDA_VISIBLE_DEVICES=
 FAKE=$T/fake-defects
 cat >"$FAKE" <<EOS
 #!/usr/bin/env bash
-# MODE: segv | dup | big | hang | fork | env | args -- what the preflight child does (env, args:
-# every child dumps its environment, its arguments).
+# MODE: segv | dup | big | hang | fork | env | args | timed -- what the preflight child does
+# (env, args: every child dumps its environment, its arguments; timed: the real report with one
+# case's timing set: work 2.5 s, a negative setup and a teardown of 1e300 s).
 mode=\$(cat "$T/mode")
 if [ "\$mode" = args ]; then
     echo "\$*" >>"$T/args.txt"
@@ -27,6 +28,14 @@ if [ "\$mode" = env ]; then
     exec "$REAL" "\$@"
 fi
 [ "\$1" = preflight ] && [ "\$mode" != ok ] || exec "$REAL" "\$@"
+if [ "\$mode" = timed ]; then
+    "$REAL" "\$@"; r=\$?
+    while [ \$# -gt 0 ]; do [ "\$1" = --report ] && rep=\$2; shift; done
+    jq '(.results[] | select(.case == "defect/preflight/local_array/n=4097/f32") | .timing) |=
+        {wall_s: 2.5, setup_s: -1, prepare_s: 0, reference_s: 0, work_s: 2.5, teardown_s: 1e300}' \
+        "\$rep" >"\$rep.t" && mv "\$rep.t" "\$rep"
+    exit \$r
+fi
 while [ \$# -gt 0 ]; do [ "\$1" = --report ] && rep=\$2; shift; done
 case \$mode in
 segv) kill -SEGV \$\$ ;;
@@ -42,6 +51,15 @@ st() { echo "$1" >"$T/mode"; shift; run timeout 120 "$KG" selftest --seed 7 --de
 
 st ok
 [ "$rc" -eq 3 ] && ok || { bad "healthy run without a GPU: exit $rc, want 3"; cat "$T/err"; }
+# Each selftest row's timing is what its case cost in the children (issue #29 item 1: every
+# second accounted for), summed over their rows; a child's impossible figure is left out.
+st timed --report "$T/timed.json"
+expect_jq '[.results[] | select(.gate == "selftest")] | length > 0 and all(.timing.wall_s >= 0)' \
+    "$T/timed.json" "timed: a selftest row without its timing"
+expect_jq '.results[] | select(.gate == "selftest" and .case == "defect/preflight/local_array/n=4097/f32")
+  | .timing | .work_s >= 2.5 and .work_s < 2.6 and .setup_s < 1 and .teardown_s < 1' \
+    "$T/timed.json" "timed: the local-array defect row is not the children's 2.5 s of work"
+
 st segv
 [ "$rc" -eq 4 ] && grep -q "child \`$FAKE preflight\` killed by signal 11" "$T/err" && ok \
     || { bad "SIGSEGV child: exit $rc, want 4 naming it"; cat "$T/err"; }

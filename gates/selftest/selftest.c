@@ -30,6 +30,8 @@ typedef struct {
     kg_verdict observed[ST_MAX_GATES];
     bool ran[ST_MAX_GATES];
     char *message[ST_MAX_GATES];
+    double phase_s[KG_PHASE_N]; /* summed over the children's rows of the case: its row's timing */
+    bool timed;
 } st_row;
 
 /* One child pass and its wall time: the child's own account (its report's timing.total_s)
@@ -125,6 +127,27 @@ static int st_load_json(cJSON **out, const char *path)
     return kg_json_load(out, path); /* strict: no duplicate key, nothing trailing */
 }
 
+/* A child row's phase seconds added to the case's (so the selftest's rows say what each
+ * defect cost); a figure no child run can take (negative, not finite, over a day) is left out. */
+static void st_add_timing(st_row *r, const cJSON *timing)
+{
+    static const char *const keys[KG_PHASE_N] = {
+        [KG_PHASE_SETUP] = KG_RK_PHASE_SETUP,         [KG_PHASE_PREPARE] = KG_RK_PHASE_PREPARE,
+        [KG_PHASE_REFERENCE] = KG_RK_PHASE_REFERENCE, [KG_PHASE_WORK] = KG_RK_PHASE_WORK,
+        [KG_PHASE_TEARDOWN] = KG_RK_PHASE_TEARDOWN,
+    };
+    if (!cJSON_IsObject(timing))
+        return;
+    for (int k = 0; k < KG_PHASE_N; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(timing, keys[k]);
+        double s = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        if (isfinite(s) && s >= 0 && s < 86400) {
+            r->phase_s[k] += s;
+            r->timed = true;
+        }
+    }
+}
+
 /* Fill the matrix column of `gate` from a report. */
 static void st_take_results(st_matrix *m, const cJSON *report, int g)
 {
@@ -148,6 +171,7 @@ static void st_take_results(st_matrix *m, const cJSON *report, int g)
                     r->message[g] = st_strdup(msg);
                 }
                 r->ran[g] = true;
+                st_add_timing(r, cJSON_GetObjectItem(it, KG_RES_TIMING));
             }
     }
 }
@@ -561,7 +585,8 @@ static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_repo
         }
         cJSON_AddStringToObject(row, KG_RK_ST_OUTCOME, outcome);
         cJSON_AddItemToArray(rows_json, row);
-        (void)kg_report_add(rep, "selftest", r->id, v, msg, NULL);
+        if (kg_report_add(rep, "selftest", r->id, v, msg, NULL) == 0 && r->timed)
+            kg_report_row_timing(rep, r->phase_s);
     }
 }
 

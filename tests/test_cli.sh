@@ -69,6 +69,22 @@ if command -v script >/dev/null 2>&1; then
     check "a terminal, --color never" 0 "" -- on_tty "$KG" --color never "${PF[@]}"
     grep -q "$ESC\[[0-9;]*m" "$T/out" && bad "--color never on a terminal: colour" || ok
 fi
+# Outside CI the commit under test is HEAD of the repository kgate runs in, and uncommitted
+# changes to its tracked files are said (untracked files, the report itself, are not).
+git_isolate
+scratch_repo "$T/wt"
+wt_run() { (cd "$T/wt" && env -u GITHUB_SHA -u CI_COMMIT_SHA -u KGATE_COMMIT CUDA_VISIBLE_DEVICES= \
+    "$KG" run --diagnostic --skip-selftest --filter '^axpy/n=1/' --report "$1" >/dev/null 2>&1); }
+head=$(git -C "$T/wt" rev-parse HEAD)
+wt_run "$T/wt/clean.json"
+expect_jq ".provenance.commit == \"$head\" and (.provenance | has(\"local_changes\") | not)" \
+    "$T/wt/clean.json" "a clean work tree: not HEAD, or local changes said"
+echo edit >>"$T/wt/README"
+wt_run "$T/wt/dirty.json"
+expect_jq ".provenance.commit == \"$head\" and .provenance.local_changes == true" "$T/wt/dirty.json" \
+    "an edited tracked file: local changes not said"
+"$KG" report --from "$T/wt/dirty.json" --markdown - 2>/dev/null | grep -qF "\` + local changes" && ok \
+    || bad "the summary does not say local changes"
 # Without a GPU each gate that needs one says so under its header; the summary says what its
 # results are (computed from the report, not written in).
 check "run, no GPU" 3 "" -- env CUDA_VISIBLE_DEVICES= "$KG" run --diagnostic --skip-selftest --filter '^axpy/' --report "$T/run.json"

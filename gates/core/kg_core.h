@@ -302,6 +302,8 @@ const char *kg_report_commit(const kg_report *r);
 const char *kg_report_started_at(const kg_report *r);
 /* Name the commit under test (a diagnostic run outside CI: HEAD of the repository). */
 void kg_report_set_commit(kg_report *r, const char *commit);
+/* Say that the code under test is that commit plus uncommitted changes to tracked files. */
+void kg_report_set_local_changes(kg_report *r);
 /* Counts of the counting verdicts over all results (kg_verdict_parse: XFAIL as PASS, XPASS as
  * FAIL). */
 void kg_report_counts(const kg_report *r, int counts[KG_VERDICT_N5]);

@@ -187,6 +187,13 @@ void kg_report_set_commit(kg_report *r, const char *commit)
         cJSON_ReplaceItemInObjectCaseSensitive(p, KG_RK_PROV_COMMIT, cJSON_CreateString(commit));
 }
 
+void kg_report_set_local_changes(kg_report *r)
+{
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(r->root, KG_RK_PROVENANCE);
+    if (p && !cJSON_GetObjectItemCaseSensitive(p, KG_RK_PROV_LOCAL_CHANGES))
+        cJSON_AddTrueToObject(p, KG_RK_PROV_LOCAL_CHANGES);
+}
+
 int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdict v,
                   const char *message, cJSON *figures)
 {

@@ -80,6 +80,8 @@
 #define KG_RK_PROVENANCE "provenance" /* .commit: the code under test */
 #define KG_RK_PROV_COMMIT "commit"    /* "unknown" when no variable names it */
 #define KG_RK_PROV_BUILD_TYPE "build_type"
+/* true: the commit is HEAD with uncommitted changes to tracked files */
+#define KG_RK_PROV_LOCAL_CHANGES "local_changes"
 #define KG_RK_PROV_KGATE_COMMIT "KGATE_COMMIT"
 #define KG_RK_PROV_GITHUB_SHA "GITHUB_SHA"
 #define KG_RK_PROV_GITHUB_REPOSITORY "GITHUB_REPOSITORY"

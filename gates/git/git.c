@@ -243,6 +243,21 @@ cleanup:
     return rc;
 }
 
+int kg_git_worktree_changed(kg_git *g, bool *changed)
+{
+    int rc = 0;
+    git_status_list *st = NULL;
+    git_status_options o = GIT_STATUS_OPTIONS_INIT;
+    o.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+    o.flags = GIT_STATUS_OPT_EXCLUDE_SUBMODULES; /* and no untracked files */
+    *changed = false;
+    KG_GIT_CHECK(git_status_list_new(&st, g->repo, &o));
+    *changed = git_status_list_entrycount(st) > 0;
+cleanup:
+    git_status_list_free(st);
+    return rc;
+}
+
 int kg_git_rev_commit(kg_git *g, const char *rev, git_oid *out)
 {
     int rc = 0;

@@ -62,6 +62,9 @@ int kg_git_target_ref(kg_git *g, const char *marks_ref, char **refname, bool *is
 int kg_git_tip(kg_git *g, const char *refname, git_oid *tip, bool *exists);
 /* Commit HEAD points at; *exists false on an unborn branch. */
 int kg_git_head_commit(kg_git *g, git_oid *out, bool *exists);
+/* *changed: a tracked file differs from HEAD in the index or the work tree (untracked files,
+ * a build directory, do not count; nor do submodules). */
+int kg_git_worktree_changed(kg_git *g, bool *changed);
 /* Resolve a revision ("HEAD~2", a hex id, a branch) to a commit. KG_ENOTFOUND if unknown. */
 int kg_git_rev_commit(kg_git *g, const char *rev, git_oid *out);
 

@@ -71,6 +71,7 @@ typedef struct {
     size_t n;
     bool diagnostic; /* mode != production or certifying != true */
     const char *command, *mode, *run_id, *started_at, *commit, *device_name, *device_class;
+    bool local_changes; /* provenance.local_changes: the commit plus uncommitted changes */
     double seed;
     bool incomplete;          /* "incomplete": true: the run was interrupted, results so far */
     const char *no_device;    /* report.no_device: why the run had no GPU (NULL: it had one) */

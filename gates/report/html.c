@@ -491,6 +491,8 @@ int kg_export_html(const cJSON *report, const char *path)
     kg_sbuf_xml(&b, v.device_class ? v.device_class : v.device_name ? v.device_name : "none");
     kg_sbuf_puts(&b, " · commit ");
     kg_sbuf_xml(&b, v.commit ? v.commit : "unknown");
+    if (v.local_changes)
+        kg_sbuf_puts(&b, " + local changes");
     if (!isnan(v.seed))
         kg_sbuf_printf(&b, " · seed %.0f", v.seed);
     kg_sbuf_puts(&b, " · run ");

@@ -131,6 +131,8 @@ static void md_counts(kg_sbuf *b, const kg_export_view *v)
     if (v->commit) {
         kg_sbuf_puts(b, " · commit ");
         kg_sbuf_md_code(b, v->commit, 12);
+        if (v->local_changes)
+            kg_sbuf_puts(b, " + local changes");
     }
     if (!isnan(v->seed))
         kg_sbuf_printf(b, " · seed `%.0f`", v->seed);

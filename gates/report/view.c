@@ -219,6 +219,8 @@ int kg_export_view_build(kg_export_view *v, const cJSON *report)
     v->started_at = str_at(report, KG_RK_STARTED_AT);
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(report, KG_RK_PROVENANCE);
     v->commit = str_at(prov, KG_RK_PROV_COMMIT);
+    v->local_changes = cJSON_IsTrue(
+        cJSON_GetObjectItemCaseSensitive(prov, KG_RK_PROV_LOCAL_CHANGES));
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(report, KG_RK_DEVICE);
     v->device_name = str_at(dev, KG_RK_DEVICE_NAME);
     v->device_class = str_at(dev, KG_RK_DEVICE_CLASS);

@@ -302,15 +302,19 @@ static void run_marks_share(run_gates *g, int mi)
 }
 
 /* Outside CI (no KGATE_COMMIT/GITHUB_SHA/CI_COMMIT_SHA) the code under test is HEAD of the
- * repository we run in, when there is one (diagnostic runs too). */
+ * repository we run in, when there is one (diagnostic runs too), and the report says when its
+ * tracked files had uncommitted changes: the figures are then not HEAD's. */
 static void run_commit(kg_run *run, kg_marks_target *t)
 {
     git_oid head;
-    bool have = false;
+    bool have = false, changed = false;
     kg_git *g = NULL;
     if (strcmp(kg_report_commit(run->rep), "unknown") == 0 && (t || kg_git_open(&g, ".") == 0) &&
-        kg_git_head_commit(t ? t->git : g, &head, &have) == 0 && have)
+        kg_git_head_commit(t ? t->git : g, &head, &have) == 0 && have) {
         kg_report_set_commit(run->rep, git_oid_tostr_s(&head));
+        if (kg_git_worktree_changed(t ? t->git : g, &changed) == 0 && changed)
+            kg_report_set_local_changes(run->rep);
+    }
     kg_git_free(g);
 }
 

@@ -430,74 +430,93 @@ static void provenance(kg_sbuf *b, const cJSON *report)
     kg_sbuf_puts(b, "</table></div>\n");
 }
 
+/* The page's head and the headline: the same words as the Markdown's (a no-GPU run with skips
+ * is never "passed"). */
+static void ht_head(kg_sbuf *b, const kg_export_view *v)
+{
+    const int *n = v->counts;
+    bool failed = n[KG_VERDICT_FAIL] || n[KG_VERDICT_XPASS];
+    kg_sbuf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                    "<meta name=\"viewport\" content=\"width=device-width\"><title>kgate ");
+    kg_sbuf_xml(b, v->command ? v->command : "report");
+    kg_sbuf_printf(b, "%s%s</title><style>%s</style></head><body>\n",
+                   v->diagnostic ? " (DIAGNOSTIC)" : "",
+                   v->incomplete ? " (incomplete, interrupted)"
+                   : v->no_gpu   ? " (incomplete: no GPU)"
+                                 : "",
+                   css);
+    kg_sbuf_puts(b, "<h1>kgate ");
+    kg_sbuf_xml(b, v->command ? v->command : "report");
+    kg_sbuf_printf(b, ": %s%s%s</h1>\n", v->incomplete ? "incomplete (interrupted), " : "",
+                   v->no_gpu ? (failed || n[KG_VERDICT_ERROR] ? "incomplete: no GPU, "
+                                                              : "incomplete: no GPU")
+                             : "",
+                   failed                ? "failed"
+                   : n[KG_VERDICT_ERROR] ? "errors"
+                   : v->no_gpu           ? ""
+                                         : "passed");
+}
+
+static void ht_banners(kg_sbuf *b, const kg_export_view *v)
+{
+    if (v->no_gpu) {
+        kg_sbuf_printf(b,
+                       "<div class=\"incomplete\" id=\"no-gpu\">INCOMPLETE: NO GPU. %d of %zu "
+                       "results were skipped (",
+                       v->counts[KG_VERDICT_SKIP], v->n);
+        kg_sbuf_xml(b, v->no_device);
+        kg_sbuf_puts(b, "): the GPU gates did not run, and the run certifies nothing.</div>\n");
+    }
+    if (v->incomplete)
+        kg_sbuf_puts(b, "<div class=\"incomplete\" id=\"incomplete\">INCOMPLETE (INTERRUPTED): "
+                        "the run was stopped (SIGINT/SIGTERM). These are the results so far; "
+                        "the cases it had not reached are missing.</div>\n");
+    if (v->diagnostic)
+        kg_sbuf_puts(b, "<div class=\"banner\" id=\"diagnostic\">DIAGNOSTIC RUN: NON-CERTIFYING. "
+                        "These results never advance high-water marks and certify nothing."
+                        "</div>\n");
+}
+
+/* The counts and the run's context (mode, device, commit, seed, run id). */
+static void ht_meta(kg_sbuf *b, const kg_export_view *v)
+{
+    const int *n = v->counts;
+    char cnt[64];
+    kg_sbuf_printf(b, "<p class=\"meta\">%d passed (%d with warnings), %d failed, %d errors",
+                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL],
+                   n[KG_VERDICT_ERROR]);
+    if (v->faults)
+        kg_sbuf_printf(b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v->faults, "fault"));
+    kg_sbuf_printf(b, ", %d skipped", n[KG_VERDICT_SKIP]);
+    if (n[KG_VERDICT_XFAIL]) /* only where a case declares an expected failure */
+        kg_sbuf_printf(b, ", %s",
+                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL], "expected failure"));
+    if (n[KG_VERDICT_XPASS])
+        kg_sbuf_printf(b, ", <strong class=\"XPASS\">%s</strong>",
+                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS], "unexpected pass"));
+    kg_sbuf_printf(b, " · mode %s · device ", v->diagnostic ? "diagnostic" : "production");
+    kg_sbuf_xml(b, v->device_class ? v->device_class : v->device_name ? v->device_name : "none");
+    kg_sbuf_puts(b, " · commit ");
+    kg_sbuf_xml(b, v->commit ? v->commit : "unknown");
+    if (v->local_changes)
+        kg_sbuf_puts(b, " + local changes");
+    if (!isnan(v->seed))
+        kg_sbuf_printf(b, " · seed %.0f", v->seed);
+    kg_sbuf_puts(b, " · run ");
+    kg_sbuf_xml(b, v->run_id ? v->run_id : "?");
+    kg_sbuf_puts(b, "</p>\n");
+}
+
 int kg_export_html(const cJSON *report, const char *path)
 {
     int rc = 0;
     kg_export_view v;
     kg_sbuf b = KG_SBUF_INIT;
     KG_TRY(kg_export_view_build(&v, report));
-    const int *n = v.counts;
-    char cnt[64];
-    bool failed = n[KG_VERDICT_FAIL] || n[KG_VERDICT_XPASS];
-    kg_sbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<meta name=\"viewport\" content=\"width=device-width\"><title>kgate ");
-    kg_sbuf_xml(&b, v.command ? v.command : "report");
-    kg_sbuf_printf(&b, "%s%s</title><style>%s</style></head><body>\n",
-                   v.diagnostic ? " (DIAGNOSTIC)" : "",
-                   v.incomplete ? " (incomplete, interrupted)"
-                   : v.no_gpu   ? " (incomplete: no GPU)"
-                                : "",
-                   css);
-    kg_sbuf_puts(&b, "<h1>kgate ");
-    kg_sbuf_xml(&b, v.command ? v.command : "report");
-    /* The same headline as the Markdown: a no-GPU run with skips is never "passed". */
-    kg_sbuf_printf(&b, ": %s%s%s</h1>\n", v.incomplete ? "incomplete (interrupted), " : "",
-                   v.no_gpu ? (failed || n[KG_VERDICT_ERROR] ? "incomplete: no GPU, "
-                                                             : "incomplete: no GPU")
-                            : "",
-                   failed                ? "failed"
-                   : n[KG_VERDICT_ERROR] ? "errors"
-                   : v.no_gpu            ? ""
-                                         : "passed");
-    if (v.no_gpu) {
-        kg_sbuf_printf(&b,
-                       "<div class=\"incomplete\" id=\"no-gpu\">INCOMPLETE: NO GPU. %d of %zu "
-                       "results were skipped (",
-                       n[KG_VERDICT_SKIP], v.n);
-        kg_sbuf_xml(&b, v.no_device);
-        kg_sbuf_puts(&b, "): the GPU gates did not run, and the run certifies nothing.</div>\n");
-    }
-    if (v.incomplete)
-        kg_sbuf_puts(&b, "<div class=\"incomplete\" id=\"incomplete\">INCOMPLETE (INTERRUPTED): "
-                         "the run was stopped (SIGINT/SIGTERM). These are the results so far; "
-                         "the cases it had not reached are missing.</div>\n");
-    if (v.diagnostic)
-        kg_sbuf_puts(&b, "<div class=\"banner\" id=\"diagnostic\">DIAGNOSTIC RUN: NON-CERTIFYING. "
-                         "These results never advance high-water marks and certify nothing."
-                         "</div>\n");
-    kg_sbuf_printf(&b, "<p class=\"meta\">%d passed (%d with warnings), %d failed, %d errors",
-                   n[KG_VERDICT_PASS] + n[KG_VERDICT_WARN], n[KG_VERDICT_WARN], n[KG_VERDICT_FAIL],
-                   n[KG_VERDICT_ERROR]);
-    if (v.faults)
-        kg_sbuf_printf(&b, " (%s)", kg_fmt_count(cnt, sizeof cnt, v.faults, "fault"));
-    kg_sbuf_printf(&b, ", %d skipped", n[KG_VERDICT_SKIP]);
-    if (n[KG_VERDICT_XFAIL]) /* only where a case declares an expected failure */
-        kg_sbuf_printf(&b, ", %s",
-                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XFAIL], "expected failure"));
-    if (n[KG_VERDICT_XPASS])
-        kg_sbuf_printf(&b, ", <strong class=\"XPASS\">%s</strong>",
-                       kg_fmt_count(cnt, sizeof cnt, n[KG_VERDICT_XPASS], "unexpected pass"));
-    kg_sbuf_printf(&b, " · mode %s · device ", v.diagnostic ? "diagnostic" : "production");
-    kg_sbuf_xml(&b, v.device_class ? v.device_class : v.device_name ? v.device_name : "none");
-    kg_sbuf_puts(&b, " · commit ");
-    kg_sbuf_xml(&b, v.commit ? v.commit : "unknown");
-    if (v.local_changes)
-        kg_sbuf_puts(&b, " + local changes");
-    if (!isnan(v.seed))
-        kg_sbuf_printf(&b, " · seed %.0f", v.seed);
-    kg_sbuf_puts(&b, " · run ");
-    kg_sbuf_xml(&b, v.run_id ? v.run_id : "?");
-    kg_sbuf_puts(&b, "</p>\n<h2>This run against the marks</h2>\n");
+    ht_head(&b, &v);
+    ht_banners(&b, &v);
+    ht_meta(&b, &v);
+    kg_sbuf_puts(&b, "<h2>This run against the marks</h2>\n");
     chart_marks(&b, &v);
     chart_ceiling(&b, &v, report);
     KG_TRY(kg_roofline_html(&b, report)); /* the counters gate's points */

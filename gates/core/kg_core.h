@@ -406,6 +406,8 @@ bool kg_phase_times(const char *gate, const char *case_id, double out[KG_PHASE_N
 /* Seconds to the tenth of a millisecond (wall-clock accounting, not a measurement); 0 for
  * a negative or NaN time. */
 double kg_report_round_s(double s);
+/* The report key of each phase kind (KG_RK_PHASE_SETUP ... _TEARDOWN), by KG_PHASE_*. */
+extern const char *const kg_report_phase_keys[KG_PHASE_N];
 /* {wall_s, setup_s, prepare_s, reference_s, work_s, teardown_s} (report_keys.h) */
 cJSON *kg_report_phase_json(const double s[KG_PHASE_N]);
 /* The last recorded result gets its phase seconds (results[].timing). */

@@ -213,13 +213,14 @@ int kg_report_add(kg_report *r, const char *gate, const char *case_id, kg_verdic
 
 double kg_report_round_s(double s) { return s > 0 ? floor(s * 1e4 + 0.5) / 1e4 : 0; }
 
+const char *const kg_report_phase_keys[KG_PHASE_N] = {
+    [KG_PHASE_SETUP] = KG_RK_PHASE_SETUP,         [KG_PHASE_PREPARE] = KG_RK_PHASE_PREPARE,
+    [KG_PHASE_REFERENCE] = KG_RK_PHASE_REFERENCE, [KG_PHASE_WORK] = KG_RK_PHASE_WORK,
+    [KG_PHASE_TEARDOWN] = KG_RK_PHASE_TEARDOWN,
+};
+
 cJSON *kg_report_phase_json(const double s[KG_PHASE_N])
 {
-    static const char *const keys[KG_PHASE_N] = {
-        [KG_PHASE_SETUP] = KG_RK_PHASE_SETUP,         [KG_PHASE_PREPARE] = KG_RK_PHASE_PREPARE,
-        [KG_PHASE_REFERENCE] = KG_RK_PHASE_REFERENCE, [KG_PHASE_WORK] = KG_RK_PHASE_WORK,
-        [KG_PHASE_TEARDOWN] = KG_RK_PHASE_TEARDOWN,
-    };
     cJSON *o = cJSON_CreateObject();
     double sum = 0;
     for (int k = 0; k < KG_PHASE_N; k++)
@@ -228,7 +229,7 @@ cJSON *kg_report_phase_json(const double s[KG_PHASE_N])
         return NULL;
     cJSON_AddNumberToObject(o, KG_RK_PHASE_WALL, kg_report_round_s(sum));
     for (int k = 0; k < KG_PHASE_N; k++)
-        cJSON_AddNumberToObject(o, keys[k], kg_report_round_s(s[k]));
+        cJSON_AddNumberToObject(o, kg_report_phase_keys[k], kg_report_round_s(s[k]));
     return o;
 }
 

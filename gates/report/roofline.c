@@ -196,9 +196,8 @@ static void rf_point(kg_roof_point *p, const cJSON *results, const char *id, con
 int kg_roofline_html(kg_sbuf *b, const cJSON *report)
 {
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(report, KG_RK_RESULTS), *r;
-    const cJSON *ce =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, KG_RK_BENCH),
-                                         KG_RK_BENCH_CEILINGS);
+    kg_export_ceilings ec; /* the roof, and the caption that names it */
+    kg_export_ceilings_get(&ec, report);
     size_t n = 0, cap = (size_t)cJSON_GetArraySize(results), drawn = 0;
     kg_roof_point *p = calloc(cap ? cap : 1, sizeof *p);
     if (!p)
@@ -219,10 +218,7 @@ int kg_roofline_html(kg_sbuf *b, const cJSON *report)
                         "(the counters gate did not run, was skipped, or the counters were "
                         "unavailable): no roofline.</p>\n");
     } else {
-        kg_roofline_svg(b, p, n, rf_num(ce, KG_RK_CEIL_COPY_GBPS),
-                        rf_num(ce, KG_RK_CEIL_GEMM_TFLOPS));
-        kg_export_ceilings ec;
-        kg_export_ceilings_get(&ec, report);
+        kg_roofline_svg(b, p, n, ec.copy_gbps, ec.gemm_tflops);
         kg_sbuf_printf(b,
                        "<p class=\"meta\">%zu of %zu profiled cases drawn (the others lack "
                        "FLOPs or DRAM bytes); hollow: an FP counter was unavailable. "

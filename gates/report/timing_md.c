@@ -12,14 +12,10 @@ static double tm_num(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-static const char *const tm_phase_keys[] = { KG_RK_PHASE_SETUP, KG_RK_PHASE_PREPARE,
-                                             KG_RK_PHASE_REFERENCE, KG_RK_PHASE_WORK,
-                                             KG_RK_PHASE_TEARDOWN };
-
 static void tm_phase_cells(kg_sbuf *b, const cJSON *ph)
 {
-    for (size_t k = 0; k < sizeof tm_phase_keys / sizeof tm_phase_keys[0]; k++) {
-        double s = tm_num(ph, tm_phase_keys[k]);
+    for (size_t k = 0; k < KG_PHASE_N; k++) {
+        double s = tm_num(ph, kg_report_phase_keys[k]);
         if (ph && s >= 0.0005)
             kg_sbuf_printf(b, " %.3f |", s);
         else

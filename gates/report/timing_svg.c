@@ -14,11 +14,8 @@
 #define TS_TOP 40.0
 #define TS_BOTTOM 28.0
 #define TS_SLOWEST 10
-#define TS_NPH 5
+#define TS_NPH KG_PHASE_N
 
-static const char *const ts_keys[TS_NPH] = { KG_RK_PHASE_SETUP, KG_RK_PHASE_PREPARE,
-                                             KG_RK_PHASE_REFERENCE, KG_RK_PHASE_WORK,
-                                             KG_RK_PHASE_TEARDOWN };
 static const char *const ts_names[TS_NPH] = { "setup", "prepare", "reference", "work", "teardown" };
 static const char *const ts_colors[TS_NPH] = { "#8c959f", "#bf8700", "#8250df", "#0969da",
                                                "#57606a" };
@@ -40,7 +37,7 @@ static void ts_fill(ts_bar *r, const char *label, double wall, const cJSON *phas
     r->label = label ? label : "?";
     r->wall = wall;
     for (int k = 0; k < TS_NPH; k++)
-        r->ph[k] = ts_num(phases, ts_keys[k]);
+        r->ph[k] = ts_num(phases, kg_report_phase_keys[k]);
 }
 
 /* One chart: a label line (name left, seconds right) over each bar; a bar is the wall time,

@@ -131,15 +131,10 @@ static int st_load_json(cJSON **out, const char *path)
  * defect cost); a figure no child run can take (negative, not finite, over a day) is left out. */
 static void st_add_timing(st_row *r, const cJSON *timing)
 {
-    static const char *const keys[KG_PHASE_N] = {
-        [KG_PHASE_SETUP] = KG_RK_PHASE_SETUP,         [KG_PHASE_PREPARE] = KG_RK_PHASE_PREPARE,
-        [KG_PHASE_REFERENCE] = KG_RK_PHASE_REFERENCE, [KG_PHASE_WORK] = KG_RK_PHASE_WORK,
-        [KG_PHASE_TEARDOWN] = KG_RK_PHASE_TEARDOWN,
-    };
     if (!cJSON_IsObject(timing))
         return;
     for (int k = 0; k < KG_PHASE_N; k++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(timing, keys[k]);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(timing, kg_report_phase_keys[k]);
         double s = cJSON_IsNumber(v) ? v->valuedouble : NAN;
         if (isfinite(s) && s >= 0 && s < 86400) {
             r->phase_s[k] += s;

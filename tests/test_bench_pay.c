@@ -166,7 +166,7 @@ static void test_not_gated(void)
     kg_mark sd = m;
     sd.power_state = "thermal" KG_STATE_NORMALISED_SUFFIX;
     v = decide(&sd, pay_obs(1120.0, 1300.0 / 0.858, 770.0, NORM, true));
-    CHECK(v.decision == KG_BENCH_STATE_DIFFERS && v.pay_gate == KG_PAY_NOT_GATED);
+    CHECK(v.decision == KG_BENCH_STATE_DIFFERS && v.pay_gate == KG_PAY_WITHIN); /* below */
     /* no mark: the figures, no gate */
     v = decide(NULL, pay_obs(1120.0, 1300.0, 700.0, NORM, true));
     CHECK(v.decision == KG_BENCH_NO_MARK && v.run_energy == 700.0 && v.run_measured == 1300.0);
@@ -318,6 +318,41 @@ static void test_pay_floor(void)
     CHECK_MSG(v.pay_gate != KG_PAY_FAILED, "%s", v.why);
 }
 
+/* Across power states (STATE_DIFFERS) the energy per launch is still what users pay: gated at
+ * the pay floor alone, the time not at all. The H200's cold start: the zeros twin's mark was set
+ * at full clock (uncapped), the random inputs ran capped at twice its energy per launch. */
+static void test_across_states(void)
+{
+    kg_mark m = pay_mark(true);
+    m.power_state = "full-clock";
+    m.energy_per_launch_mj = 570.0;
+    m.measured_median_us = 1250.0;
+    kg_bench_verdict v = decide(&m, pay_obs(1120.0, 1624.0, 1141.0, NORM, true));
+    CHECK_MSG(v.decision == KG_BENCH_STATE_DIFFERS && v.pay_gate == KG_PAY_FAILED, "%s: %s",
+              kg_bench_decision_name(v.decision), v.why);
+    CHECK(kg_bench_verdict_fails(&v) && fabs(v.energy_tol_rel - 0.25) < 1e-12);
+    has(&v, "FAIL what users pay regressed (energy per launch)");
+    has(&v, "measured time not gated (another power state)");
+    has(&v, "(another power state: the 25% pay floor alone) REGRESSED");
+    /* the same code warmer: +18% energy, +30% measured time (a lower capped clock): within */
+    v = decide(&m, pay_obs(1120.0, 1250.0 * 1.30, 570.0 * 1.18, NORM, true));
+    CHECK_MSG(v.decision == KG_BENCH_STATE_DIFFERS && v.pay_gate == KG_PAY_WITHIN &&
+                  !kg_bench_verdict_fails(&v),
+              "%s", v.why);
+    CHECK(isnan(v.measured_tol_rel) && v.measured_change_rel > 0.29);
+    /* +25% exactly is not beyond the floor */
+    v = decide(&m, pay_obs(1120.0, 1250.0, 570.0 * 1.25, NORM, true));
+    CHECK_MSG(v.pay_gate == KG_PAY_WITHIN, "%s", v.why);
+    /* no energy in the run or the mark: not gated, as before */
+    v = decide(&m, pay_obs(1120.0, 1624.0, 0, NORM, true));
+    CHECK(v.decision == KG_BENCH_STATE_DIFFERS && v.pay_gate == KG_PAY_NOT_GATED);
+    has(&v, "not gated (no decision)");
+    /* the run at full clock against a capped mark: not on the normalised basis, not gated */
+    kg_mark c = pay_mark(true);
+    v = decide(&c, pay_obs(1120.0, 1300.0, 1400.0, "full-clock", true));
+    CHECK_MSG(v.decision == KG_BENCH_STATE_DIFFERS && v.pay_gate == KG_PAY_NOT_GATED, "%s", v.why);
+}
+
 /* The energy window: whole update periods of the counter (100 ms on the H200). */
 static void test_energy_window(void)
 {
@@ -361,6 +396,7 @@ int main(void)
     test_combined();
     test_energy_summary();
     test_pay_floor();
+    test_across_states();
     test_energy_window();
     return kg_test_done("test_bench_pay");
 }

@@ -178,6 +178,26 @@ cleanup:
     return rc;
 }
 
+/* A capped run against a mark of another power state (STATE_DIFFERS): the times are of
+ * different clocks, but the energy per launch is what users pay in either. A code change that
+ * only draws more power is what moves a row into the cap (measured on the H200: cuBLAS 8192^3
+ * on zeros ran uncapped on a cold GPU, on random inputs capped at twice the energy per launch),
+ * so the label must not hide it. Neither band holds across states, so the energy is gated at
+ * the pay floor alone (beyond it: FAILED; the thermal spread is inside it), the time not at all. */
+static void bd_pay_across_states(kg_bench_verdict *out, const kg_decide_opts *o, double me,
+                                 char *text, size_t n)
+{
+    out->pay_gate = KG_PAY_WITHIN;
+    out->energy_tol_rel = o->pay_floor;
+    bool hungry = out->energy_change_rel > o->pay_floor;
+    if (hungry)
+        out->pay_gate = KG_PAY_FAILED;
+    snprintf(text, n,
+             "what users pay: measured time not gated (another power state); energy per launch "
+             "%+.2f%% vs mark %.4g mJ (another power state: the %.0f%% pay floor alone)%s",
+             100 * out->energy_change_rel, me, 100 * o->pay_floor, hungry ? " REGRESSED" : "");
+}
+
 /* Measured time and energy per launch against the mark's (bench.h, kg_bench_pay_gate): the
  * changes always when both sides have them; the bands, and REGRESSED, only on a normalised
  * compute-bound row the rule decided. *text: what the why says of it. */
@@ -192,6 +212,10 @@ static void bd_pay_rule(kg_bench_verdict *out, const kg_mark *mark, const kg_dec
         out->energy_change_rel = out->run_energy / me - 1;
     if (!out->compute_bound || !kg_bench_state_normalised(out->run_power_state))
         return;
+    if (out->decision == KG_BENCH_STATE_DIFFERS && out->run_energy && me) {
+        bd_pay_across_states(out, o, me, text, n);
+        return;
+    }
     if (out->decision == KG_BENCH_STATE_DIFFERS || out->decision == KG_BENCH_UNPROVEN) {
         snprintf(text, n, "what users pay: not gated (no decision)");
         return;

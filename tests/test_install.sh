@@ -99,6 +99,13 @@ for id in 'scale/n=4097/f32' 'scale/n=16777219/f32' 'row_sum/rows=3,cols=1/f32' 
     grep -qF "$id" "$T/list" && ok || bad "my-kernels list lacks $id"
 done
 grep -q '^9 case(s)' "$T/list" && ok || { bad "my-kernels should list exactly its 9 cases"; cat "$T/list"; }
+# One kgate build, one build id, whatever kernels a runner registers: the selftest's certificate
+# made by one runner holds for another of the same build (and the build tree's is the package's).
+idk=$("$P/$BIN/kgate" --version | sed -n 's/^kgate [0-9.]* (build \([0-9a-f]\{64\}\))$/\1/p')
+idr=$("$R" --version | sed -n 's/^kgate [0-9.]* (build \([0-9a-f]\{64\}\))$/\1/p')
+idb=$("$BLD/runners/kgate" --version | sed -n 's/^kgate [0-9.]* (build \([0-9a-f]\{64\}\))$/\1/p')
+[ -n "$idk" ] && [ "$idk" = "$idr" ] && [ "$idk" = "$idb" ] && ok \
+    || bad "build ids differ: installed kgate '$idk', my-kernels '$idr', build tree '$idb'"
 # The sweep's axis values are in the ids, so --filter selects on them.
 "$R" list --filter 'alpha=1\.5' >"$T/sweep" 2>&1 && grep -q '^2 case' "$T/sweep" \
     && grep -q '^scale/n=1048583,alpha=1.5 ' "$T/sweep" && ok \

@@ -651,6 +651,8 @@ def scripts_in(t):
     check(all("defects=" + os.path.join(bundle, "bin", "kgate-defects") in c for c in calls), "gate.sh: KGATE_DEFECTS is the bundle's")
     check(all("marks=" + os.path.join(proj, "baselines", "high_water.json") in c for c in calls), "gate.sh: KGATE_MARKS in the checkout")
     check(not [c for c in calls if "history" in c], "gate.sh: diagnostic GPU jobs append no history")
+    check(len(runs) == 1 and "--reuse-selftest" in runs[0],
+          "gate.sh: a PR run reuses the selftest's certificate by default: %s" % runs)
     out = os.path.join(proj, "kgate-reports", "h200-gpu1")
     check(all(os.path.exists(os.path.join(out, f)) for f in
               ("kgate-report.json", "kgate-junit.xml", "kgate-summary.md", "kgate-report.html", "kgate-name")),
@@ -661,8 +663,18 @@ def scripts_in(t):
     check(r.returncode == 2 and "marks guard failed (exit 2)" in r.stderr, "gate.sh: a guard error is not a refusal, and fails the job")
     r, calls = run_gate("diagnostic", STUB_RC_run="1")
     check(r.returncode == 1 and any(" report --from " in c for c in calls), "gate.sh: a failed gate fails the job, outputs still made")
+    for extra, want in (({"KGATE_SELFTEST": "fresh"}, False), ({"KGATE_RUN_ARGS": "--skip-selftest"}, False),
+                        ({"KGATE_RUN_ARGS": "--tag x --reuse-selftest"}, True)):
+        r, calls = run_gate("diagnostic", **extra)
+        runs = [c for c in calls if " run " in c]
+        check(r.returncode == 0 and len(runs) == 1 and runs[0].count("--reuse-selftest") == (1 if want else 0),
+              "gate.sh: %s: --reuse-selftest %s: %s" % (extra, "once" if want else "not added", runs))
+    r, calls = run_gate("diagnostic", KGATE_SELFTEST="always")
+    check(r.returncode == 2 and "KGATE_SELFTEST" in r.stderr and not [c for c in calls if " run " in c],
+          "gate.sh: a bad KGATE_SELFTEST is refused")
     r, calls = run_gate("production")
     runs = [c for c in calls if " run " in c]
+    check(runs and "--reuse-selftest" not in runs[0], "gate.sh: production runs its selftest fresh: %s" % runs)
     check(r.returncode == 0 and len(runs) == 1 and "--production --marks-branch kgate-marks --push origin" in runs[0]
           and "|token=set|" in runs[0], "gate.sh: production commits to the marks branch with the token: %s" % runs)
     check(any(c.startswith("my-kernels history append --report ") and "--branch kgate-history --push" in c for c in calls),

@@ -223,6 +223,10 @@ uint64_t kg_seed_fresh(void);
 const char *kg_env(const char *name);
 /* The running executable's path (/proc/self/exe); KG_EINTERNAL if unknown or too long. */
 int kg_self_exe(char *buf, size_t n);
+/* The kgate build id: 64 hex digits of SHA-256 over the gate library's and the command line's
+ * sources and the toolchain they were built with (cmake/kg_build_id.cmake); the same in every
+ * runner linked against one kgate build, whatever kernels it registers. */
+const char *kg_build_id(void);
 
 /* ---- case instances -------------------------------------------------------------------- */
 

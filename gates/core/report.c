@@ -87,6 +87,7 @@ int kg_report_new(kg_report **out, const char *command, bool diagnostic)
     cJSON *tool = cJSON_AddObjectToObject(r->root, KG_RK_TOOL);
     cJSON_AddStringToObject(tool, KG_RK_TOOL_NAME, "kgate");
     cJSON_AddStringToObject(tool, KG_RK_TOOL_VERSION, KG_VERSION_STRING);
+    cJSON_AddStringToObject(tool, KG_RK_TOOL_BUILD, kg_build_id());
     cJSON_AddStringToObject(r->root, KG_RK_COMMAND, command);
     cJSON_AddStringToObject(r->root, KG_RK_MODE,
                             diagnostic ? KG_RV_MODE_DIAGNOSTIC : KG_RV_MODE_PRODUCTION);

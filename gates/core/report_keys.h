@@ -56,9 +56,10 @@
 /* ---- top level ------------------------------------------------------------------------------ */
 
 #define KG_RK_SCHEMA "schema" /* KG_RV_SCHEMA */
-#define KG_RK_TOOL "tool"     /* {name, version} */
+#define KG_RK_TOOL "tool"     /* {name, version, build} */
 #define KG_RK_TOOL_NAME "name"
 #define KG_RK_TOOL_VERSION "version"
+#define KG_RK_TOOL_BUILD "build"      /* kg_build_id() */
 #define KG_RK_COMMAND "command"       /* "run", "parity", ..., "selftest", "ab" */
 #define KG_RK_MODE "mode"             /* "production" | "diagnostic" */
 #define KG_RK_CERTIFYING "certifying" /* true only for `run --production` */
@@ -147,7 +148,7 @@
 /* selftest.certificate, and the certificate file (runners/cli/selftest_cert.c) */
 #define KG_RK_CERT_CREATED_AT "created_at"
 #define KG_RK_CERT_AGE "age_s"
-#define KG_RK_CERT_BUILD "build"         /* SHA-256 of the kgate runner */
+#define KG_RK_CERT_BUILD "build"         /* the kgate build id (kg_build_id) */
 #define KG_RK_CERT_CATALOGUE "catalogue" /* SHA-256 of the defect runner */
 #define KG_RK_CERT_DRIVER "driver"
 #define KG_RK_CERT_GPU_UUID "gpu_uuid"

@@ -28,8 +28,11 @@
 # bundle has a base runner; off: never, the marks decide the bench), KGATE_AB_ARGS (more `kgate
 # ab` flags, split on spaces: --rounds N, --budget S; the A/B selects the cases the run's
 # --filter/--exclude/--tag of KGATE_RUN_ARGS select), KGATE_SHARD (I/N: this job's part of the
-# selection; production then commits nothing, ci/merge.sh advances from the merged report) and
-# KGATE_SEED (the matrix's one seed; default the pipeline's id).
+# selection; production then commits nothing, ci/merge.sh advances from the merged report),
+# KGATE_SEED (the matrix's one seed; default the pipeline's id) and KGATE_SELFTEST (diagnostic
+# only: reuse, the default, takes the certificate a passing selftest of the same kgate build
+# left on this GPU, `run --reuse-selftest`, else runs it fresh; fresh always runs it; production
+# always runs it fresh and leaves the certificate the pull requests then reuse).
 # Exit: kgate run's code (0 pass, 1 gate failed, 2 usage, 3 no GPU, 4 runtime error), with a PR's
 # bench-vs-marks regressions not counted when the A/B ran; else the A/B's code (1: B slower on a
 # case); 1 when the gates passed but the guard refused the PR; 4 when they passed but the
@@ -144,6 +147,14 @@ args=(run --device "$dev" --report "$out/kgate-report.json")
 guard_rc=0
 if [ "$mode" = diagnostic ]; then
     args+=(--diagnostic)
+    # The selftest proves the kgate build on this GPU, not the pull request's kernels: the
+    # certificate of a passing one (the last production run's, say) serves until the build,
+    # driver or GPU changes or it is a day old. KGATE_RUN_ARGS may still say otherwise.
+    case "${KGATE_SELFTEST:-reuse}" in
+        reuse) [[ " ${KGATE_RUN_ARGS:-} " =~ \ --(skip|reuse)-selftest\  ]] || args+=(--reuse-selftest) ;;
+        fresh) ;;
+        *) die "KGATE_SELFTEST: expected reuse or fresh, got '$KGATE_SELFTEST'" ;;
+    esac
     if [ -n "$marks" ] && kg_fetch "$marks"; then
         args+=(--marks-ref "origin/$marks")
     else

@@ -28,7 +28,7 @@ int kg_cmd_history(kg_registry *reg, int argc, char **argv); /* history.c: the r
 int kg_cmd_selftest(kg_registry *reg, int argc, char **argv);
 /* The selftest's certificate (selftest_cert.c): what a passing selftest was proved for. */
 typedef struct {
-    char build[65], catalogue[65]; /* SHA-256 of this runner and of the defect runner */
+    char build[65], catalogue[65]; /* kg_build_id() and the defect runner's SHA-256 */
     char driver[64], gpu_uuid[64];
     char path[PATH_MAX]; /* its file in the runner's cache */
 } kg_selftest_cert_key;

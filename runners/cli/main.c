@@ -99,7 +99,9 @@ int kg_cli_main(kg_registry *reg, int reg_rc, int argc, char **argv)
         goto done;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("kgate %s\n", KG_VERSION_STRING);
+        /* the build id: the same in every runner of one kgate build (the selftest
+         * certificate is bound to it), whatever kernels the runner registers */
+        printf("kgate %s (build %s)\n", KG_VERSION_STRING, kg_build_id());
         code = KG_EXIT_PASS;
         goto done;
     }

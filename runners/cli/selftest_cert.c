@@ -2,7 +2,8 @@
  * planted defects on this GPU, this driver and this kgate build. A passing one in `kgate run`
  * leaves a certificate in the runner's cache; `run --diagnostic --reuse-selftest` takes it
  * instead of a fresh selftest while nothing it proved for has changed: the same kgate build
- * (a hash of the runner), the same catalogue (a hash of the defect runner), driver and GPU
+ * (kg_build_id: the gates' sources and toolchain, not the runner's own kernels, which the
+ * selftest never runs), the same catalogue (a hash of the defect runner), driver and GPU
  * (UUID), within its maximum age. A production run always runs the selftest fresh. The
  * certificate certifies nothing by itself: a diagnostic run certifies nothing either. */
 #include <errno.h>
@@ -66,10 +67,8 @@ int kg_selftest_cert_key_make(kg_selftest_cert_key *k, const char *defects,
                               const kg_device_info *dev)
 {
     int rc = 0;
-    char self[PATH_MAX];
     memset(k, 0, sizeof *k);
-    KG_TRY(kg_self_exe(self, sizeof self));
-    KG_TRY(kg_file_sha256(k->build, self));
+    snprintf(k->build, sizeof k->build, "%s", kg_build_id());
     KG_TRY(kg_file_sha256(k->catalogue, defects));
     sc_driver(k->driver, sizeof k->driver, dev);
     snprintf(k->gpu_uuid, sizeof k->gpu_uuid, "%s", dev->uuid);

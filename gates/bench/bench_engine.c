@@ -872,10 +872,14 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));
+    double t0 = now_s();
     if (o->compute_bound && p == 0 && res->energy_rc == 0) /* what users pay: its energy */
         KG_TRY(be_energy_window(res, env, &ra, s));
+    double t1 = now_s();
+    res->window_s += t1 - t0;
     if (o->kernels && p == 0) /* the first: a later placement may never come (a shim) */
         KG_TRY(be_trace(res, &ra, s));
+    res->trace_s += now_s() - t1;
 cleanup:
     if (ra.exec)
         (void)cudaGraphExecDestroy(ra.exec);

@@ -195,6 +195,8 @@ typedef struct {
     char decided_state[64]; /* power.label, + KG_STATE_NORMALISED_SUFFIX when normalised */
     const char *stop;       /* "ci_converged", "budget", "max_samples" */
     double elapsed_s;
+    double window_s, trace_s; /* wall seconds of the energy window and the kernel trace (in
+                               * elapsed_s: where a row's time went) */
     double clock_min, clock_median, clock_max; /* the probe's, after each sample */
     double window_median;   /* the window clock's (during each replay), kept samples */
     double clock_floor_mhz; /* the floor the kept samples passed (0: none; kg_bench_refloor) */

@@ -184,6 +184,8 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     cJSON_AddStringToObject(f, KG_FIG_STOP_REASON, r->stop ? r->stop : "none");
     bf_num(f, KG_FIG_BUDGET, b->budget_s);
     bf_num(f, KG_FIG_ELAPSED, r->elapsed_s);
+    bf_num(f, KG_FIG_WINDOW_S, r->window_s);
+    bf_num(f, KG_FIG_TRACE_S, r->trace_s);
     bf_num(f, KG_FIG_SM_CLOCK_MEDIAN, r->clock_median);
     bf_num(f, KG_FIG_SM_CLOCK_MIN, r->clock_min);
     bf_num(f, KG_FIG_SM_CLOCK_MAX, r->clock_max);

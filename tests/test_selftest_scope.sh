@@ -36,4 +36,17 @@ expect_jq "[$M | select(.case | test(\"^defect/bench/.*/clean$\")) | .observed |
 expect_jq "[$M | select(.expect_gate != \"\" and .expect_gate != \"bench\" and .expect_gate != \"counters\"
                         and (.case | startswith(\"defect/fault/\") | not)) | .observed | .parity, .hotpath]
            | all(. != \"-\")" "$T/st.json" "another defect left out of parity/hotpath"
+
+# --filter narrows the defects: the rows are the selected ones (a left-out defect is no row, not
+# "not run", which would read as a run without a GPU and exit 3 on one), the clean cases all run.
+run "$KG" selftest --seed 7 --filter '^defect/bench/copy_256MiB/' --report "$T/f.json"
+case $rc in 0|3) ok ;; *) bad "selftest --filter exited $rc"; cat "$T/out" "$T/err" ;; esac
+expect_jq "[$M | select(.case | startswith(\"defect/\")) | .case] | sort ==
+           [\"defect/bench/copy_256MiB/+10pct\", \"defect/bench/copy_256MiB/+1pct\",
+            \"defect/bench/copy_256MiB/+2pct\", \"defect/bench/copy_256MiB/+5pct\",
+            \"defect/bench/copy_256MiB/clean\"]" "$T/f.json" "--filter: rows beyond the selected defects"
+expect_jq "[$M | select(.expect_gate == \"\" and (.case | startswith(\"defect/\") | not))] | length > 20" \
+    "$T/f.json" "--filter: the clean cases did not all run"
+expect_jq ".selftest.not_run == 3 and .selftest.informational == 1" "$T/f.json" \
+    "--filter: not_run counts other defects than the 3 selected (and the +1% observed)"
 finish

@@ -331,8 +331,17 @@ static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const ch
     snprintf(m->where, sizeof m->where, "listing the %s catalogue", tag);
     snprintf(cat, sizeof cat, "%s/%s-catalogue.json", e->tmpdir, tag);
     snprintf(log, sizeof log, "%s/%s-list.log", e->tmpdir, tag);
-    const char *argv[] = { exe, "list", "--json", cat, NULL };
+    /* --filter narrows the defects: a defect it leaves out is no row (not a "not run" one,
+     * which reads as a run without a GPU); the runner selects as its gate runs will */
+    const char *argv[] = { exe, "list", "--json", cat, e->filter ? "--filter" : NULL, e->filter, NULL };
     KG_TRY(kg_run_limited(&cs, argv, log, true, kg_child_limit_s(ST_LIST_LIMIT_S), "selftest"));
+    if (cs.code == KG_EXIT_USAGE && !cs.timed_out && !cs.sig) { /* its words: the user's input */
+        char last[512];
+        st_log_last_line(last, sizeof last, log);
+        rc = KG_ERR(KG_EINVAL, "selftest: child `%s list` refused its input: %s (log: %s)", exe,
+                    last[0] ? last : cs.why, log);
+        goto cleanup;
+    }
     if (cs.code != 0 || cs.timed_out) {
         rc = KG_ERR(cs.sig || cs.timed_out ? KG_EINTERNAL : KG_EINVAL,
                     "selftest: child `%s "
@@ -369,7 +378,44 @@ cleanup:
  * (and never fewer than the bench's 15 samples), and keeps the bench column of `kgate run` to
  * ~4 short processes. */
 #define ST_BENCH_BUDGET "0.3"
-static int st_twin_marks(st_matrix *m, const st_env *e, int g, const char *marks, int *no_gpu)
+/* base (may be NULL) or-ed with "^<id>$" of every row pick(row, arg) takes: an ERE for --filter
+ * or --exclude, or NULL (*out) when it takes none and there is no base. */
+static int st_ids_regex(char **out, const st_matrix *m, const char *base,
+                        bool (*pick)(const st_matrix *, const st_row *, const char *),
+                        const char *arg)
+{
+    size_t cap = (base ? strlen(base) : 0) + 1, len = 0;
+    *out = NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (pick(m, &m->rows[i], arg))
+            cap += 2 * strlen(m->rows[i].id) + 4;
+    if (cap == (base ? strlen(base) : 0) + 1)
+        return 0;
+    char *s = malloc(cap);
+    if (!s)
+        return KG_ERR(KG_ENOMEM, "selftest: out of memory");
+    len = (size_t)snprintf(s, cap, "%s", base ? base : "");
+    for (size_t i = 0; i < m->n; i++) {
+        if (!pick(m, &m->rows[i], arg))
+            continue;
+        if (len)
+            s[len++] = '|';
+        s[len++] = '^';
+        for (const char *c = m->rows[i].id; *c; c++) {
+            if (strchr(".[]()*+?{}|^$\\", *c))
+                s[len++] = '\\';
+            s[len++] = *c;
+        }
+        s[len++] = '$';
+    }
+    s[len] = '\0';
+    *out = s;
+    return 0;
+}
+
+/* twins: the exact ids of the clean twins (an ERE) */
+static int st_twin_marks(st_matrix *m, const st_env *e, int g, const char *twins, const char *marks,
+                         int *no_gpu)
 {
     int rc = 0;
     kg_child_status cs;
@@ -384,12 +430,10 @@ static int st_twin_marks(st_matrix *m, const st_env *e, int g, const char *marks
                  "%s: the clean twins' marks "
                  "(process %d of %d)",
                  st_gates_name(g), i + 1, ST_TWIN_PROCESSES);
-        char filter[160];
-        snprintf(filter, sizeof filter, "^defect/%s/.*/clean$", st_gates_name(g));
         const char *argv[] = { e->defects_exe,
                                st_gates_name(g),
                                "--filter",
-                               filter,
+                               twins,
                                "--seed",
                                e->seed,
                                "--device",
@@ -427,49 +471,98 @@ cleanup:
     return rc;
 }
 
-/* The bench column. A slow variant "defect/bench/<family>/+<p>pct" is judged against the mark of
- * its clean twin "defect/bench/<family>/clean": selftest sets that mark from 3 separate
- * processes of the twin (merged, so the band carries the cross-process spread),
- * copies it to every variant's id, then benches twins and variants in a fresh process with the
- * bench's own floors. The twin must come out SAME (else a false alarm), each variant REGRESSED
- * (+1% is only observed). */
-static int st_run_twins(st_matrix *m, const st_env *e, int g)
+/* A row's clean twin: "<family>/clean" for "<family>/<variant>". */
+static void st_twin_of(char *buf, size_t n, const char *id)
 {
-    int rc = 0, no_gpu = 0;
-    char marks[PATH_MAX], rekeyed[PATH_MAX];
+    const char *slash = strrchr(id, '/');
+    snprintf(buf, n, "%.*s/clean", slash ? (int)(slash - id) : 0, id);
+}
+
+static bool st_pick_defect(const st_matrix *m, const st_row *r, const char *gate)
+{
+    (void)m;
+    return r->expect_gate && strcmp(r->expect_gate, gate) == 0;
+}
+
+/* A clean case (in the matrix: selected) that is the twin of a defect of gate. */
+static bool st_pick_twin(const st_matrix *m, const st_row *r, const char *gate)
+{
+    char twin[512];
+    if (r->expect_gate)
+        return false;
+    for (size_t i = 0; i < m->n; i++) {
+        if (!st_pick_defect(m, &m->rows[i], gate))
+            continue;
+        st_twin_of(twin, sizeof twin, m->rows[i].id);
+        if (strcmp(twin, r->id) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool st_pick_pass(const st_matrix *m, const st_row *r, const char *gate)
+{
+    return st_pick_defect(m, r, gate) || st_pick_twin(m, r, gate);
+}
+
+/* The twins' marks copied to every defect of gate g whose twin has one, saved to rekeyed. */
+static int st_rekey_marks(const st_matrix *m, int g, const char *marks, const char *rekeyed)
+{
+    int rc = 0;
     kg_marks *mk = NULL;
-    snprintf(marks, sizeof marks, "%s/bench-twin-marks.json", e->tmpdir);
-    snprintf(rekeyed, sizeof rekeyed, "%s/bench-variant-marks.json", e->tmpdir);
-    KG_TRY(st_twin_marks(m, e, g, marks, &no_gpu));
-    if (no_gpu)
-        return 0;
+    char twin[512];
     KG_TRY(kg_marks_load(&mk, marks));
     size_t nmarks = kg_marks_count(mk);
     for (size_t r = 0; r < m->n; r++) {
-        const char *id = m->rows[r].id, *slash = strrchr(id, '/');
-        if (!m->rows[r].expect_gate || strcmp(m->rows[r].expect_gate, st_gates_name(g)) != 0 ||
-            !slash)
+        if (!st_pick_defect(m, &m->rows[r], st_gates_name(g)))
             continue;
-        char twin[512];
-        snprintf(twin, sizeof twin, "%.*s/clean", (int)(slash - id), id);
+        st_twin_of(twin, sizeof twin, m->rows[r].id);
         for (size_t i = 0; i < nmarks; i++) {
             kg_mark copy = *kg_marks_at(mk, i);
             if (strcmp(copy.case_id, twin) != 0)
                 continue;
-            copy.case_id = (char *)id; /* kg_marks_put deep-copies */
+            copy.case_id = m->rows[r].id; /* kg_marks_put deep-copies */
             KG_TRY(kg_marks_put(mk, &copy));
         }
     }
     KG_TRY(kg_marks_save(mk, rekeyed));
-    st_env be = *e;
-    be.filter = "^defect/bench/";
-    snprintf(m->where, sizeof m->where, "bench over the slow variants");
-    KG_TRY(st_run_gate(m, &be, g, rekeyed, ST_BENCH_BUDGET));
 cleanup:
     kg_marks_free(mk);
     return rc;
 }
 
+/* The bench column. A slow variant "defect/bench/<family>/+<p>pct" is judged against the mark of
+ * its clean twin "defect/bench/<family>/clean": selftest sets that mark from 3 separate
+ * processes of the twin (merged, so the band carries the cross-process spread),
+ * copies it to every variant's id, then benches twins and variants in a fresh process with the
+ * bench's own floors. The twin must come out SAME (else a false alarm), each variant REGRESSED
+ * (+1% is only observed). The pass runs the defects of the gate in the matrix (what --filter
+ * selected: a planted fault of the gate too) and their twins, by id; no twin, no marks. */
+static int st_run_twins(st_matrix *m, const st_env *e, int g)
+{
+    int rc = 0, no_gpu = 0;
+    char marks[PATH_MAX], rekeyed[PATH_MAX], *twins = NULL, *pass = NULL;
+    snprintf(marks, sizeof marks, "%s/bench-twin-marks.json", e->tmpdir);
+    snprintf(rekeyed, sizeof rekeyed, "%s/bench-variant-marks.json", e->tmpdir);
+    KG_TRY(st_ids_regex(&pass, m, NULL, st_pick_pass, st_gates_name(g)));
+    KG_TRY(st_ids_regex(&twins, m, NULL, st_pick_twin, st_gates_name(g)));
+    if (!pass) /* no defect of this gate selected: its column stays "not run" */
+        goto cleanup;
+    if (twins) {
+        KG_TRY(st_twin_marks(m, e, g, twins, marks, &no_gpu));
+        if (no_gpu)
+            goto cleanup;
+        KG_TRY(st_rekey_marks(m, g, marks, rekeyed));
+    }
+    st_env be = *e;
+    be.filter = pass;
+    snprintf(m->where, sizeof m->where, "%s over the slow variants", st_gates_name(g));
+    KG_TRY(st_run_gate(m, &be, g, twins ? rekeyed : NULL, ST_BENCH_BUDGET));
+cleanup:
+    free(twins);
+    free(pass);
+    return rc;
+}
 int kg_selftest_defects_path(char *buf, size_t n, const char *given)
 {
     int w;
@@ -623,37 +716,17 @@ static bool st_scope_skips(const st_row *r, const char *gate)
     return eg && g && eg != g && (eg->flags & g->selftest_skips) != 0;
 }
 
+static bool st_pick_scope(const st_matrix *m, const st_row *r, const char *gate)
+{
+    (void)m;
+    return st_scope_skips(r, gate);
+}
+
 /* base (may be NULL) or-ed with "^<id>$" of every row the scope leaves out of gate: an ERE for
  * --exclude, or NULL (*out) when the scope leaves nothing out. */
 static int st_scope_exclude(char **out, const st_matrix *m, const char *gate, const char *base)
 {
-    size_t cap = (base ? strlen(base) : 0) + 1, len = 0;
-    *out = NULL;
-    for (size_t i = 0; i < m->n; i++)
-        if (st_scope_skips(&m->rows[i], gate))
-            cap += 2 * strlen(m->rows[i].id) + 4;
-    if (cap == (base ? strlen(base) : 0) + 1)
-        return 0;
-    char *s = malloc(cap);
-    if (!s)
-        return KG_ERR(KG_ENOMEM, "selftest: out of memory");
-    len = (size_t)snprintf(s, cap, "%s", base ? base : "");
-    for (size_t i = 0; i < m->n; i++) {
-        if (!st_scope_skips(&m->rows[i], gate))
-            continue;
-        if (len)
-            s[len++] = '|';
-        s[len++] = '^';
-        for (const char *c = m->rows[i].id; *c; c++) {
-            if (strchr(".[]()*+?{}|^$\\", *c))
-                s[len++] = '\\';
-            s[len++] = *c;
-        }
-        s[len++] = '$';
-    }
-    s[len] = '\0';
-    *out = s;
-    return 0;
+    return st_ids_regex(out, m, base, st_pick_scope, gate);
 }
 
 static bool st_gate_has(int g, unsigned flag) { return (kg_gates[g]->flags & flag) != 0; }

@@ -498,7 +498,7 @@
 #define KG_FIG_TARGET_CI_REL "target_ci_rel"
 #define KG_FIG_STOP_REASON "stop_reason"
 #define KG_FIG_BUDGET "budget_s"
-#define KG_FIG_ELAPSED "elapsed_s" /* the case's timing wall time */
+#define KG_FIG_ELAPSED "elapsed_s"        /* the case's timing wall time */
 #define KG_FIG_WINDOW_S "energy_window_s" /* of it: the energy window's wall time */
 #define KG_FIG_TRACE_S "trace_s"          /* of it: the kernel trace's wall time */
 #define KG_FIG_SM_CLOCK_MEDIAN "sm_clock_median_mhz"

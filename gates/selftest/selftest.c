@@ -333,7 +333,11 @@ static int st_catalogue(st_matrix *m, const st_env *e, const char *exe, const ch
     snprintf(log, sizeof log, "%s/%s-list.log", e->tmpdir, tag);
     /* --filter narrows the defects: a defect it leaves out is no row (not a "not run" one,
      * which reads as a run without a GPU); the runner selects as its gate runs will */
-    const char *argv[] = { exe, "list", "--json", cat, e->filter ? "--filter" : NULL, e->filter, NULL };
+    const char *argv[] = { exe, "list", "--json", cat, NULL, NULL, NULL };
+    if (e->filter) {
+        argv[4] = "--filter";
+        argv[5] = e->filter;
+    }
     KG_TRY(kg_run_limited(&cs, argv, log, true, kg_child_limit_s(ST_LIST_LIMIT_S), "selftest"));
     if (cs.code == KG_EXIT_USAGE && !cs.timed_out && !cs.sig) { /* its words: the user's input */
         char last[512];

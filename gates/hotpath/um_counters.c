@@ -191,9 +191,11 @@ int kg_um_begin(kg_um_counts *c)
     }
     if (!um_enable(c))
         return 0;
-    /* No flush here (a forced flush per case is the hot path's cost): the last window's
-     * records were all delivered by its end's flush, and a record of the setup delivered later
-     * ended before t0, which um_in_window leaves out. */
+    /* Earlier records out of the buffers first (outside any window: not counted), then open. */
+    pthread_mutex_lock(&g_mu);
+    g_t0 = g_t1 = 0;
+    pthread_mutex_unlock(&g_mu);
+    KG_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     KG_CUPTI_CHECK(cuptiGetTimestamp(&t0));
     pthread_mutex_lock(&g_mu);
     memset(&g_sum, 0, sizeof g_sum);

@@ -5,6 +5,8 @@
 #   placements  `bench --placements 2`: the case set up again on fresh buffers
 #   production  `run --production --bench-processes 2`: the bench in separate processes, and
 #               the commit a fault must block
+#   selftest    the selftest's own passes (its children of every gate, the bench's by id):
+#               four classes in three phases of every gate, each a caught fault of its gate
 # Each runs one bench fault per class, together covering every bench phase, and two
 # cases that are clean in the bench (the counters' faults) after them: each fault is ERROR
 # naming its class, each clean case is decided, the report is written and valid.
@@ -13,7 +15,7 @@
 DEF=$(realpath "$1")
 export KGATE_FAULT_MATRIX=1
 TO=${KG_MATRIX_TIMEOUT:-3}
-PARTS=${KG_FAULT_PATHS:-ab placements production}
+PARTS=${KG_FAULT_PATHS:-ab placements production selftest}
 SUB='^defect/faultmx/(bench/(setup/exit|prepare/host_segfault|launch/abort|capture/host_hang|replay/trap|replay/illegal_address|launch/assert|teardown/kernel_hang)|counters/(setup/exit|launch/trap))$'
 has() { case " $PARTS " in *" $1 "*) return 0;; esac; return 1; }
 
@@ -74,5 +76,16 @@ if has production; then
     [ "$(git -C "$R" rev-list --count HEAD)" -eq 1 ] && [ ! -e "$R/baselines/high_water.json" ] && ok \
         || bad "production: a run with faults committed marks"
     expect_jq '(.marks_update.committed // false) == false' "$T/prod.json" "production: the report says committed"
+fi
+if has selftest; then # the selftest's children meet the faults: every one caught, exit 0
+    STSUB='^defect/faultmx/(parity|hotpath|bench|counters)/(setup|launch|teardown)/(trap|exit|host_segfault|assert)$'
+    run "$(dirname "$DEF")/kgate" selftest --defects "$DEF" --seed 11 --case-timeout 30 \
+        --filter "$STSUB" --report "$T/st.json"
+    ran selftest 0 "$T/st.json"
+    expect_jq '.selftest | .caught == 48 and .escaped == 0 and .false_alarms == 0 and .not_run == 0' \
+        "$T/st.json" "selftest: not 48 faults caught, or an escape, a false alarm, a cell not run"
+    expect_jq '[.selftest.matrix[] | select(.case | startswith("defect/faultmx/"))
+                | (.case | split("/")[2]) as $g | .outcome == "caught" and .observed[$g] == "ERROR"]
+               | length == 48 and all' "$T/st.json" "selftest: a fault not ERROR in its own gate"
 fi
 finish "fault paths ($PARTS)"

@@ -180,9 +180,9 @@ cleanup:
 
 /* A capped run against a mark of another power state (STATE_DIFFERS): the times are of
  * different clocks, but the energy per launch is what users pay in either. A code change that
- * only draws more power is what moves a row into the cap (measured on the H200: cuBLAS 8192^3
- * on zeros ran uncapped on a cold GPU, on random inputs capped at twice the energy per launch),
- * so the label must not hide it. Neither band holds across states, so the energy is gated at
+ * only draws more power is what moves a row into the cap (cuBLAS 8192^3 on a cold H100: the
+ * zeros twin's mark full-clock, the random inputs power-capped; on the H200 the random inputs
+ * drew twice the zeros' energy per launch), so the label must not hide it. Neither band holds across states, so the energy is gated at
  * the pay floor alone (beyond it: FAILED; the thermal spread is inside it), the time not at all. */
 static void bd_pay_across_states(kg_bench_verdict *out, const kg_decide_opts *o, double me,
                                  char *text, size_t n)

@@ -636,7 +636,7 @@ static void st_judge(const st_matrix *m, st_counts *c, cJSON *rows_json, kg_repo
                                     r->ran[g] ? kg_verdict_name(r->observed[g]) : "-");
         const char *outcome;
         kg_verdict v = KG_VERDICT_PASS;
-        char msg[512];
+        char msg[2048]; /* a child's whole why: a bench row's runs past 1 KB */
         if (r->expect_gate) {
             int g = st_gate_index(r->expect_gate);
             kg_verdict o = r->observed[g];

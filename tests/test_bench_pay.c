@@ -276,6 +276,9 @@ static void test_energy_plausible(void)
     CHECK(!kg_bench_energy_plausible(2200.0, 1414.26, NAN, &w));
     CHECK(!kg_bench_energy_plausible(850.0, 0, 700.0, &w) && isnan(w));
     CHECK(!kg_bench_energy_plausible(0, 1414.26, 700.0, &w)); /* no energy at all */
+    /* the margin: 1.2x a 700 W limit on average is a controller's excursion, 1.3x is not */
+    CHECK(kg_bench_energy_plausible(840.0 * 1.41426, 1414.26, 700.0, &w));
+    CHECK(!kg_bench_energy_plausible(910.0 * 1.41426, 1414.26, 700.0, &w));
     char note[256];
     kg_energy_summary e = { .implied_w = 3223.6 };
     kg_bench_energy_note(note, sizeof note, KG_NVML_IMPLAUSIBLE, &e);
@@ -362,28 +365,68 @@ static void test_energy_window(void)
         t[i] = 10.0 + 0.1 * i;
         mj[i] = 1e6 + 70000.0 * i + (i % 2 ? 1000.0 : 0.0);
     }
-    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 770.0);
+    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 700.0);
     CHECK_MSG(e.basis == KG_ENERGY_WINDOW && e.units == 5 &&
                   fabs(e.per_launch_mj - 700.0 * 1624.0 * 1e-3 * (350000.0 + 0.0) / 350000.0) <
                       0.03 * 1136.8,
               "basis %d units %zu mj %g", e.basis, e.units, e.per_launch_mj);
     CHECK(fabs(e.implied_w - (mj[5] - mj[0]) / 0.5 * 1e-3) < 1e-6);
+    CHECK(fabs(e.period_max_w - 710.0) < 1e-6);
     CHECK(e.spread_rel > 0 && e.spread_rel < 0.05);
     CHECK(strcmp(kg_energy_basis_name(e.basis), "window") == 0);
     /* two periods only: no figure */
-    kg_bench_energy_window(&e, t, mj, 3, 1624.0, 770.0);
+    kg_bench_energy_window(&e, t, mj, 3, 1624.0, 700.0);
     CHECK(e.basis == KG_ENERGY_NONE && e.per_launch_mj == 0);
-    /* a period above the board's limit: refused, its power kept for the note */
-    mj[3] += 200000.0;
-    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 770.0);
-    CHECK(e.basis == KG_ENERGY_NONE && e.implied_w > 2000.0);
-    /* a counter that went back */
-    mj[3] -= 400000.0;
-    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 770.0);
-    CHECK(e.basis == KG_ENERGY_NONE);
     /* no launch time: no figure */
-    mj[3] += 200000.0;
-    kg_bench_energy_window(&e, t, mj, 6, 0, 770.0);
+    kg_bench_energy_window(&e, t, mj, 6, 0, 700.0);
+    CHECK(e.basis == KG_ENERGY_NONE);
+    /* a counter that went back */
+    mj[3] -= 100000.0;
+    kg_bench_energy_window(&e, t, mj, 6, 1624.0, 700.0);
+    CHECK(e.basis == KG_ENERGY_NONE && e.implied_w == 0);
+    mj[3] += 100000.0;
+}
+
+/* A capped GEMM on a 700 W board as a cold H100 read it (2026-12-07): periods of 770-804 W
+ * between periods below the limit, which the former per-period limit + 10% refused; the
+ * window's power is what the board drew on average. Beyond it, what cannot be true. */
+static void test_energy_window_limit(void)
+{
+    static const double w[] = { 804.0, 655.0, 771.0, 690.0, 784.0, 640.0 };
+    double t[7], mj[7];
+    kg_energy_summary e;
+    t[0] = 5.0, mj[0] = 2e6;
+    for (int i = 0; i < 6; i++) { /* edges 100 ms apart, +-0.2 ms of polling */
+        t[i + 1] = t[i] + 0.1 + (i % 2 ? 2e-4 : -2e-4);
+        mj[i + 1] = mj[i] + w[i] * (t[i + 1] - t[i]) * 1e3;
+    }
+    kg_bench_energy_window(&e, t, mj, 7, 1400.0, 700.0);
+    CHECK_MSG(e.basis == KG_ENERGY_WINDOW && fabs(e.implied_w - 724.0) < 1.0 &&
+                  fabs(e.period_max_w - 804.0) < 1.0,
+              "basis %d power %g max %g", e.basis, e.implied_w, e.period_max_w);
+    CHECK(fabs(e.per_launch_mj - e.implied_w * 1400.0 * 1e-3) < 1e-9);
+    /* the whole window at 1.3x the limit: refused, its power kept for the note */
+    for (int i = 1; i < 7; i++)
+        mj[i] = mj[0] + 910.0 * (t[i] - t[0]) * 1e3;
+    kg_bench_energy_window(&e, t, mj, 7, 1400.0, 700.0);
+    CHECK_MSG(e.basis == KG_ENERGY_NONE && fabs(e.implied_w - 910.0) < 1.0, "%g", e.implied_w);
+    char note[256];
+    kg_bench_energy_note(note, sizeof note, KG_NVML_IMPLAUSIBLE, &e);
+    CHECK_MSG(strstr(note, "imply 910 W") != NULL, "%s", note);
+    /* one period that jumps 100 J (a glitch): 1.7 kW in it, refused though the mean (867 W)
+     * is within 1.25x */
+    for (int i = 1; i < 7; i++)
+        mj[i] = mj[0] + 700.0 * (t[i] - t[0]) * 1e3 + (i >= 3 ? 100000.0 : 0.0);
+    kg_bench_energy_window(&e, t, mj, 7, 1400.0, 700.0);
+    CHECK_MSG(e.basis == KG_ENERGY_NONE && e.implied_w > 1600.0, "%g", e.implied_w);
+    /* no enforced limit read: 1500 W bounds the mean */
+    for (int i = 1; i < 7; i++)
+        mj[i] = mj[0] + 1400.0 * (t[i] - t[0]) * 1e3;
+    kg_bench_energy_window(&e, t, mj, 7, 1400.0, NAN);
+    CHECK(e.basis == KG_ENERGY_WINDOW);
+    for (int i = 1; i < 7; i++)
+        mj[i] = mj[0] + 1600.0 * (t[i] - t[0]) * 1e3;
+    kg_bench_energy_window(&e, t, mj, 7, 1400.0, NAN);
     CHECK(e.basis == KG_ENERGY_NONE);
 }
 
@@ -398,5 +441,6 @@ int main(void)
     test_pay_floor();
     test_across_states();
     test_energy_window();
+    test_energy_window_limit();
     return kg_test_done("test_bench_pay");
 }

@@ -822,10 +822,8 @@ static int be_energy_window(kg_bench_result *res, kg_bench_env *env, const be_re
     }
     KG_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
     res->window_launch_us = ms * 1e3 / ((double)reps * ra->k);
-    kg_power_state *ps = &res->power;
-    double max_w = isfinite(ps->power_limit_w) && ps->power_limit_w > 0 ? 1.10 * ps->power_limit_w
-                                                                        : 1500.0;
-    kg_bench_energy_window(&res->energy_window, t, mj, n, res->window_launch_us, max_w);
+    kg_bench_energy_window(&res->energy_window, t, mj, n, res->window_launch_us,
+                           res->power.power_limit_w);
 cleanup:
     (void)cudaStreamSynchronize(s);
     for (int i = 0; i < 2; i++)

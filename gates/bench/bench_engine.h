@@ -125,6 +125,7 @@ typedef struct {
     size_t units;         /* samples or placements it is the median of */
     double total_mj;      /* the kept samples' deltas summed */
     double implied_w;     /* per_launch_mj over the measured time (a refused figure's) */
+    double period_max_w;  /* window: its largest period's power (0: no window) */
 } kg_energy_summary;
 int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const unsigned char *drop,
                               size_t taken, const size_t *starts, size_t np, int k,
@@ -134,17 +135,28 @@ int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const un
  * period's and per-sample figures are noise. Instead the replays run back-to-back for
  * KG_ENERGY_WINDOW_S after the samples, the counter is polled, and its update edges while the
  * GPU was busy throughout bound whole periods: edge i at host time t_s[i] (s) with counter
- * mj[i]. Each period's power is one sample; the power is their mean, the spread the larger of
- * their t-based 95% half-width and a quarter of the poll interval over the window (edge
- * timing), relative; the energy per launch is that power times launch_us, the launch's GPU time
- * (CUDA events) over the same replays. NONE with fewer than KG_ENERGY_MIN_PERIODS periods, a
- * counter that went back, or a period that implies more than max_w (a refused figure's power in
- * implied_w) (pure). */
+ * mj[i]. The power is the energy between the first and last edge over their span (a ratio of
+ * sums: a mean of per-period ratios leans high with the edges' timing jitter); the spread is
+ * the larger of the periods' t-based 95% half-width and a quarter of the poll interval over
+ * the window (edge timing), relative; the energy per launch is that power times launch_us, the
+ * launch's GPU time (CUDA events) over the same replays. NONE with fewer than
+ * KG_ENERGY_MIN_PERIODS periods, a counter that went back, a window whose power exceeds
+ * limit_w x KG_ENERGY_LIMIT_MARGIN or one period whose power exceeds limit_w x
+ * KG_ENERGY_PERIOD_MARGIN (limit_w not finite or <= 0: either beyond KG_ENERGY_NO_LIMIT_W); a refused
+ * figure's power in implied_w. period_max_w is the largest period's power (pure). */
 #define KG_ENERGY_WINDOW_S 0.65
 #define KG_ENERGY_MIN_PERIODS 3
 #define KG_ENERGY_POLL_S 2e-4
+/* What a board can draw against its enforced limit: the power controller holds the limit on
+ * average and lets short excursions through, which one 100 ms period can catch (the capped
+ * GEMMs of a cold H100 read 770-804 W periods on a 700 W board, 2026-12-07); a counter's
+ * glitch reads kilowatts (3-25 kW per sample, 2026-12-02). A mean beyond 1.25x the limit, or
+ * one period beyond 1.6x, cannot be true. */
+#define KG_ENERGY_LIMIT_MARGIN 1.25
+#define KG_ENERGY_PERIOD_MARGIN 1.6
+#define KG_ENERGY_NO_LIMIT_W 1500.0 /* no enforced limit read: more than any board draws */
 void kg_bench_energy_window(kg_energy_summary *out, const double *t_s, const double *mj,
-                            size_t n_edges, double launch_us, double max_w);
+                            size_t n_edges, double launch_us, double limit_w);
 
 /* The SM clock (MHz) over a sample from the window stamps taken before and after it: slot j =
  * {clock64, globaltimer ns} of SM j (zero where no stamp block ran); each SM stamped at both

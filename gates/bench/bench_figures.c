@@ -99,8 +99,11 @@ static void bf_energy(cJSON *f, const kg_bench_result *r)
         cJSON_AddStringToObject(f, KG_FIG_ENERGY_SOURCE, KG_RV_ENERGY_NVML);
         cJSON_AddStringToObject(f, KG_FIG_ENERGY_BASIS, kg_energy_basis_name(r->energy.basis));
         cJSON_AddNumberToObject(f, KG_FIG_ENERGY_UNITS, (double)r->energy.units);
-        if (r->energy.basis == KG_ENERGY_WINDOW)
+        if (r->energy.basis == KG_ENERGY_WINDOW) {
             cJSON_AddNumberToObject(f, KG_FIG_ENERGY_WINDOW_LAUNCH, r->window_launch_us);
+            cJSON_AddNumberToObject(f, KG_FIG_ENERGY_POWER_W, r->energy.implied_w);
+            cJSON_AddNumberToObject(f, KG_FIG_ENERGY_PERIOD_MAX_W, r->energy.period_max_w);
+        }
         return;
     }
     kg_bench_energy_note(note, sizeof note, r->energy_rc, &r->energy);

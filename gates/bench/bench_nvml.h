@@ -22,7 +22,7 @@ void kg_nvml_close(kg_nvml *n);
 #define KG_NVML_COUNTER_BACK (-2) /* the counter read lower after a replay than before it */
 #define KG_NVML_IMPLAUSIBLE (-3)  /* the deltas imply more power than the board can draw */
 /* Energy per launch over measured time per launch is a power: one above the board's enforced
- * limit (+10%; 1500 W when unknown) cannot be true (a counter that updates more slowly than a
+ * limit x KG_ENERGY_LIMIT_MARGIN (bench_engine.h; 1500 W when unknown) cannot be true (a counter that updates more slowly than a
  * sample gives such deltas): such a figure is dropped, never decided on (pure). */
 bool kg_bench_energy_plausible(double per_launch_mj, double measured_us, double power_limit_w,
                                double *implied_w);

@@ -443,34 +443,40 @@ static double pw_t975(size_t df)
 }
 
 void kg_bench_energy_window(kg_energy_summary *out, const double *t_s, const double *mj,
-                            size_t n_edges, double launch_us, double max_w)
+                            size_t n_edges, double launch_us, double limit_w)
 {
-    double sum = 0, sq = 0, span = 0;
+    double sum = 0, sq = 0, span = 0, pmax = 0;
     size_t n = n_edges > 0 ? n_edges - 1 : 0;
     memset(out, 0, sizeof *out);
     if (n < KG_ENERGY_MIN_PERIODS || !(launch_us > 0))
         return;
+    bool known = isfinite(limit_w) && limit_w > 0;
+    double cap = known ? KG_ENERGY_LIMIT_MARGIN * limit_w : KG_ENERGY_NO_LIMIT_W;
+    double pcap = known ? KG_ENERGY_PERIOD_MARGIN * limit_w : KG_ENERGY_NO_LIMIT_W;
     for (size_t i = 0; i < n; i++) {
         double dt = t_s[i + 1] - t_s[i], de = mj[i + 1] - mj[i];
         if (!(dt > 0) || !(de >= 0))
             return;                /* the counter went back, or edges out of order: no figure */
         double w = de / dt * 1e-3; /* mJ/s -> W */
-        if (isfinite(max_w) && max_w > 0 && w > max_w) {
-            out->implied_w = w;
-            return;
-        }
         sum += w;
         sq += w * w;
         span += dt;
+        pmax = fmax(pmax, w);
     }
-    double mean = sum / (double)n, var = (sq - sum * mean) / (double)(n - 1);
+    double mean = (mj[n] - mj[0]) / span * 1e-3, pm = sum / (double)n;
+    out->implied_w = mean;
+    out->period_max_w = pmax;
+    if (mean > cap || pmax > pcap) {
+        out->implied_w = mean > cap ? mean : pmax;
+        return; /* refused: the power kept for the note */
+    }
+    double var = (sq - sum * pm) / (double)(n - 1);
     double half = pw_t975(n - 1) * sqrt(fmax(0, var) / (double)n);
     out->basis = KG_ENERGY_WINDOW;
     out->per_launch_mj = mean * launch_us * 1e-3; /* W x us = uJ */
     out->spread_rel = fmin(0.999, fmax(half / mean, 0.25 * KG_ENERGY_POLL_S * n / span));
     out->units = n;
     out->total_mj = mj[n] - mj[0];
-    out->implied_w = mean;
 }
 
 /* Per sample: each kept sample's mj / k (vals), the median and max(CI half, placement half). */
@@ -572,7 +578,9 @@ bool kg_bench_energy_plausible(double per_launch_mj, double measured_us, double 
                                double *implied_w)
 {
     double w = measured_us > 0 ? per_launch_mj / measured_us * 1e3 : NAN; /* mJ/us = kW */
-    double cap = isfinite(power_limit_w) && power_limit_w > 0 ? 1.10 * power_limit_w : 1500.0;
+    double cap = isfinite(power_limit_w) && power_limit_w > 0
+                     ? KG_ENERGY_LIMIT_MARGIN * power_limit_w
+                     : KG_ENERGY_NO_LIMIT_W;
     *implied_w = w;
     return isfinite(w) && w > 0 && w <= cap;
 }

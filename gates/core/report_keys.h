@@ -471,6 +471,8 @@
 #define KG_FIG_ENERGY_BASIS "energy_basis" /* "per-sample" | "per-placement" */
 #define KG_FIG_ENERGY_UNITS "energy_units" /* samples or placements of the median */
 #define KG_FIG_ENERGY_WINDOW_LAUNCH "energy_window_launch_us" /* the window's launch GPU time */
+#define KG_FIG_ENERGY_POWER_W "energy_power_w"                /* the window's power (W) */
+#define KG_FIG_ENERGY_PERIOD_MAX_W "energy_period_max_w"      /* its largest period's (W) */
 #define KG_FIG_ENERGY_NOTE "energy_note"                      /* why there is no energy figure */
 #define KG_FIG_PAY_GATE "pay_gate"   /* "regressed" | "within" | "not-gated" */
 #define KG_FIG_PS_ENERGY "energy_mj" /* per_sample: the counter's delta; null: not read */

@@ -148,8 +148,13 @@ static int softmax_host_inputs(kg_softmax_state *st)
     }
     KG_TRY(kg_fill_host(bits ? (void *)bits : (void *)st->x_host, st->dtype, n,
                         SOFTMAX_X_SEED(pv->seed), KG_FILL_UNIFORM, pv->lo, pv->hi));
-    for (size_t i = 0; bits && i < n; i++)
-        st->x_host[i] = kg_bf16_to_f32(bits[i]);
+    /* over the host threads: the first touch of 512 MiB of fresh pages (32768x4096) on one
+     * thread took 1.4 s on a 2-core VM, where the conversion alone takes 0.08 s */
+    if (bits)
+        kg_par_rows(st->rows, n, [st, bits](int r0, int r1) {
+            for (size_t i = (size_t)r0 * st->cols; i < (size_t)r1 * st->cols; i++)
+                st->x_host[i] = kg_bf16_to_f32(bits[i]);
+        });
 cleanup:
     free(bits);
     if (rc < 0) {

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../cases.h"
+#include "../par_rows.h"
 #include "bench_defects_impl.cuh"
 
 #define BD_BLOCK 256
@@ -171,8 +172,13 @@ static int bd_reference(void *state, cudaStream_t s, void *ref_host)
         KG_CUDA_CHECK(
             cudaMemcpyAsync(ex, st->extra, st->m * sizeof(float), cudaMemcpyDeviceToHost, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
-    for (size_t i = 0; i < st->n; i++)
-        ref[i] = (double)in[i] + (i < st->m ? (double)ex[i] : 0.0);
+    { /* over the host threads: the first touch of a 512 MiB reference (256 MiB copy) */
+        const size_t n = st->n, m = st->m;
+        kg_par_rows((int)(n >> 12) + 1, n, [in, ex, ref, n, m](int r0, int r1) { /* 4 Ki a row */
+            for (size_t i = (size_t)r0 << 12; i < ((size_t)r1 << 12) && i < n; i++)
+                ref[i] = (double)in[i] + (i < m ? (double)ex[i] : 0.0);
+        });
+    }
 cleanup:
     free(in);
     free(ex);

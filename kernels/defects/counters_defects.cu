@@ -452,10 +452,11 @@ static int cd_reference(void *state, cudaStream_t s, void *ref_host)
     KG_TRY(kg_fill_host(in, KG_DTYPE_F32, n, st->seed, KG_FILL_UNIFORM, -1, 1));
     {
         const int k = st->p->kind;
-        const double f = k == CD_SCALE || k == CD_SCALE_MAPPED             ? 2.0
+        const double f = k == CD_SCALE || k == CD_SCALE_MAPPED           ? 2.0
                          : k == CD_SPILL_STATIC || k == CD_SPILL_DYNAMIC ? 136.0
-                                                                           : 1.0;
-        kg_par_rows((int)(n >> 12) + 1, n, [in, ref, n, f](int r0, int r1) { /* 4 Ki a row */
+                                                                         : 1.0;
+        /* rows of 4 Ki values */
+        kg_par_rows((int)(n >> 12) + 1, n, [in, ref, n, f](int r0, int r1) {
             for (size_t i = (size_t)r0 << 12; i < ((size_t)r1 << 12) && i < n; i++)
                 ref[i] = f * in[i];
         });

@@ -149,8 +149,8 @@ st ok --filter '^no/such/case$'
 
 # --case-timeout is the watchdog of every child that runs the catalogue (it was dropped: they
 # ran with their defaults, 120 s per hanging case); without it a --filter run gets 10 s, else
-# the default. Not: the planted faults' own child (3 s) and the twins' mark setters (clean).
-child_timeouts() { grep -vE '^list|--save-marks|--filter \^defect/fault/ ' "$T/args.txt" | sed -n 's/.*--case-timeout \([^ ]*\).*/\1/p' | sort -u | paste -sd,; }
+# the default. Not: the planted faults' own children (3 s) and the twins' mark setters (clean).
+child_timeouts() { grep -vE '^list|--save-marks|--filter \^defect/fault/' "$T/args.txt" | sed -n 's/.*--case-timeout \([^ ]*\).*/\1/p' | sort -u | paste -sd,; }
 rm -f "$T/args.txt"; st args --case-timeout 2.5
 [ "$rc" -eq 3 ] && [ "$(child_timeouts)" = 2.5 ] && ok || { bad "--case-timeout 2.5: exit $rc, children got '$(child_timeouts)'"; cat "$T/args.txt"; }
 # (the preflight defects are all judged without a GPU, from the cubins: exit 0)
@@ -158,6 +158,12 @@ rm -f "$T/args.txt"; st args --filter '^defect/preflight/'
 [ "$rc" -eq 0 ] && [ "$(child_timeouts)" = 10 ] && ok || { bad "--filter: exit $rc, children got '$(child_timeouts)'"; cat "$T/args.txt"; }
 rm -f "$T/args.txt"; st args
 [ "$rc" -eq 3 ] && [ -s "$T/args.txt" ] && [ -z "$(child_timeouts)" ] && ok || { bad "default: exit $rc, children got '$(child_timeouts)'"; cat "$T/args.txt"; }
+# The planted faults: three parity children, each hang alone (a watchdog each, at once) and the
+# others together without them: every fault in exactly one child.
+grep -- '--filter ^defect/fault/' "$T/args.txt" | sed -n 's/.*\(--filter [^ ]*\( --exclude [^ ]*\)\?\).*/\1/p' | sort >"$T/faults"
+printf '%s\n' '--filter ^defect/fault/ --exclude ^defect/fault/(spin_forever|host_hang)/' \
+    '--filter ^defect/fault/host_hang/' '--filter ^defect/fault/spin_forever/' | sort >"$T/faults.want"
+diff "$T/faults.want" "$T/faults" >/dev/null && ok || bad "fault children: $(tr '\n' ';' <"$T/faults")"
 
 # No child sees a secret, plain or encoded.
 KEY="kgkey_$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"

@@ -186,11 +186,19 @@ typedef struct {
 
 /* The planted faults (kernels/defects/fault_defects.cu) hang or crash on purpose: they run
  * once, through parity, with a short watchdog; every other gate leaves them out. The two hangs
- * each wait the watchdog out, and with the device comparisons of the hotpath this child is the
- * longest of the concurrent ones: 3 s, where the clean cases of the child (n=4097 axpy, a fresh
- * worker after each fault) finish in well under 1 s. */
+ * each wait the watchdog out: in one child they made it the longest of the concurrent ones
+ * (9.6 s on an H100, 2026-12-07: 3 s each, the rest a fresh worker after each fault), so each
+ * hang has a child of its own beside the other faults' (ST_FAULT_JOBS). */
 #define ST_FAULTS "^defect/fault/"
 #define ST_FAULT_TIMEOUT "3"
+#define ST_FAULT_HANGS "^defect/fault/(spin_forever|host_hang)/"
+static const struct {
+    const char *tag, *filter, *exclude, *what;
+} st_fault_jobs[] = {
+    { "faults", ST_FAULTS, ST_FAULT_HANGS, "the planted faults but the hangs" },
+    { "faults-spin", "^defect/fault/spin_forever/", NULL, "the planted kernel hang" },
+    { "faults-hang", "^defect/fault/host_hang/", NULL, "the planted host hang" },
+};
 
 /* One child run of one gate of one runner: <tmpdir>/<tag>-<gate>.json and .log. The
  * correctness passes run as concurrent jobs (st_run_gates); bench and counters one at a time. */
@@ -738,7 +746,7 @@ static bool st_gate_has(int g, unsigned flag) { return (kg_gates[g]->flags & fla
 /* The gates that time or count device-wide (the bench, the counters) need the GPU alone. */
 static bool st_serial_gate(int g) { return st_gate_has(g, KG_GATE_DEVICE_WIDE); }
 
-#define ST_MAX_JOBS (3 * ST_MAX_GATES)
+#define ST_MAX_JOBS (5 * ST_MAX_GATES) /* defects, clean, the faults' three */
 typedef struct {
     st_job job[ST_MAX_JOBS];
     int n;
@@ -770,16 +778,16 @@ static int st_start_correctness(st_jobs *js, const st_matrix *m, const st_env *e
         snprintf(header, sizeof header, "selftest: %s over the defect catalogue%s...\n",
                  st_gates_name(g), with_clean ? " and the clean cases" : "");
         KG_TRY(st_job_start(js, m, e, g, header));
-        if (!e->filter && st_gate_has(g, KG_GATE_SELFTEST_FAULTS)) {
+        for (size_t f = 0; !e->filter && st_gate_has(g, KG_GATE_SELFTEST_FAULTS) &&
+                           f < KG_ARRAY_LEN(st_fault_jobs);
+             f++) {
             st_env fe = *e;
-            fe.filter = ST_FAULTS;
-            fe.exclude = NULL;
+            fe.filter = st_fault_jobs[f].filter;
+            fe.exclude = st_fault_jobs[f].exclude;
             fe.case_timeout = ST_FAULT_TIMEOUT;
-            fe.tag = "faults";
-            snprintf(header, sizeof header,
-                     "selftest: %s over the planted faults (watchdog "
-                     "%s s)...\n",
-                     st_gates_name(g), ST_FAULT_TIMEOUT);
+            fe.tag = st_fault_jobs[f].tag;
+            snprintf(header, sizeof header, "selftest: %s over %s (watchdog %s s)...\n",
+                     st_gates_name(g), st_fault_jobs[f].what, ST_FAULT_TIMEOUT);
             KG_TRY(st_job_start(js, m, &fe, g, header));
         }
         if (with_clean)

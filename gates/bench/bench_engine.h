@@ -147,11 +147,12 @@ int kg_bench_energy_summarize(kg_energy_summary *out, const double *mj, const un
 #define KG_ENERGY_WINDOW_S 0.65
 #define KG_ENERGY_MIN_PERIODS 3
 #define KG_ENERGY_POLL_S 2e-4
-/* What a board can draw against its enforced limit: the power controller holds the limit on
- * average and lets short excursions through, which one 100 ms period can catch (the capped
- * GEMMs of a cold H100 read 770-804 W periods on a 700 W board, 2026-12-07); a counter's
- * glitch reads kilowatts (3-25 kW per sample, 2026-12-02). A mean beyond 1.25x the limit, or
- * one period beyond 1.6x, cannot be true. */
+/* What the counter reads against the enforced limit, measured: capped GEMMs of an H100 (700 W
+ * enforced; GPU-38a04d37, 2026-12-07) read 769-782 W over their windows, 1.10-1.12x, and up to
+ * 864 W (1.23x) in one period: the counter's board is not the limiter's (the former per-period
+ * limit + 10% refused every capped GEMM of a cold H100); a counter's glitch reads kilowatts
+ * (3-25 kW per sample, 2026-12-02). A mean beyond 1.25x the limit, or one period beyond 1.6x,
+ * cannot be true. */
 #define KG_ENERGY_LIMIT_MARGIN 1.25
 #define KG_ENERGY_PERIOD_MARGIN 1.6
 #define KG_ENERGY_NO_LIMIT_W 1500.0 /* no enforced limit read: more than any board draws */

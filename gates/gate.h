@@ -38,6 +38,7 @@ typedef struct {
     const char *self_exe; /* the running executable (static preflight reads its cubins) */
     const char *filter;   /* --filter, for gates that run child runners (ab) */
     kg_report *rep;       /* for run-level extras (kg_report_set_extra) in begin/end */
+    bool in_worker;       /* an isolation worker (KG_GATE_RETIRES_WORKER: it exits after) */
 } kg_gate_env;
 
 /* One case's result: what every gate fills, and its own typed data. */
@@ -103,8 +104,14 @@ enum {
     KG_GATE_SELFTEST_TWINS = 1u << 5,    /* the selftest judges its defects (correct kernels that
                                             differ in speed) against marks it sets from their clean
                                             twins, not in the concurrent pass */
-    KG_GATE_SELFTEST_FAULTS = 1u << 6    /* the selftest also runs the planted faults through it
+    KG_GATE_SELFTEST_FAULTS = 1u << 6,   /* the selftest also runs the planted faults through it
                                             (every fault class, under a short watchdog) */
+    KG_GATE_RETIRES_WORKER = 1u << 7     /* its end would undo process-wide state at a cost (the
+                                            hot path's unified-memory counters: disabling them
+                                            takes 2 s, an exit nothing): in an isolated run the
+                                            driver retires the worker after the gate, the next
+                                            gate gets a fresh one, and the gate's end leaves the
+                                            state to the exit (env->in_worker) */
 };
 
 /* A gate that decides against marks. The marks live above the gates: the command layer loads

@@ -120,6 +120,8 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
     fflush(stdout);
     kg_run_part_begin(run, g->name);
     int rc = run->isolated ? kg_worker_gate(run, reg, g, opts) : drv_gate_local(run, reg, g, opts);
+    if (g->flags & KG_GATE_RETIRES_WORKER)
+        (void)kg_run_fresh_worker(run); /* its state goes with the worker (gate.h) */
     kg_run_part_end(run);
     return rc;
 }

@@ -249,6 +249,7 @@ static void wk_main(kg_run *run, int cmd_fd)
     if (rc < 0)
         snprintf(msg, sizeof msg, "%s", kg_error_last());
     run->env.dev = rc == 0 ? &run->dev : NULL;
+    run->env.in_worker = true;
     kg_report_forward_extras(wk_forward_extra);
     char hello[sizeof rc + sizeof run->dev];
     memcpy(hello, &rc, sizeof rc);

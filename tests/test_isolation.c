@@ -142,6 +142,35 @@ static const struct kg_gate test_gate2 = { .name = "hotpath",
                                            .result_size = sizeof(tg_result),
                                            .result_flatten = tg_flatten };
 
+/* A gate whose begin and end take time (outside every case), and whose end leaves its state to
+ * the worker's exit (KG_GATE_RETIRES_WORKER): the sleep in its end runs only in a worker. */
+static int tg_slow_begin(void **state, const void *opts, const kg_gate_env *env)
+{
+    (void)opts, (void)env;
+    *state = NULL;
+    struct timespec ts = { 0, 200 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    return 0;
+}
+static int tg_slow_end(void *state, const kg_gate_env *env, int rc)
+{
+    (void)state;
+    struct timespec ts = { 0, 300 * 1000 * 1000 };
+    if (env->in_worker)
+        nanosleep(&ts, NULL);
+    return rc;
+}
+static const struct kg_gate test_gate_retire = { .name = "retire",
+                                                 .flags = KG_GATE_RETIRES_WORKER,
+                                                 .begin = tg_slow_begin,
+                                                 .end = tg_slow_end,
+                                                 .run_case = tg_run_case,
+                                                 .result_free = tg_free,
+                                                 .columns = tg_cols,
+                                                 .n_columns = 2,
+                                                 .result_size = sizeof(tg_result),
+                                                 .result_flatten = tg_flatten };
+
 static const kg_run_row *row_of(const kg_run *run, const char *id)
 {
     for (size_t i = 0; i < run->n_rows; i++)
@@ -328,6 +357,36 @@ static void test_interrupt(kg_registry *reg)
     unlink(path);
 }
 
+/* A gate's own begin and end are in its part (begin_s, end_s: where a fixed cost hides, as the
+ * hot path's 2 s did); a KG_GATE_RETIRES_WORKER gate's worker is retired after it (and its end
+ * knew it ran in one), another gate's worker stays. */
+static void test_gate_begin_end(kg_registry *reg)
+{
+    kg_run run;
+    kg_common_opts co = KG_COMMON_OPTS_INIT;
+    co.filter = "^t/pass[12]$";
+    CHECK(kg_run_begin(&run, "isolation", &co, reg, NULL) == 0);
+    CHECK(kg_run_gate(&run, reg, &test_gate, NULL, false) == 0);
+    CHECK_MSG(run.worker != NULL, "an ordinary gate's worker was retired");
+    CHECK(kg_run_gate(&run, reg, &test_gate_retire, NULL, false) == 0);
+    CHECK_MSG(run.worker == NULL, "the KG_GATE_RETIRES_WORKER gate's worker is still alive");
+    cJSON *tj = kg_run_timing_json(&run);
+    const cJSON *p1 = cJSON_GetArrayItem(cJSON_GetObjectItem(tj, KG_RK_TIMING_PARTS), 1);
+    double b = cJSON_GetNumberValue(cJSON_GetObjectItem(p1, KG_RK_TIMING_BEGIN));
+    double e = cJSON_GetNumberValue(cJSON_GetObjectItem(p1, KG_RK_TIMING_END));
+    double w = cJSON_GetNumberValue(cJSON_GetObjectItem(p1, KG_RK_TIMING_WALL));
+    CHECK_MSG(b >= 0.19 && b < 1.5, "gate begin %.3f s, want the begin's 0.2 s", b);
+    CHECK_MSG(e >= 0.29 && e < 1.5, "gate end %.3f s, want the end's 0.3 s in a worker", e);
+    CHECK_MSG(w >= b + e, "part wall %.3f s < begin + end %.3f s", w, b + e);
+    const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(tj, KG_RK_TIMING_PARTS), 0);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(p0, KG_RK_TIMING_END)) < 0.1);
+    cJSON_Delete(tj);
+    /* the next gate runs in a fresh worker */
+    CHECK(kg_run_gate(&run, reg, &test_gate2, NULL, false) == 0);
+    CHECK(row_of(&run, "t/pass2") && run.n_rows == 6);
+    kg_run_free(&run);
+}
+
 int main(void)
 {
     kg_registry *reg = NULL;
@@ -337,6 +396,7 @@ int main(void)
     test_fault_after_fault(reg);
     test_helper_outlives(reg);
     test_interrupt(reg);
+    test_gate_begin_end(reg);
     kg_registry_free(reg);
     printf("test_isolation: %d passed, %d failed\n", kg_t_pass, kg_t_fail);
     return kg_t_fail ? 1 : 0;

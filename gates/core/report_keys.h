@@ -243,6 +243,8 @@
 #define KG_RK_TIMING_WALL "wall_s"
 #define KG_RK_TIMING_CASES "cases"   /* results recorded in this part */
 #define KG_RK_TIMING_PHASES "phases" /* the cases' summed phase seconds (below) */
+#define KG_RK_TIMING_BEGIN "begin_s" /* a gate's own begin (gate->begin; 0 for other parts) */
+#define KG_RK_TIMING_END "end_s"     /* a gate's own end (gate->end) */
 /* phase seconds: one key per kind (core/phase.c), in results[].timing and parts[].phases */
 #define KG_RK_PHASE_WALL "wall_s" /* their sum */
 #define KG_RK_PHASE_SETUP "setup_s"

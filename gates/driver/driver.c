@@ -105,7 +105,9 @@ static int drv_gate_local(kg_run *run, const kg_registry *reg, const struct kg_g
         KG_TRY(rc);
     }
 cleanup:
-    return kg_session_end(&s, &run->env, rc);
+    rc = kg_session_end(&s, &run->env, rc);
+    kg_run_part_gate(run, s.begin_s, s.end_s);
+    return rc;
 }
 
 int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts,

@@ -43,6 +43,7 @@ typedef struct {
     double wall_s, started_s; /* started_s > 0: the part is open (kg_run_part_begin) */
     int cases;
     double phase_s[KG_PHASE_N]; /* its cases' summed phase seconds */
+    double begin_s, end_s;      /* a gate's own begin and end (gate->begin, gate->end) */
 } kg_run_part;
 
 typedef struct {
@@ -107,7 +108,9 @@ void kg_run_part_end(kg_run *run);
 void kg_run_part_add(kg_run *run, const char *name, double wall_s, int cases);
 /* One recorded case's phase seconds, into the open part. */
 void kg_run_part_case(kg_run *run, const double phase_s[KG_PHASE_N]);
-/* {total_s, parts: [{name, wall_s, cases, phases}]} for the report. */
+/* A gate's begin and end seconds (kg_gate_session), into the open part. */
+void kg_run_part_gate(kg_run *run, double begin_s, double end_s);
+/* {total_s, parts: [{name, wall_s, cases, phases, begin_s, end_s}]} for the report. */
 cJSON *kg_run_timing_json(const kg_run *run);
 
 /* Record one result: the report row and the typed row (res->data taken over). */
@@ -120,6 +123,7 @@ typedef struct {
     void *st;
     int brc;
     char unavail[1024];
+    double begin_s, end_s; /* wall seconds of gate->begin and gate->end */
 } kg_gate_session;
 /* begin (prints the gate's own lines and the table header); <0: the run's inputs are wrong. */
 int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *opts,

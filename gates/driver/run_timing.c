@@ -28,12 +28,18 @@ void kg_run_part_begin(kg_run *run, const char *name)
 
 static void rt_print(const kg_run_part *p, int cases, double wall_s, const double *ph)
 {
-    char tail[256] = "";
+    char tail[320] = "";
     size_t off = 0;
     for (int k = 0; k < KG_PHASE_N && off < sizeof tail; k++)
         if (ph[k] >= 0.005)
             off += (size_t)snprintf(tail + off, sizeof tail - off, "%s%s %.2f s", off ? ", " : " (",
                                     kg_phase_kind_name(k), ph[k]);
+    /* the gate's own begin and end: outside every case, and where a gate's fixed cost hides */
+    const double ge[2] = { p->begin_s, p->end_s };
+    for (int k = 0; k < 2 && off < sizeof tail; k++)
+        if (ge[k] >= 0.005)
+            off += (size_t)snprintf(tail + off, sizeof tail - off, "%sgate %s %.2f s",
+                                    off ? ", " : " (", k ? "end" : "begin", ge[k]);
     if (off && off < sizeof tail - 1)
         snprintf(tail + off, sizeof tail - off, ")");
     printf("%s: %d case%s in %.2f s%s\n", p->name, cases, cases == 1 ? "" : "s", wall_s, tail);
@@ -59,6 +65,15 @@ void kg_run_part_add(kg_run *run, const char *name, double wall_s, int cases)
     kg_run_part *p = rt_part(run, name);
     p->wall_s += wall_s > 0 ? wall_s : 0;
     p->cases += cases;
+}
+
+void kg_run_part_gate(kg_run *run, double begin_s, double end_s)
+{
+    if (run->open_part < 0 || (size_t)run->open_part >= run->n_parts)
+        return;
+    kg_run_part *p = &run->parts[run->open_part];
+    p->begin_s += begin_s > 0 ? begin_s : 0;
+    p->end_s += end_s > 0 ? end_s : 0;
 }
 
 void kg_run_part_case(kg_run *run, const double phase_s[KG_PHASE_N])
@@ -90,6 +105,8 @@ cJSON *kg_run_timing_json(const kg_run *run)
         cJSON_AddNumberToObject(e, KG_RK_TIMING_WALL, kg_report_round_s(p->wall_s));
         cJSON_AddNumberToObject(e, KG_RK_TIMING_CASES, p->cases);
         cJSON_AddItemToObject(e, KG_RK_TIMING_PHASES, kg_report_phase_json(p->phase_s));
+        cJSON_AddNumberToObject(e, KG_RK_TIMING_BEGIN, kg_report_round_s(p->begin_s));
+        cJSON_AddNumberToObject(e, KG_RK_TIMING_END, kg_report_round_s(p->end_s));
         cJSON_AddItemToArray(parts, e);
     }
     cJSON_AddItemToObject(o, KG_RK_TIMING_PARTS, parts);

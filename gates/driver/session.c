@@ -110,7 +110,9 @@ int kg_session_begin(kg_gate_session *s, const struct kg_gate *g, const void *op
     bool runs = env->dev || !(g->flags & KG_GATE_NEEDS_GPU);
     memset(s, 0, sizeof *s);
     s->g = g;
+    double t0 = kg_now_s();
     s->brc = g->begin ? g->begin(&s->st, opts ? opts : g->opts_init, env) : 0;
+    s->begin_s = kg_now_s() - t0;
     if (s->brc == KG_EUNAVAILABLE) {
         snprintf(s->unavail, sizeof s->unavail, "%s", kg_error_last());
         if (!env->quiet)
@@ -159,7 +161,9 @@ int kg_session_case(kg_gate_session *s, const kg_case_desc *d, const kg_gate_env
 int kg_session_end(kg_gate_session *s, const kg_gate_env *env, int rc)
 {
     if (s->g && s->g->end && s->brc != KG_EUNAVAILABLE) {
+        double t0 = kg_now_s();
         int erc = s->g->end(s->st, env, rc);
+        s->end_s = kg_now_s() - t0;
         if (rc == 0)
             rc = erc;
     }

@@ -103,6 +103,11 @@ typedef struct {
     int complete;
 } wk_end_msg;
 
+typedef struct { /* ENDED's head; the error message follows */
+    int rc;
+    double begin_s, end_s; /* the session's gate->begin and gate->end */
+} wk_ended_head;
+
 static int wk_res_fd = -1, wk_cmd_fd = -1;
 
 /* A process that case code forks (a helper that outlives the case) must not hold the worker's
@@ -225,17 +230,19 @@ static void wk_run_one(kg_gate_session *s, const wk_run_msg *m, const kg_gate_en
 
 static void wk_end(kg_gate_session *s, const wk_end_msg *m, const kg_gate_env *env)
 {
-    int rc = 0;
+    wk_ended_head h = { 0 };
     char msg[2048] = "";
     if (s->g == m->g) {
-        rc = kg_session_end(s, env, m->complete ? 0 : KG_EPARTIAL);
-        if (rc == KG_EPARTIAL)
-            rc = 0;
-        if (rc < 0)
+        h.rc = kg_session_end(s, env, m->complete ? 0 : KG_EPARTIAL);
+        if (h.rc == KG_EPARTIAL)
+            h.rc = 0;
+        if (h.rc < 0)
             snprintf(msg, sizeof msg, "%s", kg_error_last());
+        h.begin_s = s->begin_s;
+        h.end_s = s->end_s;
     }
     fflush(stdout);
-    (void)wk_send(wk_res_fd, WK_ENDED, &rc, sizeof rc, msg, strlen(msg) + 1);
+    (void)wk_send(wk_res_fd, WK_ENDED, &h, sizeof h, msg, strlen(msg) + 1);
 }
 
 /* The worker's life: probe the device (the parent never does), then serve requests. */
@@ -813,9 +820,13 @@ static int wk_end_gate(kg_run *run, const struct kg_gate *g)
             if (v)
                 kg_report_set_extra(run->rep, p, v);
         } else if (type == WK_ENDED) {
-            memcpy(&rc, p, sizeof rc);
-            if (rc < 0)
-                rc = KG_ERR(rc, "%s", p + sizeof rc);
+            wk_ended_head h = { .rc = KG_EINTERNAL };
+            if (len > sizeof h)
+                memcpy(&h, p, sizeof h);
+            kg_run_part_gate(run, h.begin_s, h.end_s);
+            rc = h.rc < 0 ? KG_ERR(h.rc, "%s",
+                                   len > sizeof h ? p + sizeof h : "worker: a short ENDED message")
+                          : 0;
             free(p);
             return rc;
         }

@@ -28,8 +28,9 @@ static void tm_parts(kg_sbuf *b, const cJSON *timing)
     const cJSON *p;
     kg_sbuf_printf(b,
                    "### Where the time went\n\n%.1f s in all (wall clock of the runner).\n\n"
-                   "| part | wall s | results | setup | prepare | reference | work | teardown |\n"
-                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+                   "| part | wall s | results | setup | prepare | reference | work | teardown "
+                   "| gate begin | gate end |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
                    tm_num(timing, KG_RK_TIMING_TOTAL));
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(timing, KG_RK_TIMING_PARTS)) {
         kg_sbuf_puts(b, "| ");
@@ -38,6 +39,13 @@ static void tm_parts(kg_sbuf *b, const cJSON *timing)
         kg_sbuf_printf(b, " | %.2f | %.0f |", tm_num(p, KG_RK_TIMING_WALL),
                        tm_num(p, KG_RK_TIMING_CASES));
         tm_phase_cells(b, cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_PHASES));
+        for (int k = 0; k < 2; k++) { /* a gate's own begin and end, outside every case */
+            double s = tm_num(p, k ? KG_RK_TIMING_END : KG_RK_TIMING_BEGIN);
+            if (s >= 0.0005)
+                kg_sbuf_printf(b, " %.3f |", s);
+            else
+                kg_sbuf_puts(b, " |");
+        }
         kg_sbuf_puts(b, "\n");
     }
 }

@@ -183,6 +183,14 @@ if [ -s "$T/d.json" ] && [ "$(nv FAIL "$T/d.json")" -gt 0 ]; then
     has "$T/dfh.html" '<h2>Where the time went</h2>'
     has "$T/dfh.html" '<svg id="chart-timing" viewBox="0 0 640 '
     grep -qE '<text x="[0-9.]+" y="89.0">preflight</text>' "$T/dfh.html" && ok || bad "no preflight bar label"
+    # Each gate's part carries its own begin and end (outside every case), the table and the
+    # chart's legend name them.
+    [ "$(jq '[.timing.parts[] | select(.name == "preflight") | (.begin_s >= 0 and .end_s >= 0)] | all' "$T/d.json")" = true ] \
+        && ok || bad "the preflight part has no begin_s/end_s"
+    has "$T/dfs.md" '| gate begin | gate end |'
+    has "$T/dfh.html" '&#9632;</span> gate begin'
+    has "$T/dfh.html" '&#9632;</span> gate end'
+
     # Slowest first; cases of the same time (many at 0.0001 s) by case id, then gate: the same
     # report always draws the same first bar and lists the same first row.
     first='[.results[] | select(.timing)] | sort_by([-.timing.wall_s, .case, .gate]) | first'

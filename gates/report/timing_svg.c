@@ -15,14 +15,16 @@
 #define TS_BOTTOM 28.0
 #define TS_SLOWEST 10
 #define TS_NPH KG_PHASE_N
+#define TS_NSEG (TS_NPH + 2) /* the phases, then a gate's own begin and end (parts only) */
 
-static const char *const ts_names[TS_NPH] = { "setup", "prepare", "reference", "work", "teardown" };
-static const char *const ts_colors[TS_NPH] = { "#8c959f", "#bf8700", "#8250df", "#0969da",
-                                               "#57606a" };
+static const char *const ts_names[TS_NSEG] = { "setup",    "prepare",    "reference", "work",
+                                               "teardown", "gate begin", "gate end" };
+static const char *const ts_colors[TS_NSEG] = { "#8c959f", "#bf8700", "#8250df", "#0969da",
+                                                "#57606a", "#1a7f37", "#cf222e" };
 
 typedef struct {
     const char *label;
-    double wall, ph[TS_NPH];
+    double wall, ph[TS_NSEG];
     kg_export_slow_key key; /* a case's place in the slowest cases (not for the parts) */
 } ts_bar;
 
@@ -32,17 +34,21 @@ static double ts_num(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0 ? v->valuedouble : 0;
 }
 
-static void ts_fill(ts_bar *r, const char *label, double wall, const cJSON *phases)
+/* part: a timing part (its gate's own begin and end), NULL for a case */
+static void ts_fill(ts_bar *r, const char *label, double wall, const cJSON *phases,
+                    const cJSON *part)
 {
     r->label = label ? label : "?";
     r->wall = wall;
     for (int k = 0; k < TS_NPH; k++)
         r->ph[k] = ts_num(phases, kg_report_phase_keys[k]);
+    r->ph[TS_NPH] = ts_num(part, KG_RK_TIMING_BEGIN);
+    r->ph[TS_NPH + 1] = ts_num(part, KG_RK_TIMING_END);
 }
 
 /* One chart: a label line (name left, seconds right) over each bar; a bar is the wall time,
  * grey where no phase accounts for it (a part's own work between cases, the selftest's
- * children), its phases stacked from the left. */
+ * children), its phases stacked from the left, then a gate's own begin and end. */
 static void ts_chart(kg_sbuf *b, const char *id, const char *title, const ts_bar *rows, size_t n)
 {
     kg_svg_ticks t;
@@ -99,7 +105,7 @@ static void ts_chart(kg_sbuf *b, const char *id, const char *title, const ts_bar
                        x0, y + 20, TS_X(r->wall * sc) - x0);
         kg_sbuf_xml(b, r->label);
         kg_sbuf_printf(b, ": %.3g %s wall</title></rect>", r->wall * sc, unit);
-        for (int k = 0; k < TS_NPH; k++) {
+        for (int k = 0; k < TS_NSEG; k++) {
             double w = fmin(TS_X(t.lo + r->ph[k] * sc) - x0, x1 - x); /* never past the plot */
             if (w < 0.05)
                 continue;
@@ -141,7 +147,7 @@ static size_t ts_slowest(ts_bar **out, char ***labels, const cJSON *results)
         if (!((*labels)[n] = malloc(len)))
             break;
         snprintf((*labels)[n], len, "%s: %s", g ? g : "?", c ? c : "?");
-        ts_fill(&(*out)[n], (*labels)[n], ts_num(tm, KG_RK_PHASE_WALL), tm);
+        ts_fill(&(*out)[n], (*labels)[n], ts_num(tm, KG_RK_PHASE_WALL), tm, NULL);
         (*out)[n].key = (kg_export_slow_key){ .wall = (*out)[n].wall,
                                               .case_id = c,
                                               .gate = g,
@@ -172,7 +178,7 @@ void kg_export_html_timing(kg_sbuf *b, const cJSON *report)
             ts_fill(&rows[n++],
                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_NAME)),
                     ts_num(p, KG_RK_TIMING_WALL),
-                    cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_PHASES));
+                    cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_PHASES), p);
     if (n)
         ts_chart(b, "chart-timing",
                  "wall seconds of each part (the selftest, its passes, "
@@ -184,7 +190,7 @@ void kg_export_html_timing(kg_sbuf *b, const cJSON *report)
                  ns < TS_SLOWEST ? ns : TS_SLOWEST);
     if (n || ns) {
         kg_sbuf_puts(b, "<p class=\"meta\">");
-        for (int k = 0; k < TS_NPH; k++)
+        for (int k = 0; k < TS_NSEG; k++)
             kg_sbuf_printf(b, "<span style=\"color:%s\">&#9632;</span> %s &#160; ", ts_colors[k],
                            ts_names[k]);
         kg_sbuf_puts(b, "<span style=\"color:#d0d7de\">&#9632;</span> not in a case's phases "

@@ -756,6 +756,8 @@ typedef struct {
 static int st_job_start(st_jobs *js, const st_matrix *m, const st_env *e, int g, const char *header)
 {
     int rc = 0;
+    if (js->n >= ST_MAX_JOBS)
+        return KG_ERR(KG_EINTERNAL, "selftest: more than %d concurrent child runs", ST_MAX_JOBS);
     st_job *j = &js->job[js->n++];
     j->g = g;
     snprintf(j->header, sizeof j->header, "%s", header);

@@ -72,14 +72,13 @@ for f in forms:
                                                      for p in st["passes"]))
 def verdicts(r):
     return {(x["gate"], x["case"]): x["verdict"] for x in r["results"] if x["gate"] != "selftest"}
-diff = 0
+diff, base = 0, verdicts(r0)
 for f in forms:
     v = verdicts(reps[f])
     counts = {}
     for x in v.values():
         counts[x] = counts.get(x, 0) + 1
     print(f"verdicts ({f}): " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    base = verdicts(r0)
     for k in sorted(set(base) & set(v)):
         if base[k] != v[k]:
             diff += 1

@@ -126,21 +126,13 @@ static void tg_free(void *p)
 
 static void tg_flatten(void *p) { ((tg_result *)p)->owned = NULL; }
 static const kg_gate_column tg_cols[] = { KG_COL_CASE(-20), KG_COL_VERDICT("v", -7) };
-static const struct kg_gate test_gate = { .name = "parity",
-                                          .run_case = tg_run_case,
-                                          .result_free = tg_free,
-                                          .columns = tg_cols,
-                                          .n_columns = 2,
-                                          .result_size = sizeof(tg_result),
-                                          .result_flatten = tg_flatten };
+/* What every test gate has: the case's launch in the worker, its typed result. */
+#define TG_GATE                                                                          \
+    .run_case = tg_run_case, .result_free = tg_free, .columns = tg_cols, .n_columns = 2, \
+    .result_size = sizeof(tg_result), .result_flatten = tg_flatten
+static const struct kg_gate test_gate = { .name = "parity", TG_GATE };
 /* A second gate over the same cases (the run's next gate). */
-static const struct kg_gate test_gate2 = { .name = "hotpath",
-                                           .run_case = tg_run_case,
-                                           .result_free = tg_free,
-                                           .columns = tg_cols,
-                                           .n_columns = 2,
-                                           .result_size = sizeof(tg_result),
-                                           .result_flatten = tg_flatten };
+static const struct kg_gate test_gate2 = { .name = "hotpath", TG_GATE };
 
 /* A gate whose begin and end take time (outside every case), and whose end leaves its state to
  * the worker's exit (KG_GATE_RETIRES_WORKER): the sleep in its end runs only in a worker. */
@@ -164,12 +156,7 @@ static const struct kg_gate test_gate_retire = { .name = "retire",
                                                  .flags = KG_GATE_RETIRES_WORKER,
                                                  .begin = tg_slow_begin,
                                                  .end = tg_slow_end,
-                                                 .run_case = tg_run_case,
-                                                 .result_free = tg_free,
-                                                 .columns = tg_cols,
-                                                 .n_columns = 2,
-                                                 .result_size = sizeof(tg_result),
-                                                 .result_flatten = tg_flatten };
+                                                 TG_GATE };
 
 static const kg_run_row *row_of(const kg_run *run, const char *id)
 {

@@ -442,6 +442,13 @@ static double pw_t975(size_t df)
     return df == 0 ? INFINITY : t[(df < 10 ? df : 10) - 1];
 }
 
+/* The most power a figure may imply: margin x the enforced limit, KG_ENERGY_NO_LIMIT_W when
+ * the limit is unknown. */
+static double pw_cap(double limit_w, double margin)
+{
+    return isfinite(limit_w) && limit_w > 0 ? margin * limit_w : KG_ENERGY_NO_LIMIT_W;
+}
+
 void kg_bench_energy_window(kg_energy_summary *out, const double *t_s, const double *mj,
                             size_t n_edges, double launch_us, double limit_w)
 {
@@ -450,9 +457,8 @@ void kg_bench_energy_window(kg_energy_summary *out, const double *t_s, const dou
     memset(out, 0, sizeof *out);
     if (n < KG_ENERGY_MIN_PERIODS || !(launch_us > 0))
         return;
-    bool known = isfinite(limit_w) && limit_w > 0;
-    double cap = known ? KG_ENERGY_LIMIT_MARGIN * limit_w : KG_ENERGY_NO_LIMIT_W;
-    double pcap = known ? KG_ENERGY_PERIOD_MARGIN * limit_w : KG_ENERGY_NO_LIMIT_W;
+    double cap = pw_cap(limit_w, KG_ENERGY_LIMIT_MARGIN);
+    double pcap = pw_cap(limit_w, KG_ENERGY_PERIOD_MARGIN);
     for (size_t i = 0; i < n; i++) {
         double dt = t_s[i + 1] - t_s[i], de = mj[i + 1] - mj[i];
         if (!(dt > 0) || !(de >= 0))
@@ -578,9 +584,7 @@ bool kg_bench_energy_plausible(double per_launch_mj, double measured_us, double 
                                double *implied_w)
 {
     double w = measured_us > 0 ? per_launch_mj / measured_us * 1e3 : NAN; /* mJ/us = kW */
-    double cap = isfinite(power_limit_w) && power_limit_w > 0
-                     ? KG_ENERGY_LIMIT_MARGIN * power_limit_w
-                     : KG_ENERGY_NO_LIMIT_W;
+    double cap = pw_cap(power_limit_w, KG_ENERGY_LIMIT_MARGIN);
     *implied_w = w;
     return isfinite(w) && w > 0 && w <= cap;
 }

@@ -26,20 +26,22 @@ void kg_run_part_begin(kg_run *run, const char *name)
     run->open_part = (int)(p - run->parts);
 }
 
+/* " (what S s" or ", what S s" onto tail at *off, from 5 ms on */
+static void rt_item(char *tail, size_t n, size_t *off, const char *what, double s)
+{
+    if (s >= 0.005 && *off < n)
+        *off += (size_t)snprintf(tail + *off, n - *off, "%s%s %.2f s", *off ? ", " : " (", what, s);
+}
+
 static void rt_print(const kg_run_part *p, int cases, double wall_s, const double *ph)
 {
     char tail[320] = "";
     size_t off = 0;
-    for (int k = 0; k < KG_PHASE_N && off < sizeof tail; k++)
-        if (ph[k] >= 0.005)
-            off += (size_t)snprintf(tail + off, sizeof tail - off, "%s%s %.2f s", off ? ", " : " (",
-                                    kg_phase_kind_name(k), ph[k]);
+    for (int k = 0; k < KG_PHASE_N; k++)
+        rt_item(tail, sizeof tail, &off, kg_phase_kind_name(k), ph[k]);
     /* the gate's own begin and end: outside every case, and where a gate's fixed cost hides */
-    const double ge[2] = { p->begin_s, p->end_s };
-    for (int k = 0; k < 2 && off < sizeof tail; k++)
-        if (ge[k] >= 0.005)
-            off += (size_t)snprintf(tail + off, sizeof tail - off, "%sgate %s %.2f s",
-                                    off ? ", " : " (", k ? "end" : "begin", ge[k]);
+    rt_item(tail, sizeof tail, &off, "gate begin", p->begin_s);
+    rt_item(tail, sizeof tail, &off, "gate end", p->end_s);
     if (off && off < sizeof tail - 1)
         snprintf(tail + off, sizeof tail - off, ")");
     printf("%s: %d case%s in %.2f s%s\n", p->name, cases, cases == 1 ? "" : "s", wall_s, tail);

@@ -12,15 +12,19 @@ static double tm_num(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* One seconds cell: empty below half a millisecond. */
+static void tm_cell(kg_sbuf *b, double s)
+{
+    if (s >= 0.0005)
+        kg_sbuf_printf(b, " %.3f |", s);
+    else
+        kg_sbuf_puts(b, " |");
+}
+
 static void tm_phase_cells(kg_sbuf *b, const cJSON *ph)
 {
-    for (size_t k = 0; k < KG_PHASE_N; k++) {
-        double s = tm_num(ph, kg_report_phase_keys[k]);
-        if (ph && s >= 0.0005)
-            kg_sbuf_printf(b, " %.3f |", s);
-        else
-            kg_sbuf_puts(b, " |");
-    }
+    for (size_t k = 0; k < KG_PHASE_N; k++)
+        tm_cell(b, ph ? tm_num(ph, kg_report_phase_keys[k]) : 0);
 }
 
 static void tm_parts(kg_sbuf *b, const cJSON *timing)
@@ -39,13 +43,8 @@ static void tm_parts(kg_sbuf *b, const cJSON *timing)
         kg_sbuf_printf(b, " | %.2f | %.0f |", tm_num(p, KG_RK_TIMING_WALL),
                        tm_num(p, KG_RK_TIMING_CASES));
         tm_phase_cells(b, cJSON_GetObjectItemCaseSensitive(p, KG_RK_TIMING_PHASES));
-        for (int k = 0; k < 2; k++) { /* a gate's own begin and end, outside every case */
-            double s = tm_num(p, k ? KG_RK_TIMING_END : KG_RK_TIMING_BEGIN);
-            if (s >= 0.0005)
-                kg_sbuf_printf(b, " %.3f |", s);
-            else
-                kg_sbuf_puts(b, " |");
-        }
+        tm_cell(b, tm_num(p, KG_RK_TIMING_BEGIN)); /* a gate's own, outside every case */
+        tm_cell(b, tm_num(p, KG_RK_TIMING_END));
         kg_sbuf_puts(b, "\n");
     }
 }

@@ -173,10 +173,9 @@ static int bd_reference(void *state, cudaStream_t s, void *ref_host)
             cudaMemcpyAsync(ex, st->extra, st->m * sizeof(float), cudaMemcpyDeviceToHost, s));
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
     { /* over the host threads: the first touch of a 512 MiB reference (256 MiB copy) */
-        const size_t n = st->n, m = st->m;
-        /* rows of 4 Ki values */
-        kg_par_rows((int)(n >> 12) + 1, n, [in, ex, ref, n, m](int r0, int r1) {
-            for (size_t i = (size_t)r0 << 12; i < ((size_t)r1 << 12) && i < n; i++)
+        const size_t m = st->m;
+        kg_par_range(st->n, [in, ex, ref, m](size_t i0, size_t i1) {
+            for (size_t i = i0; i < i1; i++)
                 ref[i] = (double)in[i] + (i < m ? (double)ex[i] : 0.0);
         });
     }

@@ -455,9 +455,8 @@ static int cd_reference(void *state, cudaStream_t s, void *ref_host)
         const double f = k == CD_SCALE || k == CD_SCALE_MAPPED           ? 2.0
                          : k == CD_SPILL_STATIC || k == CD_SPILL_DYNAMIC ? 136.0
                                                                          : 1.0;
-        /* rows of 4 Ki values */
-        kg_par_rows((int)(n >> 12) + 1, n, [in, ref, n, f](int r0, int r1) {
-            for (size_t i = (size_t)r0 << 12; i < ((size_t)r1 << 12) && i < n; i++)
+        kg_par_range(n, [in, ref, f](size_t i0, size_t i1) {
+            for (size_t i = i0; i < i1; i++)
                 ref[i] = f * in[i];
         });
     }

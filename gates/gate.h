@@ -106,12 +106,16 @@ enum {
                                             twins, not in the concurrent pass */
     KG_GATE_SELFTEST_FAULTS = 1u << 6,   /* the selftest also runs the planted faults through it
                                             (every fault class, under a short watchdog) */
-    KG_GATE_RETIRES_WORKER = 1u << 7     /* its end would undo process-wide state at a cost (the
+    KG_GATE_RETIRES_WORKER = 1u << 7,    /* its end would undo process-wide state at a cost (the
                                             hot path's unified-memory counters: disabling them
                                             takes 2 s, an exit nothing): in an isolated run the
                                             driver retires the worker after the gate, the next
                                             gate gets a fresh one, and the gate's end leaves the
                                             state to the exit (env->in_worker) */
+    KG_GATE_ONE_DEVICE = 1u << 8         /* with --devices it runs on the first device alone,
+                                            every other GPU idle (driver/pool.c): it times, and
+                                            a busy neighbour's power and host load are in its
+                                            figures; its marks are the first device's */
 };
 
 /* A gate that decides against marks. The marks live above the gates: the command layer loads

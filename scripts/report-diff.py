@@ -12,7 +12,7 @@ import sys
 DETERMINISTIC = {"parity", "preflight", "hotpath"}
 # selftest rows: the verdict (caught or not) must hold; their messages quote what the defect did
 # this time (a race's byte counts, a backtrace's addresses in this build)
-VOLATILE = {"timing"}  # per-row keys that are accounting, not results
+VOLATILE = {"timing", "devices"}  # accounting, not results (a --devices run lists its GPUs)
 
 
 def rows(path):

@@ -6,11 +6,14 @@
 # decided too, and the report must be written and valid. Then each chain (a case faulting in
 # one gate and again in a later one) alone: both faults reported, the report written.
 # Prints the matrix (gate x phase: one cell per class) and writes it to $KG_MATRIX_OUT if set.
+# KG_MATRIX_DEVICES=0,0 runs it with --devices (driver/pool.c: two workers on one GPU, so every
+# fault lands in a lane while the other lane runs its cases; gpu_fault_matrix_lanes).
 # Usage: gpu_fault_matrix.sh KGATE_DEFECTS
 . "$(dirname "$0")/lib.sh"
 DEF=$1
 export KGATE_FAULT_MATRIX=1
 opts=(--diagnostic --skip-selftest --case-timeout "${KG_MATRIX_TIMEOUT:-3}" --budget 0.02 --seed 11)
+[ -n "${KG_MATRIX_DEVICES:-}" ] && opts+=(--devices "$KG_MATRIX_DEVICES")
 "$DEF" run "${opts[@]}" --filter '^defect/faultmx/(parity|hotpath|bench|counters)/' \
     --report "$T/mx.json" >"$T/mx.txt" 2>&1; rc=$?
 skip_if_no_gpu "$rc"

@@ -604,7 +604,7 @@ const struct kg_gate kg_gate_bench = {
     .summary = "time cases; noise-band decision against high-water marks",
     .description = bg_description,
     .flags = KG_GATE_NEEDS_GPU | KG_GATE_DEVICE_WIDE | KG_GATE_PRODUCTION_PASSES |
-             KG_GATE_SELFTEST_TWINS,
+             KG_GATE_SELFTEST_TWINS | KG_GATE_ONE_DEVICE,
     .opts = bg_opts,
     .n_opts = KG_ARRAY_LEN(bg_opts),
     .opts_size = sizeof(kg_bench_gate_opts),

@@ -50,6 +50,8 @@ void kg_device_version_str(char *buf, size_t n, int version);
 
 /* ---- selection and common options ------------------------------------------------------ */
 
+#define KG_DEVICES_MAX 64 /* --devices: the most GPUs of one run (KG_PHASE_SLOTS workers) */
+
 typedef struct {
     const char *filter; /* POSIX extended regex over case ids; NULL = all */
     uint64_t seed;
@@ -66,6 +68,11 @@ typedef struct {
      * set by the commands that load marks (run, bench); NULL balances by case count. */
     double (*shard_weight)(const void *ctx, const char *case_id);
     const void *shard_ctx;
+    /* --devices 0,1,...: one worker per listed GPU; every gate but a KG_GATE_ONE_DEVICE one
+     * runs different cases at once (gates/driver/pool.c); devices[0] is the run's device.
+     * n_devices 0: --device alone. */
+    int devices[KG_DEVICES_MAX];
+    size_t n_devices;
     bool no_device; /* the gate needs no device and no random input (preflight
                        --static): none is probed, no seed printed, no worker */
 } kg_common_opts;
@@ -113,6 +120,9 @@ int kg_selection_exclude(kg_selection *s, const kg_registry *reg, const char *ex
 #define KG_SHARD_MAX 1024
 #define KG_SHARD_CASE_COST_S 1.0 /* seconds a case costs the gates besides the bench's replays */
 int kg_shard_parse(const char *v, int *index, int *count);
+/* --devices "0,1,3": ordinals in [0, 1024), at most KG_DEVICES_MAX; KG_EINVAL naming --devices
+ * otherwise. An ordinal listed twice gets two workers (driver/pool.c says what runs there). */
+int kg_devices_parse(const char *v, int *devices, size_t *n);
 /* Pure: shard_of[i] in 1..count for each of the n cases (ids[i], weight_s[i] its marks'
  * expected seconds, <= 0 unknown; weight_s may be NULL), longest first to the least loaded. */
 int kg_shard_assign(int *shard_of, const char *const *ids, const double *weight_s, size_t n,
@@ -376,8 +386,12 @@ int kg_report_json_verify(const cJSON *root, const char *key, const char *name);
  * isolation parent when kg_phase_share() mapped one (a no-op copy otherwise), so the parent
  * still knows the phase after the worker died. Cheap: three bounded string copies. */
 void kg_phase_set(const char *gate, const char *case_id, const char *phase);
-/* Map the shared page (before fork); 0 or KG_EIO. */
+/* Map the shared pages (before fork), one per worker slot; 0 or KG_EIO. Slot 0 is current. */
+#define KG_PHASE_SLOTS 64 /* --devices: at most this many workers at once (KG_DEVICES_MAX) */
 int kg_phase_share(void);
+/* Make slot `slot` the page this process writes and reads: a worker its own, the parent the
+ * one of the worker it asks about (no-op before kg_phase_share or out of range). */
+void kg_phase_slot(int slot);
 /* The last recorded gate, case and phase (the parent reads them after a fault). */
 void kg_phase_get(char *gate, char *case_id, char *phase, size_t n);
 /* The recorded case is `case_id`. */
@@ -416,6 +430,8 @@ extern const char *const kg_report_phase_keys[KG_PHASE_N];
 cJSON *kg_report_phase_json(const double s[KG_PHASE_N]);
 /* The last recorded result gets its phase seconds (results[].timing). */
 void kg_report_row_timing(kg_report *r, const double s[KG_PHASE_N]);
+/* The last added row ran on GPU `ordinal` (--devices runs: every row says which). */
+void kg_report_row_device(kg_report *r, int ordinal);
 
 /* ---- exit codes (only the command line and the driver turn errors into them) ------------ */
 

@@ -377,6 +377,36 @@ static int opt_common_seed(void *opts, const char *v)
     return rc;
 }
 
+int kg_devices_parse(const char *v, int *devices, size_t *n)
+{
+    const char *p = v;
+    *n = 0;
+    while (p && *p) {
+        char *e = NULL;
+        long d = (*p >= '0' && *p <= '9') ? strtol(p, &e, 10) : -1;
+        if (d < 0 || d >= 1024 || !e || (*e && *e != ',') || *n == KG_DEVICES_MAX)
+            return KG_ERR(KG_EINVAL, "--devices: expected ordinals 0,1,... (at most %d), got '%s'",
+                          KG_DEVICES_MAX, v);
+        devices[(*n)++] = (int)d;
+        p = *e ? e + 1 : e;
+        if (*e && !*p)
+            return KG_ERR(KG_EINVAL, "--devices: a trailing ',' in '%s'", v);
+    }
+    if (*n == 0)
+        return KG_ERR(KG_EINVAL, "--devices: expected ordinals 0,1,..., got '%s'", v ? v : "");
+    return 0;
+}
+
+/* --devices: the first listed GPU is the run's device (--device). */
+static int opt_common_devices(void *opts, const char *v)
+{
+    kg_common_opts *o = opts;
+    int rc = kg_devices_parse(v, o->devices, &o->n_devices);
+    if (rc == 0)
+        o->device = o->devices[0];
+    return rc;
+}
+
 static int opt_common_report(void *opts, const char *v)
 {
     if (!v || !*v)
@@ -405,6 +435,9 @@ const kg_opt kg_common_opt_table[] = {
     KG_OPT_FN_("seed", "N", opt_common_seed, 0,
                "seed of the random inputs (default: a fresh one, printed)"),
     KG_OPT_INT_("device", "N", kg_common_opts, device, 0, 1024, "CUDA device ordinal (default 0)"),
+    KG_OPT_FN_("devices", "N,M,...", opt_common_devices, 0,
+               "GPUs of this host to run on, one worker each: the gates that do not time run "
+               "different cases at once; the first is the run's device (bench, ab, marks)"),
     KG_OPT_FN_("report", "FILE.json", opt_common_report, 0,
                "write the JSON report there (atomically; '-': standard output)"),
     KG_OPT_STRING_("exclude", "REGEX", kg_common_opts, exclude,

@@ -20,18 +20,29 @@ typedef struct {
 
 static kg_phase_page ph_local = { .kind = -1 };
 static kg_phase_page *ph = &ph_local;
+/* The shared pages, one per worker slot (--devices: one worker per GPU at once). */
+static kg_phase_page *ph_pages;
 
 int kg_phase_share(void)
 {
-    if (ph != &ph_local)
+    if (ph_pages)
         return 0;
-    void *p = mmap(NULL, sizeof *ph, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    size_t n = KG_PHASE_SLOTS * sizeof *ph;
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-        return KG_ERR(KG_EIO, "cannot map the shared phase page");
-    ph = p;
-    memset(ph, 0, sizeof *ph);
-    ph->kind = -1;
+        return KG_ERR(KG_EIO, "cannot map the shared phase pages");
+    ph_pages = p;
+    memset(ph_pages, 0, n);
+    for (int i = 0; i < KG_PHASE_SLOTS; i++)
+        ph_pages[i].kind = -1;
+    ph = ph_pages;
     return 0;
+}
+
+void kg_phase_slot(int slot)
+{
+    if (ph_pages && slot >= 0 && slot < KG_PHASE_SLOTS)
+        ph = &ph_pages[slot];
 }
 
 static void ph_copy(char *dst, size_t n, const char *src)

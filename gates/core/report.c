@@ -244,6 +244,13 @@ void kg_report_row_timing(kg_report *r, const double s[KG_PHASE_N])
         cJSON_Delete(t);
 }
 
+void kg_report_row_device(kg_report *r, int ordinal)
+{
+    cJSON *row = cJSON_GetArrayItem(r->results, cJSON_GetArraySize(r->results) - 1);
+    if (row)
+        cJSON_AddNumberToObject(row, KG_RES_DEVICE, ordinal);
+}
+
 void kg_report_counts_full(const kg_report *r, int counts[KG_VERDICT_N])
 {
     memset(counts, 0, KG_VERDICT_N * sizeof counts[0]);

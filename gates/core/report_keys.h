@@ -112,6 +112,7 @@
 
 /* device (kg_device_to_json; null without a GPU) */
 #define KG_RK_DEVICE "device"
+#define KG_RK_DEVICES "devices" /* --devices: every GPU of the run, the first is "device" */
 #define KG_RK_DEVICE_NAME "name"
 #define KG_RK_DEVICE_UUID "uuid"
 #define KG_RK_DEVICE_SERIAL "serial"         /* the board's serial (NVML); null when unavailable */
@@ -286,6 +287,7 @@
 #define KG_RES_MESSAGE "message"
 #define KG_RES_FIGURES "figures" /* object, {} when the gate has none */
 #define KG_RES_TIMING "timing"   /* phase seconds of this case in this gate (optional) */
+#define KG_RES_DEVICE "device"   /* --devices: the GPU ordinal that ran it (optional) */
 
 /* ---- a faulted case (any gate; verdict ERROR): figures.fault ---------------------------------- */
 #define KG_FIG_FAULT "fault" /* in the figures of any gate: */

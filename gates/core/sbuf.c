@@ -24,7 +24,7 @@ static bool sbuf_reserve(kg_sbuf *b, size_t extra)
     return true;
 }
 
-static void sbuf_putn(kg_sbuf *b, const char *s, size_t n)
+void kg_sbuf_putn(kg_sbuf *b, const char *s, size_t n)
 {
     if (!sbuf_reserve(b, n))
         return;
@@ -33,7 +33,7 @@ static void sbuf_putn(kg_sbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-void kg_sbuf_puts(kg_sbuf *b, const char *s) { sbuf_putn(b, s ? s : "", strlen(s ? s : "")); }
+void kg_sbuf_puts(kg_sbuf *b, const char *s) { kg_sbuf_putn(b, s ? s : "", strlen(s ? s : "")); }
 
 void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)
 {
@@ -94,11 +94,11 @@ void kg_sbuf_xml(kg_sbuf *b, const char *s)
             /* Not allowed anywhere in XML 1.0: C0 controls, U+FFFE, U+FFFF; invalid UTF-8
              * arrives here as U+FFFD. DEL and C1 are allowed but never wanted: replaced too. */
             if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
-                sbuf_putn(b, "?", 1);
+                kg_sbuf_putn(b, "?", 1);
             else if (cp == 0xFFFE || cp == 0xFFFF || cp == 0xFFFD)
                 kg_sbuf_puts(b, "\xEF\xBF\xBD");
             else
-                sbuf_putn(b, (const char *)c, n);
+                kg_sbuf_putn(b, (const char *)c, n);
         }
         c += n;
     }
@@ -132,7 +132,7 @@ static void md_put(kg_sbuf *b, const char *s, size_t max, bool code)
         else if (!code && cp < 128 && strchr("\\*[]~", (int)cp))
             kg_sbuf_printf(b, "\\%c", (int)cp);
         else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
-            sbuf_putn(b, " ", 1);
+            kg_sbuf_putn(b, " ", 1);
         else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E ||
                  cp == 0x200F || cp == 0x061C)
             ; /* bidi controls: text that reads other than it is (dropped) */
@@ -141,7 +141,7 @@ static void md_put(kg_sbuf *b, const char *s, size_t max, bool code)
         else if (cp == 0xFFFD || cp == 0xFFFE || cp == 0xFFFF)
             kg_sbuf_puts(b, "\xEF\xBF\xBD");
         else
-            sbuf_putn(b, (const char *)c, len);
+            kg_sbuf_putn(b, (const char *)c, len);
         c += len;
         n += len;
     }

@@ -24,6 +24,8 @@ typedef struct {
     }
 
 void kg_sbuf_puts(kg_sbuf *b, const char *s);
+/* n bytes as they are (a NUL among them too: the buffer's length counts them). */
+void kg_sbuf_putn(kg_sbuf *b, const char *s, size_t n);
 void kg_sbuf_printf(kg_sbuf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

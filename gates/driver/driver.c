@@ -31,6 +31,14 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
     run->open_part = -1;
     run->command = command;
     run->opts = *o;
+    run->row_device = o->device;
+    if (o->n_devices && o->device != o->devices[0]) {
+        rc = KG_ERR(KG_EINVAL,
+                    "--device %d and --devices %d,...: the first of --devices is the run's "
+                    "device; give one of the two",
+                    o->device, o->devices[0]);
+        goto cleanup;
+    }
     KG_TRY(kg_select(&run->sel, reg, o->filter, o->tag));
     KG_TRY(kg_selection_exclude(&run->sel, reg, o->exclude));
     if (o->report_path)
@@ -83,6 +91,11 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
         kg_report_set_device(run->rep, &run->dev);
         drv_print_device(&run->dev);
     }
+    if (rc == 0 && o->n_devices > 1)
+        rc = run->isolated ? kg_pool_start(run)
+                           : KG_ERR(KG_EINVAL, "--devices: one worker per GPU needs case "
+                                               "isolation (KGATE_ISOLATION=0 runs every case "
+                                               "in this process)");
 cleanup:
     return rc;
 }
@@ -121,7 +134,10 @@ int kg_run_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, co
                run->sel.n);
     fflush(stdout);
     kg_run_part_begin(run, g->name);
-    int rc = run->isolated ? kg_worker_gate(run, reg, g, opts) : drv_gate_local(run, reg, g, opts);
+    bool pool = run->isolated && run->opts.n_devices > 1 && !(g->flags & KG_GATE_ONE_DEVICE);
+    int rc = pool            ? kg_pool_gate(run, reg, g, opts)
+             : run->isolated ? kg_worker_gate(run, reg, g, opts)
+                             : drv_gate_local(run, reg, g, opts);
     if (g->flags & KG_GATE_RETIRES_WORKER)
         (void)kg_run_fresh_worker(run); /* its state goes with the worker (gate.h) */
     kg_run_part_end(run);

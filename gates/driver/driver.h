@@ -58,11 +58,15 @@ typedef struct {
     size_t n_rows, cap_rows;
     char self_exe[4096];
     struct kg_worker *worker; /* the isolation worker (worker.c); NULL: none right now */
-    bool isolated;            /* cases run in workers: never in this process, also while
+    /* --devices: lanes[i] (i >= 1) is the worker of GPU opts.devices[i] (pool.c); lane 0 is
+     * `worker`. NULL: none right now. */
+    struct kg_worker *lanes[KG_DEVICES_MAX];
+    bool isolated;    /* cases run in workers: never in this process, also while
                                  no worker is alive (after a fault the next case starts one) */
-    bool incomplete;          /* interrupted (SIGINT/SIGTERM): the report says so */
-    bool header_done;         /* the current gate's table header was printed */
-    double began_s;           /* kg_now_s() at kg_run_begin */
+    bool incomplete;  /* interrupted (SIGINT/SIGTERM): the report says so */
+    bool header_done; /* the current gate's table header was printed */
+    int row_device;   /* --devices: the GPU of the row being recorded (report) */
+    double began_s;   /* kg_now_s() at kg_run_begin */
     kg_run_part parts[KG_RUN_PARTS_MAX];
     size_t n_parts;
     int open_part; /* index of the open part, -1: none */
@@ -116,6 +120,10 @@ cJSON *kg_run_timing_json(const kg_run *run);
 /* Record one result: the report row and the typed row (res->data taken over). */
 int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d, kg_case_result *res,
                   cJSON *fig);
+/* The same with the case's phase seconds given (NULL: none), not read from the phase page
+ * (pool.c records a case after its worker has moved on). */
+int kg_run_record_timed(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
+                        kg_case_result *res, cJSON *fig, const double *phase_s);
 
 /* A gate begun in this process: what an in-process run and the isolation worker both do. */
 typedef struct {
@@ -143,7 +151,15 @@ int kg_session_end(kg_gate_session *s, const kg_gate_env *env, int rc);
  * and the last lines it printed. KGATE_ISOLATION=0 runs everything in-process. */
 int kg_worker_start(kg_run *run);
 int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts);
+/* Every worker of the run (the lanes' too) ends. */
 void kg_worker_stop(kg_run *run);
+
+/* ---- several GPUs of one host (pool.c; the rule is at the top of that file) --------------
+ * --devices 0,1,...: kg_pool_start starts a worker on each further GPU (KG_EINVAL naming
+ * --devices for a GPU that does not open or is of another class) and lists them in the report;
+ * kg_pool_gate runs a gate without KG_GATE_ONE_DEVICE over every GPU's worker at once. */
+int kg_pool_start(kg_run *run);
+int kg_pool_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts);
 
 /* The one exit-code policy over counts of every verdict: FAIL or XPASS -> 1, else ERROR -> 4,
  * else SKIP -> 3, else 0 (XFAIL passes). */

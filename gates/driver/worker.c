@@ -19,22 +19,11 @@
 #include <unistd.h>
 #include "core/report_keys.h"
 #include "driver/driver.h"
+#include "driver/worker_int.h"
 
 enum { WK_RUN = 1, WK_END, WK_QUIT, WK_DEVICE, WK_ROW, WK_EXTRA, WK_BEGIN_FAIL, WK_ENDED };
 
-#define WK_TAIL 4096 /* bytes of the worker's last output kept for a fault */
 #define WK_DEFAULT_TIMEOUT_S 120.0
-
-struct kg_worker {
-    pid_t pid;
-    bool reaped; /* waitpid has taken it: `status` is its end */
-    int status;
-    int cmd_fd, res_fd, out_fd, err_fd;
-    const struct kg_gate *gate; /* the gate this worker process has begun, or NULL */
-    size_t gate_cases;          /* cases of that gate it ran */
-    char tail[WK_TAIL];
-    size_t tail_len;
-};
 
 typedef struct {
     int verdict;
@@ -281,13 +270,13 @@ static void wk_main(kg_run *run, int cmd_fd)
 
 static void wk_tail_add(struct kg_worker *w, const char *p, size_t n)
 {
-    if (n >= WK_TAIL) {
-        memcpy(w->tail, p + n - WK_TAIL, WK_TAIL);
-        w->tail_len = WK_TAIL;
+    if (n >= KG_WK_TAIL) {
+        memcpy(w->tail, p + n - KG_WK_TAIL, KG_WK_TAIL);
+        w->tail_len = KG_WK_TAIL;
         return;
     }
-    if (w->tail_len + n > WK_TAIL) {
-        size_t drop = w->tail_len + n - WK_TAIL;
+    if (w->tail_len + n > KG_WK_TAIL) {
+        size_t drop = w->tail_len + n - KG_WK_TAIL;
         memmove(w->tail, w->tail + drop, w->tail_len - drop);
         w->tail_len -= drop;
     }
@@ -295,24 +284,30 @@ static void wk_tail_add(struct kg_worker *w, const char *p, size_t n)
     w->tail_len += n;
 }
 
-/* Relay what the worker printed (stdout to stdout, stderr to stderr), keeping a tail. */
-static void wk_relay(struct kg_worker *w, int fd, FILE *to)
+/* Relay what the worker printed (stdout to stdout, stderr to stderr; a pool's worker into its
+ * capture, both streams, in the order read), keeping a tail. */
+void kg_wk_relay(struct kg_worker *w, int fd)
 {
     char buf[8192];
+    FILE *to = fd == w->err_fd ? stderr : stdout;
     for (;;) {
         ssize_t r = read(fd, buf, sizeof buf);
         if (r <= 0)
             return;
-        kg_progress_clear(); /* a progress line never stays under what the worker printed */
-        fwrite(buf, 1, (size_t)r, to);
+        if (w->capture) {
+            kg_sbuf_putn(w->capture, buf, (size_t)r);
+        } else {
+            kg_progress_clear(); /* a progress line never stays under what the worker printed */
+            fwrite(buf, 1, (size_t)r, to);
+        }
         wk_tail_add(w, buf, (size_t)r);
     }
 }
 
 static void wk_drain(struct kg_worker *w)
 {
-    wk_relay(w, w->out_fd, stdout);
-    wk_relay(w, w->err_fd, stderr);
+    kg_wk_relay(w, w->out_fd);
+    kg_wk_relay(w, w->err_fd);
     fflush(stdout);
     fflush(stderr);
 }
@@ -325,8 +320,7 @@ static void wk_close(struct kg_worker *w)
     close(w->err_fd);
 }
 
-/* Has the worker process ended? (reaped once; its status kept for wk_reap) */
-static bool wk_dead(struct kg_worker *w)
+bool kg_wk_dead(struct kg_worker *w)
 {
     int st;
     if (!w->reaped && waitpid(w->pid, &st, WNOHANG) == w->pid) {
@@ -349,14 +343,12 @@ static bool wk_res_ready(const struct kg_worker *w)
  * forked still holds the pipe) or the run was interrupted. */
 static int wk_wait(struct kg_worker *w, double timeout_s)
 {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = kg_now_s();
     for (;;) {
         struct pollfd p[3] = { { w->res_fd, POLLIN, 0 },
                                { w->out_fd, POLLIN, 0 },
                                { w->err_fd, POLLIN, 0 } };
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        double left = timeout_s - ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) * 1e-9);
+        double left = timeout_s - (kg_now_s() - t0);
         if (left <= 0)
             return 0;
         int ms = left * 1000 > WK_POLL_MS ? WK_POLL_MS : (int)(left * 1000) + 1;
@@ -367,14 +359,14 @@ static int wk_wait(struct kg_worker *w, double timeout_s)
         if (n < 0 && errno == EINTR)
             continue;
         if (p[1].revents)
-            wk_relay(w, w->out_fd, stdout);
+            kg_wk_relay(w, w->out_fd);
         if (p[2].revents)
-            wk_relay(w, w->err_fd, stderr);
+            kg_wk_relay(w, w->err_fd);
         if (p[0].revents & POLLIN)
             return 1;
         if (p[0].revents & (POLLHUP | POLLERR))
             return -1;
-        if (wk_dead(w)) /* what it wrote before it ended is still read */
+        if (kg_wk_dead(w)) /* what it wrote before it ended is still read */
             return wk_res_ready(w) ? 1 : -1;
     }
 }
@@ -399,7 +391,7 @@ static int wk_read_res(struct kg_worker *w, void *p, size_t n)
     return 0;
 }
 
-static int wk_spawn(kg_run *run)
+static int wk_fork(kg_run *run, int lane, struct kg_worker **out)
 {
     int c[2], r[2], o[2], e[2];
     struct kg_worker *w = calloc(1, sizeof *w);
@@ -433,6 +425,9 @@ static int wk_spawn(kg_run *run)
         dup2(e[1], STDERR_FILENO);
         close(c[1]), close(r[0]), close(o[0]), close(o[1]), close(e[0]), close(e[1]);
         wk_res_fd = r[1];
+        kg_phase_slot(lane);
+        if (lane > 0 && (size_t)lane < run->opts.n_devices)
+            run->opts.device = run->env.device = run->opts.devices[lane];
         wk_main(run, c[0]);
         _exit(0);
     }
@@ -446,8 +441,9 @@ static int wk_spawn(kg_run *run)
                              .cmd_fd = c[1],
                              .res_fd = r[0],
                              .out_fd = o[0],
-                             .err_fd = e[0] };
-    run->worker = w;
+                             .err_fd = e[0],
+                             .lane = lane };
+    *out = w;
     run->isolated = true;
     return 0;
 }
@@ -510,6 +506,17 @@ cleanup:
     return rc;
 }
 
+int kg_wk_spawn(kg_run *run, int lane, struct kg_worker **out, int *drc, kg_device_info *dev)
+{
+    int rc = 0;
+    KG_TRY(wk_fork(run, lane, out));
+    rc = wk_hello(*out, drc, dev);
+    if (rc < 0)
+        kg_wk_stop(out);
+cleanup:
+    return rc;
+}
+
 int kg_worker_start(kg_run *run)
 {
     int rc = 0, drc = 0;
@@ -519,16 +526,15 @@ int kg_worker_start(kg_run *run)
     kg_interrupt_catch();
     signal(SIGPIPE, SIG_IGN);
     KG_TRY(kg_phase_share());
-    KG_TRY(wk_spawn(run));
-    KG_TRY(wk_hello(run->worker, &drc, &run->dev));
+    KG_TRY(kg_wk_spawn(run, 0, &run->worker, &drc, &run->dev));
     rc = drc;
 cleanup:
     return rc;
 }
 
-void kg_worker_stop(kg_run *run)
+void kg_wk_stop(struct kg_worker **slot)
 {
-    struct kg_worker *w = run->worker;
+    struct kg_worker *w = *slot;
     if (!w)
         return;
     (void)wk_send(w->cmd_fd, WK_QUIT, NULL, 0, NULL, 0);
@@ -537,7 +543,14 @@ void kg_worker_stop(kg_run *run)
     (void)wk_reap(w, false);
     close(w->res_fd), close(w->out_fd), close(w->err_fd);
     free(w);
-    run->worker = NULL;
+    *slot = NULL;
+}
+
+void kg_worker_stop(kg_run *run)
+{
+    kg_wk_stop(&run->worker);
+    for (size_t i = 0; i < KG_ARRAY_LEN(run->lanes); i++)
+        kg_wk_stop(&run->lanes[i]);
 }
 
 /* ---- one gate through the worker --------------------------------------------------------- */
@@ -579,15 +592,8 @@ static cJSON *wk_tail_json(const struct kg_worker *w)
     return a;
 }
 
-typedef struct {
-    const char *cls; /* "signal", "exit", "timeout", "cuda" */
-    int sig, status;
-    const char *cuda_error;
-    double timeout_s;
-} wk_fault;
-
 /* figures.fault of a faulted case, and its message. */
-static cJSON *wk_fault_figures(const struct kg_worker *w, const wk_fault *f, cJSON *fig,
+static cJSON *wk_fault_figures(const struct kg_worker *w, const kg_wk_fault *f, cJSON *fig,
                                kg_case_result *res, const struct kg_gate *g)
 {
     char gate[512], id[512], phase[512];
@@ -658,61 +664,73 @@ static int wk_take_row(const char *p, uint32_t len, const struct kg_gate *g, kg_
     return 0;
 }
 
+int kg_wk_take(kg_run *run, struct kg_worker *w, const struct kg_gate *g, kg_case_result *res,
+               cJSON **fig, kg_wk_fault *f, bool *gone)
+{
+    uint32_t type, len;
+    char *p = NULL;
+    int rc = 0;
+    if (wk_read_msg(w, &type, &p, &len) < 0) {
+        *gone = true;
+        return 0;
+    }
+    if (!w->capture)
+        wk_drain(w);
+    if (type == WK_EXTRA) {
+        size_t kl = strnlen(p, len);
+        cJSON *v = kl < len ? cJSON_Parse(p + kl + 1) : NULL;
+        if (v)
+            kg_report_set_extra(run->rep, p, v);
+    } else if (type == WK_BEGIN_FAIL) {
+        int brc;
+        memcpy(&brc, p, sizeof brc);
+        rc = KG_ERR(brc, "%s", p + sizeof brc);
+    } else if (type == WK_ROW) {
+        wk_row_head h;
+        rc = wk_take_row(p, len, g, res, fig, &h);
+        if (rc == 0 && h.fault_class[0]) {
+            static char err[KG_DEVICES_MAX][64]; /* outlives the message: f points at it */
+            snprintf(err[w->lane], sizeof err[w->lane], "%s", h.cuda_error);
+            *f = (kg_wk_fault){ .cls = "cuda", .cuda_error = err[w->lane] };
+        }
+        rc = rc < 0 ? rc : 1;
+    }
+    free(p);
+    return rc;
+}
+
 /* Messages until the ROW of the case (extras applied on the way). rc < 0: stop the run;
  * *gone: the worker died or hung (f filled). */
 static int wk_result(kg_run *run, const struct kg_gate *g, double timeout_s, kg_case_result *res,
-                     cJSON **fig, wk_fault *f, bool *gone)
+                     cJSON **fig, kg_wk_fault *f, bool *gone)
 {
     struct kg_worker *w = run->worker;
     for (;;) {
-        uint32_t type, len;
-        char *p = NULL;
-        int rc = 0, ready = wk_wait(w, timeout_s);
+        int ready = wk_wait(w, timeout_s);
         if (wk_interrupted) {
-            *f = (wk_fault){ .cls = "interrupted", .sig = wk_interrupted };
+            *f = (kg_wk_fault){ .cls = "interrupted", .sig = wk_interrupted };
             *gone = true;
             return 0;
         }
         if (ready == 0) {
-            *f = (wk_fault){ .cls = "timeout", .timeout_s = timeout_s };
+            *f = (kg_wk_fault){ .cls = "timeout", .timeout_s = timeout_s };
             *gone = true;
             return 0;
         }
-        if (ready < 0 || wk_read_msg(w, &type, &p, &len) < 0) {
+        if (ready < 0) {
             *gone = true;
             return 0;
         }
-        wk_drain(w);
-        if (type == WK_EXTRA) {
-            size_t kl = strnlen(p, len);
-            cJSON *v = kl < len ? cJSON_Parse(p + kl + 1) : NULL;
-            if (v)
-                kg_report_set_extra(run->rep, p, v);
-        } else if (type == WK_BEGIN_FAIL) {
-            int brc;
-            memcpy(&brc, p, sizeof brc);
-            rc = KG_ERR(brc, "%s", p + sizeof brc);
-        } else if (type == WK_ROW) {
-            wk_row_head h;
-            rc = wk_take_row(p, len, g, res, fig, &h);
-            if (rc == 0 && h.fault_class[0]) {
-                static char err[64];
-                snprintf(err, sizeof err, "%s", h.cuda_error);
-                *f = (wk_fault){ .cls = "cuda", .cuda_error = err };
-            }
-            free(p);
-            return rc < 0 ? rc : 1;
-        }
-        free(p);
-        if (rc < 0)
+        int rc = kg_wk_take(run, w, g, res, fig, f, gone);
+        if (rc != 0 || *gone)
             return rc;
     }
 }
 
 /* The watchdog's limit for one case: --case-timeout, else the case's own timeout_s, else the
  * gate's (bench: from its budget), else 120 s. */
-static double wk_timeout(const kg_run *run, const struct kg_gate *g, const void *opts,
-                         const kg_case_desc *d)
+double kg_wk_timeout(const kg_run *run, const struct kg_gate *g, const void *opts,
+                     const kg_case_desc *d)
 {
     double t = kg_case_timeout_s(d, run->opts.case_timeout_s);
     if (t > 0)
@@ -720,67 +738,51 @@ static double wk_timeout(const kg_run *run, const struct kg_gate *g, const void 
     return g->case_timeout_s ? g->case_timeout_s(opts ? opts : g->opts_init) : WK_DEFAULT_TIMEOUT_S;
 }
 
-/* The worker died or hung on this case: classify, replace it. */
-static int wk_replace(kg_run *run, wk_fault *f, bool hung)
+void kg_wk_lost(struct kg_worker **slot, const struct kg_gate *g, kg_wk_fault *f, bool gone,
+                kg_case_result *res, cJSON **fig)
 {
-    struct kg_worker *w = run->worker;
+    struct kg_worker *w = *slot;
+    bool hung = gone && f->cls && strcmp(f->cls, "cuda") != 0;
     int st = wk_reap(w, hung || wk_interrupted);
     if (!f->cls) {
         if (WIFSIGNALED(st))
-            *f = (wk_fault){ .cls = "signal", .sig = WTERMSIG(st) };
+            *f = (kg_wk_fault){ .cls = "signal", .sig = WTERMSIG(st) };
         else
-            *f = (wk_fault){ .cls = "exit", .status = WIFEXITED(st) ? WEXITSTATUS(st) : -1 };
+            *f = (kg_wk_fault){ .cls = "exit", .status = WIFEXITED(st) ? WEXITSTATUS(st) : -1 };
     }
-    return 0;
-}
-
-static int wk_restart(kg_run *run)
-{
-    int rc = 0, drc = 0;
-    kg_device_info dev;
-    KG_TRY(wk_spawn(run));
-    KG_TRY(wk_hello(run->worker, &drc, &dev)); /* the same device as the first worker's */
-cleanup:
-    return rc;
-}
-
-/* The worker is gone: reap it and forget it (the next case starts a fresh one). */
-static void wk_forget(kg_run *run, wk_fault *f, bool hung)
-{
-    (void)wk_replace(run, f, hung);
-    wk_close(run->worker);
-    free(run->worker);
-    run->worker = NULL;
+    kg_phase_slot(w->lane); /* the phase it was in, from its own page */
+    *fig = wk_fault_figures(w, f, *fig, res, g);
+    kg_phase_slot(0);
+    wk_close(w);
+    free(w);
+    *slot = NULL;
 }
 
 /* One case through the worker: its row, or its fault. */
 static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts, const kg_case_desc *d)
 {
-    double timeout_s = wk_timeout(run, g, opts, d);
-    int rc = 0;
+    double timeout_s = kg_wk_timeout(run, g, opts, d);
+    int rc = 0, drc = 0;
     kg_case_result res = { .verdict = KG_VERDICT_ERROR };
     cJSON *fig = NULL;
-    wk_fault f = { .cls = NULL };
+    kg_wk_fault f = { .cls = NULL };
     bool gone = false;
-    if (!run->worker)
-        KG_TRY(wk_restart(run));
+    kg_device_info dev;
+    if (!run->worker) /* the same device as the first worker's */
+        KG_TRY(kg_wk_spawn(run, 0, &run->worker, &drc, &dev));
     struct kg_worker *w = run->worker;
     if (w->gate != g) {
         w->gate = g;
         w->gate_cases = 0;
     }
-    wk_run_msg m = { .g = g, .opts = opts, .d = d, .header = !run->header_done };
+    bool header = !run->header_done;
     run->header_done = true;
-    if (wk_send(w->cmd_fd, WK_RUN, &m, sizeof m, NULL, 0) < 0)
+    if (kg_wk_send_run(w, g, opts, d, header) < 0)
         gone = true;
     else
         KG_TRY(wk_result(run, g, timeout_s, &res, &fig, &f, &gone));
     if (gone || f.cls) { /* died, hung, or a dead context (the worker exits after its row) */
-        (void)wk_replace(run, &f, gone && f.cls && strcmp(f.cls, "cuda") != 0);
-        fig = wk_fault_figures(w, &f, fig, &res, g);
-        wk_close(w);
-        free(w);
-        run->worker = NULL;
+        kg_wk_lost(&run->worker, g, &f, gone, &res, &fig);
         kg_progress_clear();
         if (gone && !run->env.quiet)
             printf("%*s %s%-7s%s %s\n", g->n_columns ? g->columns[0].width : -46, d->id,
@@ -794,11 +796,19 @@ cleanup:
     return rc;
 }
 
-/* After the last case: the gate's end in the worker that ran it (complete or not). */
-static int wk_end_gate(kg_run *run, const struct kg_gate *g)
+int kg_wk_send_run(struct kg_worker *w, const struct kg_gate *g, const void *opts,
+                   const kg_case_desc *d, bool header)
 {
-    struct kg_worker *w = run->worker;
-    wk_end_msg m = { .g = g, .complete = w && w->gate == g && w->gate_cases == run->sel.n };
+    wk_run_msg m = { .g = g, .opts = opts, .d = d, .header = header };
+    return wk_send(w->cmd_fd, WK_RUN, &m, sizeof m, NULL, 0);
+}
+
+int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g, bool complete,
+                   double *begin_s, double *end_s)
+{
+    struct kg_worker *w = *slot;
+    wk_end_msg m = { .g = g, .complete = complete };
+    *begin_s = *end_s = 0;
     if (!w || w->gate != g)
         return 0; /* no worker has this gate begun (the last one faulted) */
     w->gate = NULL;
@@ -808,8 +818,10 @@ static int wk_end_gate(kg_run *run, const struct kg_gate *g)
         uint32_t type, len;
         char *p = NULL;
         if (wk_wait(w, WK_DEFAULT_TIMEOUT_S) != 1 || wk_read_msg(w, &type, &p, &len) < 0) {
-            wk_fault f = { .cls = NULL };
-            wk_forget(run, &f, true);
+            (void)wk_reap(w, true);
+            wk_close(w);
+            free(w);
+            *slot = NULL;
             return 0;
         }
         wk_drain(w);
@@ -823,7 +835,8 @@ static int wk_end_gate(kg_run *run, const struct kg_gate *g)
             wk_ended_head h = { .rc = KG_EINTERNAL };
             if (len > sizeof h)
                 memcpy(&h, p, sizeof h);
-            kg_run_part_gate(run, h.begin_s, h.end_s);
+            *begin_s = h.begin_s;
+            *end_s = h.end_s;
             rc = h.rc < 0 ? KG_ERR(h.rc, "%s",
                                    len > sizeof h ? p + sizeof h : "worker: a short ENDED message")
                           : 0;
@@ -837,6 +850,7 @@ static int wk_end_gate(kg_run *run, const struct kg_gate *g)
 int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts)
 {
     int rc = 0;
+    double b = 0, e = 0;
     run->header_done = false;
     for (size_t i = 0; i < run->sel.n; i++) {
         const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[i]);
@@ -853,7 +867,9 @@ int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
             goto cleanup;
         }
     }
-    rc = wk_end_gate(run, g);
+    bool complete = run->worker && run->worker->gate == g && run->worker->gate_cases == run->sel.n;
+    rc = kg_wk_end_gate(run, &run->worker, g, complete, &b, &e);
+    kg_run_part_gate(run, b, e);
 cleanup:
     return rc;
 }

@@ -113,9 +113,11 @@ enum {
                                             gate gets a fresh one, and the gate's end leaves the
                                             state to the exit (env->in_worker) */
     KG_GATE_ONE_DEVICE = 1u << 8         /* with --devices it runs on the first device alone,
-                                            every other GPU idle (driver/pool.c): it times, and
-                                            a busy neighbour's power and host load are in its
-                                            figures; its marks are the first device's */
+                                            every other GPU idle (driver/pool.c): it times (a
+                                            busy neighbour's power and host load would be in its
+                                            figures), or its end works on the whole selection
+                                            (without the flag, begin and end run once per GPU's
+                                            worker, and an end sees only that worker's cases) */
 };
 
 /* A gate that decides against marks. The marks live above the gates: the command layer loads

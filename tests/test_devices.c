@@ -4,9 +4,11 @@
  * selection order, on the lane's ordinal that ran it (results[].device), with its typed
  * result; cases must overlap in time on different lanes; a fault costs its case alone (the
  * next case on that lane is decided); the console prints one header and the cases in order;
- * a KG_GATE_ONE_DEVICE gate runs every case in the first GPU's one worker; an interrupted pool
- * writes a partial report; --devices is parsed strictly and refused without isolation or
- * against --device. */
+ * a KG_GATE_ONE_DEVICE gate runs every case in the first GPU's one worker; a GPU listed twice
+ * gets two workers but a device-wide gate only one; a lane whose worker died idle costs one
+ * case and goes on; a gate that cannot begin on one GPU stops the run at once although another
+ * GPU runs a hang; an interrupted pool writes a partial report; --devices is parsed strictly
+ * and refused without isolation or against --device. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 #include "core/report_keys.h"
 #include "driver/driver.h"
+#include "driver/worker_int.h"
 #include "kg_test.h"
 
 static double t_now(void)
@@ -55,6 +58,10 @@ static int t_segv(void *s, cudaStream_t st)
 static int t_hang(void *s, cudaStream_t st)
 {
     (void)s, (void)st;
+    const char *mark = getenv("KG_T_MARK"); /* the test waits for it before it interrupts */
+    FILE *f = mark ? fopen(mark, "w") : NULL;
+    if (f)
+        fclose(f);
     for (;;)
         pause();
     return 0;
@@ -109,6 +116,14 @@ static const kg_gate_column tg_cols[] = { KG_COL_CASE(-12), KG_COL_VERDICT("verd
     .result_size = sizeof(tg_result)
 static const struct kg_gate lanes_gate = { .name = "parity", TG_GATE };
 static const struct kg_gate one_gate = { .name = "bench", .flags = KG_GATE_ONE_DEVICE, TG_GATE };
+/* A gate whose begin fails on GPU 5 only (its options are wrong there, say). */
+static int tg_begin_5(void **state, const void *opts, const kg_gate_env *env)
+{
+    (void)opts;
+    *state = NULL;
+    return env->device == 5 ? KG_ERR(KG_EINVAL, "begin refused on GPU 5") : 0;
+}
+static const struct kg_gate begin5_gate = { .name = "hotpath", .begin = tg_begin_5, TG_GATE };
 static const struct kg_gate wide_gate = { .name = "counters",
                                           .flags = KG_GATE_DEVICE_WIDE,
                                           TG_GATE };
@@ -304,12 +319,64 @@ static void test_console(kg_registry *reg)
     unlink(path);
 }
 
+/* A lane whose worker died while idle: the case sent to it is that worker's fault, the lane
+ * starts a fresh one, and every case is still recorded. */
+static void test_dead_idle(kg_registry *reg)
+{
+    kg_run run;
+    kg_common_opts co;
+    pool_opts(&co, "^d/n0[1-6]$", 30);
+    CHECK(kg_run_begin(&run, "devices", &co, reg, NULL) == 0);
+    CHECK(kg_run_gate(&run, reg, &lanes_gate, NULL, false) == 0);
+    CHECK(run.lanes[1] != NULL);
+    if (run.lanes[1]) {
+        kill(run.lanes[1]->pid, SIGKILL);
+        usleep(200 * 1000);
+    }
+    CHECK(kg_run_gate(&run, reg, &lanes_gate, NULL, false) == 0);
+    int errors = 0;
+    for (size_t i = 6; i < run.n_rows; i++)
+        errors += run.rows[i].res.verdict == KG_VERDICT_ERROR;
+    CHECK_MSG(run.n_rows == 12 && errors == 1, "%zu rows, %d ERROR: want 12 rows, 1 ERROR",
+              run.n_rows, errors);
+    kg_run_free(&run);
+}
+
+/* A gate that cannot begin on one GPU while another runs a hanging case: the run stops with
+ * the begin's error at once, the hanging worker killed (not waited for). */
+static void test_begin_fails(kg_registry *reg)
+{
+    double t0 = t_now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(30);
+        kg_run run;
+        kg_common_opts co;
+        pool_opts(&co, "^d/(hang|n10)$", 60);
+        int rc = kg_run_begin(&run, "devices", &co, reg, NULL);
+        if (rc == 0)
+            rc = kg_run_gate(&run, reg, &begin5_gate, NULL, false);
+        bool ok = rc == KG_EINVAL && strstr(kg_error_last(), "GPU 5");
+        kg_run_free(&run);
+        _exit(ok ? 0 : 99);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+              "a begin that fails beside a hanging case: status %d (99: not the begin's error; "
+              "killed: it waited for the hang)",
+              st);
+    CHECK_MSG(t_now() - t0 < 25, "took %.0f s", t_now() - t0);
+}
+
 /* SIGTERM mid-pool: exit 4 and a partial report. */
 static void test_interrupt(kg_registry *reg)
 {
-    char path[] = "/tmp/kgate-devices-XXXXXX";
+    char path[] = "/tmp/kgate-devices-XXXXXX", mark[64];
     int fd = mkstemp(path);
     close(fd);
+    snprintf(mark, sizeof mark, "%s.hang", path);
+    setenv("KG_T_MARK", mark, 1);
     pid_t pid = fork();
     if (pid == 0) {
         kg_run run;
@@ -323,7 +390,9 @@ static void test_interrupt(kg_registry *reg)
         kg_run_free(&run);
         _exit(code);
     }
-    sleep(2);
+    for (int i = 0; i < 600 && access(mark, F_OK) != 0; i++) /* the hang has begun */
+        usleep(100 * 1000);
+    usleep(200 * 1000);
     kill(pid, SIGTERM);
     int st = 0;
     waitpid(pid, &st, 0);
@@ -336,6 +405,8 @@ static void test_interrupt(kg_registry *reg)
     cJSON_Delete(j);
     free(text);
     unlink(path);
+    unlink(mark);
+    unsetenv("KG_T_MARK");
 }
 
 static void test_refused(kg_registry *reg)
@@ -375,6 +446,8 @@ static void test_parse(void)
 
 int main(void)
 {
+    /* The lanes' ordinals (5, 3) need not exist: no worker opens a GPU here, on any machine. */
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
     kg_registry *reg = NULL;
     CHECK(kg_registry_new(&reg) == 0);
     CHECK(kg_registry_add_all(reg, cases, KG_ARRAY_LEN(cases)) == 0);
@@ -383,6 +456,8 @@ int main(void)
     test_twice(reg);
     test_faults(reg);
     test_console(reg);
+    test_dead_idle(reg);
+    test_begin_fails(reg);
     test_interrupt(reg);
     test_refused(reg);
     kg_registry_free(reg);

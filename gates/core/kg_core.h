@@ -57,6 +57,7 @@ typedef struct {
     uint64_t seed;
     bool seed_set;
     int device;
+    bool device_set;         /* --device was given (it must then be the first of --devices) */
     const char *report_path; /* NULL = no JSON report */
     bool diagnostic;         /* every command but `run --production` is non-certifying */
     bool quiet;              /* no console tables (`run --quiet`) */
@@ -77,11 +78,11 @@ typedef struct {
                        --static): none is probed, no seed printed, no worker */
 } kg_common_opts;
 
-#define KG_COMMON_OPTS_INIT                                                                    \
-    {                                                                                          \
-        .filter = NULL, .seed = 0, .seed_set = false, .device = 0, .report_path = NULL,        \
-        .diagnostic = true, .quiet = false, .exclude = NULL, .case_timeout_s = 0, .tag = NULL, \
-        .no_device = false                                                                     \
+#define KG_COMMON_OPTS_INIT                                                             \
+    {                                                                                   \
+        .filter = NULL, .seed = 0, .seed_set = false, .device = 0, .device_set = false, \
+        .report_path = NULL, .diagnostic = true, .quiet = false, .exclude = NULL,       \
+        .case_timeout_s = 0, .tag = NULL, .no_device = false                            \
     }
 
 /* The common options as a kg_opt table over kg_common_opts (core/opt.c): --filter, --seed,

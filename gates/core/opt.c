@@ -397,12 +397,22 @@ int kg_devices_parse(const char *v, int *devices, size_t *n)
     return 0;
 }
 
-/* --devices: the first listed GPU is the run's device (--device). */
+static int opt_common_device(void *opts, const char *v)
+{
+    kg_common_opts *o = opts;
+    int rc = kg_parse_int("--device", v, 0, 1024, &o->device);
+    if (rc == 0)
+        o->device_set = true;
+    return rc;
+}
+
+/* --devices: the first listed GPU is the run's device, whatever the flags' order (kg_run_begin
+ * refuses a --device that is another). */
 static int opt_common_devices(void *opts, const char *v)
 {
     kg_common_opts *o = opts;
     int rc = kg_devices_parse(v, o->devices, &o->n_devices);
-    if (rc == 0)
+    if (rc == 0 && !o->device_set)
         o->device = o->devices[0];
     return rc;
 }
@@ -434,10 +444,10 @@ const kg_opt kg_common_opt_table[] = {
                "all)"),
     KG_OPT_FN_("seed", "N", opt_common_seed, 0,
                "seed of the random inputs (default: a fresh one, printed)"),
-    KG_OPT_INT_("device", "N", kg_common_opts, device, 0, 1024, "CUDA device ordinal (default 0)"),
+    KG_OPT_FN_("device", "N", opt_common_device, 0, "CUDA device ordinal (default 0)"),
     KG_OPT_FN_("devices", "N,M,...", opt_common_devices, 0,
-               "GPUs of this host to run on, one worker each: the gates that do not time run "
-               "different cases at once; the first is the run's device (bench, ab, marks)"),
+               "GPUs of this host, one worker each: parity and hotpath run different cases "
+               "at once; the first is the run's device (bench, preflight, counters, marks)"),
     KG_OPT_FN_("report", "FILE.json", opt_common_report, 0,
                "write the JSON report there (atomically; '-': standard output)"),
     KG_OPT_STRING_("exclude", "REGEX", kg_common_opts, exclude,

@@ -468,7 +468,8 @@ const struct kg_gate kg_gate_counters = {
     .name = "counters",
     .summary = "hardware counters: check the declared work model, ratchet DRAM bytes/instructions",
     .description = ct_description,
-    .flags = KG_GATE_NEEDS_GPU | KG_GATE_DEVICE_WIDE,
+    .flags = KG_GATE_NEEDS_GPU | KG_GATE_DEVICE_WIDE |
+             KG_GATE_ONE_DEVICE,              /* its end: the run summary */
     .selftest_skips = KG_GATE_SELFTEST_TWINS, /* the slow variants move the same bytes */
     .opts = ct_opts,
     .n_opts = KG_ARRAY_LEN(ct_opts),

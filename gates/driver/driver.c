@@ -31,12 +31,12 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
     run->open_part = -1;
     run->command = command;
     run->opts = *o;
-    run->row_device = o->device;
-    if (o->n_devices && o->device != o->devices[0]) {
+    run->row_device = run->opts.device;
+    if (o->n_devices && run->opts.device != o->devices[0]) {
         rc = KG_ERR(KG_EINVAL,
                     "--device %d and --devices %d,...: the first of --devices is the run's "
                     "device; give one of the two",
-                    o->device, o->devices[0]);
+                    run->opts.device, o->devices[0]);
         goto cleanup;
     }
     KG_TRY(kg_select(&run->sel, reg, o->filter, o->tag));
@@ -57,7 +57,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
     if (kg_self_exe(run->self_exe, sizeof run->self_exe) < 0)
         run->self_exe[0] = '\0'; /* preflight then reads /proc/self/exe itself */
     run->env = (kg_gate_env){ .seed = run->opts.seed,
-                              .device = o->device,
+                              .device = run->opts.device,
                               .dev = NULL,
                               .diagnostic = o->diagnostic,
                               .quiet = o->quiet,
@@ -80,7 +80,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
     /* The worker probes the device: this process never touches CUDA (worker.c). */
     rc = kg_worker_start(run);
     if (rc == 1)
-        rc = kg_device_open(&run->dev, o->device);
+        rc = kg_device_open(&run->dev, run->opts.device);
     if (rc == KG_ENODEV) {
         printf("kgate: %s: GPU checks are skipped\n", kg_error_last());
         kg_report_set_no_device(run->rep, kg_error_last());

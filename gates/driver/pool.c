@@ -1,17 +1,20 @@
 /* --devices 0,1,...: several GPUs of one host, one isolation worker per GPU (issue #27).
  *
  * The rule:
- * - A gate without KG_GATE_ONE_DEVICE (parity, preflight, hotpath, counters: a case's figures
- *   are its own whatever another GPU runs) runs over lanes, one per listed GPU, each a worker of
+ * - A gate without KG_GATE_ONE_DEVICE (parity, hotpath: a case's figures are its own whatever
+ *   another GPU runs) runs over lanes, one per listed GPU, each a worker of
  *   its own (fork, CUDA context on its GPU, its own phase page). The cases go in selection order
  *   to the lane that is free first. A worker holds one gate session at a time, so a gate is a
  *   barrier: the next gate starts when every lane is done with this one.
- * - A KG_GATE_ONE_DEVICE gate (bench: it times) runs as without --devices: its cases one at a
- *   time on the first GPU, while the other lanes' workers wait with nothing to do.
+ * - A KG_GATE_ONE_DEVICE gate runs as without --devices: its cases one at a time on the first
+ *   GPU, while the other lanes' workers wait with nothing to do. Bench sets it (it times), and
+ *   so does every gate whose end works on the whole selection (preflight's --update-baseline,
+ *   the counters' run summary): without it, a gate's begin and end run once per lane and its
+ *   end sees only that lane's cases.
  * - A GPU listed twice ("--devices 0,0": one GPU, two workers) runs two cases at once in the
- *   gates that see only their own process (parity, preflight, hotpath). A KG_GATE_DEVICE_WIDE
- *   gate (counters: it counts the whole GPU) runs only on the first lane of each GPU: a second
- *   worker's kernels would be in its counts.
+ *   gates that see only their own process (parity, hotpath). A KG_GATE_DEVICE_WIDE gate
+ *   without KG_GATE_ONE_DEVICE (it counts the whole GPU) runs only on the first lane of each
+ *   GPU: a second worker's kernels would be in its counts.
  * - The console and the report read as with one worker: a case's output is held until every
  *   case before it is done, then printed, and rows are recorded in selection order. Every row
  *   says which GPU ran it (results[].device); the report lists the GPUs (devices).
@@ -36,7 +39,7 @@ typedef struct {
     cJSON *fig;
     double phase_s[KG_PHASE_N];
     bool timed;
-    kg_sbuf out; /* what its worker printed for it */
+    kg_sbuf out, err; /* what its worker printed for it (stdout, stderr) */
 } pl_case;
 
 typedef struct {
@@ -112,6 +115,21 @@ cleanup:
     return rc;
 }
 
+/* What a case's worker printed, now that every case before it is printed. */
+static void pl_print(pl_case *c)
+{
+    kg_progress_clear();
+    if (c->err.len) {
+        fflush(stdout);
+        fwrite(c->err.p, 1, c->err.len, stderr);
+        fflush(stderr);
+    }
+    if (c->out.len)
+        fwrite(c->out.p, 1, c->out.len, stdout);
+    kg_sbuf_free(&c->out);
+    kg_sbuf_free(&c->err);
+}
+
 /* Print and record every finished case whose predecessors are recorded. */
 static int pl_flush(kg_run *run, const kg_registry *reg, const struct kg_gate *g, pl_case *pc,
                     size_t *next)
@@ -120,14 +138,11 @@ static int pl_flush(kg_run *run, const kg_registry *reg, const struct kg_gate *g
     while (*next < run->sel.n && pc[*next].done) {
         pl_case *c = &pc[*next];
         const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[*next]);
-        kg_progress_clear();
-        if (c->out.len)
-            fwrite(c->out.p, 1, c->out.len, stdout);
+        pl_print(c);
         if (c->gone && !run->env.quiet)
             printf("%*s %s%-7s%s %s\n", g->n_columns ? g->columns[0].width : -46, d->id,
                    kg_color_begin("ERROR"), "ERROR", kg_color_end("ERROR"), c->res.message);
         fflush(stdout);
-        kg_sbuf_free(&c->out);
         run->row_device = c->device;
         rc = kg_run_record_timed(run, g, d, &c->res, c->fig, c->timed ? c->phase_s : NULL);
         c->fig = NULL;
@@ -147,10 +162,12 @@ static void pl_finish(const struct kg_gate *g, const kg_case_desc *d, pl_lane *l
     kg_phase_slot(w->lane);
     c->timed = kg_phase_times(g->name, d->id, c->phase_s);
     kg_phase_slot(0);
-    if (gone || f->cls) { /* what it printed last still goes to this case (capture) */
+    if (f->retire && !gone) { /* its own error: the row stands, the worker goes */
+        kg_wk_stop(ln->slot);
+    } else if (gone || f->cls) { /* what it printed last still goes to this case */
         kg_wk_lost(ln->slot, g, f, gone, &c->res, &c->fig);
     } else {
-        w->capture = NULL;
+        w->capture = w->capture_err = NULL;
         w->gate_cases++;
     }
     c->gone = gone;
@@ -173,6 +190,7 @@ static int pl_start(kg_run *run, const struct kg_gate *g, const void *opts, cons
     }
     *c = (pl_case){ .res = { .verdict = KG_VERDICT_ERROR }, .device = run->opts.devices[lane] };
     w->capture = &c->out;
+    w->capture_err = &c->err;
     ln->ci = (long)i;
     ln->t0 = kg_now_s();
     ln->timeout_s = kg_wk_timeout(run, g, opts, d);
@@ -199,16 +217,21 @@ static int pl_serve(kg_run *run, const kg_registry *reg, const struct kg_gate *g
         kg_wk_relay(w, w->out_fd);
     if (p[2].revents)
         kg_wk_relay(w, w->err_fd);
+    bool ready = p[0].revents & POLLIN;
+    /* Ended: what it wrote before it ended is still read (its row, then its exit). */
+    bool ended = !ready && ((p[0].revents & (POLLHUP | POLLERR)) || kg_wk_dead(w));
+    if (ended)
+        ready = kg_wk_res_ready(w);
     if (kg_interrupted()) {
         f = (kg_wk_fault){ .cls = "interrupted", .sig = kg_interrupted() };
         gone = true;
-    } else if (p[0].revents & POLLIN) {
+    } else if (ready) {
         rc = kg_wk_take(run, w, g, &c->res, &c->fig, &f, &gone);
         if (rc < 0)
             return rc;
         if (rc == 0 && !gone)
             return 0; /* a report extra; the row is still to come */
-    } else if ((p[0].revents & (POLLHUP | POLLERR)) || kg_wk_dead(w)) {
+    } else if (ended) {
         gone = true;
     } else if (kg_now_s() - ln->t0 > ln->timeout_s) {
         f = (kg_wk_fault){ .cls = "timeout", .timeout_s = ln->timeout_s };
@@ -262,10 +285,11 @@ static int pl_end(kg_run *run, const struct kg_gate *g, pl_lane *ln, size_t n)
     return rc;
 }
 
+/* After an error: what the cases not recorded printed is still shown, their results freed. */
 static void pl_drop(kg_run *run, pl_case *pc, size_t from, const struct kg_gate *g)
 {
     for (size_t i = from; i < run->sel.n; i++) {
-        kg_sbuf_free(&pc[i].out);
+        pl_print(&pc[i]);
         cJSON_Delete(pc[i].fig);
         if (pc[i].res.data && g->result_free)
             g->result_free(pc[i].res.data);
@@ -297,8 +321,8 @@ int kg_pool_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, c
             busy += ln[l].ci >= 0;
         }
         KG_TRY(pl_flush(run, reg, g, pc, &rec));
-        if (!busy)
-            break;
+        if (!busy && (next >= run->sel.n || kg_interrupted()))
+            break; /* (a lane whose send failed is idle again: it takes the next case) */
         KG_TRY(pl_poll(run, reg, g, ln, n, pc));
     }
     if (kg_interrupted()) {
@@ -311,7 +335,7 @@ cleanup:
     kg_progress_end();
     for (size_t l = 0; l < n; l++) /* a lane stopped mid-case by an error: its worker goes */
         if (ln[l].ci >= 0)
-            kg_wk_stop(ln[l].slot);
+            kg_wk_kill(ln[l].slot);
     pl_drop(run, pc, rec, g);
     free(pc);
     return rc;

@@ -285,7 +285,7 @@ static void wk_tail_add(struct kg_worker *w, const char *p, size_t n)
 }
 
 /* Relay what the worker printed (stdout to stdout, stderr to stderr; a pool's worker into its
- * capture, both streams, in the order read), keeping a tail. */
+ * captures), keeping a tail. */
 void kg_wk_relay(struct kg_worker *w, int fd)
 {
     char buf[8192];
@@ -294,8 +294,9 @@ void kg_wk_relay(struct kg_worker *w, int fd)
         ssize_t r = read(fd, buf, sizeof buf);
         if (r <= 0)
             return;
-        if (w->capture) {
-            kg_sbuf_putn(w->capture, buf, (size_t)r);
+        kg_sbuf *cap = fd == w->err_fd ? w->capture_err : w->capture;
+        if (cap) {
+            kg_sbuf_putn(cap, buf, (size_t)r);
         } else {
             kg_progress_clear(); /* a progress line never stays under what the worker printed */
             fwrite(buf, 1, (size_t)r, to);
@@ -330,7 +331,7 @@ bool kg_wk_dead(struct kg_worker *w)
     return w->reaped;
 }
 
-static bool wk_res_ready(const struct kg_worker *w)
+bool kg_wk_res_ready(const struct kg_worker *w)
 {
     struct pollfd p = { w->res_fd, POLLIN, 0 };
     return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
@@ -367,7 +368,7 @@ static int wk_wait(struct kg_worker *w, double timeout_s)
         if (p[0].revents & (POLLHUP | POLLERR))
             return -1;
         if (kg_wk_dead(w)) /* what it wrote before it ended is still read */
-            return wk_res_ready(w) ? 1 : -1;
+            return kg_wk_res_ready(w) ? 1 : -1;
     }
 }
 
@@ -389,6 +390,18 @@ static int wk_read_res(struct kg_worker *w, void *p, size_t n)
             return -1;
     }
     return 0;
+}
+
+static void wk_close(struct kg_worker *w);
+
+/* In a fresh worker: the parent's ends of the other workers' pipes (--devices) are not its. */
+static void wk_close_others(kg_run *run)
+{
+    if (run->worker)
+        wk_close(run->worker);
+    for (size_t i = 0; i < KG_ARRAY_LEN(run->lanes); i++)
+        if (run->lanes[i])
+            wk_close(run->lanes[i]);
 }
 
 static int wk_fork(kg_run *run, int lane, struct kg_worker **out)
@@ -425,6 +438,7 @@ static int wk_fork(kg_run *run, int lane, struct kg_worker **out)
         dup2(e[1], STDERR_FILENO);
         close(c[1]), close(r[0]), close(o[0]), close(o[1]), close(e[0]), close(e[1]);
         wk_res_fd = r[1];
+        wk_close_others(run); /* a lane's worker never holds another's pipes */
         kg_phase_slot(lane);
         if (lane > 0 && (size_t)lane < run->opts.n_devices)
             run->opts.device = run->env.device = run->opts.devices[lane];
@@ -512,7 +526,7 @@ int kg_wk_spawn(kg_run *run, int lane, struct kg_worker **out, int *drc, kg_devi
     KG_TRY(wk_fork(run, lane, out));
     rc = wk_hello(*out, drc, dev);
     if (rc < 0)
-        kg_wk_stop(out);
+        kg_wk_kill(out); /* it never said hello: it may be stuck opening the device */
 cleanup:
     return rc;
 }
@@ -542,6 +556,17 @@ void kg_wk_stop(struct kg_worker **slot)
     w->cmd_fd = -1;
     (void)wk_reap(w, false);
     close(w->res_fd), close(w->out_fd), close(w->err_fd);
+    free(w);
+    *slot = NULL;
+}
+
+void kg_wk_kill(struct kg_worker **slot)
+{
+    struct kg_worker *w = *slot;
+    if (!w)
+        return;
+    (void)wk_reap(w, true);
+    wk_close(w);
     free(w);
     *slot = NULL;
 }
@@ -688,6 +713,8 @@ int kg_wk_take(kg_run *run, struct kg_worker *w, const struct kg_gate *g, kg_cas
     } else if (type == WK_ROW) {
         wk_row_head h;
         rc = wk_take_row(p, len, g, res, fig, &h);
+        if (rc == 0 && h.last && !h.fault_class[0])
+            f->retire = true; /* its own error (out of memory): it exits after this row */
         if (rc == 0 && h.fault_class[0]) {
             static char err[KG_DEVICES_MAX][64]; /* outlives the message: f points at it */
             snprintf(err[w->lane], sizeof err[w->lane], "%s", h.cuda_error);
@@ -781,7 +808,9 @@ static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts, const
         gone = true;
     else
         KG_TRY(wk_result(run, g, timeout_s, &res, &fig, &f, &gone));
-    if (gone || f.cls) { /* died, hung, or a dead context (the worker exits after its row) */
+    if (f.retire && !gone) {
+        kg_wk_stop(&run->worker); /* the next case starts a fresh one */
+    } else if (gone || f.cls) {   /* died, hung, or a dead context (it exits after its row) */
         kg_wk_lost(&run->worker, g, &f, gone, &res, &fig);
         kg_progress_clear();
         if (gone && !run->env.quiet)
@@ -818,10 +847,7 @@ int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g
         uint32_t type, len;
         char *p = NULL;
         if (wk_wait(w, WK_DEFAULT_TIMEOUT_S) != 1 || wk_read_msg(w, &type, &p, &len) < 0) {
-            (void)wk_reap(w, true);
-            wk_close(w);
-            free(w);
-            *slot = NULL;
+            kg_wk_kill(slot);
             return 0;
         }
         wk_drain(w);

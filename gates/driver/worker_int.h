@@ -19,7 +19,8 @@ struct kg_worker {
     int lane;                   /* its phase slot and its GPU: opts.devices[lane] (0: the run's) */
     const struct kg_gate *gate; /* the gate this worker process has begun, or NULL */
     size_t gate_cases;          /* cases of that gate it ran */
-    kg_sbuf *capture;           /* non-NULL: what it prints is kept here, not relayed (pool) */
+    kg_sbuf *capture, *capture_err; /* non-NULL: what it prints (stdout, stderr) is kept
+                                       there, not relayed (pool) */
     char tail[KG_WK_TAIL];
     size_t tail_len;
 };
@@ -30,6 +31,7 @@ typedef struct {
     int sig, status;
     const char *cuda_error;
     double timeout_s;
+    bool retire; /* no fault: the worker ends after this row (its own error), the row stands */
 } kg_wk_fault;
 
 /* Fork a worker for `lane` (its GPU opts.devices[lane], or opts.device; its phase slot) and
@@ -47,6 +49,8 @@ int kg_wk_take(kg_run *run, struct kg_worker *w, const struct kg_gate *g, kg_cas
 void kg_wk_relay(struct kg_worker *w, int fd);
 /* Has the worker process ended? (reaped once) */
 bool kg_wk_dead(struct kg_worker *w);
+/* A message (or the start of one) is waiting in its result pipe. */
+bool kg_wk_res_ready(const struct kg_worker *w);
 /* The watchdog's limit for one case of g. */
 double kg_wk_timeout(const kg_run *run, const struct kg_gate *g, const void *opts,
                      const kg_case_desc *d);
@@ -61,5 +65,7 @@ int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g
                    double *begin_s, double *end_s);
 /* QUIT, reap, free; *slot NULL. */
 void kg_wk_stop(struct kg_worker **slot);
+/* Kill (a case may be running), reap, free; *slot NULL. */
+void kg_wk_kill(struct kg_worker **slot);
 
 #endif

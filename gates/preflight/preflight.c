@@ -319,7 +319,8 @@ const struct kg_gate kg_gate_preflight = {
     .name = "preflight",
     .summary = "registers, spills, shared memory, occupancy (static without a GPU)",
     .description = pf_description,
-    .flags = KG_GATE_MULTILINE,
+    .flags = KG_GATE_MULTILINE |
+             KG_GATE_ONE_DEVICE, /* --update-baseline: its end saves every row */
     .deviceless = pf_deviceless,
     .opts = pf_opts,
     .n_opts = KG_ARRAY_LEN(pf_opts),

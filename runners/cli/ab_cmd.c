@@ -73,6 +73,7 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     o.rounds_done = st;
     snprintf(banner, sizeof banner, "A/B of %s and %s", o.exe[0], o.exe[1]);
     kg_common_opts sel = co; /* the reports' cases are the bench runs' selection already */
+    sel.n_devices = 0;       /* the rounds timed on the first GPU alone; no other worker */
     if (cases)
         sel.filter = sel.exclude = sel.tag = NULL;
     KG_TRY(kg_run_begin(&run, "ab", &sel, cases ? cases : reg, banner));

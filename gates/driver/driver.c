@@ -22,6 +22,31 @@ static void drv_print_device(const kg_device_info *d)
            (d->runtime_version % 1000) / 10);
 }
 
+/* The worker probes the device: this process never touches CUDA (worker.c). No GPU: the run
+ * goes on, its GPU gates SKIP. --devices: a worker on each further GPU (pool.c). */
+static int drv_open_devices(kg_run *run)
+{
+    int rc = kg_worker_start(run);
+    if (rc == 1)
+        rc = kg_device_open(&run->dev, run->opts.device);
+    if (rc == KG_ENODEV) {
+        printf("kgate: %s: GPU checks are skipped\n", kg_error_last());
+        kg_report_set_no_device(run->rep, kg_error_last());
+        run->no_gpu = true;
+        rc = 0;
+    } else if (rc == 0) {
+        run->env.dev = &run->dev;
+        kg_report_set_device(run->rep, &run->dev);
+        drv_print_device(&run->dev);
+    }
+    if (rc == 0 && run->opts.n_devices > 1)
+        rc = run->isolated ? kg_pool_start(run)
+                           : KG_ERR(KG_EINVAL, "--devices: one worker per GPU needs case "
+                                               "isolation (KGATE_ISOLATION=0 runs every case "
+                                               "in this process)");
+    return rc;
+}
+
 int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, const kg_registry *reg,
                  const char *banner)
 {
@@ -77,25 +102,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
            (unsigned long long)run->opts.seed, (unsigned long long)run->opts.seed, run->sel.n,
            banner ? ", " : (o->diagnostic ? ", diagnostic (non-certifying)" : ""),
            banner ? banner : "");
-    /* The worker probes the device: this process never touches CUDA (worker.c). */
-    rc = kg_worker_start(run);
-    if (rc == 1)
-        rc = kg_device_open(&run->dev, run->opts.device);
-    if (rc == KG_ENODEV) {
-        printf("kgate: %s: GPU checks are skipped\n", kg_error_last());
-        kg_report_set_no_device(run->rep, kg_error_last());
-        run->no_gpu = true;
-        rc = 0;
-    } else if (rc == 0) {
-        run->env.dev = &run->dev;
-        kg_report_set_device(run->rep, &run->dev);
-        drv_print_device(&run->dev);
-    }
-    if (rc == 0 && o->n_devices > 1)
-        rc = run->isolated ? kg_pool_start(run)
-                           : KG_ERR(KG_EINVAL, "--devices: one worker per GPU needs case "
-                                               "isolation (KGATE_ISOLATION=0 runs every case "
-                                               "in this process)");
+    rc = drv_open_devices(run);
 cleanup:
     return rc;
 }

@@ -48,7 +48,6 @@ typedef struct {
     long ci;   /* the case it runs (index into the selection), -1: idle */
     double t0, timeout_s;
     size_t given; /* cases of this gate it was given */
-    bool began;   /* the gate's session began in its current worker */
 } pl_lane;
 
 static struct kg_worker **pl_slot(kg_run *run, size_t lane)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The report format kgate-report/1 against baselines/report.schema.json: every report the
-# CPU-capable commands write here (run diagnostic and production, each gate, selftest, ab, the
+# CPU-capable commands write here (run diagnostic, production and --devices, each gate, selftest, ab, the
 # defects runner) and the recorded H200 run (tests/data/h200-run-report.json, all four gates and
 # the selftest on a GPU) validate; reports with keys or values no writer produces do not; and
 # the keys of gates/core/report_keys.h and of the schema are the same set, group by group (a key
@@ -58,6 +58,9 @@ gen hotpath 3 "$KG" hotpath --filter '^axpy/'
 gen bench 3 "$KG" bench --filter '^axpy/'
 gen counters 3 "$KG" counters --filter '^axpy/'
 gen selftest 3 "$KG" selftest --seed 3
+gen run-devices 3 "$KG" run --diagnostic --skip-selftest --seed 1 --filter '^axpy/' --devices 0,1
+jq -e '[.results[] | .device] | length > 0 and all(. == 0 or . == 1)' "$T/run-devices.json" \
+    >/dev/null && ok || bad "run --devices 0,1: a row without its GPU (results[].device)"
 gen ab 3 "$KG" ab "$KG" "$KG" --rounds 3
 gen defects-preflight 1 "$KD" preflight
 gen defects-run 1 "$KD" run --diagnostic --skip-selftest --seed 4
@@ -106,6 +109,9 @@ reject "an unknown top-level key" '.wall_s = 3'
 reject "a shard without its index" 'del(.shard.index)' "$T/shard1.json"
 reject "a merged report with an index" '.shard.index = 1' "$T/merged.json"
 reject "an undeclared device field" '.device.memory = 1'
+reject "a row's GPU that is no ordinal" '.results[0].device = "0"' "$T/run-devices.json"
+reject "a row's GPU out of range" '.results[0].device = -1' "$T/run-devices.json"
+reject "a devices list of one GPU (that is 'device')" '.devices = [.device]'
 reject "a certifying diagnostic run" '.certifying = true'
 reject "a hotpath row without its checks" \
     'del((.results[] | select(.gate == "hotpath") | .figures.graph))'

@@ -4,7 +4,8 @@
 # selftest, ab, the defects runner) and the recorded H200 run (tests/data/h200-run-report.json,
 # all four gates and the selftest on a GPU) validate; reports with keys or values no writer
 # produces do not; and the keys of gates/core/report_keys.h and of the schema are the same set,
-# group by group (a key is declared once and documented once). Needs python3-jsonschema (scripts/deps.sh).
+# group by group (a key is declared once and documented once). Needs python3-jsonschema
+# (scripts/deps.sh).
 # Usage: test_report_schema.sh KGATE KGATE_DEFECTS [PYTHON3]
 KG=$(realpath "$1")
 KD=$(realpath "$2")

@@ -307,8 +307,14 @@ int kg_pool_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, c
         ln[l] = (pl_lane){ .slot = pl_slot(run, l),
                            .ci = -1,
                            .idle = (g->flags & KG_GATE_DEVICE_WIDE) && pl_first_lane(run, l) != l };
-    if (!run->env.quiet)
+    if (!run->env.quiet) {
+        char list[KG_DEVICES_MAX * 6] = "";
+        for (size_t l = 0; l < n; l++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", l ? "," : "",
+                     run->opts.devices[l]);
+        printf("%s: %zu cases over the workers of GPUs %s, at once\n", g->name, run->sel.n, list);
         kg_progress_begin("%s over %zu GPUs, %zu cases", g->name, n, run->sel.n);
+    }
     for (;;) {
         size_t busy = 0;
         for (size_t l = 0; l < n; l++) {

@@ -39,6 +39,8 @@ typedef struct {
     const char *filter;   /* --filter, for gates that run child runners (ab) */
     kg_report *rep;       /* for run-level extras (kg_report_set_extra) in begin/end */
     bool in_worker;       /* an isolation worker (KG_GATE_RETIRES_WORKER: it exits after) */
+    int lanes; /* --devices: the workers a gate without KG_GATE_ONE_DEVICE spreads over (its
+                  begin and end run in each, each end sees its worker's cases); 0: one */
 } kg_gate_env;
 
 /* One case's result: what every gate fills, and its own typed data. */
@@ -117,7 +119,8 @@ enum {
                                             busy neighbour's power and host load would be in its
                                             figures), or its end works on the whole selection
                                             (without the flag, begin and end run once per GPU's
-                                            worker, and an end sees only that worker's cases) */
+                                            worker, an end sees only that worker's cases, and
+                                            the extras the ends set meet in merge_extra) */
 };
 
 /* A gate that decides against marks. The marks live above the gates: the command layer loads
@@ -223,6 +226,10 @@ struct kg_gate {
     const struct kg_gate_marks *marks;
     /* NULL: the production step only counts its results. */
     const struct kg_gate_production *production;
+    /* --devices: a report extra that two workers' ends set (`key`), merged into `into` (the
+     * first's) from `from` (a later one's): sums and maxima of the workers' parts. NULL: the
+     * last one's stands. Pure. */
+    void (*merge_extra)(const char *key, cJSON *into, const cJSON *from);
     /* The selftest's scope: the defects of a gate with any of these flags are left out of this
      * gate, where running them proves nothing (the bench's slow variants differ only in speed,
      * the counters' defects only in traffic; their cells show "-"). */

@@ -5,7 +5,8 @@
  * result; cases must overlap in time on different lanes; a fault costs its case alone (the
  * next case on that lane is decided); the console prints one header and the cases in order;
  * a KG_GATE_ONE_DEVICE gate runs every case in the first GPU's one worker; a GPU listed twice
- * gets two workers but a device-wide gate only one; a lane whose worker died idle costs one
+ * gets two workers but a device-wide gate only one; the lanes' ends' report extras meet in the
+ * gate's merge_extra; a lane whose worker died idle costs one
  * case and goes on; a gate that cannot begin on one GPU stops the run at once although another
  * GPU runs a hang; an interrupted pool writes a partial report; --devices is parsed strictly
  * and refused without isolation or against --device. */
@@ -124,6 +125,43 @@ static int tg_begin_5(void **state, const void *opts, const kg_gate_env *env)
     return env->device == 5 ? KG_ERR(KG_EINVAL, "begin refused on GPU 5") : 0;
 }
 static const struct kg_gate begin5_gate = { .name = "hotpath", .begin = tg_begin_5, TG_GATE };
+/* A gate whose end reports how many cases its worker ran; the lanes' reports are summed. */
+static int ts_begin(void **state, const void *opts, const kg_gate_env *env)
+{
+    (void)opts, (void)env;
+    *state = calloc(1, sizeof(int));
+    return *state ? 0 : KG_ERR(KG_ENOMEM, "out of memory");
+}
+static int ts_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env, kg_case_result *res)
+{
+    (*(int *)st)++;
+    return tg_run_case(NULL, d, env, res);
+}
+static int ts_end(void *state, const kg_gate_env *env, int rc)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "cases", *(int *)state);
+    cJSON_AddNumberToObject(o, "lanes", env->lanes);
+    kg_report_set_extra(env->rep, "t_sum", o);
+    free(state);
+    return rc;
+}
+static void ts_merge(const char *key, cJSON *into, const cJSON *from)
+{
+    cJSON *n = cJSON_GetObjectItem(into, "cases");
+    if (strcmp(key, "t_sum") == 0 && n)
+        cJSON_SetNumberValue(n, n->valuedouble +
+                                    cJSON_GetNumberValue(cJSON_GetObjectItem(from, "cases")));
+}
+static const struct kg_gate sum_gate = { .name = "counters",
+                                         .begin = ts_begin,
+                                         .run_case = ts_run_case,
+                                         .end = ts_end,
+                                         .merge_extra = ts_merge,
+                                         .result_free = tg_free,
+                                         .columns = tg_cols,
+                                         .n_columns = 2,
+                                         .result_size = sizeof(tg_result) };
 static const struct kg_gate wide_gate = { .name = "counters",
                                           .flags = KG_GATE_DEVICE_WIDE,
                                           TG_GATE };
@@ -211,6 +249,22 @@ static void test_lanes(kg_registry *reg)
         CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(row_json(&run, i), KG_RES_DEVICE)) == 0);
     }
     CHECK(run.n_rows == 22);
+    kg_run_free(&run);
+}
+
+/* Each lane's end reports its part; the report holds their sum (gate->merge_extra). */
+static void test_merge(kg_registry *reg)
+{
+    kg_run run;
+    kg_common_opts co;
+    pool_opts(&co, "^d/n", 30);
+    CHECK(kg_run_begin(&run, "devices", &co, reg, NULL) == 0);
+    CHECK(kg_run_gate(&run, reg, &sum_gate, NULL, false) == 0);
+    const cJSON *t = cJSON_GetObjectItem(kg_report_json(run.rep), "t_sum");
+    CHECK_MSG(cJSON_GetNumberValue(cJSON_GetObjectItem(t, "cases")) == 11,
+              "the lanes' ends report %g cases in all, want 11",
+              cJSON_GetNumberValue(cJSON_GetObjectItem(t, "cases")));
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(t, "lanes")) == 3);
     kg_run_free(&run);
 }
 
@@ -454,6 +508,7 @@ int main(void)
     test_parse();
     test_lanes(reg);
     test_twice(reg);
+    test_merge(reg);
     test_faults(reg);
     test_console(reg);
     test_dead_idle(reg);

@@ -446,8 +446,8 @@ const kg_opt kg_common_opt_table[] = {
                "seed of the random inputs (default: a fresh one, printed)"),
     KG_OPT_FN_("device", "N", opt_common_device, 0, "CUDA device ordinal (default 0)"),
     KG_OPT_FN_("devices", "N,M,...", opt_common_devices, 0,
-               "GPUs of this host, one worker each: parity and hotpath run different cases "
-               "at once; the first is the run's device (bench, preflight, counters, marks)"),
+               "GPUs of this host, one worker each: parity, hotpath and counters run different "
+               "cases at once; the first is the run's device (bench, preflight, marks)"),
     KG_OPT_FN_("report", "FILE.json", opt_common_report, 0,
                "write the JSON report there (atomically; '-': standard output)"),
     KG_OPT_STRING_("exclude", "REGEX", kg_common_opts, exclude,

@@ -346,6 +346,26 @@ static void ct_record(ct_state *st, const kg_gate_env *env)
     kg_report_set_extra(env->rep, KG_RK_COUNTERS, o);
 }
 
+/* --devices: the run summaries of the GPUs' workers (ct_record) as one: their profiling seconds
+ * summed, the longest wall, a SKIP reason kept; the rest (class, chip, passes, metric names,
+ * settings) is one GPU class's and the same in each. */
+static void ct_merge_extra(const char *key, cJSON *into, const cJSON *from)
+{
+    if (strcmp(key, KG_RK_COUNTERS) != 0 || !cJSON_IsObject(into) || !cJSON_IsObject(from))
+        return;
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(into, KG_RK_CT_PROFILED_S);
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(from, KG_RK_CT_PROFILED_S);
+    if (cJSON_IsNumber(p) && cJSON_IsNumber(q))
+        cJSON_SetNumberValue(p, p->valuedouble + q->valuedouble);
+    cJSON *w = cJSON_GetObjectItemCaseSensitive(into, KG_RK_CT_WALL);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(from, KG_RK_CT_WALL);
+    if (cJSON_IsNumber(w) && cJSON_IsNumber(x) && x->valuedouble > w->valuedouble)
+        cJSON_SetNumberValue(w, x->valuedouble);
+    const cJSON *skip = cJSON_GetObjectItemCaseSensitive(from, KG_RK_CT_SKIPPED);
+    if (cJSON_IsString(skip) && !cJSON_HasObjectItem(into, KG_RK_CT_SKIPPED))
+        cJSON_AddStringToObject(into, KG_RK_CT_SKIPPED, skip->valuestring);
+}
+
 static int ct_end(void *state, const kg_gate_env *env, int rc)
 {
     ct_state *st = state;
@@ -353,13 +373,16 @@ static int ct_end(void *state, const kg_gate_env *env, int rc)
         return 0;
     if (rc == 0) {
         ct_record(st, env);
+        char on[32] = ""; /* --devices: this worker's share, on its GPU */
+        if (env->lanes > 1)
+            snprintf(on, sizeof on, " on GPU %d", env->device);
         if (!env->quiet && st->s)
-            printf("counters: %zu cases profiled in %.1f s (%zu passes each), wall %.1f s\n",
-                   st->cases, st->profiled_s, kg_ct_session_passes(st->s), ct_now() - st->w0);
+            printf("counters: %zu cases profiled%s in %.1f s (%zu passes each), wall %.1f s\n",
+                   st->cases, on, st->profiled_s, kg_ct_session_passes(st->s), ct_now() - st->w0);
         if (!env->quiet && st->n_excess)
-            printf("counters: DRAM traffic above %gx the declared bytes_moved in %zu case(s): "
+            printf("counters: DRAM traffic above %gx the declared bytes_moved in %zu case(s)%s: "
                    "%s%s\n",
-                   st->dopt.model_factor, st->n_excess, st->excess,
+                   st->dopt.model_factor, st->n_excess, on, st->excess,
                    strlen(st->excess) + 81 >= sizeof st->excess ? ", ..." : "");
     }
     kg_ct_session_close(st->s);
@@ -468,13 +491,13 @@ const struct kg_gate kg_gate_counters = {
     .name = "counters",
     .summary = "hardware counters: check the declared work model, ratchet DRAM bytes/instructions",
     .description = ct_description,
-    .flags = KG_GATE_NEEDS_GPU | KG_GATE_DEVICE_WIDE |
-             KG_GATE_ONE_DEVICE,              /* its end: the run summary */
+    .flags = KG_GATE_NEEDS_GPU | KG_GATE_DEVICE_WIDE,
     .selftest_skips = KG_GATE_SELFTEST_TWINS, /* the slow variants move the same bytes */
     .opts = ct_opts,
     .n_opts = KG_ARRAY_LEN(ct_opts),
     .opts_size = sizeof(kg_counters_gate_opts),
     .opts_init = &ct_opts_init,
+    .merge_extra = ct_merge_extra,
     .begin = ct_begin,
     .run_case = ct_run_case,
     .figures = kg_counters_figures,

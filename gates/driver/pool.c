@@ -1,16 +1,17 @@
 /* --devices 0,1,...: several GPUs of one host, one isolation worker per GPU (issue #27).
  *
  * The rule:
- * - A gate without KG_GATE_ONE_DEVICE (parity, hotpath: a case's figures are its own whatever
- *   another GPU runs) runs over lanes, one per listed GPU, each a worker of
+ * - A gate without KG_GATE_ONE_DEVICE (parity, hotpath, counters: a case's figures are its own
+ *   whatever another GPU runs) runs over lanes, one per listed GPU, each a worker of
  *   its own (fork, CUDA context on its GPU, its own phase page). The cases go in selection order
  *   to the lane that is free first. A worker holds one gate session at a time, so a gate is a
  *   barrier: the next gate starts when every lane is done with this one.
  * - A KG_GATE_ONE_DEVICE gate runs as without --devices: its cases one at a time on the first
  *   GPU, while the other lanes' workers wait with nothing to do. Bench sets it (it times), and
- *   so does every gate whose end works on the whole selection (preflight's --update-baseline,
- *   the counters' run summary): without it, a gate's begin and end run once per lane and its
- *   end sees only that lane's cases.
+ *   so does every gate whose end works on the whole selection (preflight's --update-baseline):
+ *   without it, a gate's begin and end run once per lane and its end sees only that lane's
+ *   cases. The report extras the lanes' ends set meet in the gate's merge_extra (the counters'
+ *   run summary: the lanes' profiling seconds summed).
  * - A GPU listed twice ("--devices 0,0": one GPU, two workers) runs two cases at once in the
  *   gates that see only their own process (parity, hotpath). A KG_GATE_DEVICE_WIDE gate
  *   without KG_GATE_ONE_DEVICE (it counts the whole GPU) runs only on the first lane of each
@@ -271,6 +272,8 @@ static int pl_end(kg_run *run, const struct kg_gate *g, pl_lane *ln, size_t n)
 {
     int rc = 0;
     double bmax = 0, emax = 0;
+    run->merging = g; /* the lanes' extras meet in g->merge_extra (worker.c) */
+    run->merged = cJSON_CreateObject();
     for (size_t l = 0; l < n; l++) {
         struct kg_worker *w = *ln[l].slot;
         double b = 0, e = 0;
@@ -280,6 +283,9 @@ static int pl_end(kg_run *run, const struct kg_gate *g, pl_lane *ln, size_t n)
         bmax = b > bmax ? b : bmax;
         emax = e > emax ? e : emax;
     }
+    cJSON_Delete(run->merged);
+    run->merged = NULL;
+    run->merging = NULL;
     kg_run_part_gate(run, bmax, emax);
     return rc;
 }

@@ -442,6 +442,7 @@ static int wk_fork(kg_run *run, int lane, struct kg_worker **out)
         kg_phase_slot(lane);
         if (lane > 0 && (size_t)lane < run->opts.n_devices)
             run->opts.device = run->env.device = run->opts.devices[lane];
+        run->env.lanes = run->opts.n_devices > 1 ? (int)run->opts.n_devices : 0;
         wk_main(run, c[0]);
         _exit(0);
     }
@@ -832,6 +833,22 @@ int kg_wk_send_run(struct kg_worker *w, const struct kg_gate *g, const void *opt
     return wk_send(w->cmd_fd, WK_RUN, &m, sizeof m, NULL, 0);
 }
 
+/* An extra a gate's end set: into the report, or (--devices, a later lane's end of the same
+ * gate) merged into what an earlier lane's end set. */
+static void wk_end_extra(kg_run *run, const char *key, cJSON *v)
+{
+    cJSON *had = run->merged ? cJSON_GetObjectItemCaseSensitive(run->merged, key) : NULL;
+    if (had && run->merging->merge_extra) {
+        run->merging->merge_extra(key, had, v);
+        cJSON_Delete(v);
+        v = cJSON_Duplicate(had, true);
+    } else if (run->merged) {
+        cJSON_DeleteItemFromObjectCaseSensitive(run->merged, key);
+        cJSON_AddItemToObject(run->merged, key, cJSON_Duplicate(v, true));
+    }
+    kg_report_set_extra(run->rep, key, v);
+}
+
 int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g, bool complete,
                    double *begin_s, double *end_s)
 {
@@ -856,7 +873,7 @@ int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g
             size_t kl = strnlen(p, len);
             cJSON *v = kl < len ? cJSON_Parse(p + kl + 1) : NULL;
             if (v)
-                kg_report_set_extra(run->rep, p, v);
+                wk_end_extra(run, p, v);
         } else if (type == WK_ENDED) {
             wk_ended_head h = { .rc = KG_EINTERNAL };
             if (len > sizeof h)

@@ -39,8 +39,9 @@ typedef struct {
     const char *filter;   /* --filter, for gates that run child runners (ab) */
     kg_report *rep;       /* for run-level extras (kg_report_set_extra) in begin/end */
     bool in_worker;       /* an isolation worker (KG_GATE_RETIRES_WORKER: it exits after) */
-    int lanes; /* --devices: the workers a gate without KG_GATE_ONE_DEVICE spreads over (its
-                  begin and end run in each, each end sees its worker's cases); 0: one */
+    int lanes;            /* --devices: the GPUs a gate without KG_GATE_ONE_DEVICE spreads over (its
+                  begin and end run in each GPU's worker, each end sees that worker's cases);
+                  0 or 1: one */
 } kg_gate_env;
 
 /* One case's result: what every gate fills, and its own typed data. */

@@ -137,12 +137,15 @@ static int ts_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env, 
     (*(int *)st)++;
     return tg_run_case(NULL, d, env, res);
 }
+/* As the counters' end: a run-level record only from an end that saw its whole part. */
 static int ts_end(void *state, const kg_gate_env *env, int rc)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "cases", *(int *)state);
-    cJSON_AddNumberToObject(o, "lanes", env->lanes);
-    kg_report_set_extra(env->rep, "t_sum", o);
+    if (rc == 0) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "cases", *(int *)state);
+        cJSON_AddNumberToObject(o, "lanes", env->lanes);
+        kg_report_set_extra(env->rep, "t_sum", o);
+    }
     free(state);
     return rc;
 }
@@ -266,6 +269,40 @@ static void test_merge(kg_registry *reg)
               cJSON_GetNumberValue(cJSON_GetObjectItem(t, "cases")));
     CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(t, "lanes")) == 3);
     kg_run_free(&run);
+    /* a lane that lost its worker: no end reports a whole-run record (as with one worker) */
+    pool_opts(&co, "^d/(n|exit3)", 30);
+    CHECK(kg_run_begin(&run, "devices", &co, reg, NULL) == 0);
+    CHECK(kg_run_gate(&run, reg, &sum_gate, NULL, false) == 0);
+    CHECK_MSG(!cJSON_GetObjectItem(kg_report_json(run.rep), "t_sum"),
+              "a fault cost a lane its worker, yet the ends reported a whole-run record");
+    kg_run_free(&run);
+}
+
+/* The counters' merge of its GPUs' run summaries (kg_gate_counters.merge_extra). */
+static void test_counters_merge(void)
+{
+    const struct kg_gate *ct = kg_gate_find("counters");
+    CHECK(ct && ct->merge_extra);
+    if (!ct || !ct->merge_extra)
+        return;
+    cJSON *a = cJSON_Parse("{\"profiled_s\": 1.5, \"wall_s\": 2, \"chip\": \"GH100\", "
+                           "\"passes\": 12, \"metrics\": {}, \"replay\": \"user\"}");
+    cJSON *b = cJSON_Parse("{\"profiled_s\": 2.5, \"wall_s\": 3, \"chip\": \"GH100\", "
+                           "\"passes\": 12, \"metrics\": {}, \"replay\": \"user\"}");
+    cJSON *skipped = cJSON_Parse("{\"profiled_s\": 0, \"wall_s\": 0.5, "
+                                 "\"skipped\": \"another profiler holds the device\"}");
+    ct->merge_extra(KG_RK_COUNTERS, a, b);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(a, KG_RK_CT_PROFILED_S)) == 4.0);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(a, KG_RK_CT_WALL)) == 3.0);
+    ct->merge_extra(KG_RK_COUNTERS, a, skipped); /* one GPU skipped, others profiled */
+    CHECK_MSG(!cJSON_HasObjectItem(a, KG_RK_CT_SKIPPED), "'skipped' means every case SKIP");
+    ct->merge_extra(KG_RK_COUNTERS, skipped, b); /* the first skipped, a later one profiled */
+    CHECK(!cJSON_HasObjectItem(skipped, KG_RK_CT_SKIPPED) &&
+          cJSON_HasObjectItem(skipped, KG_RK_CT_METRICS) &&
+          strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(skipped, KG_RK_CT_CHIP)), "GH100") == 0);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(skipped);
 }
 
 /* Distinct workers (pids) that ran rows [from, to) on GPU `dev`. */
@@ -506,6 +543,7 @@ int main(void)
     CHECK(kg_registry_new(&reg) == 0);
     CHECK(kg_registry_add_all(reg, cases, KG_ARRAY_LEN(cases)) == 0);
     test_parse();
+    test_counters_merge();
     test_lanes(reg);
     test_twice(reg);
     test_merge(reg);

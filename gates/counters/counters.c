@@ -45,17 +45,20 @@ static const char *ct_avail_word(kg_ct_avail a)
     }
 }
 
-static void ct_open_log(ct_state *st)
+/* --devices: each GPU's worker logs to FILE.gpuN (one file, one writer). */
+static void ct_open_log(ct_state *st, const kg_gate_env *env)
 {
     const char *v = kg_env("KGATE_COUNTERS_LOG");
+    char path[4096];
     if (!v)
         return;
+    snprintf(path, sizeof path, env->lanes > 1 ? "%s.gpu%d" : "%s", v, env->device);
     if (strcmp(v, "1") == 0) {
         st->log = stderr;
-    } else if ((st->log = fopen(v, "a"))) {
+    } else if ((st->log = fopen(path, "a"))) {
         st->log_owned = true;
     } else {
-        fprintf(stderr, "counters: KGATE_COUNTERS_LOG=%s: cannot open it; logging to stderr\n", v);
+        fprintf(stderr, "counters: KGATE_COUNTERS_LOG: cannot open %s; logging to stderr\n", path);
         st->log = stderr;
     }
 }
@@ -127,7 +130,7 @@ static int ct_begin(void **state, const void *opts, const kg_gate_env *env)
         st->dopt.ridge_ai = g->ridge_ai;
     kg_device_class(env->dev, st->cls, sizeof st->cls);
     st->w0 = ct_now();
-    ct_open_log(st);
+    ct_open_log(st, env);
     ct_open_session(st, env);
     if (st->s && !env->quiet) {
         printf("counters: %s (chip %s), %zu replay passes per kernel, tolerance %.2f%%, work "
@@ -346,11 +349,14 @@ static void ct_record(ct_state *st, const kg_gate_env *env)
     kg_report_set_extra(env->rep, KG_RK_COUNTERS, o);
 }
 
-/* --devices: the run summaries of the GPUs' workers (ct_record) as one: their profiling seconds
- * summed, the longest wall, a SKIP reason kept; the rest (class, chip, passes, metric names,
- * settings) is one GPU class's and the same in each. */
+/* --devices: the run summaries of the GPUs' workers (ct_record) as one. Their profiling seconds
+ * are summed and the longest wall kept; class, passes, metric names and settings are one GPU
+ * class's, the same in each. "skipped" means every case was SKIP: it stays only while every
+ * worker skipped, and a worker that profiled brings its session's fields. */
 static void ct_merge_extra(const char *key, cJSON *into, const cJSON *from)
 {
+    static const char *const session[] = { KG_RK_CT_CHIP, KG_RK_CT_PASSES, KG_RK_CT_METRICS,
+                                           KG_RK_CT_REPLAY };
     if (strcmp(key, KG_RK_COUNTERS) != 0 || !cJSON_IsObject(into) || !cJSON_IsObject(from))
         return;
     cJSON *p = cJSON_GetObjectItemCaseSensitive(into, KG_RK_CT_PROFILED_S);
@@ -361,9 +367,16 @@ static void ct_merge_extra(const char *key, cJSON *into, const cJSON *from)
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(from, KG_RK_CT_WALL);
     if (cJSON_IsNumber(w) && cJSON_IsNumber(x) && x->valuedouble > w->valuedouble)
         cJSON_SetNumberValue(w, x->valuedouble);
-    const cJSON *skip = cJSON_GetObjectItemCaseSensitive(from, KG_RK_CT_SKIPPED);
-    if (cJSON_IsString(skip) && !cJSON_HasObjectItem(into, KG_RK_CT_SKIPPED))
-        cJSON_AddStringToObject(into, KG_RK_CT_SKIPPED, skip->valuestring);
+    if (!cJSON_HasObjectItem(from, KG_RK_CT_SKIPPED) &&
+        cJSON_HasObjectItem(into, KG_RK_CT_SKIPPED)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(into, KG_RK_CT_SKIPPED);
+        for (size_t i = 0; i < KG_ARRAY_LEN(session); i++) {
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(from, session[i]);
+            cJSON_DeleteItemFromObjectCaseSensitive(into, session[i]);
+            if (f)
+                cJSON_AddItemToObject(into, session[i], cJSON_Duplicate(f, true));
+        }
+    }
 }
 
 static int ct_end(void *state, const kg_gate_env *env, int rc)

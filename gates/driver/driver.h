@@ -163,6 +163,8 @@ void kg_worker_stop(kg_run *run);
  * --devices for a GPU that does not open or is of another class) and lists them in the report;
  * kg_pool_gate runs a gate without KG_GATE_ONE_DEVICE over every GPU's worker at once. */
 int kg_pool_start(kg_run *run);
+/* The distinct GPUs of --devices (0 without it). */
+int kg_pool_gpus(const kg_run *run);
 int kg_pool_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, const void *opts);
 
 /* The one exit-code policy over counts of every verdict: FAIL or XPASS -> 1, else ERROR -> 4,

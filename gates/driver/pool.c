@@ -65,6 +65,14 @@ static size_t pl_first_lane(const kg_run *run, size_t l)
     return l;
 }
 
+int kg_pool_gpus(const kg_run *run)
+{
+    int n = 0;
+    for (size_t l = 0; l < run->opts.n_devices; l++)
+        n += pl_first_lane(run, l) == l;
+    return n;
+}
+
 /* The lanes' workers, started once the first worker knows the run's GPU: each on its GPU, of
  * the run's class. Prints a device line per GPU; the report lists them. */
 int kg_pool_start(kg_run *run)
@@ -267,18 +275,29 @@ static int pl_poll(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
     return 0;
 }
 
-/* The gate's end in every lane that began it; the part gets the slowest lane's seconds. */
+/* Did lane l's worker run every case the lane was given, in one gate session? */
+static bool pl_whole(const pl_lane *l, const struct kg_gate *g)
+{
+    const struct kg_worker *w = *l->slot;
+    return l->given == 0 || (w && w->gate == g && w->gate_cases == l->given);
+}
+
+/* The gate's end in every lane that began it; the part gets the slowest lane's seconds. An end
+ * is complete only when every lane ran all its cases in one worker (as one worker's end is
+ * only when it ran the whole selection): a lane that lost its worker makes every end partial,
+ * so no end reports a whole-run figure that misses that lane's part. */
 static int pl_end(kg_run *run, const struct kg_gate *g, pl_lane *ln, size_t n)
 {
     int rc = 0;
     double bmax = 0, emax = 0;
+    bool whole = !kg_interrupted();
+    for (size_t l = 0; l < n; l++)
+        whole = whole && pl_whole(&ln[l], g);
     run->merging = g; /* the lanes' extras meet in g->merge_extra (worker.c) */
     run->merged = cJSON_CreateObject();
     for (size_t l = 0; l < n; l++) {
-        struct kg_worker *w = *ln[l].slot;
         double b = 0, e = 0;
-        bool complete = !kg_interrupted() && w && w->gate_cases == ln[l].given;
-        int erc = kg_wk_end_gate(run, ln[l].slot, g, complete, &b, &e);
+        int erc = kg_wk_end_gate(run, ln[l].slot, g, whole, &b, &e);
         rc = rc < 0 ? rc : erc;
         bmax = b > bmax ? b : bmax;
         emax = e > emax ? e : emax;
@@ -316,8 +335,9 @@ int kg_pool_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g, c
     if (!run->env.quiet) {
         char list[KG_DEVICES_MAX * 6] = "";
         for (size_t l = 0; l < n; l++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", l ? "," : "",
-                     run->opts.devices[l]);
+            if (!ln[l].idle)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d",
+                         list[0] ? "," : "", run->opts.devices[l]);
         printf("%s: %zu cases over the workers of GPUs %s, at once\n", g->name, run->sel.n, list);
         kg_progress_begin("%s over %zu GPUs, %zu cases", g->name, n, run->sel.n);
     }

@@ -62,6 +62,13 @@ int kg_cmd_ab(kg_registry *reg, int argc, char **argv)
     KG_TRY(ab_parse(&o, &co, argc, argv, &help));
     if (help)
         return KG_EXIT_PASS;
+    if (co.n_devices && co.device != co.devices[0]) { /* before the rounds, not after */
+        rc = KG_ERR(KG_EINVAL,
+                    "ab: --device %d and --devices %d,...: the A/B runs on one GPU; "
+                    "give one of the two",
+                    co.device, co.devices[0]);
+        goto cleanup;
+    }
     if (co.report_path && strcmp(co.report_path, "-") == 0)
         KG_TRY(kg_stdout_for_data()); /* the rounds and the table on stderr */
     printf("kgate ab: A=%s B=%s, %d rounds (A then B, separate processes), seed %llu\n", o.exe[0],

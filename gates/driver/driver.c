@@ -102,6 +102,7 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
            (unsigned long long)run->opts.seed, (unsigned long long)run->opts.seed, run->sel.n,
            banner ? ", " : (o->diagnostic ? ", diagnostic (non-certifying)" : ""),
            banner ? banner : "");
+    run->env.lanes = kg_pool_gpus(run); /* before any worker: each inherits it */
     rc = drv_open_devices(run);
 cleanup:
     return rc;

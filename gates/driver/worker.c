@@ -442,7 +442,6 @@ static int wk_fork(kg_run *run, int lane, struct kg_worker **out)
         kg_phase_slot(lane);
         if (lane > 0 && (size_t)lane < run->opts.n_devices)
             run->opts.device = run->env.device = run->opts.devices[lane];
-        run->env.lanes = kg_pool_gpus(run);
         wk_main(run, c[0]);
         _exit(0);
     }

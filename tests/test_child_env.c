@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "driver/driver.h"
+#include "fake_cases.h"
 #include "kg_test.h"
 
 extern char **environ;
@@ -20,16 +21,6 @@ static const char *const secrets[] = {
 };
 #define SECRET_VALUE "kgsecret-0123456789abcdef-feedback"
 
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io)
-{
-    (void)a, (void)s, (void)io;
-    return 0;
-}
-static int t_ref(void *s, cudaStream_t st, void *r)
-{
-    (void)s, (void)st, (void)r;
-    return 0;
-}
 /* The case: its environment and /proc/self/environ into the dump file. */
 static int t_dump(void *s, cudaStream_t st)
 {

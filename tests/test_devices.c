@@ -19,25 +19,9 @@
 #include "core/report_keys.h"
 #include "driver/driver.h"
 #include "driver/worker_int.h"
+#include "fake_cases.h"
 #include "kg_test.h"
 
-static double t_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io)
-{
-    (void)a, (void)s, (void)io;
-    return 0;
-}
-static int t_ref(void *s, cudaStream_t st, void *r)
-{
-    (void)s, (void)st, (void)r;
-    return 0;
-}
 static int t_nap(void *s, cudaStream_t st)
 {
     (void)s, (void)st;
@@ -50,28 +34,7 @@ static int t_exit3(void *s, cudaStream_t st)
     (void)s, (void)st;
     exit(3);
 }
-static int t_segv(void *s, cudaStream_t st)
-{
-    (void)s, (void)st;
-    raise(SIGSEGV);
-    return 0;
-}
-static int t_hang(void *s, cudaStream_t st)
-{
-    (void)s, (void)st;
-    const char *mark = getenv("KG_T_MARK"); /* the test waits for it before it interrupts */
-    FILE *f = mark ? fopen(mark, "w") : NULL;
-    if (f)
-        fclose(f);
-    for (;;)
-        pause();
-    return 0;
-}
 
-#define T_CASE(id_, fn)                                                          \
-    {                                                                            \
-        .id = id_, .op = "t", .setup = t_setup, .launch = fn, .reference = t_ref \
-    }
 static const kg_case_desc cases[] = {
     T_CASE("d/n01", t_nap),   T_CASE("d/n02", t_nap),     T_CASE("d/n03", t_nap),
     T_CASE("d/n04", t_nap),   T_CASE("d/n05", t_nap),     T_CASE("d/n06", t_nap),
@@ -94,9 +57,9 @@ static int tg_run_case(void *st, const kg_case_desc *d, const kg_gate_env *env, 
     if (!t)
         return KG_ERR(KG_ENOMEM, "out of memory");
     kg_phase_set(NULL, NULL, "launch");
-    t->t0 = t_now();
+    t->t0 = kg_now_s();
     int rc = d->launch(NULL, NULL);
-    t->t1 = t_now();
+    t->t1 = kg_now_s();
     if (rc < 0) {
         free(t);
         return rc;
@@ -437,7 +400,7 @@ static void test_dead_idle(kg_registry *reg)
  * the begin's error at once, the hanging worker killed (not waited for). */
 static void test_begin_fails(kg_registry *reg)
 {
-    double t0 = t_now();
+    double t0 = kg_now_s();
     pid_t pid = fork();
     if (pid == 0) {
         alarm(30);
@@ -457,7 +420,7 @@ static void test_begin_fails(kg_registry *reg)
               "a begin that fails beside a hanging case: status %d (99: not the begin's error; "
               "killed: it waited for the hang)",
               st);
-    CHECK_MSG(t_now() - t0 < 25, "took %.0f s", t_now() - t0);
+    CHECK_MSG(kg_now_s() - t0 < 25, "took %.0f s", kg_now_s() - t0);
 }
 
 /* SIGTERM mid-pool: exit 4 and a partial report. */

@@ -11,29 +11,14 @@
 #include <unistd.h>
 #include "core/report_keys.h"
 #include "driver/driver.h"
+#include "fake_cases.h"
 #include "kg_test.h"
 
-static int t_setup(const kg_setup_args *a, void **s, kg_case_io *io)
-{
-    (void)a, (void)s, (void)io;
-    return 0;
-}
-static int t_ref(void *s, cudaStream_t st, void *r)
-{
-    (void)s, (void)st, (void)r;
-    return 0;
-}
 static int t_clean(void *s, cudaStream_t st)
 {
     (void)s, (void)st;
     return 0;
 }
-static int t_segv(void *s, cudaStream_t st)
-{
-    (void)s, (void)st;
-    raise(SIGSEGV);
-    return 0;
-} /* not a null store: UBSan would end it first */
 static int t_exit7(void *s, cudaStream_t st)
 {
     (void)s, (void)st;
@@ -43,13 +28,6 @@ static int t_abort(void *s, cudaStream_t st)
 {
     (void)s, (void)st;
     abort();
-}
-static int t_hang(void *s, cudaStream_t st)
-{
-    (void)s, (void)st;
-    for (;;)
-        pause();
-    return 0;
 }
 /* A case that leaves a helper process behind (plain fork, or fork + exec), then passes. */
 static int t_fork_helper(void *s, cudaStream_t st)
@@ -76,10 +54,6 @@ static int t_error(void *s, cudaStream_t st)
     return KG_ERR(KG_EINVAL, "an ordinary case error");
 }
 
-#define T_CASE(id_, fn)                                                          \
-    {                                                                            \
-        .id = id_, .op = "t", .setup = t_setup, .launch = fn, .reference = t_ref \
-    }
 static const kg_case_desc cases[] = {
     T_CASE("t/pass1", t_clean),  T_CASE("t/segv", t_segv),
     T_CASE("t/pass2", t_clean),  T_CASE("t/exit7", t_exit7),

@@ -147,9 +147,8 @@ static int pl_flush(kg_run *run, const kg_registry *reg, const struct kg_gate *g
         pl_case *c = &pc[*next];
         const kg_case_desc *d = kg_registry_get(reg, run->sel.idx[*next]);
         pl_print(c);
-        if (c->gone && !run->env.quiet)
-            printf("%*s %s%-7s%s %s\n", g->n_columns ? g->columns[0].width : -46, d->id,
-                   kg_color_begin("ERROR"), "ERROR", kg_color_end("ERROR"), c->res.message);
+        if (c->gone)
+            kg_wk_print_lost(run, g, d, c->res.message);
         fflush(stdout);
         run->row_device = c->device;
         rc = kg_run_record_timed(run, g, d, &c->res, c->fig, c->timed ? c->phase_s : NULL);

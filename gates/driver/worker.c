@@ -689,6 +689,34 @@ static int wk_take_row(const char *p, uint32_t len, const struct kg_gate *g, kg_
     return 0;
 }
 
+/* A report extra a gate set in the worker ({key NUL value}): into the report; while the lanes
+ * end a gate (--devices), a later lane's is merged into what an earlier lane's end set. */
+static void wk_extra(kg_run *run, const char *p, uint32_t len)
+{
+    size_t kl = strnlen(p, len);
+    cJSON *v = kl < len ? cJSON_Parse(p + kl + 1) : NULL;
+    cJSON *had = run->merged && v ? cJSON_GetObjectItemCaseSensitive(run->merged, p) : NULL;
+    if (had && run->merging->merge_extra) {
+        run->merging->merge_extra(p, had, v);
+        cJSON_Delete(v);
+        v = cJSON_Duplicate(had, true);
+    } else if (run->merged && v) {
+        cJSON_DeleteItemFromObjectCaseSensitive(run->merged, p);
+        cJSON_AddItemToObject(run->merged, p, cJSON_Duplicate(v, true));
+    }
+    kg_report_set_extra(run->rep, p, v);
+}
+
+/* The line of a case whose worker was lost (it printed none of its own). */
+void kg_wk_print_lost(const kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
+                      const char *message)
+{
+    kg_progress_clear();
+    if (!run->env.quiet)
+        printf("%*s %s%-7s%s %s\n", g->n_columns ? g->columns[0].width : -46, d->id,
+               kg_color_begin("ERROR"), "ERROR", kg_color_end("ERROR"), message);
+}
+
 int kg_wk_take(kg_run *run, struct kg_worker *w, const struct kg_gate *g, kg_case_result *res,
                cJSON **fig, kg_wk_fault *f, bool *gone)
 {
@@ -702,10 +730,7 @@ int kg_wk_take(kg_run *run, struct kg_worker *w, const struct kg_gate *g, kg_cas
     if (!w->capture)
         wk_drain(w);
     if (type == WK_EXTRA) {
-        size_t kl = strnlen(p, len);
-        cJSON *v = kl < len ? cJSON_Parse(p + kl + 1) : NULL;
-        if (v)
-            kg_report_set_extra(run->rep, p, v);
+        wk_extra(run, p, len);
     } else if (type == WK_BEGIN_FAIL) {
         int brc;
         memcpy(&brc, p, sizeof brc);
@@ -813,9 +838,8 @@ static int wk_case(kg_run *run, const struct kg_gate *g, const void *opts, const
     } else if (gone || f.cls) {   /* died, hung, or a dead context (it exits after its row) */
         kg_wk_lost(&run->worker, g, &f, gone, &res, &fig);
         kg_progress_clear();
-        if (gone && !run->env.quiet)
-            printf("%*s %s%-7s%s %s\n", g->n_columns ? g->columns[0].width : -46, d->id,
-                   kg_color_begin("ERROR"), "ERROR", kg_color_end("ERROR"), res.message);
+        if (gone)
+            kg_wk_print_lost(run, g, d, res.message);
     } else {
         w->gate_cases++;
     }
@@ -830,22 +854,6 @@ int kg_wk_send_run(struct kg_worker *w, const struct kg_gate *g, const void *opt
 {
     wk_run_msg m = { .g = g, .opts = opts, .d = d, .header = header };
     return wk_send(w->cmd_fd, WK_RUN, &m, sizeof m, NULL, 0);
-}
-
-/* An extra a gate's end set: into the report, or (--devices, a later lane's end of the same
- * gate) merged into what an earlier lane's end set. */
-static void wk_end_extra(kg_run *run, const char *key, cJSON *v)
-{
-    cJSON *had = run->merged ? cJSON_GetObjectItemCaseSensitive(run->merged, key) : NULL;
-    if (had && run->merging->merge_extra) {
-        run->merging->merge_extra(key, had, v);
-        cJSON_Delete(v);
-        v = cJSON_Duplicate(had, true);
-    } else if (run->merged) {
-        cJSON_DeleteItemFromObjectCaseSensitive(run->merged, key);
-        cJSON_AddItemToObject(run->merged, key, cJSON_Duplicate(v, true));
-    }
-    kg_report_set_extra(run->rep, key, v);
 }
 
 int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g, bool complete,
@@ -869,10 +877,7 @@ int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g
         wk_drain(w);
         int rc = 0;
         if (type == WK_EXTRA) {
-            size_t kl = strnlen(p, len);
-            cJSON *v = kl < len ? cJSON_Parse(p + kl + 1) : NULL;
-            if (v)
-                wk_end_extra(run, p, v);
+            wk_extra(run, p, len);
         } else if (type == WK_ENDED) {
             wk_ended_head h = { .rc = KG_EINTERNAL };
             if (len > sizeof h)

@@ -59,6 +59,9 @@ double kg_wk_timeout(const kg_run *run, const struct kg_gate *g, const void *opt
  * NULL: the lane's next case starts a fresh one). */
 void kg_wk_lost(struct kg_worker **slot, const struct kg_gate *g, kg_wk_fault *f, bool gone,
                 kg_case_result *res, cJSON **fig);
+/* The table line of case d whose worker was lost ("id ERROR message"), unless quiet. */
+void kg_wk_print_lost(const kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
+                      const char *message);
 /* The gate's end in the worker in *slot (complete: it ran every case it was given): its
  * begin and end seconds, or 0 when it had not begun g. A worker that does not answer is lost. */
 int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g, bool complete,

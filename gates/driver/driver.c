@@ -56,7 +56,6 @@ int kg_run_begin(kg_run *run, const char *command, const kg_common_opts *o, cons
     run->open_part = -1;
     run->command = command;
     run->opts = *o;
-    run->row_device = run->opts.device;
     if (o->n_devices && run->opts.device != o->devices[0]) {
         rc = KG_ERR(KG_EINVAL,
                     "--device %d and --devices %d,...: the first of --devices is the run's "

@@ -65,7 +65,6 @@ typedef struct {
                                  no worker is alive (after a fault the next case starts one) */
     bool incomplete;  /* interrupted (SIGINT/SIGTERM): the report says so */
     bool header_done; /* the current gate's table header was printed */
-    int row_device;   /* --devices: the GPU of the row being recorded (report) */
     /* --devices, while the lanes end a gate: that gate, and the extras a lane's end has set so
      * far (a later lane's are merged into them: gate->merge_extra). */
     const struct kg_gate *merging;
@@ -125,9 +124,10 @@ cJSON *kg_run_timing_json(const kg_run *run);
 int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d, kg_case_result *res,
                   cJSON *fig);
 /* The same with the case's phase seconds given (NULL: none), not read from the phase page
- * (pool.c records a case after its worker has moved on). */
+ * (pool.c records a case after its worker has moved on), and the GPU that ran it (the report
+ * says which in a --devices run). */
 int kg_run_record_timed(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                        kg_case_result *res, cJSON *fig, const double *phase_s);
+                        kg_case_result *res, cJSON *fig, const double *phase_s, int device);
 
 /* A gate begun in this process: what an in-process run and the isolation worker both do. */
 typedef struct {

@@ -150,10 +150,9 @@ static int pl_flush(kg_run *run, const kg_registry *reg, const struct kg_gate *g
         if (c->gone)
             kg_wk_print_lost(run, g, d, c->res.message);
         fflush(stdout);
-        run->row_device = c->device;
-        rc = kg_run_record_timed(run, g, d, &c->res, c->fig, c->timed ? c->phase_s : NULL);
+        rc = kg_run_record_timed(run, g, d, &c->res, c->fig, c->timed ? c->phase_s : NULL,
+                                 c->device);
         c->fig = NULL;
-        run->row_device = run->opts.device;
         (*next)++;
         KG_TRY(rc);
     }

@@ -24,11 +24,11 @@ int kg_run_record(kg_run *run, const struct kg_gate *g, const kg_case_desc *d, k
 {
     double ph[KG_PHASE_N];
     bool timed = kg_phase_times(g->name, d->id, ph);
-    return kg_run_record_timed(run, g, d, res, fig, timed ? ph : NULL);
+    return kg_run_record_timed(run, g, d, res, fig, timed ? ph : NULL, run->opts.device);
 }
 
 int kg_run_record_timed(kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
-                        kg_case_result *res, cJSON *fig, const double *phase_s)
+                        kg_case_result *res, cJSON *fig, const double *phase_s, int device)
 {
     int rc = 0;
     KG_TRY(kg_report_add(run->rep, g->name, d->id, res->verdict, res->message, fig));
@@ -37,7 +37,7 @@ int kg_run_record_timed(kg_run *run, const struct kg_gate *g, const kg_case_desc
         kg_run_part_case(run, phase_s);
     }
     if (run->opts.n_devices > 1)
-        kg_report_row_device(run->rep, run->row_device);
+        kg_report_row_device(run->rep, device);
     KG_TRY(drv_push(run, g, d, res));
     res->data = NULL;
 cleanup:

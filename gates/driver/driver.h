@@ -65,11 +65,7 @@ typedef struct {
                                  no worker is alive (after a fault the next case starts one) */
     bool incomplete;  /* interrupted (SIGINT/SIGTERM): the report says so */
     bool header_done; /* the current gate's table header was printed */
-    /* --devices, while the lanes end a gate: that gate, and the extras a lane's end has set so
-     * far (a later lane's are merged into them: gate->merge_extra). */
-    const struct kg_gate *merging;
-    cJSON *merged;
-    double began_s; /* kg_now_s() at kg_run_begin */
+    double began_s;   /* kg_now_s() at kg_run_begin */
     kg_run_part parts[KG_RUN_PARTS_MAX];
     size_t n_parts;
     int open_part; /* index of the open part, -1: none */

@@ -291,18 +291,15 @@ static int pl_end(kg_run *run, const struct kg_gate *g, pl_lane *ln, size_t n)
     bool whole = !kg_interrupted();
     for (size_t l = 0; l < n; l++)
         whole = whole && pl_whole(&ln[l], g);
-    run->merging = g; /* the lanes' extras meet in g->merge_extra (worker.c) */
-    run->merged = cJSON_CreateObject();
+    cJSON *merged = cJSON_CreateObject(); /* the lanes' extras meet in g->merge_extra */
     for (size_t l = 0; l < n; l++) {
         double b = 0, e = 0;
-        int erc = kg_wk_end_gate(run, ln[l].slot, g, whole, &b, &e);
+        int erc = kg_wk_end_gate(run, ln[l].slot, g, whole, merged, &b, &e);
         rc = rc < 0 ? rc : erc;
         bmax = b > bmax ? b : bmax;
         emax = e > emax ? e : emax;
     }
-    cJSON_Delete(run->merged);
-    run->merged = NULL;
-    run->merging = NULL;
+    cJSON_Delete(merged);
     kg_run_part_gate(run, bmax, emax);
     return rc;
 }

@@ -689,20 +689,22 @@ static int wk_take_row(const char *p, uint32_t len, const struct kg_gate *g, kg_
     return 0;
 }
 
-/* A report extra a gate set in the worker ({key NUL value}): into the report; while the lanes
- * end a gate (--devices), a later lane's is merged into what an earlier lane's end set. */
-static void wk_extra(kg_run *run, const char *p, uint32_t len)
+/* A report extra a gate set in the worker ({key NUL value}): into the report. `merged`
+ * (--devices, while the lanes end gate g): the extras earlier lanes' ends set, into which a
+ * later lane's is merged (g->merge_extra); NULL otherwise. */
+static void wk_extra(kg_run *run, const struct kg_gate *g, cJSON *merged, const char *p,
+                     uint32_t len)
 {
     size_t kl = strnlen(p, len);
     cJSON *v = kl < len ? cJSON_Parse(p + kl + 1) : NULL;
-    cJSON *had = run->merged && v ? cJSON_GetObjectItemCaseSensitive(run->merged, p) : NULL;
-    if (had && run->merging->merge_extra) {
-        run->merging->merge_extra(p, had, v);
+    cJSON *had = merged && v ? cJSON_GetObjectItemCaseSensitive(merged, p) : NULL;
+    if (had && g->merge_extra) {
+        g->merge_extra(p, had, v);
         cJSON_Delete(v);
         v = cJSON_Duplicate(had, true);
-    } else if (run->merged && v) {
-        cJSON_DeleteItemFromObjectCaseSensitive(run->merged, p);
-        cJSON_AddItemToObject(run->merged, p, cJSON_Duplicate(v, true));
+    } else if (merged && v) {
+        cJSON_DeleteItemFromObjectCaseSensitive(merged, p);
+        cJSON_AddItemToObject(merged, p, cJSON_Duplicate(v, true));
     }
     kg_report_set_extra(run->rep, p, v);
 }
@@ -730,7 +732,7 @@ int kg_wk_take(kg_run *run, struct kg_worker *w, const struct kg_gate *g, kg_cas
     if (!w->capture)
         wk_drain(w);
     if (type == WK_EXTRA) {
-        wk_extra(run, p, len);
+        wk_extra(run, g, NULL, p, len);
     } else if (type == WK_BEGIN_FAIL) {
         int brc;
         memcpy(&brc, p, sizeof brc);
@@ -857,7 +859,7 @@ int kg_wk_send_run(struct kg_worker *w, const struct kg_gate *g, const void *opt
 }
 
 int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g, bool complete,
-                   double *begin_s, double *end_s)
+                   cJSON *merged, double *begin_s, double *end_s)
 {
     struct kg_worker *w = *slot;
     wk_end_msg m = { .g = g, .complete = complete };
@@ -877,7 +879,7 @@ int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g
         wk_drain(w);
         int rc = 0;
         if (type == WK_EXTRA) {
-            wk_extra(run, p, len);
+            wk_extra(run, g, merged, p, len);
         } else if (type == WK_ENDED) {
             wk_ended_head h = { .rc = KG_EINTERNAL };
             if (len > sizeof h)
@@ -915,7 +917,7 @@ int kg_worker_gate(kg_run *run, const kg_registry *reg, const struct kg_gate *g,
         }
     }
     bool complete = run->worker && run->worker->gate == g && run->worker->gate_cases == run->sel.n;
-    rc = kg_wk_end_gate(run, &run->worker, g, complete, &b, &e);
+    rc = kg_wk_end_gate(run, &run->worker, g, complete, NULL, &b, &e);
     kg_run_part_gate(run, b, e);
 cleanup:
     return rc;

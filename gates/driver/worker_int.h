@@ -63,9 +63,11 @@ void kg_wk_lost(struct kg_worker **slot, const struct kg_gate *g, kg_wk_fault *f
 void kg_wk_print_lost(const kg_run *run, const struct kg_gate *g, const kg_case_desc *d,
                       const char *message);
 /* The gate's end in the worker in *slot (complete: it ran every case it was given): its
- * begin and end seconds, or 0 when it had not begun g. A worker that does not answer is lost. */
+ * begin and end seconds, or 0 when it had not begun g. A worker that does not answer is lost.
+ * `merged` (--devices): the extras earlier lanes' ends set, merged with this one's
+ * (g->merge_extra); NULL: each set as it comes. */
 int kg_wk_end_gate(kg_run *run, struct kg_worker **slot, const struct kg_gate *g, bool complete,
-                   double *begin_s, double *end_s);
+                   cJSON *merged, double *begin_s, double *end_s);
 /* QUIT, reap, free; *slot NULL. */
 void kg_wk_stop(struct kg_worker **slot);
 /* Kill (a case may be running), reap, free; *slot NULL. */

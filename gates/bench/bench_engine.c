@@ -609,6 +609,7 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
         KG_TRY(be_take(res, env, ra, s, &po, t0, base, &stop));
         kg_bench_poll_track(env, track, stop); /* the last one always */
     }
+    res->sample_s += now_s() - t0;
     kg_power_track_end(track);
     if (p > 0)
         kg_power_state_fold(&res->power, &later);
@@ -850,8 +851,11 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
         res->placements_short = true;
         return 0;
     }
+    double t = now_s();
     KG_TRY(kg_instance_open(&inst, d, seed, device));
     opened = true;
+    res->open_s += now_s() - t;
+    t = now_s();
     cudaStream_t s = inst.stream;
     ra.state = inst.state;
     kg_phase_set(NULL, NULL, "launch (warm-up, calibration)"); /* a fault's phase names it */
@@ -863,12 +867,15 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
         res->k = kg_bench_choose_k(&res->k_source, o->mark_k, o->flag_k, o->mode == 1, est_ms,
                                    o->min_replay_ms);
     ra.k = res->k;
+    res->calibrate_s += now_s() - t;
+    t = now_s();
     kg_phase_set(NULL, NULL, "capture (graph of k launches)");
     KG_TRY(capture(&ra.exec, &res->graph_kernels, d, inst.state, s, ra.k));
     res->graph = ra.exec != NULL;
     kg_phase_set(NULL, NULL, BE_SAMPLE_PHASE(ra.exec));
     KG_TRY(replay(ra.exec, d, inst.state, s, ra.k)); /* the first replay is not timed */
     KG_CUDA_CHECK(cudaStreamSynchronize(s));
+    res->capture_s += now_s() - t;
     KG_TRY(be_sample_loop(res, env, &ra, s, o, est_ms, p));
     double t0 = now_s();
     if (o->compute_bound && p == 0 && res->energy_rc == 0) /* what users pay: its energy */
@@ -881,8 +888,11 @@ static int be_placement(kg_bench_result *res, kg_bench_env *env, const kg_case_d
 cleanup:
     if (ra.exec)
         (void)cudaGraphExecDestroy(ra.exec);
-    if (opened)
+    if (opened) {
+        t = now_s();
         kg_instance_close(&inst);
+        res->open_s += now_s() - t;
+    }
     if (shim)
         (void)cudaFree(shim);
     return rc;

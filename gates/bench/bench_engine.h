@@ -210,7 +210,11 @@ typedef struct {
     double elapsed_s;
     double window_s, trace_s; /* wall seconds of the energy window and the kernel trace (in
                                * elapsed_s: where a row's time went) */
-    double clock_min, clock_median, clock_max; /* the probe's, after each sample */
+    double open_s, calibrate_s, capture_s, sample_s; /* ... and of the instances' open and
+                                                      * close, the warm-up launches and k's
+                                                      * estimate, the capture and first replay,
+                                                      * the sampling (power.warmup_s is apart) */
+    double clock_min, clock_median, clock_max;       /* the probe's, after each sample */
     double window_median;   /* the window clock's (during each replay), kept samples */
     double clock_floor_mhz; /* the floor the kept samples passed (0: none; kg_bench_refloor) */
     bool floor_off;         /* sampled without the floor (chosen for several placements) */

@@ -189,6 +189,10 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     bf_num(f, KG_FIG_ELAPSED, r->elapsed_s);
     bf_num(f, KG_FIG_WINDOW_S, r->window_s);
     bf_num(f, KG_FIG_TRACE_S, r->trace_s);
+    bf_num(f, KG_FIG_OPEN_S, r->open_s);
+    bf_num(f, KG_FIG_CALIBRATE_S, r->calibrate_s);
+    bf_num(f, KG_FIG_CAPTURE_S, r->capture_s);
+    bf_num(f, KG_FIG_SAMPLE_S, r->sample_s);
     bf_num(f, KG_FIG_SM_CLOCK_MEDIAN, r->clock_median);
     bf_num(f, KG_FIG_SM_CLOCK_MIN, r->clock_min);
     bf_num(f, KG_FIG_SM_CLOCK_MAX, r->clock_max);

@@ -507,6 +507,10 @@
 #define KG_FIG_ELAPSED "elapsed_s"        /* the case's timing wall time */
 #define KG_FIG_WINDOW_S "energy_window_s" /* of it: the energy window's wall time */
 #define KG_FIG_TRACE_S "trace_s"          /* of it: the kernel trace's wall time */
+#define KG_FIG_OPEN_S "open_s"            /* of it: the instances' open and close */
+#define KG_FIG_CALIBRATE_S "calibrate_s"  /* of it: warm-up launches and k's estimate */
+#define KG_FIG_CAPTURE_S "capture_s"      /* of it: the graph's capture and first replay */
+#define KG_FIG_SAMPLE_S "sample_s"        /* of it: the timed samples (after the warm-up) */
 #define KG_FIG_SM_CLOCK_MEDIAN "sm_clock_median_mhz"
 #define KG_FIG_REPLAY_CLOCK_MEDIAN "replay_sm_clock_median_mhz" /* window stamps, kept samples */
 #define KG_FIG_SM_CLOCK_MIN "sm_clock_min_mhz"

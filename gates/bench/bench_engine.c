@@ -380,13 +380,16 @@ typedef struct {
     double mj;              /* NVML total energy over the replay (NaN: not read) */
     int energy_rc;          /* 0, or why mj is NaN (kg_nvml_energy_mj's code) */
     bool timed_out;         /* the blocking start timed out */
+    double nvml_s;          /* wall seconds inside the energy counter's reads */
 } be_sample_out;
 
 /* The energy counter before the replay: with the blocking start, just before the
  * release (everything is enqueued, nothing of the replay ran); without it, before enqueueing. */
 static void be_energy_begin(kg_bench_env *e, be_sample_out *o, unsigned long long *e0)
 {
+    double t = now_s();
     o->energy_rc = kg_nvml_energy_mj(e->nvml, e0);
+    o->nvml_s += now_s() - t;
 }
 
 /* ... and after the stream synchronized: the delta covers the replay and the stamps and probe
@@ -397,7 +400,9 @@ static void be_energy_end(kg_bench_env *e, be_sample_out *o, unsigned long long 
     o->mj = NAN;
     if (o->energy_rc != 0)
         return;
+    double t = now_s();
     o->energy_rc = kg_nvml_energy_mj(e->nvml, &e1);
+    o->nvml_s += now_s() - t;
     if (o->energy_rc == 0 && e1 < e0)
         o->energy_rc = KG_NVML_COUNTER_BACK;
     if (o->energy_rc == 0)
@@ -533,6 +538,7 @@ static int be_take(kg_bench_result *res, kg_bench_env *env, const be_replay_arg 
     res->clock_mhz[i] = mhz;
     res->window_mhz[i] = so.window;
     res->energy_mj[i] = so.mj;
+    res->nvml_s += so.nvml_s;
     if (so.energy_rc != 0 && res->energy_rc == 0)
         res->energy_rc = so.energy_rc;
     res->block_timeouts += so.timed_out;
@@ -607,7 +613,9 @@ static int be_sample_loop(kg_bench_result *res, kg_bench_env *env, be_replay_arg
     double t0 = now_s();
     while (!stop) {
         KG_TRY(be_take(res, env, ra, s, &po, t0, base, &stop));
+        double tp = now_s();
         kg_bench_poll_track(env, track, stop); /* the last one always */
+        res->nvml_s += now_s() - tp;
     }
     res->sample_s += now_s() - t0;
     kg_power_track_end(track);

@@ -214,7 +214,8 @@ typedef struct {
                                                       * close, the warm-up launches and k's
                                                       * estimate, the capture and first replay,
                                                       * the sampling (power.warmup_s is apart) */
-    double clock_min, clock_median, clock_max;       /* the probe's, after each sample */
+    double nvml_s; /* of sample_s: inside NVML (each sample's energy reads, the polls between) */
+    double clock_min, clock_median, clock_max; /* the probe's, after each sample */
     double window_median;   /* the window clock's (during each replay), kept samples */
     double clock_floor_mhz; /* the floor the kept samples passed (0: none; kg_bench_refloor) */
     bool floor_off;         /* sampled without the floor (chosen for several placements) */

@@ -193,6 +193,7 @@ cJSON *kg_bench_figures(const kg_case_desc *d, const kg_case_result *res)
     bf_num(f, KG_FIG_CALIBRATE_S, r->calibrate_s);
     bf_num(f, KG_FIG_CAPTURE_S, r->capture_s);
     bf_num(f, KG_FIG_SAMPLE_S, r->sample_s);
+    bf_num(f, KG_FIG_NVML_S, r->nvml_s);
     bf_num(f, KG_FIG_SM_CLOCK_MEDIAN, r->clock_median);
     bf_num(f, KG_FIG_SM_CLOCK_MIN, r->clock_min);
     bf_num(f, KG_FIG_SM_CLOCK_MAX, r->clock_max);

@@ -511,6 +511,7 @@
 #define KG_FIG_CALIBRATE_S "calibrate_s"  /* of it: warm-up launches and k's estimate */
 #define KG_FIG_CAPTURE_S "capture_s"      /* of it: the graph's capture and first replay */
 #define KG_FIG_SAMPLE_S "sample_s"        /* of it: the timed samples (after the warm-up) */
+#define KG_FIG_NVML_S "nvml_s"            /* of sample_s: inside NVML's calls */
 #define KG_FIG_SM_CLOCK_MEDIAN "sm_clock_median_mhz"
 #define KG_FIG_REPLAY_CLOCK_MEDIAN "replay_sm_clock_median_mhz" /* window stamps, kept samples */
 #define KG_FIG_SM_CLOCK_MIN "sm_clock_min_mhz"

@@ -416,3 +416,51 @@ extern "C" int kg_bench_defects_register(kg_registry *reg)
 {
     return kg_registry_add_all(reg, bd_cases, sizeof(bd_cases) / sizeof(bd_cases[0]));
 }
+
+/* ---- the A/B proof's cases (scripts/ab-proof.sh) ------------------------------------------- */
+
+/* One id per kind, KG_AB_SLOWER_PCT percent slower in the build that defines it: kgate-ab-base
+ * and kgate-ab-head are this file built with 0 and 2, two builds of one runner whose only
+ * difference is a kernel change of known size, as a pull request's base and head are. The same
+ * policy parameters as the +<p>pct variants above; the FMA bases are multiples of 800
+ * iterations, so that +2% is a whole number of unrolled steps (1232 + 2% is not: 1248, +1.3%). */
+#ifndef KG_AB_SLOWER_PCT
+#define KG_AB_SLOWER_PCT 0
+#endif
+#define BD_AB_FMA_1MS 124000 /* ~1.0 ms on an H200 */
+#define BD_AB_FMA_13US 1600  /* ~13 us: small, L2-resident (3 MiB) */
+#define BD_AB_FMA_6US 800    /* ~6.5 us */
+struct bd_fma_ab_1ms : bd_fma_policy<BD_AB_FMA_1MS, KG_AB_SLOWER_PCT> {
+};
+struct bd_fma_ab_13us : bd_fma_policy<BD_AB_FMA_13US, KG_AB_SLOWER_PCT> {
+};
+struct bd_fma_ab_6us : bd_fma_policy<BD_AB_FMA_6US, KG_AB_SLOWER_PCT> {
+};
+BD_FMA_KERNELS(bd_fma_ab_1ms);
+BD_FMA_KERNELS(bd_fma_ab_13us);
+BD_FMA_KERNELS(bd_fma_ab_6us);
+static const bd_params bd_ab_copy = { BD_N, BD_EXTRA(KG_AB_SLOWER_PCT) };
+
+/* +p% exactly: the unrolled loop has no remainder to round away */
+static_assert(bd_fma_ab_1ms::kIters * 100LL == BD_AB_FMA_1MS * (100LL + KG_AB_SLOWER_PCT), "1ms");
+static_assert(bd_fma_ab_13us::kIters * 100 == BD_AB_FMA_13US * (100 + KG_AB_SLOWER_PCT), "13us");
+static_assert(bd_fma_ab_6us::kIters * 100 == BD_AB_FMA_6US * (100 + KG_AB_SLOWER_PCT), "6us");
+
+#define BD_STR2(x) #x
+#define BD_STR(x) BD_STR2(x)
+#define BD_AB_WHAT(KIND) KIND "; +" BD_STR(KG_AB_SLOWER_PCT) "% in this build"
+static const kg_case_desc bd_ab_cases[] = {
+    BD_FMA_CASE("ab/fma_chain_1ms", bd_fma_ab_1ms, NULL,
+                BD_AB_WHAT("compute-bound, ~1 ms of dependent FMAs")),
+    BD_FMA_CASE("ab/fma_chain_13us", bd_fma_ab_13us, NULL,
+                BD_AB_WHAT("small and L2-resident, ~13 us of dependent FMAs")),
+    BD_FMA_CASE("ab/fma_chain_6us", bd_fma_ab_6us, NULL,
+                BD_AB_WHAT("small and L2-resident, ~6.5 us of dependent FMAs")),
+    BD_CASE("ab/copy_256MiB", bd_ab_copy, NULL,
+            BD_AB_WHAT("memory-bound, ~130 us: a 256 MiB copy, + the extra bytes read")),
+};
+
+extern "C" int kg_ab_proof_cases_register(kg_registry *reg)
+{
+    return kg_registry_add_all(reg, bd_ab_cases, sizeof(bd_ab_cases) / sizeof(bd_ab_cases[0]));
+}

@@ -3,7 +3,8 @@
 # counters --report: the rows and metric names the real one writes) and a mock ncu (the CSV
 # `--csv --page raw` prints, values from $MOCK_NCU). Checks the two ncu runs (DRAM bytes apart),
 # ncu's write floor (taken from the floor case, applied to DRAM-write rows only, said on the
-# row), a miss that the floor does not excuse, a read row off, no floor case, and exit 77
+# row), a miss that the floor does not excuse, a read row off, no floor case, a floor that is
+# none (ncu counting less), ncu failing on a case, a value that is not a number, and exit 77
 # without ncu.
 . "$(dirname "$0")/lib.sh"
 CC=$SRC/scripts/counters-check.sh
@@ -50,6 +51,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 echo "ncu $id $metrics" >>"$MOCK_LOG"
+[ "$id" = "${MOCK_NCU_FAIL:-}" ] && { echo "==ERROR== profiling failed" >&2; exit 1; }
 echo '==PROF== Connected to process'
 echo '==PROF== Profiling "k" - 0: 0%....50%....100% - 1 pass'
 IFS=, read -ra ms <<<"$metrics"
@@ -106,7 +108,7 @@ expect_grep "^$AX: DRAM bytes: ncu took 1 pass x1$" "$O" "the pass count of each
 # no floor case: the same numbers are off
 cc 1 nofloor CC_FLOOR_CASE=
 expect_grep '^axpy/n=33554433/f32 +dram__bytes_write.sum .* -2.08  OFF$' "$T/nofloor.out"
-expect_grep "^no write floor|^reduce_sum/n=67108869/f32 +dram__bytes_write.sum .*OFF$" "$T/nofloor.out"
+expect_grep '^reduce_sum/n=67108869/f32 +dram__bytes_write.sum .* -94.03  OFF$' "$T/nofloor.out"
 
 # a miss the floor does not excuse: 8% more writes in ncu
 ncu_table 268444928 125000000 2062848
@@ -118,6 +120,22 @@ expect_grep 'exit 1: see OFF rows' "$T/miss.out"
 ncu_table 274000000 118306304 2062848
 cc 1 read
 expect_grep '^axpy/n=33554433/f32 +dram__bytes_read.sum +268440576 +274000000 +-2.03  OFF$' "$T/read.out"
+
+# ncu counting LESS on the floor case: no floor, that row OFF, axpy judged raw
+ncu_table 268444928 118306304 0
+cc 1 negfloor
+expect_grep "^no write floor: ncu minus kgate on $RS is -123136 B, outside \\[0, 4 MiB\\]$" "$T/negfloor.out"
+expect_grep '^reduce_sum/n=67108869/f32 +dram__bytes_write.sum .*floor case: no floor.*OFF$' "$T/negfloor.out"
+expect_grep '^axpy/n=33554433/f32 +dram__bytes_write.sum .* -2.08  OFF$' "$T/negfloor.out"
+
+# ncu failing on one case, and a value that is not a number: exit 2, the other case still judged
+ncu_table 268444928 118306304 2062848
+cc 2 ncufail MOCK_NCU_FAIL=$AX
+expect_grep "^$AX: ncu failed:" "$T/ncufail.out"
+expect_grep '^reduce_sum/n=67108869/f32 +dram__bytes_read.sum ' "$T/ncufail.out" "the other case still in the table"
+ncu_table n/a 118306304 2062848
+cc 2 nan
+expect_grep "^$AX: dram__bytes_read.sum: ncu printed a value that is not a number$" "$T/nan.out"
 
 # without ncu
 check "no ncu" 77 "ncu not found" -- env PATH=/usr/bin:/bin bash "$CC" "$T/b"

@@ -10,7 +10,8 @@ command -v jq >/dev/null || skip "needs jq"
 command -v python3 >/dev/null || skip "needs python3"
 mkdir -p "$T/b/runners"
 
-# The mock: MOCK_MODE good, slow (each run 1.1 s), miss (head caught in only the first 17 jobs), alarm (B_SLOWER in
+# The mock: MOCK_MODE good, slow (each run 1.1 s), cut (job 2's base vs base interrupted once),
+# miss (head caught in only the first 17 jobs), alarm (B_SLOWER in
 # job 2's base vs base), error (an ERROR row in job 3's base vs head), nogpu.
 cat >"$T/b/runners/mock" <<'EOF'
 #!/usr/bin/env bash
@@ -35,14 +36,20 @@ for c in $cases; do
     [ "$MOCK_MODE" = miss ] && [ "$b" = kgate-ab-head ] && [ "$job" -gt 17 ] && [ "$c" = ab/fma_chain_6us ] && d=SAME r=1.004
     [ "$MOCK_MODE" = alarm ] && [ "$b" = kgate-ab-base ] && [ "$job" = 2 ] && [ "$c" = ab/copy_256MiB ] && d=B_SLOWER r=1.008
     v=PASS; [ "$d" = B_SLOWER ] && v=FAIL
-    if [ "$MOCK_MODE" = error ] && [ "$b" = kgate-ab-head ] && [ "$job" = 3 ] && [ "$c" = ab/fma_chain_1ms ]; then
+    if [ "$MOCK_MODE" = error ] && [ "$job" = 3 ] && [ "$c" = ab/fma_chain_1ms ]; then
         rows+=("$(jq -nc --arg c "$c" '{gate: "ab", case: $c, verdict: "ERROR", figures: {}}')"); continue
     fi
     rows+=("$(jq -nc --arg c "$c" --arg d "$d" --arg v "$v" --argjson r "$r" \
         '{gate: "ab", case: $c, verdict: $v, figures: {decision: $d, ratio_median: $r}}')")
 done
-printf '%s\n' "${rows[@]}" | jq -s '{device: {uuid: "GPU-mock"}, results: .}' >"$report"
+inc=false
+[ "$MOCK_MODE" = cut ] && [ "$b" = kgate-ab-base ] && [ "$job" = 2 ] && [ ! -e "$MOCK_LOG.cut" ] &&
+    touch "$MOCK_LOG.cut" && inc=true # interrupted once: an incomplete report, exit 4
+printf '%s\n' "${rows[@]}" | jq -s --argjson i $inc '{device: {uuid: "GPU-mock"}, results: .} +
+    (if $i then {incomplete: true} else {} end)' >"$report"
+$inc && exit 4
 jq -e '.results[] | select(.figures.decision == "B_SLOWER")' "$report" >/dev/null && exit 1
+jq -e '.results[] | select(.verdict == "ERROR")' "$report" >/dev/null && exit 4 # kgate's policy
 exit 0
 EOF
 chmod +x "$T/b/runners/mock"
@@ -61,7 +68,7 @@ proof good 0
 O=$T/good.out
 expect_grep '^jobs: 20 of 20; GPU\(s\): GPU-mock$' "$O"
 expect_grep '^\| base vs head \(\+2%\) \| ab/fma_chain_6us \| 20 \| 0 \| 0 \| 0 \| 1.0200..1.0200 \| B_SLOWER >= 19/20 \|$' "$O"
-expect_grep '^\| base vs base \| ab/copy_256MiB \| 0 \| 20 \| 0 \| 0 \| 1.0010..1.0010 \| no B_SLOWER, no ERROR \|$' "$O"
+expect_grep '^\| base vs base \| ab/copy_256MiB \| 0 \| 20 \| 0 \| 0 \| 1.0010..1.0010 \| SAME in every job \|$' "$O"
 expect_grep '^wall time of a job: median [0-9.]+ s \([0-9.]+\.\.[0-9.]+ s over 20 jobs\)$' "$O"
 expect_grep '^ab-proof: every target met$' "$O"
 L=$T/good.calls
@@ -76,8 +83,18 @@ expect_grep '^\| base vs head \(\+2%\) \| ab/fma_chain_6us \| 17 \| 3 \| 0 \| 0 
 expect_grep '^ab-proof: targets NOT met$' "$T/miss.out"
 proof alarm 1
 expect_grep '^\| base vs base \| ab/copy_256MiB \| 1 \| 19 \| 0 \| 0 \| .*\(NOT MET\) \|$' "$T/alarm.out"
-proof error 1
+proof error 1 # job 3's ERROR rows (kgate ab exits 4 on the same-code one) counted, not fatal
 expect_grep '^\| base vs head \(\+2%\) \| ab/fma_chain_1ms \| 19 \| 0 \| 0 \| 1 \| .*\(NOT MET\) \|$' "$T/error.out"
+expect_grep '^\| base vs base \| ab/fma_chain_1ms \| 0 \| 19 \| 0 \| 1 \| .*\(NOT MET\) \|$' "$T/error.out"
+expect_grep '^jobs: 20 of 20;' "$T/error.out"
+
+# a run cut off midway: exit 4, nothing of it counted; the next call resumes the job, same seed
+proof cut 4 -n 3
+[ ! -e "$T/out-cut/job-2/same.json" ] && [ -e "$T/out-cut/job-2/slower.json" ] && ok || bad "a cut run left a report"
+s1=$(cat "$T/out-cut/job-2/seed")
+"$PROOF" -b "$T/b" -o "$T/out-cut" -n 3 >"$T/cut2.out" 2>&1 && ok || { bad "resume after a cut"; tail "$T/cut2.out"; }
+[ "$(grep -c 'kgate-ab-base kgate-ab-base seed='"$s1"'$' "$MOCK_LOG")" -eq 2 ] && ok || bad "the resumed job kept its seed"
+expect_grep '^jobs: 3 of 3;' "$T/cut2.out"
 
 # the same directory again: its 20 jobs are counted, none run again
 proof good 0 -x "--band-floor 0.005"
@@ -91,11 +108,12 @@ export MOCK_MODE=good MOCK_LOG=$T/part.calls; : >"$MOCK_LOG"
 [ "$(grep -c '^kgate-ab-base ab kgate-ab-base kgate-ab-head ' "$MOCK_LOG")" -eq 5 ] && ok || bad "want 5 jobs in all over two calls"
 [ "$(grep -c '^kgate ab kgate kgate ' "$MOCK_LOG")" -eq 5 ] && ok || bad "-R: a reference run per job"
 expect_grep '^jobs: 5 of 5;' "$T/part2.out"
-expect_grep '^\| kgate vs kgate \| axpy/n=1/f32 \| 0 \| 5 \| 0 \| 0 \|' "$T/part2.out"
-# -L: no job starts past it; fewer jobs than -n is not met
+expect_grep '^| kgate vs kgate \| axpy/n=1/f32 \| 0 \| 5 \| 0 \| 0 \|' "$T/part2.out"
+# -L: no job starts that would end past it (as long as the longest so far); exit 5 for the rest
 export MOCK_MODE=slow
-check "-L" 1 "-L 1 s reached before job 7" -- "$PROOF" -b "$T/b" -o "$T/out-part" -n 8 -L 1 -R
+check "-L" 5 "-L 2 s: no room for job 7" -- "$PROOF" -b "$T/b" -o "$T/out-part" -n 8 -L 2 -R
 expect_grep '^jobs: 6 of 8;' "$T/out"
+expect_grep 'run again with the same -o' "$T/out"
 
 proof nogpu 3
 expect_grep 'no CUDA device: nothing to prove here' "$T/nogpu.out"

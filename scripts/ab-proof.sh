@@ -52,7 +52,11 @@ now() { date +%s.%N; }
 T0=$(now) LONGEST=0
 # Would the next job end past -L? Its length: the longest job seen in DIR so far.
 no_room() { awk -v a="$(now)" -v b="$T0" -v l="$LIMIT" -v j="$LONGEST" 'BEGIN { exit !(a - b + j >= l) }'; }
-job_wall() { cat "$1"/*.wall 2>/dev/null | awk '{ s += $1 } END { printf "%.1f\n", s }'; }
+# LONGEST becomes job DIR's wall time (its runs' .wall summed) where that is longer
+longest_with() {
+    LONGEST=$(cat "$1"/*.wall 2>/dev/null |
+              awk -v m="$LONGEST" '{ s += $1 } END { print (s > m ? sprintf("%.1f", s) : m) }')
+}
 
 # ab OUT EXE A B: one `kgate ab` into OUT.json, its wall time in OUT.wall, the report put in
 # place last (so a job cut off midway is run again, never counted). 0 (not slower), 1 (B
@@ -75,7 +79,7 @@ ab() {
 
 echo "ab-proof: jobs in $O"
 for d in "$O"/job-*; do # the longest job so far, for -L
-    [ -d "$d" ] && LONGEST=$(awk -v a="$LONGEST" -v b="$(job_wall "$d")" 'BEGIN { print (b > a ? b : a) }')
+    [ -d "$d" ] && longest_with "$d"
 done
 for j in $(seq 1 "$N"); do
     J=$O/job-$j
@@ -89,7 +93,7 @@ for j in $(seq 1 "$N"); do
     [ -s "$J/slower.json" ] || ab "$J/slower" "$BASE" "$BASE" "$HEAD"
     [ -s "$J/same.json" ] || ab "$J/same" "$BASE" "$BASE" "$BASE"
     [ "$REF" = 0 ] || [ -s "$J/ref.json" ] || ab "$J/ref" "$KG" "$KG" "$KG"
-    LONGEST=$(awk -v a="$LONGEST" -v b="$(job_wall "$J")" 'BEGIN { print (b > a ? b : a) }')
+    longest_with "$J"
 done
 
 # The table, over every finished job in DIR

@@ -383,13 +383,20 @@ typedef struct {
     double nvml_s;          /* wall seconds inside the energy counter's reads */
 } be_sample_out;
 
+/* One read of NVML's energy counter, its wall time added to the sample's nvml_s. */
+static int be_energy_read(kg_bench_env *e, be_sample_out *o, unsigned long long *mj)
+{
+    double t = now_s();
+    int rc = kg_nvml_energy_mj(e->nvml, mj);
+    o->nvml_s += now_s() - t;
+    return rc;
+}
+
 /* The energy counter before the replay: with the blocking start, just before the
  * release (everything is enqueued, nothing of the replay ran); without it, before enqueueing. */
 static void be_energy_begin(kg_bench_env *e, be_sample_out *o, unsigned long long *e0)
 {
-    double t = now_s();
-    o->energy_rc = kg_nvml_energy_mj(e->nvml, e0);
-    o->nvml_s += now_s() - t;
+    o->energy_rc = be_energy_read(e, o, e0);
 }
 
 /* ... and after the stream synchronized: the delta covers the replay and the stamps and probe
@@ -400,9 +407,7 @@ static void be_energy_end(kg_bench_env *e, be_sample_out *o, unsigned long long 
     o->mj = NAN;
     if (o->energy_rc != 0)
         return;
-    double t = now_s();
-    o->energy_rc = kg_nvml_energy_mj(e->nvml, &e1);
-    o->nvml_s += now_s() - t;
+    o->energy_rc = be_energy_read(e, o, &e1);
     if (o->energy_rc == 0 && e1 < e0)
         o->energy_rc = KG_NVML_COUNTER_BACK;
     if (o->energy_rc == 0)
